@@ -1,0 +1,20 @@
+//! # fzpack-core
+//!
+//! `#![no_std]`, allocation-free lossy compressors for scientific floating-point data:
+//!
+//! * [`pernix`]: PERNIX fixed-size block packing, byte-compatible with the C/C++ library
+//!   pc2/pernix (same blocks, same decoded values, same status codes).
+//! * [`szp`]: SZp error-bounded compression (fZ-light).
+//!
+//! Every API works on caller-provided slices, validates sizes once at its entry before writing
+//! anything, and reports failures as small `Copy` error enums. Nothing here allocates or panics
+//! on user data. SIMD kernels live under [`arch`] behind runtime-checked proof tokens; the
+//! portable scalar paths ([`pernix::scalar`]) are the references every other path must match
+//! byte for byte.
+#![no_std]
+#![deny(unsafe_op_in_unsafe_fn)]
+#![warn(missing_docs)]
+
+pub mod arch;
+pub mod pernix;
+pub mod szp;

@@ -1,0 +1,148 @@
+//! The element types PERNIX works on (`f32`, `f64`) and their exact quantization arithmetic.
+
+use super::BitWidth;
+
+mod sealed {
+    pub trait Sealed {}
+    impl Sealed for f32 {}
+    impl Sealed for f64 {}
+}
+
+/// An element type of PERNIX: `f32` or `f64` (sealed).
+///
+/// The methods implement the upstream scalar fallback arithmetic exactly; they are public so that
+/// other paths (SIMD kernels, the C ABI, tests) can share one definition.
+pub trait PernixFloat: Copy + PartialOrd + Default + sealed::Sealed + 'static {
+    /// `0.0`.
+    const ZERO: Self;
+    /// `1.0`.
+    const ONE: Self;
+    /// Machine epsilon (`FLT_EPSILON` / `DBL_EPSILON`): the scale helpers' answer for bmax = 0.
+    const EPSILON: Self;
+    /// Size in bytes.
+    const BYTES: usize;
+
+    /// Whether the value is neither NaN nor infinite.
+    fn is_finite(self) -> bool;
+    /// Whether the value is finite and `> 0`.
+    fn is_positive_finite(self) -> bool;
+    /// One IEEE division in `Self`.
+    fn div(self, rhs: Self) -> Self;
+    /// `quantization_levels(N)` in `Self`: 1 for N = 1, else `2^(N−1) − 1`.
+    fn quantization_levels(bits: BitWidth) -> Self;
+    /// The upstream fallback quantizer: `s = x·inv` (one multiply in `Self`); NaN → 0; clamp to
+    /// `[lo, hi]` in `Self`; round half to even. Returns the code as `i32` in `[lo, hi]`.
+    fn quantize(self, inverse_scale: Self, lo: i32, hi: i32) -> i32;
+    /// `Self(v) · scale`: the exact integer conversion then one multiply in `Self`.
+    fn dequantize(v: i32, scale: Self) -> Self;
+    /// The raw IEEE bits, widened to `u64`.
+    fn to_bits_u64(self) -> u64;
+    /// The value with raw IEEE bits `bits` (the low `8·BYTES` bits).
+    fn from_bits_u64(bits: u64) -> Self;
+}
+
+macro_rules! impl_float {
+    ($t:ty, $bits:ty, $mant:expr) => {
+        impl PernixFloat for $t {
+            const ZERO: Self = 0.0;
+            const ONE: Self = 1.0;
+            const EPSILON: Self = <$t>::EPSILON;
+            const BYTES: usize = core::mem::size_of::<$t>();
+
+            #[inline(always)]
+            fn is_finite(self) -> bool {
+                <$t>::is_finite(self)
+            }
+            #[inline(always)]
+            fn is_positive_finite(self) -> bool {
+                <$t>::is_finite(self) && self > 0.0
+            }
+            #[inline(always)]
+            fn div(self, rhs: Self) -> Self {
+                self / rhs
+            }
+            #[inline(always)]
+            fn quantization_levels(bits: BitWidth) -> Self {
+                match bits.get() {
+                    1 => 1.0,
+                    n => ((1u32 << (n - 1)) - 1) as $t,
+                }
+            }
+            #[inline(always)]
+            fn quantize(self, inverse_scale: Self, lo: i32, hi: i32) -> i32 {
+                let s = self * inverse_scale;
+                // std::clamp(s, lo, hi) in the element type; NaN handled below.
+                let (lo_f, hi_f) = (lo as $t, hi as $t);
+                let c = if s < lo_f {
+                    lo_f
+                } else if hi_f < s {
+                    hi_f
+                } else {
+                    s
+                };
+                // Round half to even. |c| <= 2^23, so adding and subtracting 2^MANT (where the
+                // spacing of representable values is exactly 1) rounds in the default mode.
+                const MAGIC: $t = (1u64 << $mant) as $t;
+                let a = c.abs();
+                let r = if a < MAGIC { (a + MAGIC) - MAGIC } else { a };
+                let q = r.copysign(c) as i32;
+                if s.is_nan() { 0 } else { q }
+            }
+            #[inline(always)]
+            fn dequantize(v: i32, scale: Self) -> Self {
+                v as $t * scale
+            }
+            #[inline(always)]
+            fn to_bits_u64(self) -> u64 {
+                self.to_bits() as u64
+            }
+            #[inline(always)]
+            fn from_bits_u64(bits: u64) -> Self {
+                <$t>::from_bits(bits as $bits)
+            }
+        }
+    };
+}
+
+impl_float!(f32, u32, 23);
+impl_float!(f64, u64, 52);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rounding_is_half_to_even() {
+        // spec §2 (measured upstream): 0.5→0, 1.5→2, 2.5→2, −0.5→0, −1.5→−2, −2.5→−2.
+        for (x, q) in [(0.5, 0), (1.5, 2), (2.5, 2), (-0.5, 0), (-1.5, -2), (-2.5, -2)] {
+            assert_eq!(PernixFloat::quantize(x as f32, 1.0, -128, 127), q, "{x}");
+            assert_eq!(PernixFloat::quantize(x as f64, 1.0, -128, 127), q, "{x}");
+        }
+        // The largest values below a tie must not round up.
+        let below = f32::from_bits(0.5f32.to_bits() - 1);
+        assert_eq!(below.quantize(1.0, -8, 7), 0);
+        assert_eq!((8388607.5f64).quantize(1.0, -8388608, 8388607), 8388607);
+        assert_eq!((-6291455.5f32).quantize(1.0, -8388608, 8388607), -6291456);
+    }
+
+    #[test]
+    fn non_finite_and_out_of_range_follow_the_fallback() {
+        assert_eq!(f32::NAN.quantize(1.0, -128, 127), 0);
+        assert_eq!(f32::INFINITY.quantize(1.0, -128, 127), 127);
+        assert_eq!(f32::NEG_INFINITY.quantize(1.0, -128, 127), -128);
+        assert_eq!(3e9f32.quantize(1.0, -128, 127), 127);
+        assert_eq!(f64::NAN.quantize(2.0, 0, 1), 0);
+        assert_eq!((-0.7f64).quantize(1.0, 0, 1), 0);
+        assert_eq!((0.5f64).quantize(1.0, 0, 1), 0);
+        assert_eq!((0.51f64).quantize(1.0, 0, 1), 1);
+        // 0 · inf is NaN → 0.
+        assert_eq!(0.0f32.quantize(f32::INFINITY, -2, 1), 0);
+    }
+
+    #[test]
+    fn levels() {
+        assert_eq!(f32::quantization_levels(BitWidth::new(1).unwrap()), 1.0);
+        assert_eq!(f32::quantization_levels(BitWidth::new(8).unwrap()), 127.0);
+        assert_eq!(f64::quantization_levels(BitWidth::new(24).unwrap()), 8388607.0);
+    }
+}

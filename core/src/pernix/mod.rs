@@ -1,0 +1,260 @@
+//! PERNIX block packing, byte-compatible with the C/C++ library pc2/pernix.
+//!
+//! A value `x` is quantized with an inverse scale `inv` to an N-bit integer
+//! (`q = round_half_even(clamp(x·inv, lo, hi))`, NaN → 0) and the integers are packed
+//! LSB-first into fixed blocks of 64 (the interchange format), 128, 256, 512 or 1024 bytes.
+//! A block of `BS` bytes holds `floor(BS·8 / N)` values; unused tail bits are zero.
+//! Decompression multiplies the (optionally sign-extended) integers by the forward `scale`.
+//! The byte-level rules are in the project's `specs/pernix.md`.
+//!
+//! # Round trip (the C example of the PERNIX documentation, in Rust)
+//!
+//! ```
+//! use fzpack_core::pernix::{
+//!     decompression_scale_from_bmax, elements_per_block, inverse_scale, Backend, BitWidth,
+//!     BlockSize, Dispatcher,
+//! };
+//!
+//! let bits = BitWidth::new(16)?;
+//! let block = BlockSize::B64;
+//! const N: usize = 32; // elements_per_block(16, 64)
+//! assert_eq!(elements_per_block(bits, block), N);
+//!
+//! let mut input = [0f32; N];
+//! for (i, x) in input.iter_mut().enumerate() {
+//!     *x = (i as f32 - 16.0) * 0.125;
+//! }
+//! let bmax = input.iter().fold(0f32, |m, x| m.max(x.abs()));
+//! let scale = decompression_scale_from_bmax(bmax, bits)?;
+//! let inv = inverse_scale(scale)?;
+//!
+//! let dispatcher = Dispatcher::new(Backend::Fallback)?;
+//! let mut compressed = [0u8; 64];
+//! dispatcher.compress_block(bits, block, &input, inv, &mut compressed)?;
+//! let mut restored = [0f32; N];
+//! dispatcher.decompress_block(bits, block, &compressed, scale, &mut restored, true)?;
+//! for (x, y) in input.iter().zip(&restored) {
+//!     assert!((x - y).abs() <= scale);
+//! }
+//! # Ok::<(), fzpack_core::pernix::Error>(())
+//! ```
+//!
+//! # The C++ `pernix::Dispatcher` example, in Rust (f32, `sin`, `Backend::Auto`)
+//!
+//! ```
+//! use fzpack_core::pernix::{compression_scale_from_bmax, scale_from_bmax, Backend, BitWidth,
+//!     BlockSize, Dispatcher};
+//!
+//! let bits = BitWidth::new(16)?;
+//! let mut input = [0f64; 32];
+//! for (i, x) in input.iter_mut().enumerate() {
+//!     *x = libm::sin(i as f64 * 0.25);
+//! }
+//! let bmax = input.iter().fold(0f64, |m, x| m.max(x.abs()));
+//! let scale = scale_from_bmax(bmax, bits)?;
+//! let inv = compression_scale_from_bmax(bmax, bits)?;
+//! let d = Dispatcher::new(Backend::Auto)?;
+//! let mut block = [0u8; 64];
+//! d.compress_block(bits, BlockSize::B64, &input, inv, &mut block)?;
+//! let mut out = [0f64; 32];
+//! d.decompress_block(bits, BlockSize::B64, &block, scale, &mut out, true)?;
+//! assert!(input.iter().zip(&out).all(|(a, b)| (a - b).abs() <= scale / 2.0 + 1e-15));
+//! # Ok::<(), fzpack_core::pernix::Error>(())
+//! ```
+
+pub mod scalar;
+
+mod float;
+mod types;
+
+pub use float::PernixFloat;
+pub use types::{
+    Backend, BitWidth, BlockSize, Error, Status, compressed_block_size, elements_per_block,
+    status_string,
+};
+
+/// Forward (decompression) scale for a block whose largest magnitude is `bmax`:
+/// `bmax / (2^(N−1) − 1)` (denominator 1 for N = 1), one IEEE division in `T`.
+///
+/// `bmax == ±0` gives machine epsilon of `T` (`2^-23` for f32, `2^-52` for f64), exactly as
+/// upstream. Errors: [`Error::InvalidArgument`] when `bmax` is negative or not finite.
+pub fn scale_from_bmax<T: PernixFloat>(bmax: T, bits: BitWidth) -> Result<T, Error> {
+    if !bmax.is_finite() || bmax < T::ZERO {
+        return Err(Error::InvalidArgument);
+    }
+    if bmax == T::ZERO {
+        return Ok(T::EPSILON);
+    }
+    Ok(bmax.div(T::quantization_levels(bits)))
+}
+
+/// Alias of [`scale_from_bmax`] under the name the PERNIX documentation uses.
+pub fn decompression_scale_from_bmax<T: PernixFloat>(bmax: T, bits: BitWidth) -> Result<T, Error> {
+    scale_from_bmax(bmax, bits)
+}
+
+/// Inverse scale `1 / scale` (one IEEE division in `T`), the value compression takes.
+///
+/// Errors: [`Error::InvalidArgument`] when `scale` is not finite or `<= 0`. As upstream, the
+/// result is not checked: a subnormal scale can give `+inf`, which compression then rejects.
+pub fn inverse_scale<T: PernixFloat>(scale: T) -> Result<T, Error> {
+    if !scale.is_positive_finite() {
+        return Err(Error::InvalidArgument);
+    }
+    Ok(T::ONE.div(scale))
+}
+
+/// `inverse_scale(scale_from_bmax(bmax, bits))`: the inverse scale for compression.
+pub fn compression_scale_from_bmax<T: PernixFloat>(bmax: T, bits: BitWidth) -> Result<T, Error> {
+    inverse_scale(scale_from_bmax(bmax, bits)?)
+}
+
+/// The kernel family a [`Dispatcher`] resolved to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Kernel {
+    /// The portable scalar reference ([`scalar`]).
+    Scalar,
+}
+
+/// A PERNIX dispatcher: the backend is resolved once, at creation, and stays fixed.
+///
+/// All methods validate their arguments before writing anything: too-short slices, a zero block
+/// count and a scale that is not finite and positive give [`Error::InvalidArgument`]. Bit width
+/// and block size are validated by constructing [`BitWidth`] and [`BlockSize`].
+///
+/// Compression reads `elements_per_block · blocks` values and writes exactly
+/// `block_size · blocks` bytes; decompression reads `block_size · blocks` bytes and writes
+/// `elements_per_block · blocks` values. Longer slices are fine; the extra part is untouched.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Dispatcher {
+    kernel: Kernel,
+}
+
+impl Dispatcher {
+    /// Resolves `backend` for this build and CPU.
+    ///
+    /// * [`Backend::Auto`] picks the fastest available backend (currently the scalar path).
+    /// * [`Backend::Fallback`] is always available.
+    /// * A backend of another architecture gives [`Error::UnsupportedBackend`] (−3).
+    /// * A backend of this architecture that this build or CPU cannot serve, and the optional
+    ///   fallbacks `FallbackStdpar`/`FallbackSimd` (served by the `fzpack` std facade, not by
+    ///   the core), give [`Error::UnsupportedImplementation`] (−5).
+    pub fn new(backend: Backend) -> Result<Self, Error> {
+        match backend {
+            Backend::Auto | Backend::Fallback => Ok(Self {
+                kernel: Kernel::Scalar,
+            }),
+            Backend::X86Avx2 | Backend::X86Bmi2 | Backend::X86Avx512Vbmi => {
+                if cfg!(target_arch = "x86_64") {
+                    Err(Error::UnsupportedImplementation)
+                } else {
+                    Err(Error::UnsupportedBackend)
+                }
+            }
+            Backend::Arm64Neon | Backend::Arm64Sve => {
+                if cfg!(target_arch = "aarch64") {
+                    Err(Error::UnsupportedImplementation)
+                } else {
+                    Err(Error::UnsupportedBackend)
+                }
+            }
+            Backend::FallbackStdpar | Backend::FallbackSimd => Err(Error::UnsupportedImplementation),
+        }
+    }
+
+    /// The concrete backend this dispatcher resolved to (never [`Backend::Auto`]).
+    pub fn backend(&self) -> Backend {
+        match self.kernel {
+            Kernel::Scalar => Backend::Fallback,
+        }
+    }
+
+    /// Compresses one block: `elements_per_block(bits, block_size)` values of `input` into the
+    /// first `block_size` bytes of `output`.
+    pub fn compress_block<T: PernixFloat>(
+        &self,
+        bits: BitWidth,
+        block_size: BlockSize,
+        input: &[T],
+        inverse_scale: T,
+        output: &mut [u8],
+    ) -> Result<(), Error> {
+        self.compress_blocks(bits, block_size, input, inverse_scale, output, 1)
+    }
+
+    /// Compresses `blocks` consecutive independent blocks.
+    pub fn compress_blocks<T: PernixFloat>(
+        &self,
+        bits: BitWidth,
+        block_size: BlockSize,
+        input: &[T],
+        inverse_scale: T,
+        output: &mut [u8],
+        blocks: usize,
+    ) -> Result<(), Error> {
+        let (n_in, n_out) = run_lengths(bits, block_size, blocks)?;
+        if !inverse_scale.is_positive_finite() {
+            return Err(Error::InvalidArgument);
+        }
+        let (Some(input), Some(output)) = (input.get(..n_in), output.get_mut(..n_out)) else {
+            return Err(Error::InvalidArgument);
+        };
+        match self.kernel {
+            Kernel::Scalar => scalar::compress(bits, block_size, input, inverse_scale, output),
+        }
+        Ok(())
+    }
+
+    /// Decompresses one block of `block_size` bytes into `elements_per_block` values.
+    /// `sign_values` sign-extends each N-bit integer (never for N = 1).
+    pub fn decompress_block<T: PernixFloat>(
+        &self,
+        bits: BitWidth,
+        block_size: BlockSize,
+        input: &[u8],
+        scale: T,
+        output: &mut [T],
+        sign_values: bool,
+    ) -> Result<(), Error> {
+        self.decompress_blocks(bits, block_size, input, scale, output, 1, sign_values)
+    }
+
+    /// Decompresses `blocks` consecutive independent blocks.
+    #[allow(clippy::too_many_arguments)] // mirrors the C ABI's parameter list
+    pub fn decompress_blocks<T: PernixFloat>(
+        &self,
+        bits: BitWidth,
+        block_size: BlockSize,
+        input: &[u8],
+        scale: T,
+        output: &mut [T],
+        blocks: usize,
+        sign_values: bool,
+    ) -> Result<(), Error> {
+        let (n_values, n_bytes) = run_lengths(bits, block_size, blocks)?;
+        if !scale.is_positive_finite() {
+            return Err(Error::InvalidArgument);
+        }
+        let (Some(input), Some(output)) = (input.get(..n_bytes), output.get_mut(..n_values)) else {
+            return Err(Error::InvalidArgument);
+        };
+        match self.kernel {
+            Kernel::Scalar => scalar::decompress(bits, block_size, input, scale, output, sign_values),
+        }
+        Ok(())
+    }
+}
+
+/// `(values, bytes)` of a run of `blocks` blocks; zero blocks or an overflowing size is
+/// [`Error::InvalidArgument`].
+fn run_lengths(bits: BitWidth, block_size: BlockSize, blocks: usize) -> Result<(usize, usize), Error> {
+    if blocks == 0 {
+        return Err(Error::InvalidArgument);
+    }
+    let values = elements_per_block(bits, block_size).checked_mul(blocks);
+    let bytes = block_size.bytes().checked_mul(blocks);
+    match (values, bytes) {
+        (Some(v), Some(b)) => Ok((v, b)),
+        _ => Err(Error::InvalidArgument),
+    }
+}

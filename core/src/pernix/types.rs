@@ -1,0 +1,330 @@
+//! PERNIX parameter types, statuses and backends with the C numeric values.
+
+use core::fmt;
+
+/// A PERNIX error. The discriminants are the C `pernix_status` values.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[repr(i32)]
+pub enum Error {
+    /// A null pointer, a slice that is too short, a zero block count or an invalid scale (−1).
+    InvalidArgument = -1,
+    /// A bit width outside 1..=24 (−2).
+    UnsupportedBitWidth = -2,
+    /// An unknown backend value, or a backend of another architecture (−3).
+    UnsupportedBackend = -3,
+    /// A block size other than 64, 128, 256, 512 or 1024 bytes (−4).
+    UnsupportedBlockSize = -4,
+    /// A backend this build or this CPU cannot serve (−5).
+    UnsupportedImplementation = -5,
+    /// A C dispatcher handle could not be allocated (−6; only the C ABI returns it).
+    OutOfMemory = -6,
+}
+
+impl Error {
+    /// The C `pernix_status` value.
+    pub const fn code(self) -> i32 {
+        self as i32
+    }
+
+    /// The status this error corresponds to.
+    pub const fn status(self) -> Status {
+        match self {
+            Error::InvalidArgument => Status::InvalidArgument,
+            Error::UnsupportedBitWidth => Status::UnsupportedBitWidth,
+            Error::UnsupportedBackend => Status::UnsupportedBackend,
+            Error::UnsupportedBlockSize => Status::UnsupportedBlockSize,
+            Error::UnsupportedImplementation => Status::UnsupportedImplementation,
+            Error::OutOfMemory => Status::OutOfMemory,
+        }
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let what = match self {
+            Error::InvalidArgument => {
+                "invalid argument (null or short buffer, zero blocks, or a scale that is not finite and positive)"
+            }
+            Error::UnsupportedBitWidth => "unsupported bit width (valid: 1..=24)",
+            Error::UnsupportedBackend => "unsupported backend (unknown value or another architecture)",
+            Error::UnsupportedBlockSize => {
+                "unsupported block size (valid: 64, 128, 256, 512, 1024 bytes)"
+            }
+            Error::UnsupportedImplementation => {
+                "backend not available in this build or on this CPU"
+            }
+            Error::OutOfMemory => "out of memory",
+        };
+        write!(f, "{} ({what})", self.status().name())
+    }
+}
+
+/// The C `pernix_status` enum, `Ok` included, with its numeric values.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[repr(i32)]
+pub enum Status {
+    /// Success (0).
+    Ok = 0,
+    /// See [`Error::InvalidArgument`].
+    InvalidArgument = -1,
+    /// See [`Error::UnsupportedBitWidth`].
+    UnsupportedBitWidth = -2,
+    /// See [`Error::UnsupportedBackend`].
+    UnsupportedBackend = -3,
+    /// See [`Error::UnsupportedBlockSize`].
+    UnsupportedBlockSize = -4,
+    /// See [`Error::UnsupportedImplementation`].
+    UnsupportedImplementation = -5,
+    /// See [`Error::OutOfMemory`].
+    OutOfMemory = -6,
+}
+
+impl Status {
+    /// The numeric C value.
+    pub const fn code(self) -> i32 {
+        self as i32
+    }
+
+    /// The status of a result: `Ok` or the error's status.
+    pub const fn of<T>(result: &Result<T, Error>) -> Status {
+        match result {
+            Ok(_) => Status::Ok,
+            Err(e) => e.status(),
+        }
+    }
+
+    /// The status with numeric value `code`, if there is one.
+    pub const fn from_code(code: i32) -> Option<Status> {
+        Some(match code {
+            0 => Status::Ok,
+            -1 => Status::InvalidArgument,
+            -2 => Status::UnsupportedBitWidth,
+            -3 => Status::UnsupportedBackend,
+            -4 => Status::UnsupportedBlockSize,
+            -5 => Status::UnsupportedImplementation,
+            -6 => Status::OutOfMemory,
+            _ => return None,
+        })
+    }
+
+    /// The C enumerator name, e.g. `"PERNIX_STATUS_INVALID_ARGUMENT"`.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Status::Ok => "PERNIX_STATUS_OK",
+            Status::InvalidArgument => "PERNIX_STATUS_INVALID_ARGUMENT",
+            Status::UnsupportedBitWidth => "PERNIX_STATUS_UNSUPPORTED_BIT_WIDTH",
+            Status::UnsupportedBackend => "PERNIX_STATUS_UNSUPPORTED_BACKEND",
+            Status::UnsupportedBlockSize => "PERNIX_STATUS_UNSUPPORTED_BLOCK_SIZE",
+            Status::UnsupportedImplementation => "PERNIX_STATUS_UNSUPPORTED_IMPLEMENTATION",
+            Status::OutOfMemory => "PERNIX_STATUS_OUT_OF_MEMORY",
+        }
+    }
+}
+
+/// `pernix_status_string`: the enumerator name for `code`, or `"PERNIX_STATUS_UNKNOWN"`.
+pub const fn status_string(code: i32) -> &'static str {
+    match Status::from_code(code) {
+        Some(s) => s.name(),
+        None => "PERNIX_STATUS_UNKNOWN",
+    }
+}
+
+/// A PERNIX backend, with the C `pernix_backend` values.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[repr(i32)]
+pub enum Backend {
+    /// Resolve once to the fastest available backend (0).
+    Auto = 0,
+    /// The portable scalar path, always available (1; C alias `FALLBACK_SCALAR`).
+    Fallback = 1,
+    /// x86_64 AVX2 (2).
+    X86Avx2 = 2,
+    /// x86_64 AVX2 + BMI2 (3).
+    X86Bmi2 = 3,
+    /// x86_64 AVX-512 F/DQ/BW/VL/VBMI (4).
+    X86Avx512Vbmi = 4,
+    /// aarch64 NEON (5).
+    Arm64Neon = 5,
+    /// aarch64 SVE2 (6).
+    Arm64Sve = 6,
+    /// The C library's parallel fallback (7); served by the `fzpack` crate's rayon driver.
+    FallbackStdpar = 7,
+    /// The C library's experimental portable-SIMD fallback (8); never built.
+    FallbackSimd = 8,
+}
+
+impl Backend {
+    /// Every backend value, in numeric order.
+    pub const ALL: [Backend; 9] = [
+        Backend::Auto,
+        Backend::Fallback,
+        Backend::X86Avx2,
+        Backend::X86Bmi2,
+        Backend::X86Avx512Vbmi,
+        Backend::Arm64Neon,
+        Backend::Arm64Sve,
+        Backend::FallbackStdpar,
+        Backend::FallbackSimd,
+    ];
+
+    /// The backend with C value `code`; unknown values are [`Error::UnsupportedBackend`].
+    pub const fn from_code(code: i32) -> Result<Backend, Error> {
+        if code >= 0 && (code as usize) < Self::ALL.len() {
+            Ok(Self::ALL[code as usize])
+        } else {
+            Err(Error::UnsupportedBackend)
+        }
+    }
+
+    /// The C value.
+    pub const fn code(self) -> i32 {
+        self as i32
+    }
+
+    /// A short lower-case name (`"avx2"`, `"fallback"`, …) for tables and logs.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Backend::Auto => "auto",
+            Backend::Fallback => "fallback",
+            Backend::X86Avx2 => "avx2",
+            Backend::X86Bmi2 => "bmi2",
+            Backend::X86Avx512Vbmi => "avx512vbmi",
+            Backend::Arm64Neon => "neon",
+            Backend::Arm64Sve => "sve2",
+            Backend::FallbackStdpar => "stdpar",
+            Backend::FallbackSimd => "fallback-simd",
+        }
+    }
+}
+
+/// A PERNIX bit width, 1..=24.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct BitWidth(u8);
+
+impl BitWidth {
+    /// The smallest bit width, 1.
+    pub const MIN: BitWidth = BitWidth(1);
+    /// The largest bit width, 24.
+    pub const MAX: BitWidth = BitWidth(24);
+
+    /// Checks `bits` (1..=24); others are [`Error::UnsupportedBitWidth`].
+    pub const fn new(bits: u8) -> Result<BitWidth, Error> {
+        if bits >= 1 && bits <= 24 {
+            Ok(BitWidth(bits))
+        } else {
+            Err(Error::UnsupportedBitWidth)
+        }
+    }
+
+    /// The width in bits.
+    pub const fn get(self) -> u8 {
+        self.0
+    }
+
+    /// Every valid bit width, 1 to 24.
+    pub fn all() -> impl Iterator<Item = BitWidth> {
+        (1..=24).map(BitWidth)
+    }
+
+    /// `pernix_is_valid_bit_width`.
+    pub const fn is_valid(bits: u8) -> bool {
+        bits >= 1 && bits <= 24
+    }
+}
+
+/// A PERNIX block size in bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[repr(u32)]
+pub enum BlockSize {
+    /// 64 bytes, the documented interchange format.
+    B64 = 64,
+    /// 128 bytes.
+    B128 = 128,
+    /// 256 bytes.
+    B256 = 256,
+    /// 512 bytes.
+    B512 = 512,
+    /// 1024 bytes.
+    B1024 = 1024,
+}
+
+impl BlockSize {
+    /// Every block size, smallest first.
+    pub const ALL: [BlockSize; 5] = [
+        BlockSize::B64,
+        BlockSize::B128,
+        BlockSize::B256,
+        BlockSize::B512,
+        BlockSize::B1024,
+    ];
+
+    /// Checks `bytes`; others are [`Error::UnsupportedBlockSize`].
+    pub const fn new(bytes: u32) -> Result<BlockSize, Error> {
+        match bytes {
+            64 => Ok(BlockSize::B64),
+            128 => Ok(BlockSize::B128),
+            256 => Ok(BlockSize::B256),
+            512 => Ok(BlockSize::B512),
+            1024 => Ok(BlockSize::B1024),
+            _ => Err(Error::UnsupportedBlockSize),
+        }
+    }
+
+    /// The size in bytes.
+    pub const fn bytes(self) -> usize {
+        self as usize
+    }
+
+    /// `pernix_is_valid_block_size`.
+    pub const fn is_valid(bytes: u32) -> bool {
+        BlockSize::new(bytes).is_ok()
+    }
+}
+
+/// `floor(block_size · 8 / bits)`: the number of values in one block.
+pub const fn elements_per_block(bits: BitWidth, block_size: BlockSize) -> usize {
+    block_size.bytes() * 8 / bits.0 as usize
+}
+
+/// `pernix_compressed_block_size`: the interchange block size, 64 bytes.
+pub const fn compressed_block_size() -> usize {
+    64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn c_values() {
+        assert_eq!(Error::OutOfMemory.code(), -6);
+        assert_eq!(status_string(0), "PERNIX_STATUS_OK");
+        assert_eq!(status_string(-5), "PERNIX_STATUS_UNSUPPORTED_IMPLEMENTATION");
+        assert_eq!(status_string(7), "PERNIX_STATUS_UNKNOWN");
+        for (i, b) in Backend::ALL.iter().enumerate() {
+            assert_eq!(b.code(), i as i32);
+            assert_eq!(Backend::from_code(i as i32), Ok(*b));
+        }
+        assert_eq!(Backend::from_code(99), Err(Error::UnsupportedBackend));
+        assert_eq!(Backend::from_code(-1), Err(Error::UnsupportedBackend));
+        for code in -6..=0 {
+            assert_eq!(Status::from_code(code).map(Status::code), Some(code));
+        }
+    }
+
+    #[test]
+    fn widths_and_sizes() {
+        assert_eq!(BitWidth::new(0), Err(Error::UnsupportedBitWidth));
+        assert_eq!(BitWidth::new(25), Err(Error::UnsupportedBitWidth));
+        assert_eq!(BitWidth::all().count(), 24);
+        assert_eq!(BlockSize::new(96), Err(Error::UnsupportedBlockSize));
+        assert_eq!(BlockSize::new(32), Err(Error::UnsupportedBlockSize));
+        // A few cells of the spec's table (§1).
+        let epb = |n, bs| elements_per_block(BitWidth::new(n).unwrap(), BlockSize::new(bs).unwrap());
+        assert_eq!(epb(3, 64), 170);
+        assert_eq!(epb(7, 1024), 1170);
+        assert_eq!(epb(19, 128), 53);
+        assert_eq!(epb(24, 1024), 341);
+        assert_eq!(epb(1, 1024), 8192);
+    }
+}

@@ -1,0 +1,3 @@
+//! Shared helpers of the cross-crate test suite (`fzpack-tests`).
+
+pub mod vectors;
