@@ -114,7 +114,14 @@ mod tests {
     #[test]
     fn rounding_is_half_to_even() {
         // spec §2 (measured upstream): 0.5→0, 1.5→2, 2.5→2, −0.5→0, −1.5→−2, −2.5→−2.
-        for (x, q) in [(0.5, 0), (1.5, 2), (2.5, 2), (-0.5, 0), (-1.5, -2), (-2.5, -2)] {
+        for (x, q) in [
+            (0.5, 0),
+            (1.5, 2),
+            (2.5, 2),
+            (-0.5, 0),
+            (-1.5, -2),
+            (-2.5, -2),
+        ] {
             assert_eq!(PernixFloat::quantize(x as f32, 1.0, -128, 127), q, "{x}");
             assert_eq!(PernixFloat::quantize(x as f64, 1.0, -128, 127), q, "{x}");
         }
@@ -143,6 +150,9 @@ mod tests {
     fn levels() {
         assert_eq!(f32::quantization_levels(BitWidth::new(1).unwrap()), 1.0);
         assert_eq!(f32::quantization_levels(BitWidth::new(8).unwrap()), 127.0);
-        assert_eq!(f64::quantization_levels(BitWidth::new(24).unwrap()), 8388607.0);
+        assert_eq!(
+            f64::quantization_levels(BitWidth::new(24).unwrap()),
+            8388607.0
+        );
     }
 }

@@ -158,7 +158,9 @@ impl Dispatcher {
                     Err(Error::UnsupportedBackend)
                 }
             }
-            Backend::FallbackStdpar | Backend::FallbackSimd => Err(Error::UnsupportedImplementation),
+            Backend::FallbackStdpar | Backend::FallbackSimd => {
+                Err(Error::UnsupportedImplementation)
+            }
         }
     }
 
@@ -239,7 +241,9 @@ impl Dispatcher {
             return Err(Error::InvalidArgument);
         };
         match self.kernel {
-            Kernel::Scalar => scalar::decompress(bits, block_size, input, scale, output, sign_values),
+            Kernel::Scalar => {
+                scalar::decompress(bits, block_size, input, scale, output, sign_values)
+            }
         }
         Ok(())
     }
@@ -247,7 +251,11 @@ impl Dispatcher {
 
 /// `(values, bytes)` of a run of `blocks` blocks; zero blocks or an overflowing size is
 /// [`Error::InvalidArgument`].
-fn run_lengths(bits: BitWidth, block_size: BlockSize, blocks: usize) -> Result<(usize, usize), Error> {
+fn run_lengths(
+    bits: BitWidth,
+    block_size: BlockSize,
+    blocks: usize,
+) -> Result<(usize, usize), Error> {
     if blocks == 0 {
         return Err(Error::InvalidArgument);
     }

@@ -215,7 +215,11 @@ pub fn compress<T: PernixFloat>(
         input.len() / elements_per_block(bits, block_size),
         output.len() / block_size.bytes()
     );
-    with_width!(bits, compress_n::<_, T>, (block_size, input, inverse_scale, output))
+    with_width!(
+        bits,
+        compress_n::<_, T>,
+        (block_size, input, inverse_scale, output)
+    )
 }
 
 /// Decompresses `input.len() / block_size` whole blocks into `output`.
@@ -234,9 +238,17 @@ pub fn decompress<T: PernixFloat>(
         output.len() / elements_per_block(bits, block_size)
     );
     if sign_values {
-        with_width!(bits, decompress_signed::<_, T>, (block_size, input, scale, output))
+        with_width!(
+            bits,
+            decompress_signed::<_, T>,
+            (block_size, input, scale, output)
+        )
     } else {
-        with_width!(bits, decompress_unsigned::<_, T>, (block_size, input, scale, output))
+        with_width!(
+            bits,
+            decompress_unsigned::<_, T>,
+            (block_size, input, scale, output)
+        )
     }
 }
 
@@ -269,18 +281,27 @@ mod tests {
                 let (lo, hi) = code_range(n as u32);
                 let span = (i64::from(hi) - i64::from(lo) + 1) as u64;
                 let input: [f64; 8192] = core::array::from_fn(|_| {
-                    state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                    state = state
+                        .wrapping_mul(6364136223846793005)
+                        .wrapping_add(1442695040888963407);
                     (i64::from(lo) + ((state >> 11) % span) as i64) as f64
                 });
                 let input = &input[..epb];
                 let codes: [u32; 8192] = core::array::from_fn(|i| {
-                    input.get(i).map_or(0, |&x| (x as i32 as u32) & ((1u64 << n) - 1) as u32)
+                    input
+                        .get(i)
+                        .map_or(0, |&x| (x as i32 as u32) & ((1u64 << n) - 1) as u32)
                 });
                 let mut want = [0u8; 1024];
                 model_pack(n, &codes[..epb], &mut want[..bs.bytes()]);
                 let mut got = [0xA5u8; 1024];
                 compress(bits, bs, input, 1.0, &mut got[..bs.bytes()]);
-                assert_eq!(&got[..bs.bytes()], &want[..bs.bytes()], "N={n} BS={}", bs.bytes());
+                assert_eq!(
+                    &got[..bs.bytes()],
+                    &want[..bs.bytes()],
+                    "N={n} BS={}",
+                    bs.bytes()
+                );
                 let mut back = [f64::NAN; 8192];
                 decompress(bits, bs, &got[..bs.bytes()], 1.0, &mut back[..epb], true);
                 for (i, (&a, &b)) in input.iter().zip(&back[..epb]).enumerate() {

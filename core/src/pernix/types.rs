@@ -46,7 +46,9 @@ impl fmt::Display for Error {
                 "invalid argument (null or short buffer, zero blocks, or a scale that is not finite and positive)"
             }
             Error::UnsupportedBitWidth => "unsupported bit width (valid: 1..=24)",
-            Error::UnsupportedBackend => "unsupported backend (unknown value or another architecture)",
+            Error::UnsupportedBackend => {
+                "unsupported backend (unknown value or another architecture)"
+            }
             Error::UnsupportedBlockSize => {
                 "unsupported block size (valid: 64, 128, 256, 512, 1024 bytes)"
             }
@@ -299,7 +301,10 @@ mod tests {
     fn c_values() {
         assert_eq!(Error::OutOfMemory.code(), -6);
         assert_eq!(status_string(0), "PERNIX_STATUS_OK");
-        assert_eq!(status_string(-5), "PERNIX_STATUS_UNSUPPORTED_IMPLEMENTATION");
+        assert_eq!(
+            status_string(-5),
+            "PERNIX_STATUS_UNSUPPORTED_IMPLEMENTATION"
+        );
         assert_eq!(status_string(7), "PERNIX_STATUS_UNKNOWN");
         for (i, b) in Backend::ALL.iter().enumerate() {
             assert_eq!(b.code(), i as i32);
@@ -320,7 +325,8 @@ mod tests {
         assert_eq!(BlockSize::new(96), Err(Error::UnsupportedBlockSize));
         assert_eq!(BlockSize::new(32), Err(Error::UnsupportedBlockSize));
         // A few cells of the spec's table (§1).
-        let epb = |n, bs| elements_per_block(BitWidth::new(n).unwrap(), BlockSize::new(bs).unwrap());
+        let epb =
+            |n, bs| elements_per_block(BitWidth::new(n).unwrap(), BlockSize::new(bs).unwrap());
         assert_eq!(epb(3, 64), 170);
         assert_eq!(epb(7, 1024), 1170);
         assert_eq!(epb(19, 128), 53);
