@@ -1,3 +1,5 @@
 //! Shared helpers of the cross-crate test suite (`fzpack-tests`).
 
+pub mod alloc_guard;
+pub mod pernix_model;
 pub mod vectors;

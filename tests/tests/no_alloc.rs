@@ -1,0 +1,64 @@
+//! Proof that the fzpack-core APIs never allocate: they run under a global allocator that
+//! counts every allocation of this thread, and the count must be zero. A negative control
+//! shows the guard does see allocations.
+
+use fzpack_core::pernix::{
+    Backend, BitWidth, BlockSize, Dispatcher, compression_scale_from_bmax, elements_per_block,
+    scale_from_bmax,
+};
+use fzpack_tests::alloc_guard::{CountingAlloc, count_allocations};
+
+#[global_allocator]
+static ALLOC: CountingAlloc = CountingAlloc;
+
+#[test]
+fn negative_control_sees_an_allocation() {
+    let (v, n) = count_allocations(|| vec![1u8; 100]);
+    assert_eq!(v.len(), 100);
+    assert!(n >= 1, "the allocation guard missed a Vec allocation");
+}
+
+#[test]
+fn pernix_never_allocates() {
+    // Buffers are made before arming the guard.
+    let input32: Vec<f32> = (0..8192 * 3)
+        .map(|i| (i as f32 * 0.01).sin() * 3.0)
+        .collect();
+    let input64: Vec<f64> = input32.iter().map(|&x| f64::from(x)).collect();
+    let mut bytes = vec![0u8; 1024 * 3];
+    let mut out32 = vec![0f32; 8192 * 3];
+    let mut out64 = vec![0f64; 8192 * 3];
+    let backends: Vec<Backend> = Backend::ALL
+        .into_iter()
+        .filter(|b| Dispatcher::new(*b).is_ok())
+        .collect();
+    let ((), n) = count_allocations(|| {
+        for &b in &backends {
+            let d = Dispatcher::new(b).unwrap();
+            for bits in BitWidth::all() {
+                for bs in BlockSize::ALL {
+                    let epb = elements_per_block(bits, bs);
+                    let s32 = scale_from_bmax(3.0f32, bits).unwrap();
+                    let i32_ = compression_scale_from_bmax(3.0f32, bits).unwrap();
+                    let s64 = scale_from_bmax(3.0f64, bits).unwrap();
+                    let i64_ = compression_scale_from_bmax(3.0f64, bits).unwrap();
+                    let nb = bs.bytes() * 3;
+                    d.compress_blocks(bits, bs, &input32[..epb * 3], i32_, &mut bytes[..nb], 3)
+                        .unwrap();
+                    d.decompress_blocks(bits, bs, &bytes[..nb], s32, &mut out32, 3, true)
+                        .unwrap();
+                    d.compress_block(bits, bs, &input64, i64_, &mut bytes)
+                        .unwrap();
+                    d.decompress_block(bits, bs, &bytes, s64, &mut out64, false)
+                        .unwrap();
+                    // Error paths must not allocate either.
+                    assert!(
+                        d.compress_blocks(bits, bs, &input32, f32::NAN, &mut bytes, 3)
+                            .is_err()
+                    );
+                }
+            }
+        }
+    });
+    assert_eq!(n, 0, "the PERNIX API allocated {n} times");
+}
