@@ -32,7 +32,14 @@ pub trait PernixFloat: Copy + PartialOrd + Default + sealed::Sealed + 'static {
     fn quantization_levels(bits: BitWidth) -> Self;
     /// The upstream fallback quantizer: `s = x·inv` (one multiply in `Self`); NaN → 0; clamp to
     /// `[lo, hi]` in `Self`; round half to even. Returns the code as `i32` in `[lo, hi]`.
-    fn quantize(self, inverse_scale: Self, lo: i32, hi: i32) -> i32;
+    ///
+    /// `lo`/`hi` must be a PERNIX code range (`|lo|, |hi| <= 2^23`).
+    fn quantize(self, inverse_scale: Self, lo: i32, hi: i32) -> i32 {
+        self.quantize_bits(inverse_scale, lo, hi) as i32
+    }
+    /// [`PernixFloat::quantize`] as the two's-complement bits of the code (reduce them to the low
+    /// N bits to store them). Computed without a float-to-int conversion, so it vectorizes.
+    fn quantize_bits(self, inverse_scale: Self, lo: i32, hi: i32) -> u32;
     /// `Self(v) · scale`: the exact integer conversion then one multiply in `Self`.
     fn dequantize(v: i32, scale: Self) -> Self;
     /// The raw IEEE bits, widened to `u64`.
@@ -41,8 +48,29 @@ pub trait PernixFloat: Copy + PartialOrd + Default + sealed::Sealed + 'static {
     fn from_bits_u64(bits: u64) -> Self;
 }
 
+/// Round half to even and return the two's-complement bits, without a float-to-int conversion.
+///
+/// Adding `M = 1.5·2^p` (p = 23 for f32, 52 for f64) to `|c| <= 2^(p−1)` lands in `[2^p, 2^(p+1))`
+/// where representable values are exactly the integers, so the default rounding mode rounds `c`
+/// half to even; the result's bits minus `M`'s bits are then the rounded integer in two's
+/// complement. f32 codes wider than 23 bits (|c| up to 2^23) go through f64, which is exact.
+macro_rules! round_to_code_bits {
+    (f32, $c:expr, $hi:expr) => {{
+        const M32: f32 = 12_582_912.0; // 1.5·2^23
+        if $hi < (1 << 22) {
+            ($c + M32).to_bits().wrapping_sub(M32.to_bits())
+        } else {
+            round_to_code_bits!(f64, $c as f64, $hi)
+        }
+    }};
+    (f64, $c:expr, $hi:expr) => {{
+        const M64: f64 = 6_755_399_441_055_744.0; // 1.5·2^52
+        ($c + M64).to_bits().wrapping_sub(M64.to_bits()) as u32
+    }};
+}
+
 macro_rules! impl_float {
-    ($t:ty, $bits:ty, $mant:expr) => {
+    ($t:tt, $bits:ty) => {
         impl PernixFloat for $t {
             const ZERO: Self = 0.0;
             const ONE: Self = 1.0;
@@ -69,9 +97,9 @@ macro_rules! impl_float {
                 }
             }
             #[inline(always)]
-            fn quantize(self, inverse_scale: Self, lo: i32, hi: i32) -> i32 {
+            fn quantize_bits(self, inverse_scale: Self, lo: i32, hi: i32) -> u32 {
                 let s = self * inverse_scale;
-                // std::clamp(s, lo, hi) in the element type; NaN handled below.
+                // std::clamp(s, lo, hi) in the element type, then NaN → 0.
                 let (lo_f, hi_f) = (lo as $t, hi as $t);
                 let c = if s < lo_f {
                     lo_f
@@ -80,13 +108,8 @@ macro_rules! impl_float {
                 } else {
                     s
                 };
-                // Round half to even. |c| <= 2^23, so adding and subtracting 2^MANT (where the
-                // spacing of representable values is exactly 1) rounds in the default mode.
-                const MAGIC: $t = (1u64 << $mant) as $t;
-                let a = c.abs();
-                let r = if a < MAGIC { (a + MAGIC) - MAGIC } else { a };
-                let q = r.copysign(c) as i32;
-                if s.is_nan() { 0 } else { q }
+                let c = if s.is_nan() { 0.0 } else { c };
+                round_to_code_bits!($t, c, hi)
             }
             #[inline(always)]
             fn dequantize(v: i32, scale: Self) -> Self {
@@ -104,8 +127,8 @@ macro_rules! impl_float {
     };
 }
 
-impl_float!(f32, u32, 23);
-impl_float!(f64, u64, 52);
+impl_float!(f32, u32);
+impl_float!(f64, u64);
 
 #[cfg(test)]
 mod tests {

@@ -47,11 +47,11 @@ pub const fn code_range(n: u32) -> (i32, i32) {
     }
 }
 
-/// Packs 8 codes (each already reduced to its low N bits) into the first N bytes of `out`.
+/// Packs 8 codes (each already reduced to its low N bits) into the N bytes of a group.
 #[inline(always)]
-fn pack_group<const N: usize>(codes: &[u32; 8], out: &mut [u8]) {
+fn pack_group<const N: usize>(codes: [u32; 8]) -> [u8; N] {
     let mut w: GroupWords = [0; 3];
-    for (i, &c) in codes.iter().enumerate() {
+    for (i, c) in codes.into_iter().enumerate() {
         let bit = i * N;
         let (word, shift) = (bit / 64, bit % 64);
         w[word] |= u64::from(c) << shift;
@@ -59,63 +59,44 @@ fn pack_group<const N: usize>(codes: &[u32; 8], out: &mut [u8]) {
             w[word + 1] |= u64::from(c) >> (64 - shift);
         }
     }
-    let bytes = words_to_bytes(w);
-    for (o, b) in out.iter_mut().zip(bytes.iter().take(N)) {
-        *o = *b;
+    let mut bytes = [0u8; 24];
+    for (chunk, word) in bytes.as_chunks_mut::<8>().0.iter_mut().zip(w) {
+        *chunk = word.to_le_bytes();
     }
+    let mut out = [0u8; N];
+    out.copy_from_slice(&bytes[..N]);
+    out
 }
 
-/// Reads the first `min(N, input.len())` bytes of `input` as a group and returns its 8 raw
-/// N-bit fields (missing bytes read as 0).
+/// Returns the 8 raw N-bit fields of a group of N bytes.
 #[inline(always)]
-fn unpack_group<const N: usize>(input: &[u8]) -> [u32; 8] {
+fn unpack_group<const N: usize>(group: &[u8; N]) -> [u32; 8] {
     let mut bytes = [0u8; 24];
-    for (b, i) in bytes.iter_mut().zip(input.iter().take(N)) {
-        *b = *i;
+    bytes[..N].copy_from_slice(group);
+    let mut w: GroupWords = [0; 3];
+    for (word, chunk) in w.iter_mut().zip(bytes.as_chunks::<8>().0) {
+        *word = u64::from_le_bytes(*chunk);
     }
-    let w = bytes_to_words(bytes);
     let mask = (1u64 << N) - 1;
-    let mut raw = [0u32; 8];
-    for (i, r) in raw.iter_mut().enumerate() {
+    core::array::from_fn(|i| {
         let bit = i * N;
         let (word, shift) = (bit / 64, bit % 64);
         let mut v = w[word] >> shift;
         if shift + N > 64 {
             v |= w[word + 1] << (64 - shift);
         }
-        *r = (v & mask) as u32;
-    }
-    raw
+        (v & mask) as u32
+    })
 }
 
+/// Quantizes 8 values into codes reduced to their low N bits.
 #[inline(always)]
-fn words_to_bytes(w: GroupWords) -> [u8; 24] {
-    let mut bytes = [0u8; 24];
-    for (chunk, word) in bytes.chunks_exact_mut(8).zip(w) {
-        chunk.copy_from_slice(&word.to_le_bytes());
-    }
-    bytes
-}
-
-#[inline(always)]
-fn bytes_to_words(bytes: [u8; 24]) -> GroupWords {
-    let mut w: GroupWords = [0; 3];
-    for (word, chunk) in w.iter_mut().zip(bytes.chunks_exact(8)) {
-        let mut b = [0u8; 8];
-        b.copy_from_slice(chunk);
-        *word = u64::from_le_bytes(b);
-    }
-    w
-}
-
-/// Quantizes up to 8 values into codes reduced to their low N bits; missing values give 0.
-#[inline(always)]
-fn quantize_group<const N: usize, T: PernixFloat>(values: &[T], inv: T) -> [u32; 8] {
+fn quantize_group<const N: usize, T: PernixFloat>(values: &[T; 8], inv: T) -> [u32; 8] {
     let (lo, hi) = code_range(N as u32);
     let mask = ((1u64 << N) - 1) as u32;
     let mut codes = [0u32; 8];
-    for (c, &x) in codes.iter_mut().zip(values) {
-        *c = (x.quantize(inv, lo, hi) as u32) & mask;
+    for (c, x) in codes.iter_mut().zip(values) {
+        *c = x.quantize_bits(inv, lo, hi) & mask;
     }
     codes
 }
@@ -125,8 +106,8 @@ fn quantize_group<const N: usize, T: PernixFloat>(values: &[T], inv: T) -> [u32;
 fn dequantize_group<const N: usize, const SIGNED: bool, T: PernixFloat>(
     raw: [u32; 8],
     scale: T,
-    out: &mut [T],
-) {
+) -> [T; 8] {
+    let mut out = [T::ZERO; 8];
     for (o, r) in out.iter_mut().zip(raw) {
         let v = if SIGNED && N > 1 {
             ((r << (32 - N)) as i32) >> (32 - N)
@@ -135,6 +116,18 @@ fn dequantize_group<const N: usize, const SIGNED: bool, T: PernixFloat>(
         };
         *o = T::dequantize(v, scale);
     }
+    out
+}
+
+/// The `E mod 8` tail values of a block, zero-padded to a full group (zero codes leave the
+/// unused bits zero).
+#[inline(always)]
+fn padded<T: PernixFloat>(tail: &[T]) -> [T; 8] {
+    let mut g = [T::ZERO; 8];
+    for (d, s) in g.iter_mut().zip(tail) {
+        *d = *s;
+    }
+    g
 }
 
 fn compress_n<const N: usize, T: PernixFloat>(
@@ -145,19 +138,22 @@ fn compress_n<const N: usize, T: PernixFloat>(
 ) {
     let bs = block_size.bytes();
     let epb = bs * 8 / N;
-    let full = epb / 8 * 8;
     for (block_in, block_out) in input.chunks_exact(epb).zip(output.chunks_exact_mut(bs)) {
-        let (main_in, tail_in) = block_in.split_at(full);
-        let (main_out, rest_out) = block_out.split_at_mut(full / 8 * N);
-        for (g_in, g_out) in main_in.chunks_exact(8).zip(main_out.chunks_exact_mut(N)) {
-            pack_group::<N>(&quantize_group::<N, T>(g_in, inv), g_out);
+        let (groups_in, tail_in) = block_in.as_chunks::<8>();
+        let (main_out, rest_out) = block_out.split_at_mut(groups_in.len() * N);
+        for (g_in, g_out) in groups_in.iter().zip(main_out.as_chunks_mut::<N>().0) {
+            *g_out = pack_group::<N>(quantize_group::<N, T>(g_in, inv));
         }
-        // Tail: the zero codes of missing values leave the unused bits zero; the rest of the
-        // block is zero-filled.
+        // Tail: ceil(tail·N/8) bytes, then zeros to the end of the block.
+        let tail = pack_group::<N>(quantize_group::<N, T>(&padded(tail_in), inv));
         let tail_bytes = (tail_in.len() * N).div_ceil(8);
-        let (tail_out, pad) = rest_out.split_at_mut(tail_bytes.min(rest_out.len()));
-        pack_group::<N>(&quantize_group::<N, T>(tail_in, inv), tail_out);
-        pad.fill(0);
+        for (i, o) in rest_out.iter_mut().enumerate() {
+            *o = if i < tail_bytes {
+                tail.get(i).copied().unwrap_or(0)
+            } else {
+                0
+            };
+        }
     }
 }
 
@@ -169,16 +165,22 @@ fn decompress_n<const N: usize, const SIGNED: bool, T: PernixFloat>(
 ) {
     let bs = block_size.bytes();
     let epb = bs * 8 / N;
-    let full = epb / 8 * 8;
     for (block_in, block_out) in input.chunks_exact(bs).zip(output.chunks_exact_mut(epb)) {
-        let (main_out, tail_out) = block_out.split_at_mut(full);
-        let (main_in, tail_in) = block_in.split_at(full / 8 * N);
-        for (g_in, g_out) in main_in.chunks_exact(N).zip(main_out.chunks_exact_mut(8)) {
-            dequantize_group::<N, SIGNED, T>(unpack_group::<N>(g_in), scale, g_out);
+        let (groups_out, tail_out) = block_out.as_chunks_mut::<8>();
+        let (main_in, rest_in) = block_in.split_at(groups_out.len() * N);
+        for (g_in, g_out) in main_in.as_chunks::<N>().0.iter().zip(groups_out) {
+            *g_out = dequantize_group::<N, SIGNED, T>(unpack_group::<N>(g_in), scale);
         }
+        // Tail: only ceil(tail·N/8) bytes are read.
         let tail_bytes = (tail_out.len() * N).div_ceil(8);
-        let tail_in = tail_in.get(..tail_bytes).unwrap_or(tail_in);
-        dequantize_group::<N, SIGNED, T>(unpack_group::<N>(tail_in), scale, tail_out);
+        let mut group = [0u8; N];
+        for (g, b) in group.iter_mut().zip(rest_in.iter().take(tail_bytes)) {
+            *g = *b;
+        }
+        let values = dequantize_group::<N, SIGNED, T>(unpack_group::<N>(&group), scale);
+        for (o, v) in tail_out.iter_mut().zip(values) {
+            *o = v;
+        }
     }
 }
 
