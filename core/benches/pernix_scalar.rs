@@ -7,6 +7,8 @@
 //! `cargo bench -p fzpack-core --bench pernix_scalar` (add `-- 'f32/decompress'` to filter;
 //! `FZPACK_BENCH_QUICK=1` shortens measurement for smoke runs).
 
+#![allow(missing_docs)] // criterion_group! generates undocumented public functions
+
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use fzpack_core::pernix::{
     Backend, BitWidth, BlockSize, Dispatcher, PernixFloat, compression_scale_from_bmax,

@@ -1,1 +1,2 @@
+//! Placeholder: filled in by its issue.
 fn main() {}

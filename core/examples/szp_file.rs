@@ -1,2 +1,2 @@
-//! Placeholder until the SZp codec lands (issue 4).
+//! Placeholder: filled in by its issue.
 fn main() {}

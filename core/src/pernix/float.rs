@@ -146,7 +146,7 @@ mod tests {
             (-2.5, -2),
         ] {
             assert_eq!(PernixFloat::quantize(x as f32, 1.0, -128, 127), q, "{x}");
-            assert_eq!(PernixFloat::quantize(x as f64, 1.0, -128, 127), q, "{x}");
+            assert_eq!(PernixFloat::quantize(x, 1.0, -128, 127), q, "{x}");
         }
         // The largest values below a tie must not round up.
         let below = f32::from_bits(0.5f32.to_bits() - 1);
