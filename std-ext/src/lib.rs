@@ -1,6 +1,26 @@
 //! # fzpack
 //!
-//! The std facade of fzpack: everything of [`fzpack_core`] re-exported, plus (as they land)
-//! runtime dispatch, `Vec`/`io` helpers, the rayon multi-block driver and the `fzpack` CLI.
+//! The std facade of fzpack: everything of [`fzpack_core`] re-exported, plus
+//!
+//! * `Vec`-returning helpers ([`pernix::compress_vec`], [`szp::compress_vec`], …) that pick the
+//!   fastest kernel of the running CPU with no setup;
+//! * [`io`] adaptors: `std::io::Write` compressors and `std::io::Read` decompressors for SZp
+//!   archives and PERNIX block streams;
+//! * [`Error`], one `std::error::Error` type wrapping the core error enums;
+//! * the rayon multi-block driver ([`par`], feature `rayon`, on by default), which also serves
+//!   [`pernix::Backend::FallbackStdpar`];
+//! * the `fzpack` command-line tool (feature `cli`, on by default).
+//!
+//! Every path produces the bytes of the core's scalar reference.
 
 pub use fzpack_core::*;
+
+mod element;
+mod error;
+pub mod io;
+#[cfg(feature = "rayon")]
+pub mod par;
+pub mod pernix;
+
+pub use element::{DType, Element, values_from_le_bytes, values_to_le_bytes};
+pub use error::{Error, Result};

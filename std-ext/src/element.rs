@@ -1,0 +1,121 @@
+//! The element types fzpack works on and their little-endian byte forms.
+
+use std::fmt;
+
+use fzpack_core::pernix::PernixFloat;
+
+/// The element type of a file or container: `f32` or `f64`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum DType {
+    /// IEEE-754 binary32.
+    F32,
+    /// IEEE-754 binary64.
+    F64,
+}
+
+impl DType {
+    /// Size of one element in bytes.
+    pub const fn size(self) -> usize {
+        match self {
+            DType::F32 => 4,
+            DType::F64 => 8,
+        }
+    }
+
+    /// `"f32"` or `"f64"`.
+    pub const fn name(self) -> &'static str {
+        match self {
+            DType::F32 => "f32",
+            DType::F64 => "f64",
+        }
+    }
+}
+
+impl fmt::Display for DType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+mod sealed {
+    pub trait Sealed {}
+    impl Sealed for f32 {}
+    impl Sealed for f64 {}
+}
+
+/// An element type of fzpack (`f32` or `f64`; sealed): what every helper of this crate is
+/// generic over.
+pub trait Element: PernixFloat + Send + Sync + fmt::Debug + sealed::Sealed {
+    /// The runtime tag of this type.
+    const DTYPE: DType;
+    /// `|self|`.
+    fn abs_val(self) -> Self;
+    /// Exact widening to `f64`.
+    fn to_f64(self) -> f64;
+    /// Conversion from `f64` (round to nearest for `f32`).
+    fn from_f64(v: f64) -> Self;
+    /// Writes the little-endian bytes into `out[..Self::BYTES]`.
+    fn write_le(self, out: &mut [u8]);
+    /// Reads a value from the little-endian bytes `bytes[..Self::BYTES]`.
+    fn read_le(bytes: &[u8]) -> Self;
+}
+
+macro_rules! impl_element {
+    ($t:ty, $d:expr, $n:expr) => {
+        impl Element for $t {
+            const DTYPE: DType = $d;
+            #[inline(always)]
+            fn abs_val(self) -> Self {
+                self.abs()
+            }
+            #[inline(always)]
+            fn to_f64(self) -> f64 {
+                self as f64
+            }
+            #[inline(always)]
+            fn from_f64(v: f64) -> Self {
+                v as $t
+            }
+            #[inline(always)]
+            fn write_le(self, out: &mut [u8]) {
+                out[..$n].copy_from_slice(&self.to_le_bytes());
+            }
+            #[inline(always)]
+            fn read_le(bytes: &[u8]) -> Self {
+                let mut b = [0u8; $n];
+                b.copy_from_slice(&bytes[..$n]);
+                <$t>::from_le_bytes(b)
+            }
+        }
+    };
+}
+
+impl_element!(f32, DType::F32, 4);
+impl_element!(f64, DType::F64, 8);
+
+/// Decodes raw little-endian bytes into values; `None` if the length is not a multiple of the
+/// element size.
+///
+/// ```
+/// let v = fzpack::values_from_le_bytes::<f32>(&1.5f32.to_le_bytes()).unwrap();
+/// assert_eq!(v, [1.5]);
+/// ```
+pub fn values_from_le_bytes<T: Element>(bytes: &[u8]) -> Option<Vec<T>> {
+    if bytes.len() % T::BYTES != 0 {
+        return None;
+    }
+    Some(bytes.chunks_exact(T::BYTES).map(T::read_le).collect())
+}
+
+/// Encodes values as raw little-endian bytes.
+///
+/// ```
+/// assert_eq!(fzpack::values_to_le_bytes(&[1.0f64]), 1.0f64.to_le_bytes());
+/// ```
+pub fn values_to_le_bytes<T: Element>(values: &[T]) -> Vec<u8> {
+    let mut out = vec![0u8; values.len() * T::BYTES];
+    for (o, v) in out.chunks_exact_mut(T::BYTES).zip(values) {
+        v.write_le(o);
+    }
+    out
+}

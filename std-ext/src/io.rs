@@ -1,0 +1,269 @@
+//! `std::io` adaptors: write raw little-endian values into a compressor, read raw values out
+//! of a decompressor.
+//!
+//! * [`PernixWriter`] / [`PernixReader`]: PERNIX block streams, truly streaming (memory is a
+//!   bounded batch of blocks).
+//!
+//! ```
+//! use std::io::{Read, Write};
+//! use fzpack::io::{PernixReader, PernixWriter};
+//! use fzpack::pernix::{BitWidth, BlockSize};
+//!
+//! let values: Vec<f32> = (0..5000).map(|i| i as f32 * 0.5).collect();
+//! let raw = fzpack::values_to_le_bytes(&values);
+//! let mut w = PernixWriter::<_, f32>::new(Vec::new(), BitWidth::new(20)?, BlockSize::B128, 5000)?;
+//! for piece in raw.chunks(999) {
+//!     w.write_all(piece)?;
+//! }
+//! let stream = w.finish()?;
+//! let mut r = PernixReader::new(&stream[..])?;
+//! let mut back = Vec::new();
+//! r.read_to_end(&mut back)?;
+//! assert_eq!(back.len(), raw.len());
+//! # Ok::<(), fzpack::Error>(())
+//! ```
+
+use std::io::{self, Read, Write};
+
+use crate::element::{DType, Element};
+use crate::pernix::{
+    BitWidth, BlockSize, Dispatcher, STREAM_HEADER_LEN, StreamHeader, default_dispatcher,
+};
+use crate::{Error, Result};
+
+/// Blocks compressed or decoded per batch by the streaming adaptors.
+const BATCH_BLOCKS: usize = 4096;
+
+/// A `Write` adaptor that turns raw little-endian values of `T` into a PERNIX block stream
+/// written to `inner`. The value count `n` is part of the header, so it is given up front;
+/// [`PernixWriter::finish`] checks that exactly `n` values arrived and pads the last block.
+#[derive(Debug)]
+pub struct PernixWriter<W: Write, T: Element> {
+    inner: W,
+    header: StreamHeader,
+    dispatcher: Dispatcher,
+    pending: Vec<u8>,
+    values: Vec<T>,
+    frames: Vec<u8>,
+    written: u64,
+}
+
+impl<W: Write, T: Element> PernixWriter<W, T> {
+    /// Writes the header for `n` values to `inner` and returns the adaptor (default
+    /// dispatcher).
+    pub fn new(inner: W, bits: BitWidth, block_size: BlockSize, n: u64) -> Result<Self> {
+        Self::with_dispatcher(inner, bits, block_size, n, default_dispatcher().clone())
+    }
+
+    /// As [`PernixWriter::new`] with an explicit dispatcher (e.g. a serial one).
+    pub fn with_dispatcher(
+        mut inner: W,
+        bits: BitWidth,
+        block_size: BlockSize,
+        n: u64,
+        dispatcher: Dispatcher,
+    ) -> Result<Self> {
+        let header = StreamHeader {
+            dtype: T::DTYPE,
+            bits,
+            block_size,
+            n,
+        };
+        if header.stream_len().is_none() {
+            return Err(Error::InvalidArgument(format!("n = {n} is too large")));
+        }
+        inner.write_all(&header.to_bytes())?;
+        Ok(PernixWriter {
+            inner,
+            header,
+            dispatcher,
+            pending: Vec::new(),
+            values: Vec::new(),
+            frames: Vec::new(),
+            written: 0,
+        })
+    }
+
+    /// Compresses the buffered values (whole blocks only unless `last`).
+    fn flush_values(&mut self, last: bool) -> Result<()> {
+        let e = self.header.elements_per_block();
+        let take = if last {
+            self.values.len()
+        } else {
+            self.values.len() / e * e
+        };
+        if take == 0 {
+            return Ok(());
+        }
+        let blocks = take.div_ceil(e);
+        self.frames.resize(blocks * self.header.frame_len(), 0);
+        let first = self.written as usize;
+        self.dispatcher.compress_frames_any(
+            &self.values[..take],
+            self.header.bits,
+            self.header.block_size,
+            first,
+            &mut self.frames,
+        )?;
+        self.inner.write_all(&self.frames)?;
+        self.values.drain(..take);
+        self.written += take as u64;
+        Ok(())
+    }
+
+    /// Finishes the stream (the last, padded block) and returns the inner writer.
+    ///
+    /// Errors if more or fewer than `n` values were written, or on a trailing partial value.
+    pub fn finish(mut self) -> Result<W> {
+        if !self.pending.is_empty() {
+            return Err(Error::InvalidArgument(format!(
+                "{} trailing bytes do not form a whole {}",
+                self.pending.len(),
+                T::DTYPE
+            )));
+        }
+        let total = self.written + self.values.len() as u64;
+        if total != self.header.n {
+            return Err(Error::InvalidArgument(format!(
+                "{total} values written, the header announced {}",
+                self.header.n
+            )));
+        }
+        self.flush_values(true)?;
+        self.inner.flush()?;
+        Ok(self.inner)
+    }
+}
+
+impl<W: Write, T: Element> Write for PernixWriter<W, T> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let mut rest = buf;
+        if !self.pending.is_empty() {
+            let need = T::BYTES - self.pending.len();
+            let k = need.min(rest.len());
+            self.pending.extend_from_slice(&rest[..k]);
+            rest = &rest[k..];
+            if self.pending.len() == T::BYTES {
+                self.values.push(T::read_le(&self.pending));
+                self.pending.clear();
+            }
+        }
+        let whole = rest.len() / T::BYTES * T::BYTES;
+        let room = self.header.n - (self.written + self.values.len() as u64);
+        if (whole / T::BYTES) as u64 > room {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("more than the announced {} values", self.header.n),
+            ));
+        }
+        self.values
+            .extend(rest[..whole].chunks_exact(T::BYTES).map(T::read_le));
+        self.pending.extend_from_slice(&rest[whole..]);
+        if self.values.len() >= BATCH_BLOCKS * self.header.elements_per_block() {
+            self.flush_values(false)?;
+        }
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.inner.flush()
+    }
+}
+
+/// A `Read` adaptor over a PERNIX block stream: yields the decoded values as raw
+/// little-endian bytes of the stream's element type ([`PernixReader::header`]).
+#[derive(Debug)]
+pub struct PernixReader<R: Read> {
+    inner: R,
+    header: StreamHeader,
+    dispatcher: Dispatcher,
+    blocks_left: usize,
+    values_left: u64,
+    out: Vec<u8>,
+    pos: usize,
+    frames: Vec<u8>,
+}
+
+impl<R: Read> PernixReader<R> {
+    /// Reads and validates the header (default dispatcher).
+    pub fn new(inner: R) -> Result<Self> {
+        Self::with_dispatcher(inner, default_dispatcher().clone())
+    }
+
+    /// As [`PernixReader::new`] with an explicit dispatcher.
+    pub fn with_dispatcher(mut inner: R, dispatcher: Dispatcher) -> Result<Self> {
+        let mut h = [0u8; STREAM_HEADER_LEN];
+        inner.read_exact(&mut h).map_err(|e| match e.kind() {
+            io::ErrorKind::UnexpectedEof => {
+                Error::Corrupt("PERNIX stream: shorter than its 24-byte header".into())
+            }
+            _ => Error::Io(e),
+        })?;
+        let header = StreamHeader::parse(&h)?;
+        let blocks = header
+            .blocks()
+            .filter(|_| header.stream_len().is_some())
+            .ok_or_else(|| Error::Corrupt(format!("PERNIX stream: n = {} too large", header.n)))?;
+        Ok(PernixReader {
+            inner,
+            header,
+            dispatcher,
+            blocks_left: blocks,
+            values_left: header.n,
+            out: Vec::new(),
+            pos: 0,
+            frames: Vec::new(),
+        })
+    }
+
+    /// The stream header.
+    pub fn header(&self) -> &StreamHeader {
+        &self.header
+    }
+
+    fn refill(&mut self) -> Result<()> {
+        let blocks = self.blocks_left.min(BATCH_BLOCKS);
+        let e = self.header.elements_per_block();
+        let values = ((blocks * e) as u64).min(self.values_left) as usize;
+        self.frames.resize(blocks * self.header.frame_len(), 0);
+        self.inner.read_exact(&mut self.frames).map_err(|e| match e.kind() {
+            io::ErrorKind::UnexpectedEof => Error::Corrupt("PERNIX stream: truncated".into()),
+            _ => Error::Io(e),
+        })?;
+        let done = self.header.blocks().unwrap_or(0) - self.blocks_left;
+        match self.header.dtype {
+            DType::F32 => self.decode::<f32>(values, done)?,
+            DType::F64 => self.decode::<f64>(values, done)?,
+        }
+        self.blocks_left -= blocks;
+        self.values_left -= values as u64;
+        self.pos = 0;
+        Ok(())
+    }
+
+    fn decode<T: Element>(&mut self, values: usize, first_block: usize) -> Result<()> {
+        let mut v = vec![T::ZERO; values];
+        self.dispatcher
+            .decompress_body(&self.header, &self.frames, first_block, &mut v)?;
+        self.out.resize(values * T::BYTES, 0);
+        for (o, x) in self.out.chunks_exact_mut(T::BYTES).zip(&v) {
+            x.write_le(o);
+        }
+        Ok(())
+    }
+}
+
+impl<R: Read> Read for PernixReader<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        if self.pos == self.out.len() {
+            if self.blocks_left == 0 {
+                return Ok(0);
+            }
+            self.refill()?;
+        }
+        let k = buf.len().min(self.out.len() - self.pos);
+        buf[..k].copy_from_slice(&self.out[self.pos..self.pos + k]);
+        self.pos += k;
+        Ok(k)
+    }
+}

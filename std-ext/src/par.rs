@@ -1,0 +1,141 @@
+//! The rayon multi-block driver.
+//!
+//! A [`Parallel`] value says *where* to run (the global rayon pool or a pool you pass in) and
+//! *how finely* to split (a minimum chunk size in bytes, below which work stays on the calling
+//! thread so small inputs never pay for parallelism). Every parallel function produces exactly
+//! the bytes of its serial counterpart, for every thread count and chunk size: the work is cut
+//! only at block boundaries, and blocks are independent.
+//!
+//! ```
+//! use fzpack::par::Parallel;
+//! use fzpack::pernix::{BitWidth, BlockSize, Dispatcher, Backend};
+//!
+//! let pool = std::sync::Arc::new(fzpack::par::rayon::ThreadPoolBuilder::new().num_threads(2).build().unwrap());
+//! let par = Parallel::with_pool(pool).min_chunk_bytes(4096);
+//! let d = Dispatcher::with_parallel(Backend::Auto, par)?;
+//! let values: Vec<f32> = (0..100_000).map(|i| (i as f32 * 0.01).sin()).collect();
+//! let stream = d.compress_stream(&values, BitWidth::new(12)?, BlockSize::B64)?;
+//! let serial = Dispatcher::new(Backend::Fallback)?
+//!     .compress_stream(&values, BitWidth::new(12)?, BlockSize::B64)?;
+//! assert_eq!(stream, serial);
+//! # Ok::<(), fzpack::Error>(())
+//! ```
+
+use std::sync::Arc;
+
+/// The rayon crate this driver runs on (to build a [`rayon::ThreadPool`] to pass in).
+pub use rayon;
+
+use rayon::ThreadPool;
+use rayon::prelude::*;
+
+use crate::{Error, Result};
+
+/// Default minimum chunk: 1 MiB of input per task.
+pub const DEFAULT_MIN_CHUNK_BYTES: usize = 1 << 20;
+
+/// Where and how finely the parallel driver runs. Cheap to clone.
+#[derive(Clone, Debug)]
+pub struct Parallel {
+    pool: Option<Arc<ThreadPool>>,
+    min_chunk_bytes: usize,
+}
+
+impl Default for Parallel {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Parallel {
+    /// The global rayon pool, [`DEFAULT_MIN_CHUNK_BYTES`].
+    pub fn new() -> Self {
+        Parallel {
+            pool: None,
+            min_chunk_bytes: DEFAULT_MIN_CHUNK_BYTES,
+        }
+    }
+
+    /// Runs on `pool` instead of the global pool.
+    pub fn with_pool(pool: Arc<ThreadPool>) -> Self {
+        Parallel {
+            pool: Some(pool),
+            min_chunk_bytes: DEFAULT_MIN_CHUNK_BYTES,
+        }
+    }
+
+    /// Builds a dedicated pool of `threads` threads (`0` is an error).
+    pub fn with_threads(threads: usize) -> Result<Self> {
+        if threads == 0 {
+            return Err(Error::InvalidArgument("thread count must be at least 1".into()));
+        }
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .map_err(|e| Error::InvalidArgument(format!("cannot build thread pool: {e}")))?;
+        Ok(Self::with_pool(Arc::new(pool)))
+    }
+
+    /// Sets the minimum amount of input (bytes) per parallel task (at least one block is
+    /// always taken). `0` splits as finely as the thread count allows — for tests.
+    pub fn min_chunk_bytes(mut self, bytes: usize) -> Self {
+        self.min_chunk_bytes = bytes;
+        self
+    }
+
+    /// The configured minimum chunk size in bytes.
+    pub fn min_chunk(&self) -> usize {
+        self.min_chunk_bytes
+    }
+
+    /// Number of threads work is spread over.
+    pub fn threads(&self) -> usize {
+        match &self.pool {
+            Some(p) => p.current_num_threads(),
+            None => rayon::current_num_threads(),
+        }
+    }
+
+    /// Runs `f` inside this driver's pool.
+    pub fn install<R: Send>(&self, f: impl FnOnce() -> R + Send) -> R {
+        match &self.pool {
+            Some(p) => p.install(f),
+            None => f(),
+        }
+    }
+
+    /// Units (blocks) per task for `units` units of `unit_bytes` input bytes each, or `None`
+    /// when the work should stay serial (one task, or a single thread).
+    pub fn units_per_task(&self, units: usize, unit_bytes: usize) -> Option<usize> {
+        let threads = self.threads();
+        if threads <= 1 || units <= 1 {
+            return None;
+        }
+        let min_units = self.min_chunk_bytes.div_ceil(unit_bytes.max(1)).max(1);
+        // A few tasks per thread for load balance, but never below the minimum chunk.
+        let per = units.div_ceil(threads * 4).max(min_units);
+        if per >= units { None } else { Some(per) }
+    }
+
+    /// Splits `input` into chunks of `in_per` items and `output` into chunks of `out_per`
+    /// items (the same number of chunks), runs `f(chunk_index, in_chunk, out_chunk)` on all of
+    /// them in parallel, and returns the first error in chunk order (deterministic).
+    pub(crate) fn zip_chunks<I: Sync, O: Send, E: Send>(
+        &self,
+        input: &[I],
+        in_per: usize,
+        output: &mut [O],
+        out_per: usize,
+        f: impl Fn(usize, &[I], &mut [O]) -> std::result::Result<(), E> + Sync + Send,
+    ) -> std::result::Result<(), E> {
+        let results: Vec<std::result::Result<(), E>> = self.install(|| {
+            input
+                .par_chunks(in_per)
+                .zip(output.par_chunks_mut(out_per))
+                .enumerate()
+                .map(|(i, (a, b))| f(i, a, b))
+                .collect()
+        });
+        results.into_iter().collect()
+    }
+}
