@@ -10,6 +10,9 @@
 
 use core::sync::atomic::{AtomicU32, Ordering};
 
+#[cfg(target_arch = "x86_64")]
+pub mod x86_64;
+
 /// A set of CPU features relevant to fzpack's kernels.
 ///
 /// A `CpuFeatures` value obtained from [`CpuFeatures::detect`] describes the running CPU; the

@@ -114,6 +114,42 @@ pub fn compression_scale_from_bmax<T: PernixFloat>(bmax: T, bits: BitWidth) -> R
 enum Kernel {
     /// The portable scalar reference ([`scalar`]).
     Scalar,
+    /// x86_64 AVX2 kernels.
+    #[cfg(target_arch = "x86_64")]
+    Avx2(x86::Avx2),
+    /// x86_64 BMI2 backend (AVX2 + BMI2).
+    #[cfg(target_arch = "x86_64")]
+    Bmi2(x86::Bmi2),
+    /// x86_64 AVX-512 VBMI kernels.
+    #[cfg(target_arch = "x86_64")]
+    Avx512(x86::Avx512Vbmi),
+}
+
+#[cfg(target_arch = "x86_64")]
+use crate::arch::x86_64 as x86;
+
+impl Kernel {
+    /// The fastest kernel for `features`: AVX-512 VBMI, AVX2, BMI2, then scalar. With the
+    /// `force-scalar` feature, always scalar.
+    #[allow(unused_variables)] // `features` is unused off x86_64
+    fn auto(features: crate::arch::CpuFeatures) -> Kernel {
+        if cfg!(feature = "force-scalar") {
+            return Kernel::Scalar;
+        }
+        #[cfg(target_arch = "x86_64")]
+        {
+            if let Some(t) = x86::Avx512Vbmi::new(features) {
+                return Kernel::Avx512(t);
+            }
+            if let Some(t) = x86::Avx2::new(features) {
+                return Kernel::Avx2(t);
+            }
+            if let Some(t) = x86::Bmi2::new(features) {
+                return Kernel::Bmi2(t);
+            }
+        }
+        Kernel::Scalar
+    }
 }
 
 /// A PERNIX dispatcher: the backend is resolved once, at creation, and stays fixed.
@@ -133,23 +169,56 @@ pub struct Dispatcher {
 impl Dispatcher {
     /// Resolves `backend` for this build and CPU.
     ///
-    /// * [`Backend::Auto`] picks the fastest available backend (currently the scalar path).
+    /// * [`Backend::Auto`] picks the fastest available backend: AVX-512 VBMI, AVX2, BMI2, then
+    ///   the scalar path (always the scalar path with the `force-scalar` cargo feature).
     /// * [`Backend::Fallback`] is always available.
     /// * A backend of another architecture gives [`Error::UnsupportedBackend`] (−3).
     /// * A backend of this architecture that this build or CPU cannot serve, and the optional
     ///   fallbacks `FallbackStdpar`/`FallbackSimd` (served by the `fzpack` std facade, not by
     ///   the core), give [`Error::UnsupportedImplementation`] (−5).
     pub fn new(backend: Backend) -> Result<Self, Error> {
+        Self::with_features(backend, crate::arch::CpuFeatures::detect())
+    }
+
+    /// [`Dispatcher::new`] for the CPU features `features` instead of the detected ones.
+    ///
+    /// `features` can only narrow what the CPU has (a [`crate::arch::CpuFeatures`] comes from
+    /// detection, optionally with features removed), so this is how tests and benchmarks
+    /// select a slower path, e.g. `Auto` without AVX-512.
+    pub fn with_features(
+        backend: Backend,
+        features: crate::arch::CpuFeatures,
+    ) -> Result<Self, Error> {
+        #[allow(unused_variables)] // `features` is unused off x86_64
+        let f = features;
         match backend {
-            Backend::Auto | Backend::Fallback => Ok(Self {
+            Backend::Auto => Ok(Self {
+                kernel: Kernel::auto(f),
+            }),
+            Backend::Fallback => Ok(Self {
                 kernel: Kernel::Scalar,
             }),
+            #[cfg(target_arch = "x86_64")]
+            Backend::X86Avx2 => x86::Avx2::new(f)
+                .map(|t| Self {
+                    kernel: Kernel::Avx2(t),
+                })
+                .ok_or(Error::UnsupportedImplementation),
+            #[cfg(target_arch = "x86_64")]
+            Backend::X86Bmi2 => x86::Bmi2::new(f)
+                .map(|t| Self {
+                    kernel: Kernel::Bmi2(t),
+                })
+                .ok_or(Error::UnsupportedImplementation),
+            #[cfg(target_arch = "x86_64")]
+            Backend::X86Avx512Vbmi => x86::Avx512Vbmi::new(f)
+                .map(|t| Self {
+                    kernel: Kernel::Avx512(t),
+                })
+                .ok_or(Error::UnsupportedImplementation),
+            #[cfg(not(target_arch = "x86_64"))]
             Backend::X86Avx2 | Backend::X86Bmi2 | Backend::X86Avx512Vbmi => {
-                if cfg!(target_arch = "x86_64") {
-                    Err(Error::UnsupportedImplementation)
-                } else {
-                    Err(Error::UnsupportedBackend)
-                }
+                Err(Error::UnsupportedBackend)
             }
             Backend::Arm64Neon | Backend::Arm64Sve => {
                 if cfg!(target_arch = "aarch64") {
@@ -168,6 +237,12 @@ impl Dispatcher {
     pub fn backend(&self) -> Backend {
         match self.kernel {
             Kernel::Scalar => Backend::Fallback,
+            #[cfg(target_arch = "x86_64")]
+            Kernel::Avx2(_) => Backend::X86Avx2,
+            #[cfg(target_arch = "x86_64")]
+            Kernel::Bmi2(_) => Backend::X86Bmi2,
+            #[cfg(target_arch = "x86_64")]
+            Kernel::Avx512(_) => Backend::X86Avx512Vbmi,
         }
     }
 
@@ -203,6 +278,12 @@ impl Dispatcher {
         };
         match self.kernel {
             Kernel::Scalar => scalar::compress(bits, block_size, input, inverse_scale, output),
+            #[cfg(target_arch = "x86_64")]
+            Kernel::Avx2(t) => t.compress(bits, block_size, input, inverse_scale, output),
+            #[cfg(target_arch = "x86_64")]
+            Kernel::Bmi2(t) => t.compress(bits, block_size, input, inverse_scale, output),
+            #[cfg(target_arch = "x86_64")]
+            Kernel::Avx512(t) => t.compress(bits, block_size, input, inverse_scale, output),
         }
         Ok(())
     }
@@ -244,6 +325,12 @@ impl Dispatcher {
             Kernel::Scalar => {
                 scalar::decompress(bits, block_size, input, scale, output, sign_values)
             }
+            #[cfg(target_arch = "x86_64")]
+            Kernel::Avx2(t) => t.decompress(bits, block_size, input, scale, output, sign_values),
+            #[cfg(target_arch = "x86_64")]
+            Kernel::Bmi2(t) => t.decompress(bits, block_size, input, scale, output, sign_values),
+            #[cfg(target_arch = "x86_64")]
+            Kernel::Avx512(t) => t.decompress(bits, block_size, input, scale, output, sign_values),
         }
         Ok(())
     }

@@ -1,0 +1,376 @@
+//! AVX2 kernels (also used by the BMI2 backend).
+//!
+//! A step handles one 8-value group of N bytes.
+//!
+//! * Decompression: two 16-byte loads (group byte 0 into the low lane, byte `⌊4N/8⌋` into the
+//!   high lane), `vpshufb` gathers each field's 4 bytes into its dword, `vpsllvd` moves the
+//!   field's top bit to bit 31 and a shift right by `32−N` (arithmetic when signed) extracts it.
+//! * Compression: quantize 8 values (see [`super`]), merge pairs into qwords of `2N` bits, and
+//!   assemble the two halves of the group (`4N` bits each) in 128-bit integers.
+//!
+//! Loads and stores of a step may run past the group's N bytes (up to 16 bytes after
+//! `⌊4N/8⌋`, resp. `⌊4N/8⌋ + 16` bytes written): they are done in place only when they stay
+//! inside the whole input/output slice, else through a small stack buffer. Writes past the
+//! group only touch bytes that are written again later (the rest of the block, or the next
+//! block), in increasing address order.
+
+use super::tables::{Y256, Y256_TABLES};
+use core::arch::x86_64::*;
+
+/// Lane masks for `vmaskmov`: entry r enables the first r dwords.
+static LANE_MASKS: [[i32; 8]; 9] = {
+    let mut m = [[0; 8]; 9];
+    let mut r = 0;
+    while r <= 8 {
+        let mut i = 0;
+        while i < r {
+            m[r][i] = -1;
+            i += 1;
+        }
+        r += 1;
+    }
+    m
+};
+
+#[inline]
+#[target_feature(enable = "avx2")]
+fn lane_mask(r: usize) -> __m256i {
+    let m = LANE_MASKS.get(r).copied().unwrap_or([0; 8]);
+    // SAFETY: `m` is a local array of 8 i32 (32 bytes); unaligned load.
+    unsafe { _mm256_loadu_si256(m.as_ptr().cast()) }
+}
+
+/// Loop-invariant vectors of one compression call.
+#[derive(Clone, Copy)]
+struct Quant<V> {
+    inv: V,
+    lo: V,
+    hi: V,
+    mask: __m256i,
+    n: __m128i,
+    nbits: usize,
+}
+
+/// 8 codes as 4 qwords of `2N` bits → the group's `8N` bits as two 128-bit halves, the
+/// second already shifted for its byte position `⌊4N/8⌋`. Returns (low half, high half).
+#[inline]
+#[target_feature(enable = "avx2")]
+fn assemble(q: &Quant<impl Copy>, codes: __m256i) -> (u128, u128) {
+    let odd = _mm256_sll_epi64(_mm256_srli_epi64::<32>(codes), q.n);
+    let lo32 = _mm256_set1_epi64x(0xFFFF_FFFF);
+    let w = _mm256_or_si256(_mm256_and_si256(codes, lo32), odd);
+    let a = _mm256_castsi256_si128(w);
+    let b = _mm256_extracti128_si256::<1>(w);
+    let w0 = _mm_cvtsi128_si64(a) as u64 as u128;
+    let w1 = _mm_extract_epi64::<1>(a) as u64 as u128;
+    let w2 = _mm_cvtsi128_si64(b) as u64 as u128;
+    let w3 = _mm_extract_epi64::<1>(b) as u64 as u128;
+    let n2 = 2 * q.nbits;
+    let low = w0 | (w1 << n2);
+    let high = w2 | (w3 << n2);
+    let byte = 4 * q.nbits / 8;
+    // The byte at `byte` is shared when 4N is not a multiple of 8: carry low's part of it.
+    let high = (high << (4 * q.nbits % 8)) | (low >> (8 * byte));
+    (low, high)
+}
+
+#[inline]
+#[target_feature(enable = "avx2")]
+fn quantize_ps(q: &Quant<__m256>, x: __m256) -> __m256i {
+    let s = _mm256_mul_ps(x, q.inv);
+    // Operand order: NaN in s survives max/min and converts to 0x8000_0000 (code 0).
+    let c = _mm256_min_ps(q.hi, _mm256_max_ps(q.lo, s));
+    _mm256_and_si256(_mm256_cvtps_epi32(c), q.mask)
+}
+
+#[inline]
+#[target_feature(enable = "avx2")]
+fn quantize_pd(q: &Quant<__m256d>, a: __m256d, b: __m256d) -> __m256i {
+    let ca = _mm256_min_pd(q.hi, _mm256_max_pd(q.lo, _mm256_mul_pd(a, q.inv)));
+    let cb = _mm256_min_pd(q.hi, _mm256_max_pd(q.lo, _mm256_mul_pd(b, q.inv)));
+    let v = _mm256_set_m128i(_mm256_cvtpd_epi32(cb), _mm256_cvtpd_epi32(ca));
+    _mm256_and_si256(v, q.mask)
+}
+
+/// Compresses whole blocks of f32.
+///
+/// # Safety
+/// The CPU must support AVX2.
+#[target_feature(enable = "avx2")]
+pub(super) unsafe fn compress_f32(n: u32, bs: usize, input: &[f32], inv: f32, output: &mut [u8]) {
+    let (lo, hi) = crate::pernix::scalar::code_range(n);
+    let q = Quant {
+        inv: _mm256_set1_ps(inv),
+        lo: _mm256_set1_ps(lo as f32),
+        hi: _mm256_set1_ps(hi as f32),
+        mask: _mm256_set1_epi32(((1u64 << n) - 1) as i32),
+        n: _mm_cvtsi32_si128(n as i32),
+        nbits: n as usize,
+    };
+    let group = |x: &[f32]| -> (u128, u128) {
+        let v = if let Some(g) = x.first_chunk::<8>() {
+            // SAFETY: `g` is 8 floats (32 bytes); unaligned load.
+            unsafe { _mm256_loadu_ps(g.as_ptr()) }
+        } else {
+            let mut g = [0f32; 8];
+            for (d, s) in g.iter_mut().zip(x) {
+                *d = *s;
+            }
+            // SAFETY: `g` is 8 floats; unaligned load.
+            unsafe { _mm256_loadu_ps(g.as_ptr()) }
+        };
+        assemble(&q, quantize_ps(&q, v))
+    };
+    compress_blocks(n as usize, bs, input, output, group);
+}
+
+/// Compresses whole blocks of f64.
+///
+/// # Safety
+/// The CPU must support AVX2.
+#[target_feature(enable = "avx2")]
+pub(super) unsafe fn compress_f64(n: u32, bs: usize, input: &[f64], inv: f64, output: &mut [u8]) {
+    let (lo, hi) = crate::pernix::scalar::code_range(n);
+    let q = Quant {
+        inv: _mm256_set1_pd(inv),
+        lo: _mm256_set1_pd(f64::from(lo)),
+        hi: _mm256_set1_pd(f64::from(hi)),
+        mask: _mm256_set1_epi32(((1u64 << n) - 1) as i32),
+        n: _mm_cvtsi32_si128(n as i32),
+        nbits: n as usize,
+    };
+    let group = |x: &[f64]| -> (u128, u128) {
+        let (a, b) = if let Some(g) = x.first_chunk::<8>() {
+            // SAFETY: `g` is 8 doubles (64 bytes); unaligned loads of its two halves.
+            unsafe {
+                (
+                    _mm256_loadu_pd(g.as_ptr()),
+                    _mm256_loadu_pd(g.as_ptr().wrapping_add(4)),
+                )
+            }
+        } else {
+            let mut g = [0f64; 8];
+            for (d, s) in g.iter_mut().zip(x) {
+                *d = *s;
+            }
+            // SAFETY: `g` is 8 doubles; unaligned loads of its two halves.
+            unsafe {
+                (
+                    _mm256_loadu_pd(g.as_ptr()),
+                    _mm256_loadu_pd(g.as_ptr().wrapping_add(4)),
+                )
+            }
+        };
+        assemble(&q, quantize_pd(&q, a, b))
+    };
+    compress_blocks(n as usize, bs, input, output, group);
+}
+
+/// Writes a group assembled by [`assemble`] at byte `at` of `out`: `bytes` bytes of it are
+/// meaningful; more (zeros) may be written after them when `out` has room.
+#[inline(always)]
+fn put_group(out: &mut [u8], at: usize, n: usize, bytes: usize, (low, high): (u128, u128)) {
+    let byte = 4 * n / 8;
+    if let Some(dst) = out.get_mut(at..at + byte + 16) {
+        // Low half (its shared last byte is rewritten by the high half, which carries it).
+        if let Some(d) = dst.first_chunk_mut::<16>() {
+            *d = low.to_le_bytes();
+        }
+        if let Some(d) = dst.get_mut(byte..).and_then(|d| d.first_chunk_mut::<16>()) {
+            *d = high.to_le_bytes();
+        }
+    } else {
+        let mut buf = [0u8; 32];
+        if let Some(d) = buf.first_chunk_mut::<16>() {
+            *d = low.to_le_bytes();
+        }
+        if let Some(d) = buf.get_mut(byte..).and_then(|d| d.first_chunk_mut::<16>()) {
+            *d = high.to_le_bytes();
+        }
+        for (d, s) in out.iter_mut().skip(at).take(bytes).zip(buf) {
+            *d = s;
+        }
+    }
+}
+
+#[inline(always)]
+fn compress_blocks<T>(
+    n: usize,
+    bs: usize,
+    input: &[T],
+    output: &mut [u8],
+    group: impl Fn(&[T]) -> (u128, u128),
+) {
+    let epb = bs * 8 / n;
+    let used = (epb * n).div_ceil(8);
+    let groups = epb / 8;
+    let tail = epb % 8;
+    let mut at = 0;
+    for (bin, _) in input.chunks_exact(epb).zip(0..output.len() / bs) {
+        let block_end = at + bs;
+        let mut o = at;
+        let mut values = bin.chunks_exact(8);
+        for g in values.by_ref().take(groups) {
+            put_group(output, o, n, n, group(g));
+            o += n;
+        }
+        if tail > 0 {
+            put_group(
+                output,
+                o,
+                n,
+                (tail * n).div_ceil(8),
+                group(values.remainder()),
+            );
+        }
+        if let Some(rest) = output.get_mut(at + used..block_end) {
+            rest.fill(0);
+        }
+        at = block_end;
+    }
+}
+
+/// Decompresses whole blocks into f32.
+///
+/// # Safety
+/// The CPU must support AVX2.
+#[target_feature(enable = "avx2")]
+pub(super) unsafe fn decompress_f32(
+    n: u32,
+    bs: usize,
+    input: &[u8],
+    scale: f32,
+    output: &mut [f32],
+    signed: bool,
+) {
+    let sc = _mm256_set1_ps(scale);
+    let store = |o: &mut [f32], v: __m256i| {
+        let f = _mm256_mul_ps(_mm256_cvtepi32_ps(v), sc);
+        if let Some(d) = o.first_chunk_mut::<8>() {
+            // SAFETY: `d` is 8 floats (32 bytes); unaligned store.
+            unsafe { _mm256_storeu_ps(d.as_mut_ptr(), f) }
+        } else {
+            // SAFETY: the mask enables only the first `o.len() < 8` lanes, which are inside `o`.
+            unsafe { _mm256_maskstore_ps(o.as_mut_ptr(), lane_mask(o.len()), f) }
+        }
+    };
+    decompress_blocks(n as usize, bs, input, output, signed, store);
+}
+
+/// Decompresses whole blocks into f64.
+///
+/// # Safety
+/// The CPU must support AVX2.
+#[target_feature(enable = "avx2")]
+pub(super) unsafe fn decompress_f64(
+    n: u32,
+    bs: usize,
+    input: &[u8],
+    scale: f64,
+    output: &mut [f64],
+    signed: bool,
+) {
+    let sc = _mm256_set1_pd(scale);
+    let store = |o: &mut [f64], v: __m256i| {
+        let a = _mm256_mul_pd(_mm256_cvtepi32_pd(_mm256_castsi256_si128(v)), sc);
+        let b = _mm256_mul_pd(_mm256_cvtepi32_pd(_mm256_extracti128_si256::<1>(v)), sc);
+        if let Some(d) = o.first_chunk_mut::<8>() {
+            // SAFETY: `d` is 8 doubles (64 bytes); unaligned stores of its two halves.
+            unsafe {
+                _mm256_storeu_pd(d.as_mut_ptr(), a);
+                _mm256_storeu_pd(d.as_mut_ptr().wrapping_add(4), b);
+            }
+        } else {
+            let r = o.len();
+            // 64-bit lanes: lane i enabled iff dwords 2i, 2i+1 are.
+            let ma = lane_mask((2 * r).min(8));
+            let mb = lane_mask((2 * r).saturating_sub(8));
+            let p = o.as_mut_ptr();
+            // SAFETY: the masks enable only lanes below r < 8, which are inside `o`.
+            unsafe {
+                _mm256_maskstore_pd(p, ma, a);
+                _mm256_maskstore_pd(p.wrapping_add(4), mb, b);
+            }
+        }
+    };
+    decompress_blocks(n as usize, bs, input, output, signed, store);
+}
+
+#[inline(always)]
+fn decompress_blocks<T>(
+    n: usize,
+    bs: usize,
+    input: &[u8],
+    output: &mut [T],
+    signed: bool,
+    store: impl Fn(&mut [T], __m256i),
+) {
+    let Some(t) = Y256_TABLES.get(n) else {
+        return;
+    };
+    let epb = bs * 8 / n;
+    let groups = epb.div_ceil(8);
+    // SAFETY: only called from the AVX2 kernels, whose callers guarantee AVX2.
+    let (shuf, shl, cnt) = unsafe { setup(t, n) };
+    for (b, bout) in output.chunks_exact_mut(epb).enumerate() {
+        let base = b * bs;
+        for (g, gout) in bout.chunks_mut(8).enumerate().take(groups) {
+            let at = base + g * n;
+            // SAFETY: as above.
+            let v = unsafe { unpack(t, input, at, shuf, shl, cnt, signed) };
+            store(gout, v);
+        }
+    }
+}
+
+/// # Safety
+/// The CPU must support AVX2.
+#[inline]
+#[target_feature(enable = "avx2")]
+unsafe fn setup(t: &Y256, n: usize) -> (__m256i, __m256i, __m128i) {
+    // SAFETY: the tables are plain arrays of 32 bytes; unaligned loads.
+    unsafe {
+        (
+            _mm256_loadu_si256(t.dec_shuf.as_ptr().cast()),
+            _mm256_loadu_si256(t.dec_shl.as_ptr().cast()),
+            _mm_cvtsi32_si128(32 - n as i32),
+        )
+    }
+}
+
+/// The 8 fields of the group at byte `at` of `input` (bytes past the input read as 0).
+///
+/// # Safety
+/// The CPU must support AVX2.
+#[inline]
+#[target_feature(enable = "avx2")]
+unsafe fn unpack(
+    t: &Y256,
+    input: &[u8],
+    at: usize,
+    shuf: __m256i,
+    shl: __m256i,
+    cnt: __m128i,
+    signed: bool,
+) -> __m256i {
+    let h = t.hi_offset;
+    let v = if let Some(src) = input.get(at..at + h + 16) {
+        let p = src.as_ptr();
+        // SAFETY: `src` has h + 16 bytes: 16 at 0 and 16 at h are inside it.
+        unsafe { _mm256_loadu2_m128i(p.wrapping_add(h).cast(), p.cast()) }
+    } else {
+        let mut buf = [0u8; 48];
+        for (d, s) in buf.iter_mut().zip(input.iter().skip(at)) {
+            *d = *s;
+        }
+        let p = buf.as_ptr();
+        // SAFETY: `buf` has 48 ≥ h + 16 bytes (h ≤ 12).
+        unsafe { _mm256_loadu2_m128i(p.wrapping_add(h).cast(), p.cast()) }
+    };
+    let m = _mm256_sllv_epi32(_mm256_shuffle_epi8(v, shuf), shl);
+    if signed {
+        _mm256_sra_epi32(m, cnt)
+    } else {
+        _mm256_srl_epi32(m, cnt)
+    }
+}

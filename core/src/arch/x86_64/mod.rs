@@ -1,0 +1,189 @@
+//! x86_64 PERNIX kernels: AVX2, BMI2 and AVX-512 VBMI.
+//!
+//! Each backend is a zero-sized **proof token** ([`Avx2`], [`Bmi2`], [`Avx512Vbmi`]) that can
+//! only be constructed from a [`CpuFeatures`] value saying the ISA is usable (and
+//! [`CpuFeatures`] itself only comes from detection or from narrowing a detected set with
+//! [`CpuFeatures::without`]). Holding a token is what makes calling the `#[target_feature]`
+//! kernels sound.
+//!
+//! The kernels take the bit width at run time: the per-width byte shuffles, bit offsets and
+//! store masks come from tables computed at compile time by `const fn`s ([`tables`]), so there
+//! is one kernel per (backend, element type, operation) rather than 24. Widths 1, 8 and 16 have
+//! dedicated fast paths in the AVX-512 backend.
+//!
+//! Every kernel reproduces the scalar reference ([`crate::pernix::scalar`]) exactly,
+//! including NaN (→ code 0), ±inf and values far outside the code range (clamped): the float
+//! is clamped in the float domain (`vmaxps lo, s` then `vminps hi, ·`, an operand order that
+//! propagates NaN), then converted with round-half-even. A NaN converts to the integer
+//! indefinite `0x8000_0000`, whose low N ≤ 24 bits are zero, i.e. code 0, exactly the fallback's
+//! answer — so NaN costs no extra instruction. Finite clamped values are in `[lo, hi]`, where
+//! the conversion is exact up to the rounding, so the code equals `rint_half_even(clamp(s))`.
+
+use crate::arch::CpuFeatures;
+use crate::pernix::{BitWidth, BlockSize, PernixFloat};
+use core::any::TypeId;
+
+mod avx2;
+mod avx512;
+pub(crate) mod tables;
+
+/// Proof that AVX2 is usable on this CPU (and enabled by the OS).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Avx2(());
+
+impl Avx2 {
+    /// The token, if `features` has AVX2.
+    pub const fn new(features: CpuFeatures) -> Option<Self> {
+        if features.avx2() {
+            Some(Self(()))
+        } else {
+            None
+        }
+    }
+}
+
+/// Proof that AVX2 **and** BMI2 are usable (the upstream BMI2 backend's requirement).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Bmi2(());
+
+impl Bmi2 {
+    /// The token, if `features` has AVX2 and BMI2.
+    pub const fn new(features: CpuFeatures) -> Option<Self> {
+        if features.avx2_bmi2() {
+            Some(Self(()))
+        } else {
+            None
+        }
+    }
+
+    /// The AVX2 token that this token implies.
+    pub const fn avx2(self) -> Avx2 {
+        Avx2(())
+    }
+}
+
+/// Proof that AVX-512 F, DQ, BW, VL and VBMI are usable (and the OS saves ZMM state).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Avx512Vbmi(());
+
+impl Avx512Vbmi {
+    /// The token, if `features` has all five AVX-512 subsets.
+    pub const fn new(features: CpuFeatures) -> Option<Self> {
+        if features.avx512_vbmi() {
+            Some(Self(()))
+        } else {
+            None
+        }
+    }
+}
+
+/// `&[T]` as `&[U]` when `T` and `U` are the same type.
+fn cast<T: 'static, U: 'static>(s: &[T]) -> Option<&[U]> {
+    if TypeId::of::<T>() == TypeId::of::<U>() {
+        // SAFETY: `T` and `U` are the same type, so the slice's layout and validity are unchanged.
+        Some(unsafe { core::slice::from_raw_parts(s.as_ptr().cast::<U>(), s.len()) })
+    } else {
+        None
+    }
+}
+
+/// `&mut [T]` as `&mut [U]` when `T` and `U` are the same type.
+fn cast_mut<T: 'static, U: 'static>(s: &mut [T]) -> Option<&mut [U]> {
+    if TypeId::of::<T>() == TypeId::of::<U>() {
+        // SAFETY: `T` and `U` are the same type; the borrow is moved into the result.
+        Some(unsafe { core::slice::from_raw_parts_mut(s.as_mut_ptr().cast::<U>(), s.len()) })
+    } else {
+        None
+    }
+}
+
+macro_rules! entry_points {
+    ($token:ty, $module:ident, $doc:literal) => {
+        impl $token {
+            #[doc = concat!("Compresses whole blocks with the ", $doc, " kernels; same contract as")]
+            /// [`crate::pernix::scalar::compress`] (lengths checked by the caller; the shorter
+            /// side decides the number of blocks, nothing panics).
+            pub fn compress<T: PernixFloat>(
+                self,
+                bits: BitWidth,
+                block_size: BlockSize,
+                input: &[T],
+                inverse_scale: T,
+                output: &mut [u8],
+            ) {
+                let n = u32::from(bits.get());
+                let bs = block_size.bytes();
+                if let (Some(x), Some(inv)) = (cast::<T, f32>(input), cast::<T, f32>(&[inverse_scale])) {
+                    let inv = inv.first().copied().unwrap_or(0.0);
+                    // SAFETY: the token proves the CPU supports the kernel's target features.
+                    unsafe { $module::compress_f32(n, bs, x, inv, output) }
+                } else if let (Some(x), Some(inv)) = (cast::<T, f64>(input), cast::<T, f64>(&[inverse_scale])) {
+                    let inv = inv.first().copied().unwrap_or(0.0);
+                    // SAFETY: the token proves the CPU supports the kernel's target features.
+                    unsafe { $module::compress_f64(n, bs, x, inv, output) }
+                }
+            }
+
+            #[doc = concat!("Decompresses whole blocks with the ", $doc, " kernels; same contract as")]
+            /// [`crate::pernix::scalar::decompress`].
+            pub fn decompress<T: PernixFloat>(
+                self,
+                bits: BitWidth,
+                block_size: BlockSize,
+                input: &[u8],
+                scale: T,
+                output: &mut [T],
+                sign_values: bool,
+            ) {
+                let n = u32::from(bits.get());
+                let bs = block_size.bytes();
+                let signed = sign_values && n > 1;
+                if let Some(s) = cast::<T, f32>(&[scale]).and_then(|s| s.first().copied()) {
+                    if let Some(out) = cast_mut::<T, f32>(output) {
+                        // SAFETY: the token proves the CPU supports the kernel's target features.
+                        unsafe { $module::decompress_f32(n, bs, input, s, out, signed) }
+                    }
+                } else if let Some(s) = cast::<T, f64>(&[scale]).and_then(|s| s.first().copied()) {
+                    if let Some(out) = cast_mut::<T, f64>(output) {
+                        // SAFETY: the token proves the CPU supports the kernel's target features.
+                        unsafe { $module::decompress_f64(n, bs, input, s, out, signed) }
+                    }
+                }
+            }
+        }
+    };
+}
+
+entry_points!(Avx2, avx2, "AVX2");
+entry_points!(Avx512Vbmi, avx512, "AVX-512 VBMI");
+
+impl Bmi2 {
+    /// Compresses whole blocks for the BMI2 backend. Upstream's BMI2 backend requires AVX2
+    /// as well; here it runs the AVX2 kernels (whose speed does not depend on `pdep`/`pext`).
+    pub fn compress<T: PernixFloat>(
+        self,
+        bits: BitWidth,
+        block_size: BlockSize,
+        input: &[T],
+        inverse_scale: T,
+        output: &mut [u8],
+    ) {
+        self.avx2()
+            .compress(bits, block_size, input, inverse_scale, output)
+    }
+
+    /// Decompresses whole blocks for the BMI2 backend (the AVX2 kernels, see
+    /// [`Bmi2::compress`]).
+    pub fn decompress<T: PernixFloat>(
+        self,
+        bits: BitWidth,
+        block_size: BlockSize,
+        input: &[u8],
+        scale: T,
+        output: &mut [T],
+        sign_values: bool,
+    ) {
+        self.avx2()
+            .decompress(bits, block_size, input, scale, output, sign_values)
+    }
+}
