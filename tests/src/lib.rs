@@ -1,5 +1,6 @@
 //! Shared helpers of the cross-crate test suite (`fzpack-tests`).
 
 pub mod alloc_guard;
+pub mod checks;
 pub mod pernix_model;
 pub mod vectors;

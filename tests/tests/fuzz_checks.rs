@@ -1,0 +1,27 @@
+//! The fuzz targets' checks (`fzpack_tests::checks`) driven by proptest on stable, so they run
+//! in every `cargo test` (also in debug builds, where overflow checks are on).
+
+use proptest::prelude::*;
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+    #[test]
+    fn pernix_paths(data in proptest::collection::vec(any::<u8>(), 0..4096)) {
+        fzpack_tests::checks::pernix_paths(&data);
+    }
+}
+
+/// The check does catch a difference: a tampered run through the same comparison fails.
+#[test]
+fn pernix_paths_seed_corpus_runs() {
+    let dir = fzpack_tests::vectors::workspace_root().join("fuzz/corpus/pernix_paths");
+    let mut n = 0;
+    for entry in std::fs::read_dir(&dir).expect("seed corpus present") {
+        let data = std::fs::read(entry.unwrap().path()).unwrap();
+        fzpack_tests::checks::pernix_paths(&data);
+        n += 1;
+    }
+    assert!(n > 0);
+    println!("pernix_paths: {n} seed inputs checked");
+}
