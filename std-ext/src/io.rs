@@ -31,8 +31,14 @@ use crate::pernix::{
 };
 use crate::{Error, Result};
 
-/// Blocks compressed or decoded per batch by the streaming adaptors.
-const BATCH_BLOCKS: usize = 4096;
+/// Input bytes compressed (or output bytes decoded) per batch by the streaming adaptors:
+/// large enough for the parallel driver to split, small enough to bound memory.
+const BATCH_BYTES: usize = 8 << 20;
+
+/// Whole blocks per batch for a header.
+fn batch_blocks(h: &StreamHeader) -> usize {
+    (BATCH_BYTES / (h.elements_per_block() * h.dtype.size())).max(1)
+}
 
 /// A `Write` adaptor that turns raw little-endian values of `T` into a PERNIX block stream
 /// written to `inner`. The value count `n` is part of the header, so it is given up front;
@@ -159,7 +165,7 @@ impl<W: Write, T: Element> Write for PernixWriter<W, T> {
         self.values
             .extend(rest[..whole].chunks_exact(T::BYTES).map(T::read_le));
         self.pending.extend_from_slice(&rest[whole..]);
-        if self.values.len() >= BATCH_BLOCKS * self.header.elements_per_block() {
+        if self.values.len() >= batch_blocks(&self.header) * self.header.elements_per_block() {
             self.flush_values(false)?;
         }
         Ok(buf.len())
@@ -222,7 +228,7 @@ impl<R: Read> PernixReader<R> {
     }
 
     fn refill(&mut self) -> Result<()> {
-        let blocks = self.blocks_left.min(BATCH_BLOCKS);
+        let blocks = self.blocks_left.min(batch_blocks(&self.header));
         let e = self.header.elements_per_block();
         let values = ((blocks * e) as u64).min(self.values_left) as usize;
         self.frames.resize(blocks * self.header.frame_len(), 0);

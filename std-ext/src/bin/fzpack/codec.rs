@@ -1,0 +1,314 @@
+//! The codecs as the CLI sees them: one setting type, three paths, archive detection.
+
+use fzpack::par::Parallel;
+use fzpack::pernix::{self, Backend, BitWidth, BlockSize, Dispatcher};
+use fzpack::{DType, Element};
+
+use crate::fail::{Fail, Kind, lib};
+
+/// Which implementation runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PathKind {
+    /// The portable scalar reference, one thread.
+    Scalar,
+    /// The fastest SIMD kernel of this CPU, one thread.
+    Simd,
+    /// The rayon driver over the fastest kernel.
+    Parallel,
+}
+
+impl PathKind {
+    pub const ALL: [PathKind; 3] = [PathKind::Scalar, PathKind::Simd, PathKind::Parallel];
+    pub fn name(self) -> &'static str {
+        match self {
+            PathKind::Scalar => "scalar",
+            PathKind::Simd => "simd",
+            PathKind::Parallel => "parallel",
+        }
+    }
+}
+
+/// SZp error-bound mode.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum ModeArg {
+    /// Absolute bound.
+    Abs,
+    /// Bound relative to the value range (max - min).
+    Noa,
+}
+
+/// A codec and its parameters.
+#[derive(Clone, Copy, Debug)]
+pub enum Setting {
+    Szp { mode: ModeArg, eb: f64, block: u32 },
+    Pernix { bits: BitWidth, block: BlockSize },
+}
+
+impl Setting {
+    pub fn codec(&self) -> &'static str {
+        match self {
+            Setting::Szp { .. } => "szp",
+            Setting::Pernix { .. } => "pernix",
+        }
+    }
+    pub fn label(&self) -> String {
+        match self {
+            Setting::Szp { mode, eb, .. } => match mode {
+                ModeArg::Abs => format!("abs={eb:e}"),
+                ModeArg::Noa => format!("noa={eb:e}"),
+            },
+            Setting::Pernix { bits, .. } => format!("bits={}", bits.get()),
+        }
+    }
+}
+
+/// The engines of each path.
+pub struct Engines {
+    pub par: Parallel,
+    scalar: Dispatcher,
+    simd: Dispatcher,
+    parallel: Dispatcher,
+}
+
+impl Engines {
+    pub fn new(threads: Option<usize>) -> Result<Self, Fail> {
+        let par = match threads {
+            Some(t) => Parallel::with_threads(t).map_err(|e| Fail::new(Kind::Usage, e.to_string()))?,
+            None => Parallel::new(),
+        };
+        let mk = |b| Dispatcher::new(b).map_err(|e| Fail::new(Kind::Usage, e.to_string()));
+        Ok(Engines {
+            scalar: mk(Backend::Fallback)?,
+            simd: mk(Backend::Auto)?,
+            parallel: Dispatcher::with_parallel(Backend::Auto, par.clone())
+                .map_err(|e| Fail::new(Kind::Usage, e.to_string()))?,
+            par,
+        })
+    }
+
+    pub fn pernix(&self, path: PathKind) -> &Dispatcher {
+        match path {
+            PathKind::Scalar => &self.scalar,
+            PathKind::Simd => &self.simd,
+            PathKind::Parallel => &self.parallel,
+        }
+    }
+}
+
+/// What kind of archive a byte string is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ArchiveKind {
+    Pernix,
+    Szp,
+    Fzm,
+}
+
+pub fn detect(name: &str, bytes: &[u8]) -> Result<ArchiveKind, Fail> {
+    if bytes.starts_with(&pernix::STREAM_MAGIC) {
+        return Ok(ArchiveKind::Pernix);
+    }
+    if let Some(k) = crate::szpcli::detect(bytes) {
+        return Ok(k);
+    }
+    Err(Fail::new(
+        Kind::Corrupt,
+        format!("{name}: not an fzpack archive (unknown magic bytes)"),
+    ))
+}
+
+/// Decoded values of either type.
+pub enum Decoded {
+    F32(Vec<f32>),
+    F64(Vec<f64>),
+}
+
+impl Decoded {
+    pub fn dtype(&self) -> DType {
+        match self {
+            Decoded::F32(_) => DType::F32,
+            Decoded::F64(_) => DType::F64,
+        }
+    }
+    pub fn len(&self) -> usize {
+        match self {
+            Decoded::F32(v) => v.len(),
+            Decoded::F64(v) => v.len(),
+        }
+    }
+    pub fn to_le_bytes(&self) -> Vec<u8> {
+        match self {
+            Decoded::F32(v) => fzpack::values_to_le_bytes(v),
+            Decoded::F64(v) => fzpack::values_to_le_bytes(v),
+        }
+    }
+}
+
+/// Trait to move a `Vec<T>` in and out of [`Decoded`].
+pub trait Wrap: Element {
+    fn wrap(v: Vec<Self>) -> Decoded;
+    fn unwrap(d: Decoded) -> Option<Vec<Self>>;
+}
+impl Wrap for f32 {
+    fn wrap(v: Vec<Self>) -> Decoded {
+        Decoded::F32(v)
+    }
+    fn unwrap(d: Decoded) -> Option<Vec<Self>> {
+        match d {
+            Decoded::F32(v) => Some(v),
+            _ => None,
+        }
+    }
+}
+impl Wrap for f64 {
+    fn wrap(v: Vec<Self>) -> Decoded {
+        Decoded::F64(v)
+    }
+    fn unwrap(d: Decoded) -> Option<Vec<Self>> {
+        match d {
+            Decoded::F64(v) => Some(v),
+            _ => None,
+        }
+    }
+}
+
+/// Compresses with `setting` on `path`; `fzm` selects the .fzm container for SZp.
+pub fn compress<T: Wrap>(
+    name: &str,
+    values: &[T],
+    setting: &Setting,
+    path: PathKind,
+    eng: &Engines,
+    fzm: bool,
+) -> Result<Vec<u8>, Fail> {
+    match *setting {
+        Setting::Pernix { bits, block } => eng
+            .pernix(path)
+            .compress_stream(values, bits, block)
+            .map_err(|e| lib(name, e)),
+        Setting::Szp { mode, eb, block } => {
+            crate::szpcli::compress(name, values, mode, eb, block, path, eng, fzm)
+        }
+    }
+}
+
+/// Decompresses any archive on `path`.
+pub fn decompress(name: &str, bytes: &[u8], path: PathKind, eng: &Engines) -> Result<Decoded, Fail> {
+    match detect(name, bytes)? {
+        ArchiveKind::Pernix => {
+            let h = pernix::stream_header(bytes).map_err(|e| lib(name, e))?;
+            let d = eng.pernix(path);
+            Ok(match h.dtype {
+                DType::F32 => Decoded::F32(d.decompress_stream(bytes).map_err(|e| lib(name, e))?),
+                DType::F64 => Decoded::F64(d.decompress_stream(bytes).map_err(|e| lib(name, e))?),
+            })
+        }
+        k => crate::szpcli::decompress(name, bytes, k, path, eng),
+    }
+}
+
+/// Per-element error bounds of an archive: either one bound for all, or per PERNIX block.
+pub enum Bound {
+    Uniform(f64),
+    PerBlock { per: usize, bounds: Vec<f64> },
+}
+
+impl Bound {
+    pub fn max(&self) -> f64 {
+        match self {
+            Bound::Uniform(b) => *b,
+            Bound::PerBlock { bounds, .. } => bounds.iter().copied().fold(0.0, f64::max),
+        }
+    }
+    pub fn at(&self, i: usize) -> f64 {
+        match self {
+            Bound::Uniform(b) => *b,
+            Bound::PerBlock { per, bounds } => bounds[i / per],
+        }
+    }
+}
+
+/// The error bound an archive promises.
+pub fn bound(name: &str, bytes: &[u8]) -> Result<Bound, Fail> {
+    match detect(name, bytes)? {
+        ArchiveKind::Pernix => {
+            let h = pernix::stream_header(bytes).map_err(|e| lib(name, e))?;
+            let scales = pernix::stream_scales(bytes).map_err(|e| lib(name, e))?;
+            let bounds = scales
+                .iter()
+                .map(|&s| match h.dtype {
+                    DType::F32 => pernix::block_error_bound(s as f32, h.bits),
+                    DType::F64 => pernix::block_error_bound(s, h.bits),
+                })
+                .collect();
+            Ok(Bound::PerBlock {
+                per: h.elements_per_block(),
+                bounds,
+            })
+        }
+        k => crate::szpcli::bound(name, bytes, k).map(Bound::Uniform),
+    }
+}
+
+/// The largest `|a_i - b_i| / bound_i` (≤ 1 when the bound holds) and its index.
+pub fn worst_ratio<T: Element>(a: &[T], b: &[T], bound: &Bound) -> (f64, usize) {
+    let mut worst = (0.0f64, 0usize);
+    for (i, (x, y)) in a.iter().zip(b).enumerate() {
+        let e = (x.to_f64() - y.to_f64()).abs();
+        let bi = bound.at(i);
+        let r = if bi > 0.0 {
+            e / bi
+        } else if e == 0.0 {
+            0.0
+        } else {
+            f64::INFINITY
+        };
+        if r > worst.0 {
+            worst = (r, i);
+        }
+    }
+    worst
+}
+
+/// Human description of an archive (`fzpack info`).
+pub fn describe(name: &str, bytes: &[u8]) -> Result<Vec<(String, String)>, Fail> {
+    match detect(name, bytes)? {
+        ArchiveKind::Pernix => {
+            let h = pernix::stream_header(bytes).map_err(|e| lib(name, e))?;
+            let scales = pernix::stream_scales(bytes).map_err(|e| lib(name, e))?;
+            let raw = h.n as f64 * h.dtype.size() as f64;
+            let (lo, hi) = scales
+                .iter()
+                .fold((f64::INFINITY, 0f64), |(l, h), &s| (l.min(s), h.max(s)));
+            let b = bound(name, bytes)?;
+            let mut rows = vec![
+                ("format".into(), format!("PERNIX block stream v{}", pernix::STREAM_VERSION)),
+                ("dtype".into(), h.dtype.to_string()),
+                ("values".into(), h.n.to_string()),
+                ("bits".into(), h.bits.get().to_string()),
+                ("block size".into(), format!("{} bytes", h.block_size.bytes())),
+                ("values per block".into(), h.elements_per_block().to_string()),
+                ("blocks".into(), scales.len().to_string()),
+                ("archive size".into(), format!("{} bytes", bytes.len())),
+            ];
+            if !scales.is_empty() {
+                rows.push(("scale range".into(), format!("{lo:e} .. {hi:e}")));
+                rows.push(("max error bound".into(), format!("{:e}", b.max())));
+            }
+            rows.push(ratio_row(raw, bytes.len()));
+            rows.push(bpv_row(h.n, bytes.len()));
+            Ok(rows)
+        }
+        k => crate::szpcli::describe(name, bytes, k),
+    }
+}
+
+pub fn ratio_row(raw: f64, len: usize) -> (String, String) {
+    ("ratio".into(), format!("{:.3}", raw / len.max(1) as f64))
+}
+
+pub fn bpv_row(n: u64, len: usize) -> (String, String) {
+    (
+        "bits/value".into(),
+        format!("{:.3}", len as f64 * 8.0 / (n.max(1)) as f64),
+    )
+}
