@@ -1,0 +1,182 @@
+//! Runs the `fzpack` binary: round trips, every error case (message and exit code), `--json`
+//! parsed back, the SVG plot.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_fzpack"))
+}
+
+/// A fresh directory for one test.
+fn dir(name: &str) -> PathBuf {
+    let d = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("cli-{name}"));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn run(args: &[&str]) -> Output {
+    bin().args(args).output().expect("runs")
+}
+
+fn text(o: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+fn ok(args: &[&str]) -> String {
+    let o = run(args);
+    assert!(o.status.success(), "{args:?} failed: {}", text(&o));
+    text(&o)
+}
+
+/// Expects failure with `code` and a message containing `needle`.
+fn fails(args: &[&str], code: i32, needle: &str) {
+    let o = run(args);
+    let t = text(&o);
+    assert_eq!(o.status.code(), Some(code), "{args:?}: {t}");
+    assert!(t.contains(needle), "{args:?}: expected {needle:?} in {t}");
+}
+
+fn write_f32(path: &Path, n: usize) -> Vec<f32> {
+    let v: Vec<f32> = (0..n)
+        .map(|i| ((i as f32) * 0.01).sin() * 50.0 + ((i * 7919) % 13) as f32 * 0.01)
+        .collect();
+    std::fs::write(path, fzpack::values_to_le_bytes(&v)).unwrap();
+    v
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+#[test]
+fn pernix_round_trip_f32_and_f64() {
+    let d = dir("pernix");
+    let input = d.join("field_100x123.f32");
+    let orig = write_f32(&input, 12_300);
+    let arch = d.join("field.pnx");
+    let out = ok(&["compress", s(&input), "--codec", "pernix", "--bits", "12", "-o", s(&arch)]);
+    assert!(out.contains("ratio"), "{out}");
+    let info = ok(&["info", s(&arch)]);
+    assert!(info.contains("PERNIX block stream") && info.contains("12300"), "{info}");
+    let dec = d.join("back.f32");
+    ok(&["decompress", s(&arch), "-o", s(&dec)]);
+    let back = fzpack::values_from_le_bytes::<f32>(&std::fs::read(&dec).unwrap()).unwrap();
+    assert_eq!(back.len(), orig.len());
+    let v = ok(&["verify", s(&input), s(&arch)]);
+    assert!(v.contains("OK") && v.contains("PSNR") && v.contains("RMSE"), "{v}");
+
+    // f64 via --dtype, a larger block, a given thread count, default output names
+    let raw = d.join("wave.bin");
+    let x: Vec<f64> = (0..5000).map(|i| (i as f64 * 0.003).cos() * 1e5).collect();
+    std::fs::write(&raw, fzpack::values_to_le_bytes(&x)).unwrap();
+    let args = ["compress", s(&raw), "--codec", "pernix", "--dtype", "f64"];
+    ok(&[&args[..], &["--bits", "20", "--block-size", "256", "--threads", "2"]].concat());
+    let arch = d.join("wave.bin.pnx");
+    assert!(arch.exists());
+    ok(&["decompress", s(&arch)]);
+    assert!(d.join("wave.bin.decoded.f64").exists());
+    ok(&["verify", s(&raw), s(&arch)]);
+}
+
+#[test]
+fn error_cases_have_messages_and_exit_codes() {
+    let d = dir("errors");
+    let missing = d.join("nope.f32");
+    fails(&["compress", s(&missing), "--codec", "pernix"], 3, "no such file");
+    fails(&["info", s(&missing)], 3, "no such file");
+
+    let odd = d.join("odd.f32");
+    std::fs::write(&odd, [0u8; 10]).unwrap();
+    fails(&["compress", s(&odd), "--codec", "pernix"], 4, "not a multiple");
+
+    let nan = d.join("nan.f32");
+    let mut v = vec![1.0f32; 100];
+    v[42] = f32::NAN;
+    std::fs::write(&nan, fzpack::values_to_le_bytes(&v)).unwrap();
+    fails(&["compress", s(&nan), "--codec", "pernix"], 4, "index 42");
+    assert!(!d.join("nan.f32.pnx").exists(), "nothing written on error");
+
+    let noext = d.join("data.raw");
+    std::fs::write(&noext, [0u8; 8]).unwrap();
+    fails(&["compress", s(&noext), "--codec", "pernix"], 4, "--dtype");
+
+    let good = d.join("good.f32");
+    write_f32(&good, 1000);
+    fails(&["compress", s(&good), "--codec", "pernix", "--bits", "30"], 2, "1..=24");
+    fails(&["compress", s(&good), "--codec", "pernix", "--block-size", "96"], 2, "block size");
+    fails(&["compress", s(&good), "--bogus"], 2, "--bogus");
+
+    let arch = d.join("good.pnx");
+    ok(&["compress", s(&good), "--codec", "pernix", "-o", s(&arch)]);
+    fails(&["compress", s(&good), "--codec", "pernix", "-o", s(&arch)], 7, "--force");
+    ok(&["compress", s(&good), "--codec", "pernix", "-o", s(&arch), "--force"]);
+
+    // corrupt archives: truncated, bad magic, bad scale
+    let bytes = std::fs::read(&arch).unwrap();
+    let trunc = d.join("trunc.pnx");
+    std::fs::write(&trunc, &bytes[..bytes.len() - 3]).unwrap();
+    fails(&["decompress", s(&trunc), "-o", s(&d.join("t.f32"))], 5, "corrupt archive");
+    fails(&["info", s(&trunc)], 5, "corrupt archive");
+    assert!(!d.join("t.f32").exists());
+    let junk = d.join("junk.pnx");
+    std::fs::write(&junk, b"this is not an archive at all").unwrap();
+    fails(&["decompress", s(&junk)], 5, "not an fzpack archive");
+    let mut bad = bytes.clone();
+    bad[24..28].copy_from_slice(&f32::NAN.to_le_bytes());
+    let badscale = d.join("badscale.pnx");
+    std::fs::write(&badscale, &bad).unwrap();
+    fails(&["decompress", s(&badscale)], 5, "scale");
+
+    // verify against the wrong original: the bound is violated
+    let other = d.join("other.f32");
+    std::fs::write(&other, fzpack::values_to_le_bytes(&vec![1e6f32; 1000])).unwrap();
+    fails(&["verify", s(&other), s(&arch)], 6, "bound violated");
+    let short = d.join("short.f32");
+    write_f32(&short, 10);
+    fails(&["verify", s(&short), s(&arch)], 4, "values");
+}
+
+#[test]
+fn bench_json_and_plot() {
+    let d = dir("bench");
+    let f = d.join("small_40x50.f32");
+    write_f32(&f, 2000);
+    let svg = d.join("rd.svg");
+    let o = run(&["bench", s(&f), "--json", "--min-time", "0", "--plot", s(&svg)]);
+    assert!(o.status.success(), "{}", text(&o));
+    let rows: serde_json::Value = serde_json::from_slice(&o.stdout).expect("valid JSON");
+    let rows = rows.as_array().unwrap();
+    assert!(!rows.is_empty());
+    let keys = [
+        "file", "codec", "path", "setting", "ratio", "bits_per_value", "max_abs_err", "bound",
+        "psnr_db", "compress_gbps", "decompress_gbps",
+    ];
+    for r in rows {
+        for k in keys {
+            assert!(r.get(k).is_some(), "missing {k} in {r}");
+        }
+        assert_eq!(r["file"], "small_40x50.f32");
+        assert!(["scalar", "simd", "parallel"].contains(&r["path"].as_str().unwrap()));
+        assert_eq!(r["identical_to_scalar"], true);
+        assert!(r["max_abs_err"].as_f64().unwrap() <= r["bound"].as_f64().unwrap());
+    }
+    for bits in ["bits=4", "bits=8", "bits=12", "bits=16", "bits=20", "bits=24"] {
+        assert!(rows.iter().any(|r| r["codec"] == "pernix" && r["setting"] == bits));
+    }
+    let svg_text = std::fs::read_to_string(&svg).unwrap();
+    assert!(svg_text.starts_with("<svg") && svg_text.contains("<polyline"));
+    assert!(svg_text.trim_end().ends_with("</svg>"));
+    // the plot is not overwritten without --force
+    fails(&["bench", s(&f), "--min-time", "0", "--plot", s(&svg)], 7, "--force");
+
+    // table output; dims that do not match the file
+    let t = ok(&["bench", s(&f), "--min-time", "0", "--codec", "pernix"]);
+    assert!(t.contains("PSNR dB") && t.contains("parallel"), "{t}");
+    fails(&["bench", s(&f), "--dims", "7x7", "--min-time", "0"], 4, "dims");
+}
