@@ -1,1 +1,103 @@
-fn main(){}
+//! The rayon driver against one thread: PERNIX block streams and PERNIX runs of blocks, at
+//! 64 MiB (where parallelism must pay) and 64 KiB (where the minimum chunk keeps it serial).
+//!
+//! `cargo bench -p fzpack --bench parallel`; set `FZPACK_BENCH_QUICK=1` for a short run.
+#![allow(missing_docs)] // criterion_group! generates undocumented public functions
+
+use std::hint::black_box;
+use std::time::Duration;
+
+use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
+use fzpack::par::Parallel;
+use fzpack::pernix::{Backend, BitWidth, BlockSize, Dispatcher, elements_per_block};
+
+fn field(n: usize) -> Vec<f32> {
+    (0..n)
+        .map(|i| (i as f32 * 0.001).sin() * 100.0 + (i % 17) as f32 * 0.01)
+        .collect()
+}
+
+fn drivers() -> Vec<(&'static str, Dispatcher)> {
+    vec![
+        ("serial", Dispatcher::new(Backend::Auto).unwrap()),
+        (
+            "parallel",
+            Dispatcher::with_parallel(Backend::Auto, Parallel::new()).unwrap(),
+        ),
+    ]
+}
+
+fn stream(c: &mut Criterion) {
+    let bs = BlockSize::B64;
+    for (label, bytes) in [("64MiB", 64usize << 20), ("64KiB", 64 << 10)] {
+        let x = field(bytes / 4);
+        let mut g = c.benchmark_group(format!("pernix_stream_f32_{label}"));
+        g.throughput(Throughput::Bytes(bytes as u64));
+        for bits in [8u8, 16] {
+            let bits = BitWidth::new(bits).unwrap();
+            let serial = Dispatcher::new(Backend::Auto).unwrap();
+            let archive = serial.compress_stream(&x, bits, bs).unwrap();
+            let mut out = vec![0u8; archive.len()];
+            let mut back = vec![0f32; x.len()];
+            for (name, d) in drivers() {
+                g.bench_function(
+                    BenchmarkId::new(format!("compress_{name}"), bits.get()),
+                    |b| {
+                        b.iter(|| {
+                            d.compress_stream_into(black_box(&x), bits, bs, &mut out)
+                                .unwrap()
+                        })
+                    },
+                );
+                g.bench_function(
+                    BenchmarkId::new(format!("decompress_{name}"), bits.get()),
+                    |b| {
+                        b.iter(|| {
+                            d.decompress_stream_into(black_box(&archive), &mut back)
+                                .unwrap()
+                        })
+                    },
+                );
+            }
+        }
+        g.finish();
+    }
+}
+
+fn runs(c: &mut Criterion) {
+    let bs = BlockSize::B64;
+    let bits = BitWidth::new(12).unwrap();
+    let e = elements_per_block(bits, bs);
+    let blocks = (64usize << 20) / 4 / e;
+    let x = field(blocks * e);
+    let mut out = vec![0u8; blocks * 64];
+    let mut back = vec![0f32; blocks * e];
+    let mut g = c.benchmark_group("pernix_blocks_f32_64MiB");
+    g.throughput(Throughput::Bytes((blocks * e * 4) as u64));
+    for (name, d) in drivers() {
+        g.bench_function(format!("compress_{name}"), |b| {
+            b.iter(|| {
+                d.compress_blocks(bits, bs, black_box(&x), 20.0, &mut out, blocks)
+                    .unwrap()
+            })
+        });
+        g.bench_function(format!("decompress_{name}"), |b| {
+            b.iter(|| {
+                d.decompress_blocks(bits, bs, black_box(&out), 0.05, &mut back, blocks, true)
+                    .unwrap()
+            })
+        });
+    }
+    g.finish();
+}
+
+fn config() -> Criterion {
+    let quick = std::env::var_os("FZPACK_BENCH_QUICK").is_some();
+    Criterion::default()
+        .sample_size(10)
+        .warm_up_time(Duration::from_millis(if quick { 200 } else { 1000 }))
+        .measurement_time(Duration::from_millis(if quick { 500 } else { 3000 }))
+}
+
+criterion_group! { name = benches; config = config(); targets = stream, runs }
+criterion_main!(benches);

@@ -58,10 +58,13 @@ pub trait Element: PernixFloat + Send + Sync + fmt::Debug + sealed::Sealed {
     fn write_le(self, out: &mut [u8]);
     /// Reads a value from the little-endian bytes `bytes[..Self::BYTES]`.
     fn read_le(bytes: &[u8]) -> Self;
+    /// The largest magnitude of `values` (`0` for an empty slice), or `None` if any value is
+    /// NaN or infinite. One branch-free pass over the IEEE bits (it vectorizes).
+    fn max_abs_finite(values: &[Self]) -> Option<Self>;
 }
 
 macro_rules! impl_element {
-    ($t:ty, $d:expr, $n:expr) => {
+    ($t:ty, $u:ty, $d:expr, $n:expr) => {
         impl Element for $t {
             const DTYPE: DType = $d;
             #[inline(always)]
@@ -86,12 +89,25 @@ macro_rules! impl_element {
                 b.copy_from_slice(&bytes[..$n]);
                 <$t>::from_le_bytes(b)
             }
+            #[inline]
+            fn max_abs_finite(values: &[Self]) -> Option<Self> {
+                // |x| as unsigned bits orders like |x| for non-NaN values; NaN and ±inf have
+                // the largest bit patterns (exponent all ones), so one integer max finds both.
+                const ABS: $u = <$u>::MAX >> 1;
+                const INF: $u = <$t>::INFINITY.to_bits();
+                let m = values.iter().fold(0, |m: $u, x| m.max(x.to_bits() & ABS));
+                if m >= INF {
+                    None
+                } else {
+                    Some(<$t>::from_bits(m))
+                }
+            }
         }
     };
 }
 
-impl_element!(f32, DType::F32, 4);
-impl_element!(f64, DType::F64, 8);
+impl_element!(f32, u32, DType::F32, 4);
+impl_element!(f64, u64, DType::F64, 8);
 
 /// Decodes raw little-endian bytes into values; `None` if the length is not a multiple of the
 /// element size.
@@ -101,7 +117,7 @@ impl_element!(f64, DType::F64, 8);
 /// assert_eq!(v, [1.5]);
 /// ```
 pub fn values_from_le_bytes<T: Element>(bytes: &[u8]) -> Option<Vec<T>> {
-    if bytes.len() % T::BYTES != 0 {
+    if !bytes.len().is_multiple_of(T::BYTES) {
         return None;
     }
     Some(bytes.chunks_exact(T::BYTES).map(T::read_le).collect())

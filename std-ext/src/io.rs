@@ -232,10 +232,12 @@ impl<R: Read> PernixReader<R> {
         let e = self.header.elements_per_block();
         let values = ((blocks * e) as u64).min(self.values_left) as usize;
         self.frames.resize(blocks * self.header.frame_len(), 0);
-        self.inner.read_exact(&mut self.frames).map_err(|e| match e.kind() {
-            io::ErrorKind::UnexpectedEof => Error::Corrupt("PERNIX stream: truncated".into()),
-            _ => Error::Io(e),
-        })?;
+        self.inner
+            .read_exact(&mut self.frames)
+            .map_err(|e| match e.kind() {
+                io::ErrorKind::UnexpectedEof => Error::Corrupt("PERNIX stream: truncated".into()),
+                _ => Error::Io(e),
+            })?;
         let done = self.header.blocks().unwrap_or(0) - self.blocks_left;
         match self.header.dtype {
             DType::F32 => self.decode::<f32>(values, done)?,

@@ -67,7 +67,9 @@ impl Parallel {
     /// Builds a dedicated pool of `threads` threads (`0` is an error).
     pub fn with_threads(threads: usize) -> Result<Self> {
         if threads == 0 {
-            return Err(Error::InvalidArgument("thread count must be at least 1".into()));
+            return Err(Error::InvalidArgument(
+                "thread count must be at least 1".into(),
+            ));
         }
         let pool = rayon::ThreadPoolBuilder::new()
             .num_threads(threads)

@@ -19,9 +19,9 @@ use std::sync::OnceLock;
 pub use fzpack_core::pernix::*;
 
 use crate::element::{DType, Element};
-use crate::{Error as FzError, Result as FzResult};
 #[cfg(feature = "rayon")]
 use crate::par::Parallel;
+use crate::{Error as FzError, Result as FzResult};
 
 /// The core dispatcher (no parallel backend), for callers that want it explicitly.
 pub type CoreDispatcher = fzpack_core::pernix::Dispatcher;
@@ -109,14 +109,23 @@ impl StreamHeader {
         let dtype = match h[5] {
             1 => DType::F32,
             2 => DType::F64,
-            d => return Err(FzError::Corrupt(format!("PERNIX stream: unknown dtype code {d}"))),
+            d => {
+                return Err(FzError::Corrupt(format!(
+                    "PERNIX stream: unknown dtype code {d}"
+                )));
+            }
         };
         let Ok(bits) = BitWidth::new(h[6]) else {
-            return Err(FzError::Corrupt(format!("PERNIX stream: bit width {} outside 1..=24", h[6])));
+            return Err(FzError::Corrupt(format!(
+                "PERNIX stream: bit width {} outside 1..=24",
+                h[6]
+            )));
         };
         let bs = u32::from_le_bytes([h[8], h[9], h[10], h[11]]);
         let Ok(block_size) = BlockSize::new(bs) else {
-            return Err(FzError::Corrupt(format!("PERNIX stream: block size {bs} unsupported")));
+            return Err(FzError::Corrupt(format!(
+                "PERNIX stream: block size {bs} unsupported"
+            )));
         };
         let header = StreamHeader {
             dtype,
@@ -168,18 +177,12 @@ fn compress_frames<T: Element>(
     let e = elements_per_block(bits, bs);
     let frame = T::BYTES + bs.bytes();
     for (k, (vals, fr)) in input.chunks(e).zip(out.chunks_exact_mut(frame)).enumerate() {
-        let mut bmax = T::ZERO;
-        for (j, &v) in vals.iter().enumerate() {
-            if !v.is_finite() {
-                return Err(FzError::NonFinite {
-                    index: first_index + k * e + j,
-                });
-            }
-            let a = v.abs_val();
-            if a > bmax {
-                bmax = a;
-            }
-        }
+        let Some(bmax) = T::max_abs_finite(vals) else {
+            let j = vals.iter().position(|v| !v.is_finite()).unwrap_or(0);
+            return Err(FzError::NonFinite {
+                index: first_index + k * e + j,
+            });
+        };
         let (scale, inv) = block_scales(bmax, bits)?;
         let (s, blk) = fr.split_at_mut(T::BYTES);
         scale.write_le(s);
@@ -203,7 +206,11 @@ fn decompress_frames<T: Element>(
 ) -> FzResult<()> {
     let e = h.elements_per_block();
     let sign = h.sign_values();
-    for (k, (fr, vals)) in frames.chunks_exact(h.frame_len()).zip(out.chunks_mut(e)).enumerate() {
+    for (k, (fr, vals)) in frames
+        .chunks_exact(h.frame_len())
+        .zip(out.chunks_mut(e))
+        .enumerate()
+    {
         let (s, blk) = fr.split_at(T::BYTES);
         let scale = T::read_le(s);
         if !scale.is_positive_finite() {
@@ -397,15 +404,8 @@ impl Dispatcher {
                 });
             }
         }
-        self.kernel.decompress_blocks(
-            bits,
-            block_size,
-            input,
-            scale,
-            output,
-            blocks,
-            sign_values,
-        )
+        self.kernel
+            .decompress_blocks(bits, block_size, input, scale, output, blocks, sign_values)
     }
 
     /// Compresses `input` into a PERNIX block stream (one scale per block from the block's
@@ -497,7 +497,11 @@ impl Dispatcher {
 
     /// [`Dispatcher::decompress_stream`] into a caller buffer of at least `n` values; returns
     /// the number of values written.
-    pub fn decompress_stream_into<T: Element>(&self, stream: &[u8], out: &mut [T]) -> FzResult<usize> {
+    pub fn decompress_stream_into<T: Element>(
+        &self,
+        stream: &[u8],
+        out: &mut [T],
+    ) -> FzResult<usize> {
         let h = check_stream::<T>(stream)?;
         let n = h.n as usize;
         let Some(out) = out.get_mut(..n) else {
@@ -558,7 +562,10 @@ fn check_stream<T: Element>(stream: &[u8]) -> FzResult<StreamHeader> {
         });
     }
     let Some(len) = h.stream_len() else {
-        return Err(FzError::Corrupt(format!("PERNIX stream: n = {} is too large", h.n)));
+        return Err(FzError::Corrupt(format!(
+            "PERNIX stream: n = {} is too large",
+            h.n
+        )));
     };
     if stream.len() != len {
         return Err(FzError::Corrupt(format!(

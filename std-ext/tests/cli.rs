@@ -60,23 +60,42 @@ fn pernix_round_trip_f32_and_f64() {
     let input = d.join("field_100x123.f32");
     let orig = write_f32(&input, 12_300);
     let arch = d.join("field.pnx");
-    let out = ok(&["compress", s(&input), "--codec", "pernix", "--bits", "12", "-o", s(&arch)]);
+    let out = ok(&[
+        "compress",
+        s(&input),
+        "--codec",
+        "pernix",
+        "--bits",
+        "12",
+        "-o",
+        s(&arch),
+    ]);
     assert!(out.contains("ratio"), "{out}");
     let info = ok(&["info", s(&arch)]);
-    assert!(info.contains("PERNIX block stream") && info.contains("12300"), "{info}");
+    assert!(
+        info.contains("PERNIX block stream") && info.contains("12300"),
+        "{info}"
+    );
     let dec = d.join("back.f32");
     ok(&["decompress", s(&arch), "-o", s(&dec)]);
     let back = fzpack::values_from_le_bytes::<f32>(&std::fs::read(&dec).unwrap()).unwrap();
     assert_eq!(back.len(), orig.len());
     let v = ok(&["verify", s(&input), s(&arch)]);
-    assert!(v.contains("OK") && v.contains("PSNR") && v.contains("RMSE"), "{v}");
+    assert!(
+        v.contains("OK") && v.contains("PSNR") && v.contains("RMSE"),
+        "{v}"
+    );
 
     // f64 via --dtype, a larger block, a given thread count, default output names
     let raw = d.join("wave.bin");
     let x: Vec<f64> = (0..5000).map(|i| (i as f64 * 0.003).cos() * 1e5).collect();
     std::fs::write(&raw, fzpack::values_to_le_bytes(&x)).unwrap();
     let args = ["compress", s(&raw), "--codec", "pernix", "--dtype", "f64"];
-    ok(&[&args[..], &["--bits", "20", "--block-size", "256", "--threads", "2"]].concat());
+    ok(&[
+        &args[..],
+        &["--bits", "20", "--block-size", "256", "--threads", "2"],
+    ]
+    .concat());
     let arch = d.join("wave.bin.pnx");
     assert!(arch.exists());
     ok(&["decompress", s(&arch)]);
@@ -88,12 +107,20 @@ fn pernix_round_trip_f32_and_f64() {
 fn error_cases_have_messages_and_exit_codes() {
     let d = dir("errors");
     let missing = d.join("nope.f32");
-    fails(&["compress", s(&missing), "--codec", "pernix"], 3, "no such file");
+    fails(
+        &["compress", s(&missing), "--codec", "pernix"],
+        3,
+        "no such file",
+    );
     fails(&["info", s(&missing)], 3, "no such file");
 
     let odd = d.join("odd.f32");
     std::fs::write(&odd, [0u8; 10]).unwrap();
-    fails(&["compress", s(&odd), "--codec", "pernix"], 4, "not a multiple");
+    fails(
+        &["compress", s(&odd), "--codec", "pernix"],
+        4,
+        "not a multiple",
+    );
 
     let nan = d.join("nan.f32");
     let mut v = vec![1.0f32; 100];
@@ -108,20 +135,51 @@ fn error_cases_have_messages_and_exit_codes() {
 
     let good = d.join("good.f32");
     write_f32(&good, 1000);
-    fails(&["compress", s(&good), "--codec", "pernix", "--bits", "30"], 2, "1..=24");
-    fails(&["compress", s(&good), "--codec", "pernix", "--block-size", "96"], 2, "block size");
+    fails(
+        &["compress", s(&good), "--codec", "pernix", "--bits", "30"],
+        2,
+        "1..=24",
+    );
+    fails(
+        &[
+            "compress",
+            s(&good),
+            "--codec",
+            "pernix",
+            "--block-size",
+            "96",
+        ],
+        2,
+        "block size",
+    );
     fails(&["compress", s(&good), "--bogus"], 2, "--bogus");
 
     let arch = d.join("good.pnx");
     ok(&["compress", s(&good), "--codec", "pernix", "-o", s(&arch)]);
-    fails(&["compress", s(&good), "--codec", "pernix", "-o", s(&arch)], 7, "--force");
-    ok(&["compress", s(&good), "--codec", "pernix", "-o", s(&arch), "--force"]);
+    fails(
+        &["compress", s(&good), "--codec", "pernix", "-o", s(&arch)],
+        7,
+        "--force",
+    );
+    ok(&[
+        "compress",
+        s(&good),
+        "--codec",
+        "pernix",
+        "-o",
+        s(&arch),
+        "--force",
+    ]);
 
     // corrupt archives: truncated, bad magic, bad scale
     let bytes = std::fs::read(&arch).unwrap();
     let trunc = d.join("trunc.pnx");
     std::fs::write(&trunc, &bytes[..bytes.len() - 3]).unwrap();
-    fails(&["decompress", s(&trunc), "-o", s(&d.join("t.f32"))], 5, "corrupt archive");
+    fails(
+        &["decompress", s(&trunc), "-o", s(&d.join("t.f32"))],
+        5,
+        "corrupt archive",
+    );
     fails(&["info", s(&trunc)], 5, "corrupt archive");
     assert!(!d.join("t.f32").exists());
     let junk = d.join("junk.pnx");
@@ -148,14 +206,31 @@ fn bench_json_and_plot() {
     let f = d.join("small_40x50.f32");
     write_f32(&f, 2000);
     let svg = d.join("rd.svg");
-    let o = run(&["bench", s(&f), "--json", "--min-time", "0", "--plot", s(&svg)]);
+    let o = run(&[
+        "bench",
+        s(&f),
+        "--json",
+        "--min-time",
+        "0",
+        "--plot",
+        s(&svg),
+    ]);
     assert!(o.status.success(), "{}", text(&o));
     let rows: serde_json::Value = serde_json::from_slice(&o.stdout).expect("valid JSON");
     let rows = rows.as_array().unwrap();
     assert!(!rows.is_empty());
     let keys = [
-        "file", "codec", "path", "setting", "ratio", "bits_per_value", "max_abs_err", "bound",
-        "psnr_db", "compress_gbps", "decompress_gbps",
+        "file",
+        "codec",
+        "path",
+        "setting",
+        "ratio",
+        "bits_per_value",
+        "max_abs_err",
+        "bound",
+        "psnr_db",
+        "compress_gbps",
+        "decompress_gbps",
     ];
     for r in rows {
         for k in keys {
@@ -166,17 +241,30 @@ fn bench_json_and_plot() {
         assert_eq!(r["identical_to_scalar"], true);
         assert!(r["max_abs_err"].as_f64().unwrap() <= r["bound"].as_f64().unwrap());
     }
-    for bits in ["bits=4", "bits=8", "bits=12", "bits=16", "bits=20", "bits=24"] {
-        assert!(rows.iter().any(|r| r["codec"] == "pernix" && r["setting"] == bits));
+    for bits in [
+        "bits=4", "bits=8", "bits=12", "bits=16", "bits=20", "bits=24",
+    ] {
+        assert!(
+            rows.iter()
+                .any(|r| r["codec"] == "pernix" && r["setting"] == bits)
+        );
     }
     let svg_text = std::fs::read_to_string(&svg).unwrap();
     assert!(svg_text.starts_with("<svg") && svg_text.contains("<polyline"));
     assert!(svg_text.trim_end().ends_with("</svg>"));
     // the plot is not overwritten without --force
-    fails(&["bench", s(&f), "--min-time", "0", "--plot", s(&svg)], 7, "--force");
+    fails(
+        &["bench", s(&f), "--min-time", "0", "--plot", s(&svg)],
+        7,
+        "--force",
+    );
 
     // table output; dims that do not match the file
     let t = ok(&["bench", s(&f), "--min-time", "0", "--codec", "pernix"]);
     assert!(t.contains("PSNR dB") && t.contains("parallel"), "{t}");
-    fails(&["bench", s(&f), "--dims", "7x7", "--min-time", "0"], 4, "dims");
+    fails(
+        &["bench", s(&f), "--dims", "7x7", "--min-time", "0"],
+        4,
+        "dims",
+    );
 }

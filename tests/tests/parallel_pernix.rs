@@ -44,7 +44,10 @@ fn check_streams<T: Element>() {
                     let (bits, bs) = (BitWidth::new(bits).unwrap(), BlockSize::new(bs).unwrap());
                     let a = serial.compress_stream(&x, bits, bs).unwrap();
                     let b = d.compress_stream(&x, bits, bs).unwrap();
-                    assert_eq!(a, b, "n={n} threads={threads} chunk={min_chunk} {bits:?} {bs:?}");
+                    assert_eq!(
+                        a, b,
+                        "n={n} threads={threads} chunk={min_chunk} {bits:?} {bs:?}"
+                    );
                     let ya: Vec<T> = serial.decompress_stream(&a).unwrap();
                     let yb: Vec<T> = d.decompress_stream(&a).unwrap();
                     assert_eq!(
@@ -85,13 +88,19 @@ fn runs_of_blocks_serial_equals_parallel() {
                 let inv = 1.0 / (300.0 / 127.0);
                 let mut a = vec![0xAAu8; 256 * blocks];
                 let mut b = vec![0x55u8; 256 * blocks];
-                serial.compress_blocks(bits, bs, &x, inv, &mut a, blocks).unwrap();
-                d.compress_blocks(bits, bs, &x, inv, &mut b, blocks).unwrap();
+                serial
+                    .compress_blocks(bits, bs, &x, inv, &mut a, blocks)
+                    .unwrap();
+                d.compress_blocks(bits, bs, &x, inv, &mut b, blocks)
+                    .unwrap();
                 assert_eq!(a, b);
                 let mut ya = vec![1.0f32; e * blocks];
                 let mut yb = vec![2.0f32; e * blocks];
-                serial.decompress_blocks(bits, bs, &a, 0.5, &mut ya, blocks, true).unwrap();
-                d.decompress_blocks(bits, bs, &a, 0.5, &mut yb, blocks, true).unwrap();
+                serial
+                    .decompress_blocks(bits, bs, &a, 0.5, &mut ya, blocks, true)
+                    .unwrap();
+                d.decompress_blocks(bits, bs, &a, 0.5, &mut yb, blocks, true)
+                    .unwrap();
                 assert_eq!(ya, yb);
             }
         }
@@ -138,6 +147,9 @@ fn first_non_finite_index_is_deterministic() {
         let err = d
             .compress_stream(&x, BitWidth::new(8).unwrap(), BlockSize::B64)
             .unwrap_err();
-        assert!(matches!(err, fzpack::Error::NonFinite { index: 31_234 }), "{err}");
+        assert!(
+            matches!(err, fzpack::Error::NonFinite { index: 31_234 }),
+            "{err}"
+        );
     }
 }

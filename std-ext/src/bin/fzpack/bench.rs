@@ -4,13 +4,13 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use fzpack::pernix::{BitWidth, BlockSize};
 use fzpack::DType;
+use fzpack::pernix::{BitWidth, BlockSize};
 
+use crate::CodecArg;
 use crate::codec::{self, Engines, ModeArg, PathKind, Setting, Wrap};
 use crate::data;
 use crate::fail::{Fail, Kind};
-use crate::CodecArg;
 
 #[derive(clap::Args, Debug)]
 pub struct BenchArgs {
@@ -112,7 +112,10 @@ fn load(args: &BenchArgs) -> Result<Vec<Dataset>, Fail> {
                     format!(
                         "{}: dims {} give {p} values, the file holds {n}",
                         f.display(),
-                        d.iter().map(|x| x.to_string()).collect::<Vec<_>>().join("x")
+                        d.iter()
+                            .map(|x| x.to_string())
+                            .collect::<Vec<_>>()
+                            .join("x")
                     ),
                 ));
             }
@@ -197,7 +200,10 @@ pub fn run(args: BenchArgs) -> Result<(), Fail> {
     let datasets = load(&args)?;
     let settings = settings(&args);
     if args.codec == Some(CodecArg::Szp) && !crate::szpcli::available() {
-        return Err(Fail::new(Kind::Usage, "SZp is not available in this build yet"));
+        return Err(Fail::new(
+            Kind::Usage,
+            "SZp is not available in this build yet",
+        ));
     }
     if !crate::szpcli::available() {
         eprintln!("fzpack: note: SZp is not available in this build; PERNIX only");
@@ -253,9 +259,11 @@ fn bench_one<T: Wrap>(
     for path in PathKind::ALL {
         let mut out = Vec::new();
         let mut err = None;
-        let tc = best_time(min_time, || match codec::compress(file, values, s, path, eng, false) {
-            Ok(a) => out = a,
-            Err(e) => err = Some(e),
+        let tc = best_time(min_time, || {
+            match codec::compress(file, values, s, path, eng, false) {
+                Ok(a) => out = a,
+                Err(e) => err = Some(e),
+            }
         });
         if let Some(e) = err {
             return Err(e);
@@ -312,12 +320,12 @@ fn esc(s: &str) -> String {
 pub fn to_json(rows: &[Row]) -> String {
     let mut o = String::from("[\n");
     for (i, r) in rows.iter().enumerate() {
-        let _ = write!(
+        let _ = writeln!(
             o,
             "  {{\"file\": \"{}\", \"codec\": \"{}\", \"path\": \"{}\", \"setting\": \"{}\", \
              \"ratio\": {}, \"bits_per_value\": {}, \"max_abs_err\": {}, \"bound\": {}, \
              \"err_over_bound\": {}, \"psnr_db\": {}, \"compress_gbps\": {}, \
-             \"decompress_gbps\": {}, \"identical_to_scalar\": {}}}{}\n",
+             \"decompress_gbps\": {}, \"identical_to_scalar\": {}}}{}",
             esc(&r.file),
             r.codec,
             r.path,
@@ -341,8 +349,19 @@ pub fn to_json(rows: &[Row]) -> String {
 /// The rows as an aligned text table.
 pub fn table(rows: &[Row], threads: usize) -> String {
     let head = [
-        "file", "codec", "path", "setting", "ratio", "bits/val", "max_err", "bound", "err/bnd",
-        "PSNR dB", "comp GB/s", "dec GB/s", "same",
+        "file",
+        "codec",
+        "path",
+        "setting",
+        "ratio",
+        "bits/val",
+        "max_err",
+        "bound",
+        "err/bnd",
+        "PSNR dB",
+        "comp GB/s",
+        "dec GB/s",
+        "same",
     ];
     let cells: Vec<[String; 13]> = rows
         .iter()

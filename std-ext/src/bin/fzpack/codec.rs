@@ -73,7 +73,9 @@ pub struct Engines {
 impl Engines {
     pub fn new(threads: Option<usize>) -> Result<Self, Fail> {
         let par = match threads {
-            Some(t) => Parallel::with_threads(t).map_err(|e| Fail::new(Kind::Usage, e.to_string()))?,
+            Some(t) => {
+                Parallel::with_threads(t).map_err(|e| Fail::new(Kind::Usage, e.to_string()))?
+            }
             None => Parallel::new(),
         };
         let mk = |b| Dispatcher::new(b).map_err(|e| Fail::new(Kind::Usage, e.to_string()));
@@ -97,6 +99,7 @@ impl Engines {
 
 /// What kind of archive a byte string is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[allow(dead_code)] // Szp and Fzm are produced once SZp is wired in
 pub enum ArchiveKind {
     Pernix,
     Szp,
@@ -129,12 +132,6 @@ impl Decoded {
             Decoded::F64(_) => DType::F64,
         }
     }
-    pub fn len(&self) -> usize {
-        match self {
-            Decoded::F32(v) => v.len(),
-            Decoded::F64(v) => v.len(),
-        }
-    }
     pub fn to_le_bytes(&self) -> Vec<u8> {
         match self {
             Decoded::F32(v) => fzpack::values_to_le_bytes(v),
@@ -145,13 +142,9 @@ impl Decoded {
 
 /// Trait to move a `Vec<T>` in and out of [`Decoded`].
 pub trait Wrap: Element {
-    fn wrap(v: Vec<Self>) -> Decoded;
     fn unwrap(d: Decoded) -> Option<Vec<Self>>;
 }
 impl Wrap for f32 {
-    fn wrap(v: Vec<Self>) -> Decoded {
-        Decoded::F32(v)
-    }
     fn unwrap(d: Decoded) -> Option<Vec<Self>> {
         match d {
             Decoded::F32(v) => Some(v),
@@ -160,9 +153,6 @@ impl Wrap for f32 {
     }
 }
 impl Wrap for f64 {
-    fn wrap(v: Vec<Self>) -> Decoded {
-        Decoded::F64(v)
-    }
     fn unwrap(d: Decoded) -> Option<Vec<Self>> {
         match d {
             Decoded::F64(v) => Some(v),
@@ -192,7 +182,12 @@ pub fn compress<T: Wrap>(
 }
 
 /// Decompresses any archive on `path`.
-pub fn decompress(name: &str, bytes: &[u8], path: PathKind, eng: &Engines) -> Result<Decoded, Fail> {
+pub fn decompress(
+    name: &str,
+    bytes: &[u8],
+    path: PathKind,
+    eng: &Engines,
+) -> Result<Decoded, Fail> {
     match detect(name, bytes)? {
         ArchiveKind::Pernix => {
             let h = pernix::stream_header(bytes).map_err(|e| lib(name, e))?;
@@ -281,12 +276,21 @@ pub fn describe(name: &str, bytes: &[u8]) -> Result<Vec<(String, String)>, Fail>
                 .fold((f64::INFINITY, 0f64), |(l, h), &s| (l.min(s), h.max(s)));
             let b = bound(name, bytes)?;
             let mut rows = vec![
-                ("format".into(), format!("PERNIX block stream v{}", pernix::STREAM_VERSION)),
+                (
+                    "format".into(),
+                    format!("PERNIX block stream v{}", pernix::STREAM_VERSION),
+                ),
                 ("dtype".into(), h.dtype.to_string()),
                 ("values".into(), h.n.to_string()),
                 ("bits".into(), h.bits.get().to_string()),
-                ("block size".into(), format!("{} bytes", h.block_size.bytes())),
-                ("values per block".into(), h.elements_per_block().to_string()),
+                (
+                    "block size".into(),
+                    format!("{} bytes", h.block_size.bytes()),
+                ),
+                (
+                    "values per block".into(),
+                    h.elements_per_block().to_string(),
+                ),
                 ("blocks".into(), scales.len().to_string()),
                 ("archive size".into(), format!("{} bytes", bytes.len())),
             ];

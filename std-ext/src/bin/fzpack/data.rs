@@ -84,13 +84,17 @@ pub fn write_output(path: &Path, bytes: &[u8], force: bool) -> Result<(), Fail> 
     if path.exists() && !force {
         return Err(Fail::new(
             Kind::Exists,
-            format!("{} already exists (use --force to overwrite)", path.display()),
+            format!(
+                "{} already exists (use --force to overwrite)",
+                path.display()
+            ),
         ));
     }
     let mut tmp = path.as_os_str().to_owned();
     tmp.push(".fzpack-partial");
     let tmp = PathBuf::from(tmp);
-    let io = |e: std::io::Error| Fail::new(Kind::Io, format!("cannot write {}: {e}", path.display()));
+    let io =
+        |e: std::io::Error| Fail::new(Kind::Io, format!("cannot write {}: {e}", path.display()));
     std::fs::write(&tmp, bytes).map_err(io)?;
     std::fs::rename(&tmp, path).map_err(|e| {
         let _ = std::fs::remove_file(&tmp);
@@ -107,8 +111,6 @@ pub struct Quality {
     pub rmse: f64,
     /// Peak signal-to-noise ratio in dB (value range as the peak); `inf` when lossless.
     pub psnr_db: f64,
-    /// Value range `max - min` of the original.
-    pub range: f64,
     /// Index of the largest error.
     pub argmax: usize,
 }
@@ -140,20 +142,8 @@ pub fn quality<T: Element>(a: &[T], b: &[T]) -> Quality {
         max_abs_err: max,
         rmse,
         psnr_db,
-        range,
         argmax: arg,
     }
-}
-
-/// Value range `max - min` (0 for empty input).
-pub fn value_range<T: Element>(v: &[T]) -> f64 {
-    let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
-    for x in v {
-        let x = x.to_f64();
-        lo = lo.min(x);
-        hi = hi.max(x);
-    }
-    if v.is_empty() { 0.0 } else { hi - lo }
 }
 
 /// A deterministic xorshift64* generator.

@@ -14,8 +14,8 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::{Parser, Subcommand, ValueEnum};
+use fzpack::DType;
 use fzpack::pernix::{BitWidth, BlockSize};
-use fzpack::{DType, Element};
 use indicatif::{ProgressBar, ProgressStyle};
 
 use codec::{ArchiveKind, Decoded, Engines, ModeArg, PathKind, Setting, Wrap};
@@ -61,6 +61,7 @@ impl From<DTypeArg> for DType {
     }
 }
 
+/// The codec of `--codec`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum CodecArg {
     /// SZp: every value within an error bound (--eb, --mode).
@@ -202,7 +203,9 @@ fn setting_from(a: &CompressArgs) -> Result<Setting, Fail> {
             }
             let block = a.block_size.unwrap_or(128);
             if !(1..=4096).contains(&block) {
-                return Err(usage(format!("--block-size {block} is outside 1..=4096 for SZp")));
+                return Err(usage(format!(
+                    "--block-size {block} is outside 1..=4096 for SZp"
+                )));
             }
             Setting::Szp {
                 mode: a.mode,
@@ -241,7 +244,10 @@ fn compress(a: CompressArgs) -> Result<(), Fail> {
     if out.exists() && !a.force {
         return Err(Fail::new(
             Kind::Exists,
-            format!("{} already exists (use --force to overwrite)", out.display()),
+            format!(
+                "{} already exists (use --force to overwrite)",
+                out.display()
+            ),
         ));
     }
     let eng = Engines::new(a.threads)?;
@@ -302,7 +308,14 @@ fn compress_t<T: Wrap>(
         }
         _ => {
             let pb = spinner("compressing");
-            let r = codec::compress(&nm, &values, setting, PathKind::Parallel, eng, format == FormatArg::Fzm);
+            let r = codec::compress(
+                &nm,
+                &values,
+                setting,
+                PathKind::Parallel,
+                eng,
+                format == FormatArg::Fzm,
+            );
             pb.finish_and_clear();
             r
         }
@@ -325,9 +338,9 @@ fn decompress(a: DecompressArgs) -> Result<(), Fail> {
             let mut raw = Vec::with_capacity(total as usize);
             let mut buf = vec![0u8; 4 << 20];
             loop {
-                let k = r.read(&mut buf).map_err(|e| {
-                    Fail::new(Kind::Corrupt, format!("{nm}: {e}"))
-                })?;
+                let k = r
+                    .read(&mut buf)
+                    .map_err(|e| Fail::new(Kind::Corrupt, format!("{nm}: {e}")))?;
                 if k == 0 {
                     break;
                 }
@@ -430,10 +443,14 @@ fn verify_t<T: Wrap>(
     let (worst, at) = codec::worst_ratio(&orig, &dec, bound);
     println!("values      {}", orig.len());
     println!("max error   {:e} (at index {})", q.max_abs_err, q.argmax);
-    println!("bound       {:e}{}", bound.max(), match bound {
-        codec::Bound::PerBlock { .. } => " (largest per-block bound)",
-        codec::Bound::Uniform(_) => "",
-    });
+    println!(
+        "bound       {:e}{}",
+        bound.max(),
+        match bound {
+            codec::Bound::PerBlock { .. } => " (largest per-block bound)",
+            codec::Bound::Uniform(_) => "",
+        }
+    );
     println!("err/bound   {worst:.4} (worst at index {at})");
     println!("RMSE        {:e}", q.rmse);
     println!("PSNR        {:.2} dB", q.psnr_db);

@@ -10,7 +10,9 @@ const COLORS: [&str; 8] = [
 ];
 
 fn esc(s: &str) -> String {
-    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;")
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
 }
 
 /// The SVG document for the scalar-path rows (quality does not depend on the path).
@@ -109,7 +111,11 @@ pub fn svg(rows: &[Row]) -> String {
     );
     for (i, (key, pts)) in series.iter().enumerate() {
         let c = COLORS[i % COLORS.len()];
-        let dash = if key.starts_with("szp") { "" } else { " stroke-dasharray=\"6 3\"" };
+        let dash = if key.starts_with("szp") {
+            ""
+        } else {
+            " stroke-dasharray=\"6 3\""
+        };
         let p: Vec<String> = pts
             .iter()
             .map(|&(x, y)| format!("{:.1},{:.1}", px(x), py(y)))

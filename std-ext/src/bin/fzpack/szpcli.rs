@@ -45,6 +45,10 @@ pub fn bound(_name: &str, _bytes: &[u8], _k: ArchiveKind) -> Result<f64, Fail> {
     Err(missing())
 }
 
-pub fn describe(_name: &str, _bytes: &[u8], _k: ArchiveKind) -> Result<Vec<(String, String)>, Fail> {
+pub fn describe(
+    _name: &str,
+    _bytes: &[u8],
+    _k: ArchiveKind,
+) -> Result<Vec<(String, String)>, Fail> {
     Err(missing())
 }
