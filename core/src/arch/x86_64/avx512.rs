@@ -98,10 +98,10 @@ pub(super) unsafe fn compress_f32(n: u32, bs: usize, input: &[f32], inv: f32, ou
         mask: code_mask(n),
     };
     let load = |x: &[f32], k: usize, r: usize| -> __m512i {
-        let p = x.as_ptr().wrapping_add(16 * k);
+        let p = x.as_ptr().wrapping_add(k);
         let x = if r >= 16 {
-            // SAFETY: the caller (`compress_blocks`) passes r = values left from 16k, so the
-            // 16 floats at 16k are inside `x`.
+            // SAFETY: `compress_run` passes r = values left in `x` from offset k, so the
+            // 16 floats at k are inside `x`.
             unsafe { _mm512_loadu_ps(p) }
         } else {
             // SAFETY: only the first r < 16 lanes are read and they are inside `x`; masked-off
@@ -127,7 +127,7 @@ pub(super) unsafe fn compress_f64(n: u32, bs: usize, input: &[f64], inv: f64, ou
         mask: code_mask(n),
     };
     let load = |x: &[f64], k: usize, r: usize| -> __m512i {
-        let p = x.as_ptr().wrapping_add(16 * k);
+        let p = x.as_ptr().wrapping_add(k);
         let (a, b) = if r >= 16 {
             // SAFETY: r = values left from 16k ≥ 16, so 16 doubles at 16k are inside `x`.
             unsafe { (_mm512_loadu_pd(p), _mm512_loadu_pd(p.wrapping_add(8))) }
@@ -148,8 +148,74 @@ pub(super) unsafe fn compress_f64(n: u32, bs: usize, input: &[f64], inv: f64, ou
     compress_blocks(n, bs, input, output, load);
 }
 
-/// The block loop of compression; `load(block, k, r)` returns the 16 codes of step `k` of a
-/// block with `r` values left from `16k` (lanes ≥ r are code 0).
+/// The geometry of a run of blocks as the kernels walk it.
+#[derive(Clone, Copy)]
+struct Geom {
+    /// Bit width.
+    n: usize,
+    /// Runs to process (blocks, or 1 when the blocks form one seamless stream).
+    runs: usize,
+    /// Values per run.
+    count: usize,
+    /// Byte stride of a run.
+    stride: usize,
+    /// Bytes of a run holding values, `ceil(count·N/8)`; the rest of the stride is zero.
+    used: usize,
+}
+
+impl Geom {
+    fn new(n: usize, bs: usize, blocks: usize) -> Geom {
+        let epb = bs * 8 / n;
+        if epb * n == bs * 8 && epb.is_multiple_of(16) {
+            // No padding bits and whole steps per block: the blocks are one bit stream.
+            Geom {
+                n,
+                runs: 1,
+                count: epb * blocks,
+                stride: bs * blocks,
+                used: bs * blocks,
+            }
+        } else {
+            Geom {
+                n,
+                runs: blocks,
+                count: epb,
+                stride: bs,
+                used: (epb * n).div_ceil(8),
+            }
+        }
+    }
+
+    /// Calls `f(value, byte, r, byte_mask)` for every 16-value step, in increasing address
+    /// order: the step's first value index and byte offset in the whole run, `r` values left
+    /// in its run (16 for full steps, a constant, so full steps need no mask arithmetic) and
+    /// the mask of the step's `min(2N, ceil(r·N/8))` bytes. After each run, `pad(byte, len)`
+    /// gets the range of its zero padding (`len` may be 0).
+    #[inline(always)]
+    fn each_step(
+        self,
+        mut f: impl FnMut(usize, usize, usize, u64),
+        mut pad: impl FnMut(usize, usize),
+    ) {
+        let n = self.n;
+        let full_mask = (1u64 << (2 * n)) - 1;
+        let (full, rem) = (self.count / 16, self.count % 16);
+        let rem_mask = (1u64 << (rem * n).div_ceil(8)) - 1;
+        for run in 0..self.runs {
+            let (v, b) = (run * self.count, run * self.stride);
+            for k in 0..full {
+                f(v + 16 * k, b + 2 * n * k, 16, full_mask);
+            }
+            if rem > 0 {
+                f(v + 16 * full, b + 2 * n * full, rem, rem_mask);
+            }
+            pad(b + self.used, self.stride - self.used);
+        }
+    }
+}
+
+/// The block loop of compression; `load(input, i, r)` returns the 16 codes of the values at
+/// `i..` with `r` values left in the run (lanes ≥ r are code 0).
 #[inline(always)]
 fn compress_blocks<T>(
     n: u32,
@@ -160,80 +226,74 @@ fn compress_blocks<T>(
 ) {
     let nu = n as usize;
     let epb = bs * 8 / nu;
-    let used = (epb * nu).div_ceil(8);
     let Some(t) = Z512_TABLES.get(nu) else {
         return;
     };
-    for (bin, bout) in input.chunks_exact(epb).zip(output.chunks_exact_mut(bs)) {
-        // SAFETY: this function is only inlined into the `#[target_feature]` kernels above.
-        unsafe { compress_block(t, nu, epb, bin, bout, &load) };
-        if let Some(rest) = bout.get_mut(used..) {
-            rest.fill(0);
-        }
+    let blocks = (input.len() / epb).min(output.len() / bs);
+    if let (Some(bin), Some(bout)) = (input.get(..blocks * epb), output.get_mut(..blocks * bs)) {
+        // SAFETY: only called from the AVX-512 kernels, whose callers guarantee the CPU
+        // features; `bin` has `blocks·epb` values and `bout` their `blocks·bs` bytes.
+        unsafe { compress_run(t, Geom::new(nu, bs, blocks), bin, bout, &load) };
     }
 }
 
-/// One block: every step but the last writes exactly `2N` bytes at `2N·k`, the last
-/// `ceil(r·N/8)` bytes; bytes past `used` are left to the caller.
+/// Compresses `g.runs` runs of `g.count` values into `g.stride` bytes each.
 ///
 /// # Safety
-/// The CPU must support AVX-512 F, BW, VL, DQ and VBMI; `bin.len() == epb`, `bout.len() ==
-/// bs >= ceil(epb·N/8)`.
+/// The CPU must support AVX-512 F, BW, VL, DQ and VBMI; `bin.len() == g.runs·g.count`,
+/// `bout.len() == g.runs·g.stride`.
 #[inline]
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi")]
-unsafe fn compress_block<T>(
+unsafe fn compress_run<T>(
     t: &Z512,
-    n: usize,
-    epb: usize,
+    g: Geom,
     bin: &[T],
     bout: &mut [u8],
     load: &impl Fn(&[T], usize, usize) -> __m512i,
 ) {
-    let steps = epb.div_ceil(16);
+    let n = g.n;
     let dst = bout.as_mut_ptr();
-    let full_mask = (1u64 << (2 * n)) - 1;
-    let byte_mask = |k: usize| {
-        let r = epb - 16 * k;
-        if r >= 16 {
-            full_mask
-        } else {
-            (1u64 << (r * n).div_ceil(8)) - 1
+    let zero = _mm512_setzero_si512();
+    let pad = |at: usize, len: usize| {
+        if len == 0 {
+        } else if len < 64 {
+            // SAFETY: the padding [at, at + len) is inside the run's stride in `bout`.
+            unsafe { _mm512_mask_storeu_epi8(dst.wrapping_add(at).cast(), (1u64 << len) - 1, zero) }
+        } else if let Some(p) = bout.get_mut(at..at + len) {
+            p.fill(0);
         }
     };
+    // SAFETY (every store below): the mask covers bytes [at, at + min(2N, ceil(rN/8))), inside
+    // the run's `used` bytes; masked-off bytes are not accessed.
     match n {
-        1 => {
-            for k in 0..steps {
-                let codes = load(bin, k, epb - 16 * k);
-                let bits = _mm512_test_epi32_mask(codes, codes).to_le_bytes();
-                let out =
-                    _mm512_castsi128_si512(_mm_cvtsi32_si128(i32::from(u16::from_le_bytes(bits))));
-                // SAFETY: the mask covers bytes [2k, 2k + ceil(r/8)), inside the block's used
-                // bytes (`ceil(epb/8) <= bs`); other bytes are not accessed.
-                unsafe {
-                    _mm512_mask_storeu_epi8(dst.wrapping_add(2 * k).cast(), byte_mask(k), out)
-                };
-            }
-        }
-        8 => {
-            for k in 0..steps {
-                let out = _mm512_castsi128_si512(_mm512_cvtepi32_epi8(load(bin, k, epb - 16 * k)));
-                // SAFETY: as above, the mask covers only this step's bytes inside the block.
-                unsafe {
-                    _mm512_mask_storeu_epi8(dst.wrapping_add(16 * k).cast(), byte_mask(k), out)
-                };
-            }
-        }
-        16 => {
-            for k in 0..steps {
-                let out = _mm512_castsi256_si512(_mm512_cvtepi32_epi16(load(bin, k, epb - 16 * k)));
-                // SAFETY: as above, the mask covers only this step's bytes inside the block.
-                unsafe {
-                    _mm512_mask_storeu_epi8(dst.wrapping_add(32 * k).cast(), byte_mask(k), out)
-                };
-            }
-        }
+        1 => g.each_step(
+            |i, at, r, m| {
+                let codes = load(bin, i, r);
+                let bits = _mm512_test_epi32_mask(codes, codes);
+                let out = _mm512_castsi128_si512(_mm_cvtsi32_si128(i32::from(bits)));
+                // SAFETY: see above.
+                unsafe { _mm512_mask_storeu_epi8(dst.wrapping_add(at).cast(), m, out) };
+            },
+            pad,
+        ),
+        8 => g.each_step(
+            |i, at, r, m| {
+                let out = _mm512_castsi128_si512(_mm512_cvtepi32_epi8(load(bin, i, r)));
+                // SAFETY: see above.
+                unsafe { _mm512_mask_storeu_epi8(dst.wrapping_add(at).cast(), m, out) };
+            },
+            pad,
+        ),
+        16 => g.each_step(
+            |i, at, r, m| {
+                let out = _mm512_castsi256_si512(_mm512_cvtepi32_epi16(load(bin, i, r)));
+                // SAFETY: see above.
+                unsafe { _mm512_mask_storeu_epi8(dst.wrapping_add(at).cast(), m, out) };
+            },
+            pad,
+        ),
         _ => {
-            // SAFETY: the tables are plain byte arrays of 64 bytes; unaligned loads.
+            // SAFETY: the tables are plain arrays of 64 bytes; unaligned loads.
             let (shift, idx) = unsafe {
                 (
                     _mm512_loadu_si512(t.cmp_shift.as_ptr().cast()),
@@ -246,20 +306,23 @@ unsafe fn compress_block<T>(
                 )
             };
             let cnt = _mm_cvtsi32_si128(n as i32);
-            let aligned = (2 * n).is_multiple_of(8);
-            for k in 0..steps {
-                let codes = load(bin, k, epb - 16 * k);
-                let out = match (t.cmp_perms, aligned) {
-                    (_, true) => pack16::<1, false>(t, shift, &idx, cnt, codes),
-                    (2, _) => pack16::<2, true>(t, shift, &idx, cnt, codes),
-                    (3, _) => pack16::<3, true>(t, shift, &idx, cnt, codes),
-                    _ => pack16::<4, true>(t, shift, &idx, cnt, codes),
+            macro_rules! run {
+                ($p:literal, $s:literal) => {
+                    g.each_step(
+                        |i, at, r, m| {
+                            let out = pack16::<$p, $s>(t, shift, &idx, cnt, load(bin, i, r));
+                            // SAFETY: see above.
+                            unsafe { _mm512_mask_storeu_epi8(dst.wrapping_add(at).cast(), m, out) };
+                        },
+                        pad,
+                    )
                 };
-                // SAFETY: the mask covers bytes [2Nk, 2Nk + min(2N, ceil(rN/8))), inside the
-                // block's used bytes; other bytes are not accessed.
-                unsafe {
-                    _mm512_mask_storeu_epi8(dst.wrapping_add(2 * n * k).cast(), byte_mask(k), out)
-                };
+            }
+            match (t.cmp_perms, (2 * n).is_multiple_of(8)) {
+                (_, true) => run!(1, false),
+                (2, _) => run!(2, true),
+                (3, _) => run!(3, true),
+                _ => run!(4, true),
             }
         }
     }
@@ -281,7 +344,7 @@ pub(super) unsafe fn decompress_f32(
     let sc = _mm512_set1_ps(scale);
     let store = |o: &mut [f32], k: usize, r: usize, v: __m512i| {
         let f = _mm512_mul_ps(_mm512_cvtepi32_ps(v), sc);
-        let p = o.as_mut_ptr().wrapping_add(16 * k);
+        let p = o.as_mut_ptr().wrapping_add(k);
         if r >= 16 {
             // SAFETY: r = values left from 16k ≥ 16, so 16 floats at 16k are inside `o`.
             unsafe { _mm512_storeu_ps(p, f) }
@@ -310,7 +373,7 @@ pub(super) unsafe fn decompress_f64(
     let store = |o: &mut [f64], k: usize, r: usize, v: __m512i| {
         let a = _mm512_mul_pd(_mm512_cvtepi32_pd(_mm512_castsi512_si256(v)), sc);
         let b = _mm512_mul_pd(_mm512_cvtepi32_pd(_mm512_extracti64x4_epi64::<1>(v)), sc);
-        let p = o.as_mut_ptr().wrapping_add(16 * k);
+        let p = o.as_mut_ptr().wrapping_add(k);
         if r >= 16 {
             // SAFETY: r ≥ 16 values are left from 16k, so 16 doubles at 16k are inside `o`.
             unsafe {
@@ -330,8 +393,8 @@ pub(super) unsafe fn decompress_f64(
     decompress_blocks(n, bs, input, output, signed, store);
 }
 
-/// The block loop of decompression; `store(block, k, r, fields)` converts and writes the 16
-/// fields of step `k` (`r` values left from `16k`; only the first `min(r, 16)` are written).
+/// The block loop of decompression; `store(output, i, r, fields)` converts and writes the 16
+/// fields of the values at `i..` (`r` values left in the run; only `min(r, 16)` are written).
 #[inline(always)]
 fn decompress_blocks<T>(
     n: u32,
@@ -346,69 +409,67 @@ fn decompress_blocks<T>(
     let Some(t) = Z512_TABLES.get(nu) else {
         return;
     };
-    for (bin, bout) in input.chunks_exact(bs).zip(output.chunks_exact_mut(epb)) {
-        // SAFETY: this function is only inlined into the `#[target_feature]` kernels above.
-        unsafe { decompress_block(t, nu, epb, bin, bout, signed, &store) };
+    let blocks = (input.len() / bs).min(output.len() / epb);
+    if let (Some(bin), Some(bout)) = (input.get(..blocks * bs), output.get_mut(..blocks * epb)) {
+        // SAFETY: only called from the AVX-512 kernels, whose callers guarantee the CPU
+        // features; `bin` holds the `blocks·epb` values of `bout`.
+        unsafe { decompress_run(t, Geom::new(nu, bs, blocks), bin, bout, signed, &store) };
     }
 }
 
-/// One block of decompression.
+/// Decompresses `g.runs` runs of `g.stride` bytes into `g.count` values each.
 ///
 /// # Safety
-/// The CPU must support AVX-512 F, BW, VL, DQ and VBMI; `bin.len() == bs >= ceil(epb·N/8)`,
-/// `bout.len() == epb`.
+/// The CPU must support AVX-512 F, BW, VL, DQ and VBMI; `bin.len() == g.runs·g.stride`,
+/// `bout.len() == g.runs·g.count`.
 #[inline]
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi")]
-unsafe fn decompress_block<T>(
+unsafe fn decompress_run<T>(
     t: &Z512,
-    n: usize,
-    epb: usize,
+    g: Geom,
     bin: &[u8],
     bout: &mut [T],
     signed: bool,
     store: &impl Fn(&mut [T], usize, usize, __m512i),
 ) {
-    let steps = epb.div_ceil(16);
+    let n = g.n;
     let src = bin.as_ptr();
-    let full_mask = (1u64 << (2 * n)) - 1;
-    let byte_mask = |k: usize| {
-        let r = epb - 16 * k;
-        if r >= 16 {
-            full_mask
-        } else {
-            (1u64 << (r * n).div_ceil(8)) - 1
-        }
-    };
+    let nopad = |_: usize, _: usize| {};
+    // SAFETY (every load below): the mask covers bytes [at, at + min(2N, ceil(rN/8))), inside
+    // the run's `used` bytes; masked-off bytes are not accessed.
     match (n, signed) {
-        (8, _) => {
-            for k in 0..steps {
-                // SAFETY: the mask covers only this step's bytes [16k, 16k + min(16, r)),
-                // inside the block.
-                let b = unsafe {
-                    _mm_maskz_loadu_epi8(byte_mask(k) as u16, src.wrapping_add(16 * k).cast())
-                };
-                let v = if signed {
-                    _mm512_cvtepi8_epi32(b)
-                } else {
-                    _mm512_cvtepu8_epi32(b)
-                };
-                store(bout, k, epb - 16 * k, v);
-            }
-        }
-        (16, _) => {
-            for k in 0..steps {
-                // SAFETY: the mask covers only this step's bytes, inside the block.
-                let b = unsafe {
-                    _mm256_maskz_loadu_epi8(byte_mask(k) as u32, src.wrapping_add(32 * k).cast())
-                };
-                let v = if signed {
-                    _mm512_cvtepi16_epi32(b)
-                } else {
-                    _mm512_cvtepu16_epi32(b)
-                };
-                store(bout, k, epb - 16 * k, v);
-            }
-        }
+        (8, true) => g.each_step(
+            |i, at, r, m| {
+                // SAFETY: see above.
+                let b = unsafe { _mm_maskz_loadu_epi8(m as u16, src.wrapping_add(at).cast()) };
+                store(bout, i, r, _mm512_cvtepi8_epi32(b));
+            },
+            nopad,
+        ),
+        (8, false) => g.each_step(
+            |i, at, r, m| {
+                // SAFETY: see above.
+                let b = unsafe { _mm_maskz_loadu_epi8(m as u16, src.wrapping_add(at).cast()) };
+                store(bout, i, r, _mm512_cvtepu8_epi32(b));
+            },
+            nopad,
+        ),
+        (16, true) => g.each_step(
+            |i, at, r, m| {
+                // SAFETY: see above.
+                let b = unsafe { _mm256_maskz_loadu_epi8(m as u32, src.wrapping_add(at).cast()) };
+                store(bout, i, r, _mm512_cvtepi16_epi32(b));
+            },
+            nopad,
+        ),
+        (16, false) => g.each_step(
+            |i, at, r, m| {
+                // SAFETY: see above.
+                let b = unsafe { _mm256_maskz_loadu_epi8(m as u32, src.wrapping_add(at).cast()) };
+                store(bout, i, r, _mm512_cvtepu16_epi32(b));
+            },
+            nopad,
+        ),
         _ => {
             // SAFETY: the tables are plain 64-byte arrays; unaligned loads.
             let (idx, ctrl) = unsafe {
@@ -418,19 +479,21 @@ unsafe fn decompress_block<T>(
                 )
             };
             let cnt = _mm_cvtsi32_si128(32 - n as i32);
-            for k in 0..steps {
-                // SAFETY: the mask covers bytes [2Nk, 2Nk + min(2N, ceil(rN/8))), inside the
-                // block's used bytes; masked-off bytes are not accessed.
-                let b = unsafe {
-                    _mm512_maskz_loadu_epi8(byte_mask(k), src.wrapping_add(2 * n * k).cast())
-                };
-                let m = _mm512_multishift_epi64_epi8(ctrl, _mm512_permutexvar_epi8(idx, b));
-                let v = if signed {
-                    _mm512_sra_epi32(m, cnt)
-                } else {
-                    _mm512_srl_epi32(m, cnt)
-                };
-                store(bout, k, epb - 16 * k, v);
+            let fields = |at: usize, m: u64| {
+                // SAFETY: see above.
+                let b = unsafe { _mm512_maskz_loadu_epi8(m, src.wrapping_add(at).cast()) };
+                _mm512_multishift_epi64_epi8(ctrl, _mm512_permutexvar_epi8(idx, b))
+            };
+            if signed {
+                g.each_step(
+                    |i, at, r, m| store(bout, i, r, _mm512_sra_epi32(fields(at, m), cnt)),
+                    nopad,
+                );
+            } else {
+                g.each_step(
+                    |i, at, r, m| store(bout, i, r, _mm512_srl_epi32(fields(at, m), cnt)),
+                    nopad,
+                );
             }
         }
     }
