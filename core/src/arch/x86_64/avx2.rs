@@ -47,16 +47,14 @@ struct Quant<V> {
     lo: V,
     hi: V,
     mask: __m256i,
-    n: __m128i,
-    nbits: usize,
 }
 
 /// 8 codes as 4 qwords of `2N` bits → the group's `8N` bits as two 128-bit halves, the
 /// second already shifted for its byte position `⌊4N/8⌋`. Returns (low half, high half).
 #[inline]
 #[target_feature(enable = "avx2")]
-fn assemble(q: &Quant<impl Copy>, codes: __m256i) -> (u128, u128) {
-    let odd = _mm256_sll_epi64(_mm256_srli_epi64::<32>(codes), q.n);
+fn assemble<const N: usize>(codes: __m256i) -> (u128, u128) {
+    let odd = _mm256_sll_epi64(_mm256_srli_epi64::<32>(codes), _mm_cvtsi32_si128(N as i32));
     let lo32 = _mm256_set1_epi64x(0xFFFF_FFFF);
     let w = _mm256_or_si256(_mm256_and_si256(codes, lo32), odd);
     let a = _mm256_castsi256_si128(w);
@@ -65,12 +63,11 @@ fn assemble(q: &Quant<impl Copy>, codes: __m256i) -> (u128, u128) {
     let w1 = _mm_extract_epi64::<1>(a) as u64 as u128;
     let w2 = _mm_cvtsi128_si64(b) as u64 as u128;
     let w3 = _mm_extract_epi64::<1>(b) as u64 as u128;
-    let n2 = 2 * q.nbits;
-    let low = w0 | (w1 << n2);
-    let high = w2 | (w3 << n2);
-    let byte = 4 * q.nbits / 8;
+    let low = w0 | (w1 << (2 * N));
+    let high = w2 | (w3 << (2 * N));
+    let byte = 4 * N / 8;
     // The byte at `byte` is shared when 4N is not a multiple of 8: carry low's part of it.
-    let high = (high << (4 * q.nbits % 8)) | (low >> (8 * byte));
+    let high = (high << (4 * N % 8)) | (low >> (8 * byte));
     (low, high)
 }
 
@@ -98,14 +95,21 @@ fn quantize_pd(q: &Quant<__m256d>, a: __m256d, b: __m256d) -> __m256i {
 /// The CPU must support AVX2.
 #[target_feature(enable = "avx2")]
 pub(super) unsafe fn compress_f32(n: u32, bs: usize, input: &[f32], inv: f32, output: &mut [u8]) {
+    let Ok(bits) = crate::pernix::BitWidth::new(n as u8) else {
+        return;
+    };
+    crate::pernix::scalar::with_width!(bits, compress_n_f32::<_>, (bs, input, inv, output));
+}
+
+#[target_feature(enable = "avx2")]
+fn compress_n_f32<const N: usize>(bs: usize, input: &[f32], inv: f32, output: &mut [u8]) {
+    let n = N as u32;
     let (lo, hi) = crate::pernix::scalar::code_range(n);
     let q = Quant {
         inv: _mm256_set1_ps(inv),
         lo: _mm256_set1_ps(lo as f32),
         hi: _mm256_set1_ps(hi as f32),
         mask: _mm256_set1_epi32(((1u64 << n) - 1) as i32),
-        n: _mm_cvtsi32_si128(n as i32),
-        nbits: n as usize,
     };
     let group = |x: &[f32]| -> (u128, u128) {
         let v = if let Some(g) = x.first_chunk::<8>() {
@@ -119,9 +123,9 @@ pub(super) unsafe fn compress_f32(n: u32, bs: usize, input: &[f32], inv: f32, ou
             // SAFETY: `g` is 8 floats; unaligned load.
             unsafe { _mm256_loadu_ps(g.as_ptr()) }
         };
-        assemble(&q, quantize_ps(&q, v))
+        assemble::<N>(quantize_ps(&q, v))
     };
-    compress_blocks(n as usize, bs, input, output, group);
+    compress_blocks::<N, _>(bs, input, output, group);
 }
 
 /// Compresses whole blocks of f64.
@@ -130,14 +134,21 @@ pub(super) unsafe fn compress_f32(n: u32, bs: usize, input: &[f32], inv: f32, ou
 /// The CPU must support AVX2.
 #[target_feature(enable = "avx2")]
 pub(super) unsafe fn compress_f64(n: u32, bs: usize, input: &[f64], inv: f64, output: &mut [u8]) {
+    let Ok(bits) = crate::pernix::BitWidth::new(n as u8) else {
+        return;
+    };
+    crate::pernix::scalar::with_width!(bits, compress_n_f64::<_>, (bs, input, inv, output));
+}
+
+#[target_feature(enable = "avx2")]
+fn compress_n_f64<const N: usize>(bs: usize, input: &[f64], inv: f64, output: &mut [u8]) {
+    let n = N as u32;
     let (lo, hi) = crate::pernix::scalar::code_range(n);
     let q = Quant {
         inv: _mm256_set1_pd(inv),
         lo: _mm256_set1_pd(f64::from(lo)),
         hi: _mm256_set1_pd(f64::from(hi)),
         mask: _mm256_set1_epi32(((1u64 << n) - 1) as i32),
-        n: _mm_cvtsi32_si128(n as i32),
-        nbits: n as usize,
     };
     let group = |x: &[f64]| -> (u128, u128) {
         let (a, b) = if let Some(g) = x.first_chunk::<8>() {
@@ -161,16 +172,16 @@ pub(super) unsafe fn compress_f64(n: u32, bs: usize, input: &[f64], inv: f64, ou
                 )
             }
         };
-        assemble(&q, quantize_pd(&q, a, b))
+        assemble::<N>(quantize_pd(&q, a, b))
     };
-    compress_blocks(n as usize, bs, input, output, group);
+    compress_blocks::<N, _>(bs, input, output, group);
 }
 
 /// Writes a group assembled by [`assemble`] at byte `at` of `out`: `bytes` bytes of it are
 /// meaningful; more (zeros) may be written after them when `out` has room.
 #[inline(always)]
-fn put_group(out: &mut [u8], at: usize, n: usize, bytes: usize, (low, high): (u128, u128)) {
-    let byte = 4 * n / 8;
+fn put_group<const N: usize>(out: &mut [u8], at: usize, bytes: usize, (low, high): (u128, u128)) {
+    let byte = 4 * N / 8;
     if let Some(dst) = out.get_mut(at..at + byte + 16) {
         // Low half (its shared last byte is rewritten by the high half, which carries it).
         if let Some(d) = dst.first_chunk_mut::<16>() {
@@ -194,13 +205,13 @@ fn put_group(out: &mut [u8], at: usize, n: usize, bytes: usize, (low, high): (u1
 }
 
 #[inline(always)]
-fn compress_blocks<T>(
-    n: usize,
+fn compress_blocks<const N: usize, T>(
     bs: usize,
     input: &[T],
     output: &mut [u8],
     group: impl Fn(&[T]) -> (u128, u128),
 ) {
+    let n = N;
     let epb = bs * 8 / n;
     let used = (epb * n).div_ceil(8);
     let groups = epb / 8;
@@ -211,17 +222,11 @@ fn compress_blocks<T>(
         let mut o = at;
         let mut values = bin.chunks_exact(8);
         for g in values.by_ref().take(groups) {
-            put_group(output, o, n, n, group(g));
+            put_group::<N>(output, o, n, group(g));
             o += n;
         }
         if tail > 0 {
-            put_group(
-                output,
-                o,
-                n,
-                (tail * n).div_ceil(8),
-                group(values.remainder()),
-            );
+            put_group::<N>(output, o, (tail * n).div_ceil(8), group(values.remainder()));
         }
         if let Some(rest) = output.get_mut(at + used..block_end) {
             rest.fill(0);
