@@ -295,8 +295,8 @@ pub fn describe(name: &str, bytes: &[u8]) -> Result<Vec<(String, String)>, Fail>
                 ("archive size".into(), format!("{} bytes", bytes.len())),
             ];
             if !scales.is_empty() {
-                rows.push(("scale range".into(), format!("{lo:e} .. {hi:e}")));
-                rows.push(("max error bound".into(), format!("{:e}", b.max())));
+                rows.push(("scale range".into(), format!("{lo:.6e} .. {hi:.6e}")));
+                rows.push(("max error bound".into(), format!("{:.6e}", b.max())));
             }
             rows.push(ratio_row(raw, bytes.len()));
             rows.push(bpv_row(h.n, bytes.len()));

@@ -23,7 +23,7 @@ use fail::{Fail, Kind, lib};
 
 /// Error-bounded (SZp) and fixed-rate (PERNIX) lossy compression of raw f32/f64 files.
 #[derive(Parser, Debug)]
-#[command(name = "fzpack", version, about, long_about = None)]
+#[command(name = "fzpack", version)]
 struct Cli {
     #[command(subcommand)]
     cmd: Cmd,
@@ -442,9 +442,9 @@ fn verify_t<T: Wrap>(
     let q = data::quality(&orig, &dec);
     let (worst, at) = codec::worst_ratio(&orig, &dec, bound);
     println!("values      {}", orig.len());
-    println!("max error   {:e} (at index {})", q.max_abs_err, q.argmax);
+    println!("max error   {:.6e} (at index {})", q.max_abs_err, q.argmax);
     println!(
-        "bound       {:e}{}",
+        "bound       {:.6e}{}",
         bound.max(),
         match bound {
             codec::Bound::PerBlock { .. } => " (largest per-block bound)",
@@ -452,7 +452,7 @@ fn verify_t<T: Wrap>(
         }
     );
     println!("err/bound   {worst:.4} (worst at index {at})");
-    println!("RMSE        {:e}", q.rmse);
+    println!("RMSE        {:.6e}", q.rmse);
     println!("PSNR        {:.2} dB", q.psnr_db);
     if worst <= 1.0 {
         println!("OK: every value is within the bound");
@@ -461,7 +461,7 @@ fn verify_t<T: Wrap>(
         Err(Fail::new(
             Kind::Bound,
             format!(
-                "bound violated: value {at} is off by {:e}, {worst:.4} times its bound {:e}",
+                "bound violated: value {at} is off by {:.6e}, {worst:.4} times its bound {:.6e}",
                 (orig[at].to_f64() - dec[at].to_f64()).abs(),
                 bound.at(at)
             ),
