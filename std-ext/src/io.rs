@@ -275,3 +275,58 @@ impl<R: Read> Read for PernixReader<R> {
         Ok(k)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::pernix::{Backend, compress_vec};
+
+    fn values(n: usize) -> Vec<f64> {
+        (0..n).map(|i| (i as f64 * 0.37).sin() * 1e3).collect()
+    }
+
+    #[test]
+    fn writer_and_reader_match_the_vec_helpers() {
+        let (bits, bs) = (BitWidth::new(9).unwrap(), BlockSize::B128);
+        for n in [0usize, 1, 113, 114, 5000, 300_001] {
+            let x = values(n);
+            let whole = compress_vec(&x, bits, bs).unwrap();
+            let raw = crate::values_to_le_bytes(&x);
+            let serial = Dispatcher::new(Backend::Fallback).unwrap();
+            let mut w =
+                PernixWriter::<_, f64>::with_dispatcher(Vec::new(), bits, bs, n as u64, serial)
+                    .unwrap();
+            for piece in raw.chunks(1237) {
+                w.write_all(piece).unwrap();
+            }
+            let streamed = w.finish().unwrap();
+            assert_eq!(streamed, whole, "n = {n}");
+            let mut back = Vec::new();
+            PernixReader::new(&streamed[..])
+                .unwrap()
+                .read_to_end(&mut back)
+                .unwrap();
+            let expect: Vec<f64> = crate::pernix::decompress_vec(&whole).unwrap();
+            assert_eq!(back, crate::values_to_le_bytes(&expect));
+        }
+    }
+
+    #[test]
+    fn writer_checks_the_count_and_reader_the_length() {
+        let (bits, bs) = (BitWidth::new(8).unwrap(), BlockSize::B64);
+        let mut w = PernixWriter::<_, f32>::new(Vec::new(), bits, bs, 3).unwrap();
+        w.write_all(&1f32.to_le_bytes()).unwrap();
+        assert!(matches!(w.finish(), Err(Error::InvalidArgument(_))));
+        let mut w = PernixWriter::<_, f32>::new(Vec::new(), bits, bs, 1).unwrap();
+        assert!(w.write_all(&[0u8; 8]).is_err());
+        let mut w = PernixWriter::<_, f32>::new(Vec::new(), bits, bs, 1).unwrap();
+        w.write_all(&[0u8; 3]).unwrap();
+        assert!(w.finish().is_err());
+
+        let stream = compress_vec(&[1.0f32; 1000], bits, bs).unwrap();
+        let mut r = PernixReader::new(&stream[..stream.len() - 1]).unwrap();
+        let err = r.read_to_end(&mut Vec::new()).unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::InvalidData);
+        assert!(PernixReader::new(&stream[..10]).is_err());
+    }
+}

@@ -631,3 +631,80 @@ pub fn stream_scales(stream: &[u8]) -> FzResult<Vec<f64>> {
         })
         .collect())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn header_layout_and_hostile_streams() {
+        let x: Vec<f32> = (0..100).map(|i| i as f32 - 50.0).collect();
+        let s = compress_vec(&x, BitWidth::new(16).unwrap(), BlockSize::B64).unwrap();
+        // 100 values, E = 32, 4 frames of 4 + 64 bytes
+        assert_eq!(s.len(), 24 + 4 * 68);
+        assert_eq!(&s[..8], b"FZPX\x01\x01\x10\x01");
+        assert_eq!(u32::from_le_bytes(s[8..12].try_into().unwrap()), 64);
+        assert_eq!(u64::from_le_bytes(s[16..24].try_into().unwrap()), 100);
+        assert_eq!(
+            f32::from_le_bytes(s[24..28].try_into().unwrap()),
+            50.0 / 32767.0
+        );
+        let corrupt = |at: usize, v: u8| {
+            let mut b = s.clone();
+            b[at] = v;
+            decompress_vec::<f32>(&b).unwrap_err()
+        };
+        for (at, v) in [
+            (0, b'X'),
+            (4, 2),
+            (5, 9),
+            (6, 0),
+            (6, 25),
+            (7, 0),
+            (8, 65),
+            (12, 1),
+        ] {
+            assert!(
+                matches!(corrupt(at, v), FzError::Corrupt(_)),
+                "byte {at} = {v}"
+            );
+        }
+        assert!(matches!(
+            decompress_vec::<f64>(&s).unwrap_err(),
+            FzError::DTypeMismatch { .. }
+        ));
+        for cut in [0, 23, 24, s.len() - 1] {
+            assert!(decompress_vec::<f32>(&s[..cut]).is_err());
+        }
+        let mut long = s.clone();
+        long.push(0);
+        assert!(decompress_vec::<f32>(&long).is_err());
+        // a huge n with a tiny body is rejected without allocating
+        let mut huge = s.clone();
+        huge[16..24].copy_from_slice(&u64::MAX.to_le_bytes());
+        assert!(decompress_vec::<f32>(&huge).is_err());
+        huge[16..24].copy_from_slice(&(1u64 << 40).to_le_bytes());
+        assert!(decompress_vec::<f32>(&huge).is_err());
+    }
+
+    #[test]
+    fn bound_holds_for_every_width_and_tiny_blocks() {
+        let mut x: Vec<f64> = (0..3000).map(|i| ((i * 7) % 101) as f64 - 50.3).collect();
+        x[5] = 1e-310; // a subnormal block neighbour
+        x.extend([1e-310, -2e-310, 0.0, 5e-320]);
+        for bits in BitWidth::all() {
+            let s = compress_vec(&x, bits, BlockSize::B128).unwrap();
+            let y: Vec<f64> = decompress_vec(&s).unwrap();
+            let scales = stream_scales(&s).unwrap();
+            let e = elements_per_block(bits, BlockSize::B128);
+            for (i, (a, b)) in x.iter().zip(&y).enumerate() {
+                let bound = block_error_bound(scales[i / e], bits);
+                assert!(
+                    (a - b).abs() <= bound,
+                    "bits {} i {i}: {a} vs {b}",
+                    bits.get()
+                );
+            }
+        }
+    }
+}
