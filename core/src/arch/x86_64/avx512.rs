@@ -129,7 +129,7 @@ pub(super) unsafe fn compress_f64(n: u32, bs: usize, input: &[f64], inv: f64, ou
     let load = |x: &[f64], k: usize, r: usize| -> __m512i {
         let p = x.as_ptr().wrapping_add(k);
         let (a, b) = if r >= 16 {
-            // SAFETY: r = values left from 16k ≥ 16, so 16 doubles at 16k are inside `x`.
+            // SAFETY: r = values left in `x` from k is ≥ 16, so 16 doubles at k are inside `x`.
             unsafe { (_mm512_loadu_pd(p), _mm512_loadu_pd(p.wrapping_add(8))) }
         } else {
             let ma = ((1u32 << r.min(8)) - 1) as u8;
@@ -203,8 +203,18 @@ impl Geom {
         let rem_mask = (1u64 << (rem * n).div_ceil(8)) - 1;
         for run in 0..self.runs {
             let (v, b) = (run * self.count, run * self.stride);
-            for k in 0..full {
-                f(v + 16 * k, b + 2 * n * k, 16, full_mask);
+            if full <= 2 {
+                // Small blocks (the 64-byte format at N >= 9): no loop counter.
+                if full > 0 {
+                    f(v, b, 16, full_mask);
+                }
+                if full > 1 {
+                    f(v + 16, b + 2 * n, 16, full_mask);
+                }
+            } else {
+                for k in 0..full {
+                    f(v + 16 * k, b + 2 * n * k, 16, full_mask);
+                }
             }
             if rem > 0 {
                 f(v + 16 * full, b + 2 * n * full, rem, rem_mask);
@@ -278,17 +288,29 @@ unsafe fn compress_run<T>(
         ),
         8 => g.each_step(
             |i, at, r, m| {
-                let out = _mm512_castsi128_si512(_mm512_cvtepi32_epi8(load(bin, i, r)));
-                // SAFETY: see above.
-                unsafe { _mm512_mask_storeu_epi8(dst.wrapping_add(at).cast(), m, out) };
+                let out = _mm512_cvtepi32_epi8(load(bin, i, r));
+                let p = dst.wrapping_add(at).cast();
+                if r >= 16 {
+                    // SAFETY: a full step owns exactly these 16 bytes of the run.
+                    unsafe { _mm_storeu_si128(p, out) };
+                } else {
+                    // SAFETY: see above.
+                    unsafe { _mm_mask_storeu_epi8(p.cast(), m as u16, out) };
+                }
             },
             pad,
         ),
         16 => g.each_step(
             |i, at, r, m| {
-                let out = _mm512_castsi256_si512(_mm512_cvtepi32_epi16(load(bin, i, r)));
-                // SAFETY: see above.
-                unsafe { _mm512_mask_storeu_epi8(dst.wrapping_add(at).cast(), m, out) };
+                let out = _mm512_cvtepi32_epi16(load(bin, i, r));
+                let p = dst.wrapping_add(at).cast();
+                if r >= 16 {
+                    // SAFETY: a full step owns exactly these 32 bytes of the run.
+                    unsafe { _mm256_storeu_si256(p, out) };
+                } else {
+                    // SAFETY: see above.
+                    unsafe { _mm256_mask_storeu_epi8(p.cast(), m as u32, out) };
+                }
             },
             pad,
         ),
@@ -346,7 +368,7 @@ pub(super) unsafe fn decompress_f32(
         let f = _mm512_mul_ps(_mm512_cvtepi32_ps(v), sc);
         let p = o.as_mut_ptr().wrapping_add(k);
         if r >= 16 {
-            // SAFETY: r = values left from 16k ≥ 16, so 16 floats at 16k are inside `o`.
+            // SAFETY: r = values left in `o` from k is ≥ 16, so 16 floats at k are inside `o`.
             unsafe { _mm512_storeu_ps(p, f) }
         } else {
             // SAFETY: only the first r lanes (inside `o`) are written.
@@ -375,7 +397,7 @@ pub(super) unsafe fn decompress_f64(
         let b = _mm512_mul_pd(_mm512_cvtepi32_pd(_mm512_extracti64x4_epi64::<1>(v)), sc);
         let p = o.as_mut_ptr().wrapping_add(k);
         if r >= 16 {
-            // SAFETY: r ≥ 16 values are left from 16k, so 16 doubles at 16k are inside `o`.
+            // SAFETY: r = values left in `o` from k is ≥ 16, so 16 doubles at k are inside `o`.
             unsafe {
                 _mm512_storeu_pd(p, a);
                 _mm512_storeu_pd(p.wrapping_add(8), b);
@@ -441,7 +463,7 @@ unsafe fn decompress_run<T>(
         (8, true) => g.each_step(
             |i, at, r, m| {
                 // SAFETY: see above.
-                let b = unsafe { _mm_maskz_loadu_epi8(m as u16, src.wrapping_add(at).cast()) };
+                let b = unsafe { load16(src.wrapping_add(at), r, m) };
                 store(bout, i, r, _mm512_cvtepi8_epi32(b));
             },
             nopad,
@@ -449,7 +471,7 @@ unsafe fn decompress_run<T>(
         (8, false) => g.each_step(
             |i, at, r, m| {
                 // SAFETY: see above.
-                let b = unsafe { _mm_maskz_loadu_epi8(m as u16, src.wrapping_add(at).cast()) };
+                let b = unsafe { load16(src.wrapping_add(at), r, m) };
                 store(bout, i, r, _mm512_cvtepu8_epi32(b));
             },
             nopad,
@@ -457,7 +479,7 @@ unsafe fn decompress_run<T>(
         (16, true) => g.each_step(
             |i, at, r, m| {
                 // SAFETY: see above.
-                let b = unsafe { _mm256_maskz_loadu_epi8(m as u32, src.wrapping_add(at).cast()) };
+                let b = unsafe { load32(src.wrapping_add(at), r, m) };
                 store(bout, i, r, _mm512_cvtepi16_epi32(b));
             },
             nopad,
@@ -465,7 +487,7 @@ unsafe fn decompress_run<T>(
         (16, false) => g.each_step(
             |i, at, r, m| {
                 // SAFETY: see above.
-                let b = unsafe { _mm256_maskz_loadu_epi8(m as u32, src.wrapping_add(at).cast()) };
+                let b = unsafe { load32(src.wrapping_add(at), r, m) };
                 store(bout, i, r, _mm512_cvtepu16_epi32(b));
             },
             nopad,
@@ -496,5 +518,38 @@ unsafe fn decompress_run<T>(
                 );
             }
         }
+    }
+}
+
+/// The 16 bytes of an N = 8 step at `p` (`r` values left, `m` the step's byte mask).
+///
+/// # Safety
+/// The CPU must support AVX-512 BW and VL; the bytes of `m` at `p` must be readable, and all
+/// 16 when `r >= 16`.
+#[inline]
+#[target_feature(enable = "avx512f,avx512bw,avx512vl")]
+unsafe fn load16(p: *const u8, r: usize, m: u64) -> __m128i {
+    if r >= 16 {
+        // SAFETY: the caller guarantees 16 readable bytes.
+        unsafe { _mm_loadu_si128(p.cast()) }
+    } else {
+        // SAFETY: the caller guarantees the masked bytes; others are not accessed.
+        unsafe { _mm_maskz_loadu_epi8(m as u16, p.cast()) }
+    }
+}
+
+/// The 32 bytes of an N = 16 step at `p` (see [`load16`]).
+///
+/// # Safety
+/// As [`load16`], with 32 bytes.
+#[inline]
+#[target_feature(enable = "avx512f,avx512bw,avx512vl")]
+unsafe fn load32(p: *const u8, r: usize, m: u64) -> __m256i {
+    if r >= 16 {
+        // SAFETY: the caller guarantees 32 readable bytes.
+        unsafe { _mm256_loadu_si256(p.cast()) }
+    } else {
+        // SAFETY: the caller guarantees the masked bytes; others are not accessed.
+        unsafe { _mm256_maskz_loadu_epi8(m as u32, p.cast()) }
     }
 }
