@@ -14,7 +14,7 @@
 //!   with one `vpermb` per possible contributor (one when `2N` is a multiple of 8, else up to 4),
 //!   OR-ing them. N = 8 and 16 use truncating `vpmovdb`/`vpmovdw`, N = 1 a test-into-mask.
 
-use super::tables::{Z512, Z512_TABLES};
+use super::tables::{BYTE_GATHER, Z512, Z512_TABLES};
 use core::arch::x86_64::*;
 
 /// Round to nearest, ties to even, exceptions suppressed (independent of MXCSR).
@@ -64,12 +64,12 @@ fn pack16<const PERMS: usize, const SHIFT: bool>(
     shift: __m512i,
     idx: &[__m512i; 4],
     n: __m128i,
+    low_n: __m512i,
     q: __m512i,
 ) -> __m512i {
-    // qword j = code 2j | code (2j+1) << N
-    let odd = _mm512_sll_epi64(_mm512_srli_epi64::<32>(q), n);
-    let lo32 = _mm512_set1_epi64(0xFFFF_FFFF);
-    let mut w = _mm512_ternarylogic_epi64::<0xEA>(q, lo32, odd);
+    // qword j = code 2j | code (2j+1) << N: shift the qword right by 32 − N (the odd code,
+    // masked to N bits, lands at bit N) and take its low N bits from the unshifted qword.
+    let mut w = _mm512_ternarylogic_epi64::<0xD8>(_mm512_srl_epi64(q, n), q, low_n);
     if SHIFT {
         w = _mm512_sllv_epi64(w, shift);
     }
@@ -189,8 +189,9 @@ impl Geom {
     /// Calls `f(value, byte, r, byte_mask)` for every 16-value step, in increasing address
     /// order: the step's first value index and byte offset in the whole run, `r` values left
     /// in its run (16 for full steps, a constant, so full steps need no mask arithmetic) and
-    /// the mask of the step's `min(2N, ceil(r·N/8))` bytes. After each run, `pad(byte, len)`
-    /// gets the range of its zero padding (`len` may be 0).
+    /// the mask of the step's `min(2N, ceil(r·N/8))` bytes — for a partial step possibly all
+    /// bytes to the run's end, then the step also writes the padding. Otherwise, after each run,
+    /// `pad(byte, len)` gets the range of its zero padding (`len` may be 0).
     #[inline(always)]
     fn each_step(
         self,
@@ -200,7 +201,15 @@ impl Geom {
         let n = self.n;
         let full_mask = (1u64 << (2 * n)) - 1;
         let (full, rem) = (self.count / 16, self.count % 16);
-        let rem_mask = (1u64 << (rem * n).div_ceil(8)) - 1;
+        // When the partial step's bytes reach to within 64 bytes of the run's end, its mask
+        // covers the run's padding too: compression writes zeros there (every packing puts
+        // zeros past the step's data), decompression reads bytes it ignores (lanes ≥ r).
+        let tail = self.stride - 2 * n * full;
+        let (rem_mask, padded) = if rem > 0 && tail <= 64 {
+            (u64::MAX >> (64 - tail), true)
+        } else {
+            ((1u64 << (rem * n).div_ceil(8)) - 1, false)
+        };
         for run in 0..self.runs {
             let (v, b) = (run * self.count, run * self.stride);
             if full <= 2 {
@@ -219,7 +228,9 @@ impl Geom {
             if rem > 0 {
                 f(v + 16 * full, b + 2 * n * full, rem, rem_mask);
             }
-            pad(b + self.used, self.stride - self.used);
+            if !padded {
+                pad(b + self.used, self.stride - self.used);
+            }
         }
     }
 }
@@ -273,8 +284,9 @@ unsafe fn compress_run<T>(
             p.fill(0);
         }
     };
-    // SAFETY (every store below): the mask covers bytes [at, at + min(2N, ceil(rN/8))), inside
-    // the run's `used` bytes; masked-off bytes are not accessed.
+    // SAFETY (every store below): `each_step` gives masks covering bytes [at, at + min(2N,
+    // ceil(rN/8))), or for a partial step at most the bytes up to its run's end; all inside
+    // `bout`. Masked-off bytes are not accessed.
     match n {
         1 => g.each_step(
             |i, at, r, m| {
@@ -286,34 +298,30 @@ unsafe fn compress_run<T>(
             },
             pad,
         ),
-        8 => g.each_step(
-            |i, at, r, m| {
-                let out = _mm512_cvtepi32_epi8(load(bin, i, r));
-                let p = dst.wrapping_add(at).cast();
-                if r >= 16 {
-                    // SAFETY: a full step owns exactly these 16 bytes of the run.
-                    unsafe { _mm_storeu_si128(p, out) };
-                } else {
-                    // SAFETY: see above.
-                    unsafe { _mm_mask_storeu_epi8(p.cast(), m as u16, out) };
-                }
-            },
-            pad,
-        ),
-        16 => g.each_step(
-            |i, at, r, m| {
-                let out = _mm512_cvtepi32_epi16(load(bin, i, r));
-                let p = dst.wrapping_add(at).cast();
-                if r >= 16 {
-                    // SAFETY: a full step owns exactly these 32 bytes of the run.
-                    unsafe { _mm256_storeu_si256(p, out) };
-                } else {
-                    // SAFETY: see above.
-                    unsafe { _mm256_mask_storeu_epi8(p.cast(), m as u32, out) };
-                }
-            },
-            pad,
-        ),
+        8 | 16 | 24 => {
+            // Byte-multiple widths: gather the low N/8 bytes of every code (the codes need no
+            // masking: the bytes above are dropped).
+            let gather = BYTE_GATHER.get(n / 8 - 1).copied().unwrap_or([0; 64]);
+            // SAFETY: `gather` is a local array of 64 bytes; unaligned load.
+            let idx = unsafe { _mm512_loadu_si512(gather.as_ptr().cast()) };
+            g.each_step(
+                |i, at, r, m| {
+                    let out = _mm512_permutexvar_epi8(idx, load(bin, i, r));
+                    let p = dst.wrapping_add(at);
+                    if r >= 16 && n == 8 {
+                        // SAFETY: a full step owns exactly these 16 bytes of the run.
+                        unsafe { _mm_storeu_si128(p.cast(), _mm512_castsi512_si128(out)) };
+                    } else if r >= 16 && n == 16 {
+                        // SAFETY: a full step owns exactly these 32 bytes of the run.
+                        unsafe { _mm256_storeu_si256(p.cast(), _mm512_castsi512_si256(out)) };
+                    } else {
+                        // SAFETY: see above.
+                        unsafe { _mm512_mask_storeu_epi8(p.cast(), m, out) };
+                    }
+                },
+                pad,
+            )
+        }
         _ => {
             // SAFETY: the tables are plain arrays of 64 bytes; unaligned loads.
             let (shift, idx) = unsafe {
@@ -327,12 +335,13 @@ unsafe fn compress_run<T>(
                     ],
                 )
             };
-            let cnt = _mm_cvtsi32_si128(n as i32);
+            let cnt = _mm_cvtsi32_si128(32 - n as i32);
+            let low_n = _mm512_set1_epi64(((1u64 << n) - 1) as i64);
             macro_rules! run {
                 ($p:literal, $s:literal) => {
                     g.each_step(
                         |i, at, r, m| {
-                            let out = pack16::<$p, $s>(t, shift, &idx, cnt, load(bin, i, r));
+                            let out = pack16::<$p, $s>(t, shift, &idx, cnt, low_n, load(bin, i, r));
                             // SAFETY: see above.
                             unsafe { _mm512_mask_storeu_epi8(dst.wrapping_add(at).cast(), m, out) };
                         },
@@ -457,8 +466,9 @@ unsafe fn decompress_run<T>(
     let n = g.n;
     let src = bin.as_ptr();
     let nopad = |_: usize, _: usize| {};
-    // SAFETY (every load below): the mask covers bytes [at, at + min(2N, ceil(rN/8))), inside
-    // the run's `used` bytes; masked-off bytes are not accessed.
+    // SAFETY (every load below): `each_step` gives masks covering bytes [at, at + min(2N,
+    // ceil(rN/8))), or for a partial step at most the bytes up to its run's end; all inside
+    // `bin`. Masked-off bytes are not accessed.
     match (n, signed) {
         (8, true) => g.each_step(
             |i, at, r, m| {

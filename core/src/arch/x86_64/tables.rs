@@ -13,7 +13,8 @@ pub(crate) struct Z512 {
     pub dec_ctrl: [u8; 64],
     /// Compression: left shift of qword `j` (holding values `2j`, `2j+1`) by `2jN mod 8`.
     pub cmp_shift: [u64; 8],
-    /// Compression: `vpermb` indices of the `p`-th qword contributing to each output byte.
+    /// Compression: `vpermb` indices of the `p`-th qword contributing to each output byte
+    /// (for p = 0, bytes past `2N` select a byte that is always zero).
     pub cmp_idx: [[u8; 64]; 4],
     /// Compression: which output bytes have a `p`-th contributor.
     pub cmp_mask: [u64; 4],
@@ -51,6 +52,12 @@ const fn z512(n: usize) -> Z512 {
         j += 1;
     }
     // Output byte d of the 2N-byte chunk: every qword j whose shifted bits reach into it.
+    // Bytes past 2N read byte 7 of qword 7, which is zero (a qword holds 2N + 7 <= 55 bits).
+    let mut d = 2 * n;
+    while d < 64 {
+        t.cmp_idx[0][d] = 63;
+        d += 1;
+    }
     let mut d = 0;
     let mut max = 1;
     while d < 2 * n {
@@ -87,6 +94,22 @@ const fn z512_all() -> [Z512; 25] {
 
 /// The AVX-512 tables for every bit width.
 pub(crate) static Z512_TABLES: [Z512; 25] = z512_all();
+
+const fn byte_gather(k: usize) -> [u8; 64] {
+    // Bytes past the 16·k packed ones read byte 3 of code 0, which is zero (codes are masked
+    // to N <= 24 bits), so a partial step can also write the block's zero padding.
+    let mut t = [3u8; 64];
+    let mut d = 0;
+    while d < 16 * k {
+        t[d] = (4 * (d / k) + d % k) as u8;
+        d += 1;
+    }
+    t
+}
+
+/// `vpermb` indices that gather the low `k` bytes of each of 16 dwords (index `k − 1`): the
+/// packing of byte-multiple widths N = 8, 16, 24.
+pub(crate) static BYTE_GATHER: [[u8; 64]; 3] = [byte_gather(1), byte_gather(2), byte_gather(3)];
 
 /// Tables of the AVX2 kernels (one 8-value group of N bytes per step; the low 128-bit lane holds
 /// values 0..4 loaded from byte 0, the high lane values 4..8 loaded from byte `⌊4N/8⌋`).
