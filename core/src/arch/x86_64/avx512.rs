@@ -14,7 +14,7 @@
 //!   with one `vpermb` per possible contributor (one when `2N` is a multiple of 8, else up to 4),
 //!   OR-ing them. N = 8 and 16 use truncating `vpmovdb`/`vpmovdw`, N = 1 a test-into-mask.
 
-use super::tables::{BYTE_GATHER, Z512, Z512_TABLES};
+use super::tables::{BYTE_GATHER, BYTE_GATHER64, Z512, Z512_TABLES};
 use core::arch::x86_64::*;
 
 /// Round to nearest, ties to even, exceptions suppressed (independent of MXCSR).
@@ -110,7 +110,26 @@ pub(super) unsafe fn compress_f32(n: u32, bs: usize, input: &[f32], inv: f32, ou
         };
         quantize_ps(&q, x)
     };
-    compress_blocks(n, bs, input, output, load);
+    let k = (n as usize / 8).clamp(1, 3);
+    let gather = BYTE_GATHER.get(k - 1).copied().unwrap_or([0; 64]);
+    // SAFETY: `gather` is a local array of 64 bytes; unaligned load.
+    let idx = unsafe { _mm512_loadu_si512(gather.as_ptr().cast()) };
+    let valid = u64::MAX >> (64 - 16 * k);
+    let bytes = |x: &[f32], i: usize, r: usize| -> __m512i {
+        let p = x.as_ptr().wrapping_add(i);
+        let x = if r >= 16 {
+            // SAFETY: as in `load`.
+            unsafe { _mm512_loadu_ps(p) }
+        } else {
+            // SAFETY: as in `load`.
+            unsafe { _mm512_maskz_loadu_ps(((1u32 << r) - 1) as u16, p) }
+        };
+        let s = _mm512_mul_ps(x, q.inv);
+        let c = _mm512_min_ps(q.hi, _mm512_max_ps(q.lo, s));
+        // The low N/8 bytes of each code (NaN's 0x8000_0000 has zero low bytes); zeros above.
+        _mm512_maskz_permutexvar_epi8(valid, idx, _mm512_cvt_roundps_epi32::<RNE>(c))
+    };
+    compress_blocks(n, bs, input, output, load, bytes);
 }
 
 /// Compresses whole blocks of f64.
@@ -145,7 +164,36 @@ pub(super) unsafe fn compress_f64(n: u32, bs: usize, input: &[f64], inv: f64, ou
         };
         quantize_pd(&q, a, b)
     };
-    compress_blocks(n, bs, input, output, load);
+    let k = (n as usize / 8).clamp(1, 3);
+    let gather = BYTE_GATHER64.get(k - 1).copied().unwrap_or([0; 64]);
+    // SAFETY: `gather` is a local array of 64 bytes; unaligned load.
+    let idx = unsafe { _mm512_loadu_si512(gather.as_ptr().cast()) };
+    let valid = u64::MAX >> (64 - 16 * k);
+    let bytes = |x: &[f64], i: usize, r: usize| -> __m512i {
+        let p = x.as_ptr().wrapping_add(i);
+        let (a, b) = if r >= 16 {
+            // SAFETY: as in `load`.
+            unsafe { (_mm512_loadu_pd(p), _mm512_loadu_pd(p.wrapping_add(8))) }
+        } else {
+            let ma = ((1u32 << r.min(8)) - 1) as u8;
+            let mb = ((1u32 << r.saturating_sub(8)) - 1) as u8;
+            // SAFETY: as in `load`.
+            unsafe {
+                (
+                    _mm512_maskz_loadu_pd(ma, p),
+                    _mm512_maskz_loadu_pd(mb, p.wrapping_add(8)),
+                )
+            }
+        };
+        let ca = _mm512_min_pd(q.hi, _mm512_max_pd(q.lo, _mm512_mul_pd(a, q.inv)));
+        let cb = _mm512_min_pd(q.hi, _mm512_max_pd(q.lo, _mm512_mul_pd(b, q.inv)));
+        // 64-bit conversions (one uop each; NaN gives 0x8000_0000_0000_0000, zero low bytes),
+        // then the low N/8 bytes of all 16 codes from both registers; zeros above.
+        let ia = _mm512_cvt_roundpd_epi64::<RNE>(ca);
+        let ib = _mm512_cvt_roundpd_epi64::<RNE>(cb);
+        _mm512_maskz_permutex2var_epi8(valid, ia, idx, ib)
+    };
+    compress_blocks(n, bs, input, output, load, bytes);
 }
 
 /// The geometry of a run of blocks as the kernels walk it.
@@ -236,7 +284,9 @@ impl Geom {
 }
 
 /// The block loop of compression; `load(input, i, r)` returns the 16 codes of the values at
-/// `i..` with `r` values left in the run (lanes ≥ r are code 0).
+/// `i..` with `r` values left in the run (lanes ≥ r are code 0), masked to N bits. For
+/// N = 8, 16, 24, `bytes(input, i, r)` returns the packed `2N` bytes of the step instead,
+/// with zeros in the bytes above.
 #[inline(always)]
 fn compress_blocks<T>(
     n: u32,
@@ -244,6 +294,7 @@ fn compress_blocks<T>(
     input: &[T],
     output: &mut [u8],
     load: impl Fn(&[T], usize, usize) -> __m512i,
+    bytes: impl Fn(&[T], usize, usize) -> __m512i,
 ) {
     let nu = n as usize;
     let epb = bs * 8 / nu;
@@ -254,7 +305,7 @@ fn compress_blocks<T>(
     if let (Some(bin), Some(bout)) = (input.get(..blocks * epb), output.get_mut(..blocks * bs)) {
         // SAFETY: only called from the AVX-512 kernels, whose callers guarantee the CPU
         // features; `bin` has `blocks·epb` values and `bout` their `blocks·bs` bytes.
-        unsafe { compress_run(t, Geom::new(nu, bs, blocks), bin, bout, &load) };
+        unsafe { compress_run(t, Geom::new(nu, bs, blocks), bin, bout, &load, &bytes) };
     }
 }
 
@@ -271,6 +322,7 @@ unsafe fn compress_run<T>(
     bin: &[T],
     bout: &mut [u8],
     load: &impl Fn(&[T], usize, usize) -> __m512i,
+    bytes: &impl Fn(&[T], usize, usize) -> __m512i,
 ) {
     let n = g.n;
     let dst = bout.as_mut_ptr();
@@ -299,14 +351,10 @@ unsafe fn compress_run<T>(
             pad,
         ),
         8 | 16 | 24 => {
-            // Byte-multiple widths: gather the low N/8 bytes of every code (the codes need no
-            // masking: the bytes above are dropped).
-            let gather = BYTE_GATHER.get(n / 8 - 1).copied().unwrap_or([0; 64]);
-            // SAFETY: `gather` is a local array of 64 bytes; unaligned load.
-            let idx = unsafe { _mm512_loadu_si512(gather.as_ptr().cast()) };
+            // Byte-multiple widths: `bytes` returns the packed step directly, zeros past it.
             g.each_step(
                 |i, at, r, m| {
-                    let out = _mm512_permutexvar_epi8(idx, load(bin, i, r));
+                    let out = bytes(bin, i, r);
                     let p = dst.wrapping_add(at);
                     if r >= 16 && n == 8 {
                         // SAFETY: a full step owns exactly these 16 bytes of the run.

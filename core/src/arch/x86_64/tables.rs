@@ -111,6 +111,21 @@ const fn byte_gather(k: usize) -> [u8; 64] {
 /// packing of byte-multiple widths N = 8, 16, 24.
 pub(crate) static BYTE_GATHER: [[u8; 64]; 3] = [byte_gather(1), byte_gather(2), byte_gather(3)];
 
+const fn byte_gather64(k: usize) -> [u8; 64] {
+    let mut t = [0u8; 64];
+    let mut d = 0;
+    while d < 16 * k {
+        t[d] = (8 * (d / k) + d % k) as u8;
+        d += 1;
+    }
+    t
+}
+
+/// `vpermt2b` indices that gather the low `k` bytes of each of 16 qwords held in two
+/// registers (index `k − 1`): the f64 packing of N = 8, 16, 24.
+pub(crate) static BYTE_GATHER64: [[u8; 64]; 3] =
+    [byte_gather64(1), byte_gather64(2), byte_gather64(3)];
+
 /// Tables of the AVX2 kernels (one 8-value group of N bytes per step; the low 128-bit lane holds
 /// values 0..4 loaded from byte 0, the high lane values 4..8 loaded from byte `⌊4N/8⌋`).
 #[derive(Clone, Copy)]
