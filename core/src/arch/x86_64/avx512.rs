@@ -14,7 +14,7 @@
 //!   with one `vpermb` per possible contributor (one when `2N` is a multiple of 8, else up to 4),
 //!   OR-ing them. N = 8 and 16 use truncating `vpmovdb`/`vpmovdw`, N = 1 a test-into-mask.
 
-use super::tables::{BYTE_GATHER, BYTE_GATHER64, Z512, Z512_TABLES};
+use super::tables::{BYTE_GATHER, BYTE_GATHER64, DEC24, Z512, Z512_TABLES};
 use core::arch::x86_64::*;
 
 /// Round to nearest, ties to even, exceptions suppressed (independent of MXCSR).
@@ -258,8 +258,8 @@ impl Geom {
         } else {
             ((1u64 << (rem * n).div_ceil(8)) - 1, false)
         };
-        for run in 0..self.runs {
-            let (v, b) = (run * self.count, run * self.stride);
+        let (mut v, mut b) = (0, 0);
+        for _ in 0..self.runs {
             if full <= 2 {
                 // Small blocks (the 64-byte format at N >= 9): no loop counter.
                 if full > 0 {
@@ -279,6 +279,8 @@ impl Geom {
             if !padded {
                 pad(b + self.used, self.stride - self.used);
             }
+            v += self.count;
+            b += self.stride;
         }
     }
 }
@@ -550,6 +552,33 @@ unsafe fn decompress_run<T>(
             },
             nopad,
         ),
+        (24, _) => {
+            let table = DEC24.get(usize::from(signed)).copied().unwrap_or([0; 64]);
+            // SAFETY: `table` is a local array of 64 bytes; unaligned load.
+            let idx = unsafe { _mm512_loadu_si512(table.as_ptr().cast()) };
+            let field = |at: usize, m: u64| {
+                // SAFETY: see above.
+                unsafe { _mm512_maskz_loadu_epi8(m, src.wrapping_add(at).cast()) }
+            };
+            if signed {
+                g.each_step(
+                    |i, at, r, m| {
+                        let v = _mm512_permutexvar_epi8(idx, field(at, m));
+                        store(bout, i, r, _mm512_srai_epi32::<8>(v))
+                    },
+                    nopad,
+                );
+            } else {
+                g.each_step(
+                    |i, at, r, m| {
+                        let v =
+                            _mm512_maskz_permutexvar_epi8(0x7777_7777_7777_7777, idx, field(at, m));
+                        store(bout, i, r, v)
+                    },
+                    nopad,
+                );
+            }
+        }
         _ => {
             // SAFETY: the tables are plain 64-byte arrays; unaligned loads.
             let (idx, ctrl) = unsafe {

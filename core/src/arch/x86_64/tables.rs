@@ -176,6 +176,31 @@ const fn y256_all() -> [Y256; 25] {
 /// The AVX2 tables for every bit width.
 pub(crate) static Y256_TABLES: [Y256; 25] = y256_all();
 
+const fn dec24(signed: bool) -> [u8; 64] {
+    let mut t = [0u8; 64];
+    let mut l = 0;
+    while l < 16 {
+        let mut b = 0;
+        while b < 4 {
+            // Signed: the field in bytes 1..4 (an arithmetic shift by 8 extends it); unsigned:
+            // the field in bytes 0..3 (byte 3 is zeroed by the permute's mask).
+            let src = if signed {
+                3 * l + if b == 0 { 0 } else { b - 1 }
+            } else {
+                3 * l + b % 3
+            };
+            t[4 * l + b] = src as u8;
+            b += 1;
+        }
+        l += 1;
+    }
+    t
+}
+
+/// N = 24 decompression: `vpermb` indices placing each 3-byte field in its dword, for signed
+/// (`[1]`) and unsigned (`[0]`) values.
+pub(crate) static DEC24: [[u8; 64]; 2] = [dec24(false), dec24(true)];
+
 #[cfg(test)]
 mod tests {
     use super::*;
