@@ -1,3 +1,335 @@
-//! SZp error-bounded compression (fZ-light, SC'24).
+//! SZp error-bounded compression (fZ-light, SC'24), as the FZGPUModules SZp stage encodes it.
 //!
-//! Work in progress: see issue 4.
+//! Per block of `block_size` values: `q = round_half_away(x / (2·eb))` in f64, a 1-D delta that
+//! restarts at every block (`d₀ = q₀`), zigzag, and LSB-first packing at the block's width
+//! `w = bits(max u)` (0..=64); one width byte per block. Decoding is `x' = T((q·2)·eb)`.
+//! The byte rules are in the project's `specs/szp.md` §1.
+//!
+//! # The error-bound promise
+//!
+//! With the default [`Config`] (`strict`), **every reconstructed element satisfies
+//! `|x − x'| ≤ bound`** exactly as computed in f64 from the input and output values, where the
+//! bound is `error_bound` (ABS) or `error_bound · (max − min)` (NOA). The f32 rounding of the
+//! result and the f64 rounding of the quantizer can each add a fraction of an ulp, so the encoder
+//! quantizes with a slightly tighter bound `eb' = bound − (max|x| + bound)·(2⁻²⁴ + 2⁻⁵⁰)` (f32;
+//! `2⁻⁵⁰` alone for f64), records `eb'` in the archive (it is what decoders use), and checks
+//! every element's reconstruction before it is written; a violation (never observed) would be
+//! [`Error::BoundViolated`]. If `eb'` is not positive — the bound is below the data's float
+//! precision — compression fails with [`Error::BoundBelowPrecision`].
+//!
+//! [`Config::stage_compatible`] turns the tightening off and quantizes with the bound itself,
+//! exactly as FZGPUModules does; then the guarantee is FZGPUModules' own: `|x − x'| ≤ bound` in
+//! exact arithmetic, plus up to half an ulp of `x'` for f32 (spec §1.8).
+//!
+//! # Errors, not panics
+//!
+//! Non-finite input ([`Error::NonFinite`], first index), a bound that is not finite and
+//! positive, a block size outside 1..=4096, quantized levels of 2⁶² or more
+//! ([`Error::LevelOverflow`], first index), NOA on a constant field ([`Error::ZeroRange`]: no
+//! relative bound exists; use ABS), and an output slice that is too small are errors; nothing is
+//! written past the output slice. Decoders treat every archive as untrusted: see
+//! [`decompress`].
+//!
+//! # Example
+//!
+//! ```
+//! use fzpack_core::szp::{self, Config, DType};
+//!
+//! let data: [f32; 1000] = core::array::from_fn(|i| (i as f32 * 0.01).sin() * 40.0);
+//! let cfg = Config::abs(1e-3);
+//! let mut archive = [0u8; 9000];
+//! assert!(szp::max_compressed_len(data.len(), cfg.block_size, DType::F32).unwrap() <= archive.len());
+//! let len = szp::compress(&data, &cfg, &mut archive)?;
+//! let mut back = [0f32; 1000];
+//! let n = szp::decompress(&archive[..len], &mut back)?;
+//! assert_eq!(n, 1000);
+//! assert!(data.iter().zip(&back).all(|(a, b)| ((*a as f64) - (*b as f64)).abs() <= 1e-3));
+//! # Ok::<(), szp::Error>(())
+//! ```
+
+pub mod blocks;
+mod float;
+pub mod scalar;
+mod stream;
+
+pub use blocks::{ArchiveView, Header, Plan};
+pub use float::SzpFloat;
+pub use stream::StreamEncoder;
+
+use core::fmt;
+
+/// Bytes of the fzpack SZp archive header (see `docs/szp-archive.md`).
+pub const HEADER_LEN: usize = 48;
+/// Archive magic.
+pub const MAGIC: [u8; 4] = *b"FZSZ";
+/// Archive format version written by this crate.
+pub const FORMAT_VERSION: u8 = 1;
+/// Largest accepted block size.
+pub const MAX_BLOCK_SIZE: u32 = 4096;
+
+/// Element type of an SZp stream.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum DType {
+    /// IEEE binary32 (FZM DataType 8).
+    F32,
+    /// IEEE binary64 (FZM DataType 9).
+    F64,
+}
+
+impl DType {
+    /// The FZGPUModules DataType code: 8 (f32) or 9 (f64).
+    pub const fn code(self) -> u8 {
+        match self {
+            DType::F32 => 8,
+            DType::F64 => 9,
+        }
+    }
+    /// The type with DataType `code`.
+    pub const fn from_code(code: u8) -> Option<DType> {
+        match code {
+            8 => Some(DType::F32),
+            9 => Some(DType::F64),
+            _ => None,
+        }
+    }
+    /// Bytes per element.
+    pub const fn size(self) -> usize {
+        match self {
+            DType::F32 => 4,
+            DType::F64 => 8,
+        }
+    }
+}
+
+/// Error-bound mode.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Mode {
+    /// Absolute: `|x − x'| ≤ error_bound` (code 0).
+    Abs,
+    /// Relative to the value range: `|x − x'| ≤ error_bound · (max − min)` (code 2).
+    Noa,
+}
+
+impl Mode {
+    /// The SZpConfig `eb_mode` code: 0 (ABS) or 2 (NOA).
+    pub const fn code(self) -> u8 {
+        match self {
+            Mode::Abs => 0,
+            Mode::Noa => 2,
+        }
+    }
+    /// The mode with code `code`.
+    pub const fn from_code(code: u8) -> Option<Mode> {
+        match code {
+            0 => Some(Mode::Abs),
+            2 => Some(Mode::Noa),
+            _ => None,
+        }
+    }
+}
+
+/// Compression settings.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Config {
+    /// ABS or NOA.
+    pub mode: Mode,
+    /// The bound: absolute (ABS) or a fraction of the value range (NOA).
+    pub error_bound: f64,
+    /// Values per block, 1..=4096 (default 128).
+    pub block_size: u32,
+    /// A known bound on `|x|` (e.g. an ADC's full scale). When set, the tightening of the bound
+    /// uses it instead of the data's maximum, values above it are [`Error::ValueOutOfRange`],
+    /// and the streaming encoder (which cannot look ahead) requires it.
+    pub max_abs: Option<f64>,
+    /// Keep the strict promise (default; see the module docs). `false` quantizes exactly as
+    /// FZGPUModules does.
+    pub strict: bool,
+}
+
+impl Config {
+    /// An absolute bound, block size 128, strict.
+    pub const fn abs(error_bound: f64) -> Config {
+        Config {
+            mode: Mode::Abs,
+            error_bound,
+            block_size: 128,
+            max_abs: None,
+            strict: true,
+        }
+    }
+    /// A bound relative to the value range (`max − min`), block size 128, strict.
+    pub const fn noa(error_bound: f64) -> Config {
+        Config {
+            mode: Mode::Noa,
+            error_bound,
+            block_size: 128,
+            max_abs: None,
+            strict: true,
+        }
+    }
+    /// This config with another block size.
+    pub const fn with_block_size(self, block_size: u32) -> Config {
+        Config { block_size, ..self }
+    }
+    /// This config with a known bound on `|x|`.
+    pub const fn with_max_abs(self, max_abs: f64) -> Config {
+        Config {
+            max_abs: Some(max_abs),
+            ..self
+        }
+    }
+    /// This config quantizing exactly as the FZGPUModules stage (no tightening; the guarantee
+    /// is then `bound` plus up to half an ulp of the f32 result).
+    pub const fn stage_compatible(self) -> Config {
+        Config {
+            strict: false,
+            ..self
+        }
+    }
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config::abs(1e-3)
+    }
+}
+
+/// An SZp error. Variants with an `index` name the first offending element.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Error {
+    /// `block_size` is not in 1..=4096.
+    InvalidBlockSize,
+    /// The error bound (or `max_abs`) is not finite and positive.
+    InvalidErrorBound,
+    /// A NaN or infinite input value.
+    NonFinite {
+        /// Element index.
+        index: usize,
+    },
+    /// `|x|` exceeds the configured `max_abs`.
+    ValueOutOfRange {
+        /// Element index.
+        index: usize,
+    },
+    /// `|x / (2·eb)|` reaches 2⁶²: the quantized level would not fit.
+    LevelOverflow {
+        /// Element index.
+        index: usize,
+    },
+    /// NOA bound on a field whose values are all equal: the range is 0.
+    ZeroRange,
+    /// The bound is below what the float precision of the data can deliver.
+    BoundBelowPrecision,
+    /// A reconstructed value would miss the bound (a safety net; not expected to occur).
+    BoundViolated {
+        /// Element index.
+        index: usize,
+    },
+    /// The output slice is too small; `needed` bytes or elements would do.
+    OutputTooSmall {
+        /// Required length.
+        needed: usize,
+    },
+    /// The archive ends before its header, widths or payload do.
+    Truncated,
+    /// Not an fzpack SZp archive.
+    BadMagic,
+    /// An archive format version this build does not read.
+    UnsupportedVersion {
+        /// The version found.
+        version: u8,
+    },
+    /// The archive holds the other element type.
+    DTypeMismatch,
+    /// The archive is inconsistent.
+    Corrupt(&'static str),
+    /// The streaming encoder needs an ABS bound and `max_abs`.
+    StreamingNeedsAbsAndMaxAbs,
+    /// A streamed block has the wrong length.
+    BlockLength {
+        /// The length expected for this block.
+        expected: usize,
+    },
+    /// `finish` was called before all blocks were pushed, or a block came after the last.
+    StreamState,
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            Error::InvalidBlockSize => write!(f, "block size must be 1..=4096"),
+            Error::InvalidErrorBound => write!(f, "the error bound must be finite and > 0"),
+            Error::NonFinite { index } => {
+                write!(f, "non-finite value (NaN or infinity) at index {index}")
+            }
+            Error::ValueOutOfRange { index } => {
+                write!(f, "value at index {index} exceeds the configured max_abs")
+            }
+            Error::LevelOverflow { index } => {
+                write!(
+                    f,
+                    "value at index {index} is too large for the bound (quantized level >= 2^62)"
+                )
+            }
+            Error::ZeroRange => write!(
+                f,
+                "NOA bound on a constant field (value range 0): use an ABS bound"
+            ),
+            Error::BoundBelowPrecision => write!(
+                f,
+                "the error bound is below the float precision of the data"
+            ),
+            Error::BoundViolated { index } => {
+                write!(f, "reconstruction would miss the bound at index {index}")
+            }
+            Error::OutputTooSmall { needed } => write!(f, "output too small: {needed} needed"),
+            Error::Truncated => write!(f, "archive is truncated"),
+            Error::BadMagic => write!(f, "not an fzpack SZp archive (bad magic)"),
+            Error::UnsupportedVersion { version } => {
+                write!(f, "unsupported SZp archive version {version}")
+            }
+            Error::DTypeMismatch => {
+                write!(f, "archive element type differs from the requested one")
+            }
+            Error::Corrupt(what) => write!(f, "corrupt SZp archive: {what}"),
+            Error::StreamingNeedsAbsAndMaxAbs => {
+                write!(f, "streaming needs an ABS bound and max_abs")
+            }
+            Error::BlockLength { expected } => {
+                write!(f, "block of wrong length ({expected} expected)")
+            }
+            Error::StreamState => write!(f, "stream finished early or fed past its last block"),
+        }
+    }
+}
+
+/// Upper bound on the archive size for `n` values: header, one width byte per block, and 8
+/// bytes per value (width 64). `None` if it overflows `usize` or `block_size` is invalid.
+pub fn max_compressed_len(n: usize, block_size: u32, dtype: DType) -> Option<usize> {
+    let _ = dtype; // widths reach 64 for both types
+    if block_size == 0 || block_size > MAX_BLOCK_SIZE {
+        return None;
+    }
+    let nb = n.div_ceil(block_size as usize);
+    HEADER_LEN.checked_add(nb)?.checked_add(n.checked_mul(8)?)
+}
+
+/// Compresses `input` into `out` (the fzpack archive) and returns the archive length.
+pub fn compress<T: SzpFloat>(input: &[T], cfg: &Config, out: &mut [u8]) -> Result<usize, Error> {
+    scalar::compress(input, cfg, out)
+}
+
+/// Decompresses an fzpack archive into `out` and returns the number of values written.
+///
+/// Every archive is treated as untrusted: wrong magic, version or type, widths above 64, a
+/// header that claims more blocks than the archive has width bytes, a payload shorter or longer
+/// than the widths imply, and an output slice shorter than `n` are errors. Work is
+/// proportional to the archive and output sizes.
+pub fn decompress<T: SzpFloat>(archive: &[u8], out: &mut [T]) -> Result<usize, Error> {
+    scalar::decompress(archive, out)
+}
+
+/// Reads and validates an archive's header.
+pub fn header(archive: &[u8]) -> Result<Header, Error> {
+    Header::read(archive)
+}

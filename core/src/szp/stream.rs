@@ -1,0 +1,107 @@
+//! Block-at-a-time SZp encoding into a caller buffer, for firmware that cannot hold the whole
+//! signal: feed each block as its samples arrive, then `finish`.
+//!
+//! The number of values is fixed up front (the width bytes precede the payload, so their space
+//! is reserved), the bound must be ABS and `max_abs` must be given (the encoder cannot look
+//! ahead for the data's magnitude). The archive equals what [`super::compress`] writes for the
+//! same data and config.
+
+use core::marker::PhantomData;
+
+use super::blocks::{self, Plan, block_payload_len, block_width, encode_block, write_header};
+use super::{Config, Error, Mode, SzpFloat};
+
+/// A streaming SZp encoder writing into a borrowed buffer. No allocation.
+pub struct StreamEncoder<'a, T: SzpFloat> {
+    out: &'a mut [u8],
+    plan: Plan,
+    max_abs: f64,
+    next_block: usize,
+    pos: usize,
+    _t: PhantomData<T>,
+}
+
+impl<'a, T: SzpFloat> StreamEncoder<'a, T> {
+    /// Starts an archive of `n` values in `out`.
+    pub fn new(out: &'a mut [u8], n: usize, cfg: &Config) -> Result<Self, Error> {
+        let (Mode::Abs, Some(max_abs)) = (cfg.mode, cfg.max_abs) else {
+            return Err(Error::StreamingNeedsAbsAndMaxAbs);
+        };
+        if cfg.block_size == 0 || cfg.block_size > super::MAX_BLOCK_SIZE {
+            return Err(Error::InvalidBlockSize);
+        }
+        if !(cfg.error_bound.is_finite()
+            && cfg.error_bound > 0.0
+            && max_abs.is_finite()
+            && max_abs >= 0.0)
+        {
+            return Err(Error::InvalidErrorBound);
+        }
+        let plan = blocks::resolve(T::DTYPE, cfg, n, 0.0, max_abs)?;
+        if max_abs / (2.0 * plan.quant_eb) >= 4_611_686_018_427_387_904.0 {
+            return Err(Error::LevelOverflow { index: 0 });
+        }
+        let start = plan.payload_offset();
+        if out.len() < start {
+            return Err(Error::OutputTooSmall { needed: start });
+        }
+        Ok(StreamEncoder {
+            out,
+            plan,
+            max_abs,
+            next_block: 0,
+            pos: start,
+            _t: PhantomData,
+        })
+    }
+
+    /// The length the next block must have (`block_size`, or the remainder for the last one);
+    /// 0 once every block is in.
+    pub fn next_block_len(&self) -> usize {
+        self.plan.block_len(self.next_block)
+    }
+
+    /// Encodes the next block.
+    pub fn push_block(&mut self, block: &[T]) -> Result<(), Error> {
+        let expected = self.next_block_len();
+        if expected == 0 {
+            return Err(Error::StreamState);
+        }
+        if block.len() != expected {
+            return Err(Error::BlockLength { expected });
+        }
+        let first = self.next_block * self.plan.block_size as usize;
+        for (i, x) in block.iter().enumerate() {
+            let v = x.to_f64();
+            if !v.is_finite() {
+                return Err(Error::NonFinite { index: first + i });
+            }
+            if v.abs() > self.max_abs {
+                return Err(Error::ValueOutOfRange { index: first + i });
+            }
+        }
+        let w = block_width(&self.plan, block);
+        let cost = block_payload_len(w, block.len());
+        let needed = self.pos + cost;
+        let dst = self
+            .out
+            .get_mut(self.pos..needed)
+            .ok_or(Error::OutputTooSmall { needed })?;
+        encode_block(&self.plan, block, w, dst, first)?;
+        if let Some(slot) = self.out.get_mut(super::HEADER_LEN + self.next_block) {
+            *slot = w;
+        }
+        self.pos = needed;
+        self.next_block += 1;
+        Ok(())
+    }
+
+    /// Writes the header and returns the archive length; every block must have been pushed.
+    pub fn finish(self) -> Result<usize, Error> {
+        if self.next_block != self.plan.blocks() {
+            return Err(Error::StreamState);
+        }
+        write_header(&self.plan, self.out)?;
+        Ok(self.pos)
+    }
+}
