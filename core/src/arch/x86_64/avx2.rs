@@ -317,14 +317,57 @@ fn decompress_blocks<T>(
     let groups = epb.div_ceil(8);
     // SAFETY: only called from the AVX2 kernels, whose callers guarantee AVX2.
     let (shuf, shl, cnt) = unsafe { setup(t, n) };
+    let h = t.hi_offset;
     for (b, bout) in output.chunks_exact_mut(epb).enumerate() {
         let base = b * bs;
+        // A group's loads end before byte (G−1)·N + h + 16 < bs + 28 of its block: when the
+        // input has that many bytes from the block start, load in place without checks.
+        if let Some(src) = input.get(base..base + bs + 28) {
+            let p = src.as_ptr();
+            if signed {
+                for (g, gout) in bout.chunks_mut(8).enumerate().take(groups) {
+                    // SAFETY: AVX2 as above; `g·N + h + 16 <= bs + 28` bytes are in `src`.
+                    let v = unsafe { unpack_at::<true>(p.wrapping_add(g * n), h, shuf, shl, cnt) };
+                    store(gout, v);
+                }
+            } else {
+                for (g, gout) in bout.chunks_mut(8).enumerate().take(groups) {
+                    // SAFETY: as above.
+                    let v = unsafe { unpack_at::<false>(p.wrapping_add(g * n), h, shuf, shl, cnt) };
+                    store(gout, v);
+                }
+            }
+            continue;
+        }
         for (g, gout) in bout.chunks_mut(8).enumerate().take(groups) {
             let at = base + g * n;
             // SAFETY: as above.
             let v = unsafe { unpack(t, input, at, shuf, shl, cnt, signed) };
             store(gout, v);
         }
+    }
+}
+
+/// The 8 fields of the group at `p`.
+///
+/// # Safety
+/// The CPU must support AVX2; 16 bytes at `p` and at `p + h` must be readable.
+#[inline]
+#[target_feature(enable = "avx2")]
+unsafe fn unpack_at<const SIGNED: bool>(
+    p: *const u8,
+    h: usize,
+    shuf: __m256i,
+    shl: __m256i,
+    cnt: __m128i,
+) -> __m256i {
+    // SAFETY: the caller guarantees both 16-byte ranges.
+    let v = unsafe { _mm256_loadu2_m128i(p.wrapping_add(h).cast(), p.cast()) };
+    let m = _mm256_sllv_epi32(_mm256_shuffle_epi8(v, shuf), shl);
+    if SIGNED {
+        _mm256_sra_epi32(m, cnt)
+    } else {
+        _mm256_srl_epi32(m, cnt)
     }
 }
 
