@@ -163,7 +163,17 @@ pub fn plan<T: SzpFloat>(input: &[T], cfg: &Config) -> Result<Plan, Error> {
 /// The quantized level of `x` (spec §1.2: f64 division, round half away from zero).
 #[inline(always)]
 pub fn quantize<T: SzpFloat>(x: T, eb: f64) -> i64 {
-    libm::round(x.to_f64() / (2.0 * eb)) as i64
+    round_half_away(x.to_f64() / (2.0 * eb))
+}
+
+/// `llround` for `|v| < 2^62` (guaranteed by [`plan`]): exact, without a libm call. The
+/// integer part is exact, so is `a − trunc(a)`, and ties (`frac == 0.5`) go away from zero.
+#[inline(always)]
+fn round_half_away(v: f64) -> i64 {
+    let a = v.abs();
+    let i = a as u64;
+    let r = (i + u64::from(a - i as f64 >= 0.5)) as i64;
+    if v < 0.0 { -r } else { r }
 }
 
 /// The reconstruction of level `q` (spec §1.7: `(q·2)·eb`, then the element type).
@@ -294,11 +304,36 @@ pub fn decode_block<T: SzpFloat>(
     }
     let w = u32::from(width);
     let mask = if w == 64 { u64::MAX } else { (1u64 << w) - 1 };
+    let mut q = 0i64;
+    let mut start = 0usize;
+    if w <= 56 {
+        // Each field lies inside the 8 bytes starting at its first byte: one unaligned load per
+        // value while 8 bytes remain, no carried bit state.
+        let wz = w as usize;
+        for (i, o) in out.iter_mut().enumerate() {
+            let bit = i * wz;
+            let Some(src) = payload.get(bit / 8..bit / 8 + 8) else {
+                break;
+            };
+            let mut b = [0u8; 8];
+            b.copy_from_slice(src);
+            let u = (u64::from_le_bytes(b) >> (bit % 8)) & mask;
+            q = q.wrapping_add(unzigzag(u));
+            *o = reconstruct(q, quant_eb);
+            start = i + 1;
+        }
+    }
+    let mut pos = start * w as usize / 8;
     let mut acc: u128 = 0;
     let mut have: u32 = 0;
-    let mut pos = 0usize;
-    let mut q = 0i64;
-    for o in out.iter_mut() {
+    // Skip the bits of a partly consumed first byte.
+    let skip = (start * w as usize % 8) as u32;
+    if skip != 0 {
+        acc = u128::from(payload.get(pos).copied().unwrap_or(0) >> skip);
+        have = 8 - skip;
+        pos += 1;
+    }
+    for o in out.iter_mut().skip(start) {
         if have < w {
             // Refill 8 bytes at a time where possible, else the last few.
             let mut word = [0u8; 8];
