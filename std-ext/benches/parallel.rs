@@ -1,4 +1,4 @@
-//! The rayon driver against one thread: PERNIX block streams and PERNIX runs of blocks, at
+//! The rayon driver against one thread: PERNIX block streams, PERNIX runs of blocks and SZp, at
 //! 64 MiB (where parallelism must pay) and 64 KiB (where the minimum chunk keeps it serial).
 //!
 //! `cargo bench -p fzpack --bench parallel`; set `FZPACK_BENCH_QUICK=1` for a short run.
@@ -91,6 +91,53 @@ fn runs(c: &mut Criterion) {
     g.finish();
 }
 
+fn szp(c: &mut Criterion) {
+    use fzpack::szp::{self, Config};
+    let par = Parallel::new();
+    for (label, bytes) in [("64MiB", 64usize << 20), ("64KiB", 64 << 10)] {
+        let x = field(bytes / 4);
+        let mut g = c.benchmark_group(format!("szp_f32_{label}"));
+        g.throughput(Throughput::Bytes(bytes as u64));
+        for eb in [1e-3, 1e-5] {
+            let cfg = Config::noa(eb);
+            let archive = szp::compress_serial_vec(&x, &cfg).unwrap();
+            g.bench_function(BenchmarkId::new("compress_serial", eb), |b| {
+                b.iter(|| szp::compress_serial_vec(black_box(&x), &cfg).unwrap())
+            });
+            g.bench_function(BenchmarkId::new("compress_parallel", eb), |b| {
+                b.iter(|| szp::compress_par(black_box(&x), &cfg, &par).unwrap())
+            });
+            g.bench_function(BenchmarkId::new("decompress_serial", eb), |b| {
+                b.iter(|| szp::decompress_serial_vec::<f32>(black_box(&archive)).unwrap())
+            });
+            g.bench_function(BenchmarkId::new("decompress_parallel", eb), |b| {
+                b.iter(|| szp::decompress_par::<f32>(black_box(&archive), &par).unwrap())
+            });
+        }
+        g.finish();
+    }
+}
+
+/// Memory-bandwidth reference: copying 64 MiB with one thread and with the rayon pool.
+fn memcpy(c: &mut Criterion) {
+    use fzpack::par::rayon::prelude::*;
+    let src = vec![1u8; 64 << 20];
+    let mut dst = vec![0u8; 64 << 20];
+    let mut g = c.benchmark_group("memcpy_64MiB");
+    g.throughput(Throughput::Bytes(src.len() as u64));
+    g.bench_function("serial", |b| {
+        b.iter(|| dst.copy_from_slice(black_box(&src)))
+    });
+    g.bench_function("parallel", |b| {
+        b.iter(|| {
+            dst.par_chunks_mut(1 << 20)
+                .zip(src.par_chunks(1 << 20))
+                .for_each(|(d, s)| d.copy_from_slice(s))
+        })
+    });
+    g.finish();
+}
+
 fn config() -> Criterion {
     let quick = std::env::var_os("FZPACK_BENCH_QUICK").is_some();
     Criterion::default()
@@ -99,5 +146,5 @@ fn config() -> Criterion {
         .measurement_time(Duration::from_millis(if quick { 500 } else { 3000 }))
 }
 
-criterion_group! { name = benches; config = config(); targets = stream, runs }
+criterion_group! { name = benches; config = config(); targets = memcpy, stream, runs, szp }
 criterion_main!(benches);

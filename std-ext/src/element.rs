@@ -3,6 +3,7 @@
 use std::fmt;
 
 use fzpack_core::pernix::PernixFloat;
+use fzpack_core::szp::SzpFloat;
 
 /// The element type of a file or container: `f32` or `f64`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -31,6 +32,24 @@ impl DType {
     }
 }
 
+impl From<fzpack_core::szp::DType> for DType {
+    fn from(d: fzpack_core::szp::DType) -> Self {
+        match d {
+            fzpack_core::szp::DType::F32 => DType::F32,
+            fzpack_core::szp::DType::F64 => DType::F64,
+        }
+    }
+}
+
+impl From<DType> for fzpack_core::szp::DType {
+    fn from(d: DType) -> Self {
+        match d {
+            DType::F32 => fzpack_core::szp::DType::F32,
+            DType::F64 => fzpack_core::szp::DType::F64,
+        }
+    }
+}
+
 impl fmt::Display for DType {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.name())
@@ -45,15 +64,13 @@ mod sealed {
 
 /// An element type of fzpack (`f32` or `f64`; sealed): what every helper of this crate is
 /// generic over.
-pub trait Element: PernixFloat + Send + Sync + fmt::Debug + sealed::Sealed {
+///
+/// It combines the core's [`PernixFloat`] and [`SzpFloat`] (whose `to_f64`/`from_f64` it uses).
+pub trait Element: PernixFloat + SzpFloat + Send + Sync + fmt::Debug + sealed::Sealed {
     /// The runtime tag of this type.
-    const DTYPE: DType;
+    const TYPE: DType;
     /// `|self|`.
     fn abs_val(self) -> Self;
-    /// Exact widening to `f64`.
-    fn to_f64(self) -> f64;
-    /// Conversion from `f64` (round to nearest for `f32`).
-    fn from_f64(v: f64) -> Self;
     /// Writes the little-endian bytes into `out[..Self::BYTES]`.
     fn write_le(self, out: &mut [u8]);
     /// Reads a value from the little-endian bytes `bytes[..Self::BYTES]`.
@@ -66,18 +83,10 @@ pub trait Element: PernixFloat + Send + Sync + fmt::Debug + sealed::Sealed {
 macro_rules! impl_element {
     ($t:ty, $u:ty, $d:expr, $n:expr) => {
         impl Element for $t {
-            const DTYPE: DType = $d;
+            const TYPE: DType = $d;
             #[inline(always)]
             fn abs_val(self) -> Self {
                 self.abs()
-            }
-            #[inline(always)]
-            fn to_f64(self) -> f64 {
-                self as f64
-            }
-            #[inline(always)]
-            fn from_f64(v: f64) -> Self {
-                v as $t
             }
             #[inline(always)]
             fn write_le(self, out: &mut [u8]) {

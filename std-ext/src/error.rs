@@ -16,6 +16,8 @@ use crate::DType;
 pub enum Error {
     /// A PERNIX core error (bad bit width, block size, backend, buffer or scale).
     Pernix(fzpack_core::pernix::Error),
+    /// An SZp core error (bad bound or block size, non-finite input, corrupt archive, ...).
+    Szp(fzpack_core::szp::Error),
     /// An I/O error of a reader or writer adaptor.
     Io(io::Error),
     /// A NaN or infinity where the codec needs finite values; `index` is the first one.
@@ -40,6 +42,7 @@ impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Error::Pernix(e) => write!(f, "PERNIX: {e}"),
+            Error::Szp(e) => write!(f, "SZp: {e}"),
             Error::Io(e) => write!(f, "I/O: {e}"),
             Error::NonFinite { index } => {
                 write!(f, "non-finite value (NaN or infinity) at index {index}")
@@ -69,6 +72,12 @@ impl From<fzpack_core::pernix::Error> for Error {
     }
 }
 
+impl From<fzpack_core::szp::Error> for Error {
+    fn from(e: fzpack_core::szp::Error) -> Self {
+        Error::Szp(e)
+    }
+}
+
 impl From<io::Error> for Error {
     fn from(e: io::Error) -> Self {
         Error::Io(e)
@@ -79,7 +88,16 @@ impl From<Error> for io::Error {
     fn from(e: Error) -> Self {
         match e {
             Error::Io(e) => e,
-            Error::Corrupt(_) => io::Error::new(io::ErrorKind::InvalidData, e),
+            Error::Corrupt(_) | Error::DTypeMismatch { .. } => {
+                io::Error::new(io::ErrorKind::InvalidData, e)
+            }
+            Error::Szp(
+                fzpack_core::szp::Error::Truncated
+                | fzpack_core::szp::Error::BadMagic
+                | fzpack_core::szp::Error::UnsupportedVersion { .. }
+                | fzpack_core::szp::Error::DTypeMismatch
+                | fzpack_core::szp::Error::Corrupt(_),
+            ) => io::Error::new(io::ErrorKind::InvalidData, e),
             other => io::Error::new(io::ErrorKind::InvalidInput, other),
         }
     }

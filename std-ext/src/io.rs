@@ -3,6 +3,10 @@
 //!
 //! * [`PernixWriter`] / [`PernixReader`]: PERNIX block streams, truly streaming (memory is a
 //!   bounded batch of blocks).
+//! * [`SzpWriter`] / [`SzpReader`]: fzpack SZp archives. The archive header holds `n` and (NOA)
+//!   the value range, so the writer collects the values and compresses them (in parallel with
+//!   feature `rayon`) in [`SzpWriter::finish`]; the reader decodes the whole archive on first
+//!   read.
 //!
 //! ```
 //! use std::io::{Read, Write};
@@ -29,6 +33,7 @@ use crate::element::{DType, Element};
 use crate::pernix::{
     BitWidth, BlockSize, Dispatcher, STREAM_HEADER_LEN, StreamHeader, default_dispatcher,
 };
+use crate::szp::Config;
 use crate::{Error, Result};
 
 /// Input bytes compressed (or output bytes decoded) per batch by the streaming adaptors:
@@ -70,7 +75,7 @@ impl<W: Write, T: Element> PernixWriter<W, T> {
         dispatcher: Dispatcher,
     ) -> Result<Self> {
         let header = StreamHeader {
-            dtype: T::DTYPE,
+            dtype: T::TYPE,
             bits,
             block_size,
             n,
@@ -125,7 +130,7 @@ impl<W: Write, T: Element> PernixWriter<W, T> {
             return Err(Error::InvalidArgument(format!(
                 "{} trailing bytes do not form a whole {}",
                 self.pending.len(),
-                T::DTYPE
+                T::TYPE
             )));
         }
         let total = self.written + self.values.len() as u64;
@@ -276,6 +281,121 @@ impl<R: Read> Read for PernixReader<R> {
     }
 }
 
+/// A `Write` adaptor collecting raw little-endian values of `T`; [`SzpWriter::finish`]
+/// compresses them with [`crate::szp::compress_vec`] and writes the archive to `inner`.
+///
+/// ```
+/// use std::io::{Read, Write};
+/// use fzpack::io::{SzpReader, SzpWriter};
+/// use fzpack::szp::Config;
+///
+/// let raw = fzpack::values_to_le_bytes(&[1.0f64, 2.5, -3.0, 4.25]);
+/// let mut w = SzpWriter::<_, f64>::new(Vec::new(), Config::abs(1e-6));
+/// w.write_all(&raw)?;
+/// let archive = w.finish()?;
+/// let mut back = Vec::new();
+/// SzpReader::new(&archive[..]).read_to_end(&mut back)?;
+/// let v = fzpack::values_from_le_bytes::<f64>(&back).unwrap();
+/// assert!((v[1] - 2.5).abs() <= 1e-6);
+/// # Ok::<(), fzpack::Error>(())
+/// ```
+#[derive(Debug)]
+pub struct SzpWriter<W: Write, T: Element> {
+    inner: W,
+    cfg: Config,
+    values: Vec<T>,
+    pending: Vec<u8>,
+}
+
+impl<W: Write, T: Element> SzpWriter<W, T> {
+    /// A writer compressing with `cfg` into `inner`.
+    pub fn new(inner: W, cfg: Config) -> Self {
+        SzpWriter {
+            inner,
+            cfg,
+            values: Vec::new(),
+            pending: Vec::new(),
+        }
+    }
+
+    /// Compresses everything written, writes the archive and returns the inner writer.
+    pub fn finish(mut self) -> Result<W> {
+        if !self.pending.is_empty() {
+            return Err(Error::InvalidArgument(format!(
+                "{} trailing bytes do not form a whole {}",
+                self.pending.len(),
+                T::TYPE
+            )));
+        }
+        let archive = crate::szp::compress_vec(&self.values, &self.cfg)?;
+        self.inner.write_all(&archive)?;
+        self.inner.flush()?;
+        Ok(self.inner)
+    }
+}
+
+impl<W: Write, T: Element> Write for SzpWriter<W, T> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.pending.extend_from_slice(buf);
+        let whole = self.pending.len() / T::BYTES * T::BYTES;
+        self.values
+            .extend(self.pending[..whole].chunks_exact(T::BYTES).map(T::read_le));
+        self.pending.drain(..whole);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+/// A `Read` adaptor over an fzpack SZp archive: yields the decoded values as raw
+/// little-endian bytes of the archive's element type.
+#[derive(Debug)]
+pub struct SzpReader<R: Read> {
+    inner: Option<R>,
+    out: Vec<u8>,
+    pos: usize,
+}
+
+impl<R: Read> SzpReader<R> {
+    /// A reader over `inner` (nothing is read before the first `read`).
+    pub fn new(inner: R) -> Self {
+        SzpReader {
+            inner: Some(inner),
+            out: Vec::new(),
+            pos: 0,
+        }
+    }
+
+    fn load(&mut self, mut inner: R) -> Result<()> {
+        let mut archive = Vec::new();
+        inner.read_to_end(&mut archive)?;
+        let h = crate::szp::header(&archive)?;
+        self.out = match h.dtype {
+            crate::szp::DType::F32 => {
+                crate::values_to_le_bytes(&crate::szp::decompress_vec::<f32>(&archive)?)
+            }
+            crate::szp::DType::F64 => {
+                crate::values_to_le_bytes(&crate::szp::decompress_vec::<f64>(&archive)?)
+            }
+        };
+        Ok(())
+    }
+}
+
+impl<R: Read> Read for SzpReader<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        if let Some(inner) = self.inner.take() {
+            self.load(inner)?;
+        }
+        let k = buf.len().min(self.out.len() - self.pos);
+        buf[..k].copy_from_slice(&self.out[self.pos..self.pos + k]);
+        self.pos += k;
+        Ok(k)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -309,6 +429,31 @@ mod tests {
             let expect: Vec<f64> = crate::pernix::decompress_vec(&whole).unwrap();
             assert_eq!(back, crate::values_to_le_bytes(&expect));
         }
+    }
+
+    #[test]
+    fn szp_adaptors_round_trip_and_reject_garbage() {
+        let x = values(10_000);
+        let raw = crate::values_to_le_bytes(&x);
+        let cfg = Config::noa(1e-5);
+        let mut w = SzpWriter::<_, f64>::new(Vec::new(), cfg);
+        for piece in raw.chunks(333) {
+            w.write_all(piece).unwrap();
+        }
+        let archive = w.finish().unwrap();
+        assert_eq!(archive, crate::szp::compress_vec(&x, &cfg).unwrap());
+        let mut back = Vec::new();
+        SzpReader::new(&archive[..]).read_to_end(&mut back).unwrap();
+        let y = crate::values_from_le_bytes::<f64>(&back).unwrap();
+        let bound = crate::szp::header(&archive).unwrap().bound();
+        assert!(x.iter().zip(&y).all(|(a, b)| (a - b).abs() <= bound));
+        let err = SzpReader::new(&archive[..archive.len() - 1])
+            .read_to_end(&mut Vec::new())
+            .unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::InvalidData);
+        let mut w = SzpWriter::<_, f32>::new(Vec::new(), cfg);
+        w.write_all(&[1, 2, 3]).unwrap();
+        assert!(w.finish().is_err());
     }
 
     #[test]

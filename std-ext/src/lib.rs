@@ -21,6 +21,7 @@ pub mod io;
 #[cfg(feature = "rayon")]
 pub mod par;
 pub mod pernix;
+pub mod szp;
 
 pub use element::{DType, Element, values_from_le_bytes, values_to_le_bytes};
 pub use error::{Error, Result};

@@ -417,7 +417,7 @@ impl Dispatcher {
         block_size: BlockSize,
     ) -> FzResult<Vec<u8>> {
         let h = StreamHeader {
-            dtype: T::DTYPE,
+            dtype: T::TYPE,
             bits,
             block_size,
             n: input.len() as u64,
@@ -440,7 +440,7 @@ impl Dispatcher {
         out: &mut [u8],
     ) -> FzResult<usize> {
         let h = StreamHeader {
-            dtype: T::DTYPE,
+            dtype: T::TYPE,
             bits,
             block_size,
             n: input.len() as u64,
@@ -555,10 +555,10 @@ fn checked_run(
 /// Parses the header of `stream` and checks its dtype and exact length.
 fn check_stream<T: Element>(stream: &[u8]) -> FzResult<StreamHeader> {
     let h = StreamHeader::parse(stream)?;
-    if h.dtype != T::DTYPE {
+    if h.dtype != T::TYPE {
         return Err(FzError::DTypeMismatch {
             stored: h.dtype,
-            requested: T::DTYPE,
+            requested: T::TYPE,
         });
     }
     let Some(len) = h.stream_len() else {

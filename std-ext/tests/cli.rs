@@ -104,6 +104,70 @@ fn pernix_round_trip_f32_and_f64() {
 }
 
 #[test]
+fn szp_round_trip_abs_and_noa() {
+    let d = dir("szp");
+    let input = d.join("field_30x400.f32");
+    let orig = write_f32(&input, 12_000);
+    ok(&["compress", s(&input), "--eb", "1e-4"]);
+    let arch = d.join("field_30x400.f32.szp");
+    let info = ok(&["info", s(&arch)]);
+    assert!(
+        info.contains("fzpack SZp archive") && info.contains("NOA"),
+        "{info}"
+    );
+    ok(&["decompress", s(&arch)]);
+    let back = std::fs::read(d.join("field_30x400.decoded.f32")).unwrap();
+    assert_eq!(back.len(), orig.len() * 4);
+    let v = ok(&["verify", s(&input), s(&arch)]);
+    assert!(v.contains("OK"), "{v}");
+
+    let abs = d.join("abs.szp");
+    let args = [
+        "compress",
+        s(&input),
+        "--codec",
+        "szp",
+        "--mode",
+        "abs",
+        "--eb",
+        "0.01",
+    ];
+    ok(&[
+        &args[..],
+        &["--block-size", "33", "--threads", "1", "-o", s(&abs)],
+    ]
+    .concat());
+    assert!(ok(&["info", s(&abs)]).contains("ABS 1.000000e-2"));
+    ok(&["verify", s(&input), s(&abs)]);
+
+    // errors: a constant field has no NOA bound; bad bounds and block sizes; corrupt archive
+    let flat = d.join("flat.f32");
+    std::fs::write(&flat, fzpack::values_to_le_bytes(&[3.0f32; 500])).unwrap();
+    fails(&["compress", s(&flat)], 4, "constant field");
+    fails(
+        &["compress", s(&input), "--eb=-1", "-o", s(&d.join("x"))],
+        2,
+        "--eb",
+    );
+    fails(
+        &["compress", s(&input), "--eb", "0", "-o", s(&d.join("x"))],
+        2,
+        "--eb",
+    );
+    fails(
+        &["compress", s(&input), "--block-size", "5000"],
+        2,
+        "1..=4096",
+    );
+    let mut bytes = std::fs::read(&abs).unwrap();
+    bytes.truncate(bytes.len() - 1);
+    let bad = d.join("bad.szp");
+    std::fs::write(&bad, &bytes).unwrap();
+    fails(&["decompress", s(&bad)], 5, "truncated");
+    fails(&["verify", s(&input), s(&bad)], 5, "truncated");
+}
+
+#[test]
 fn error_cases_have_messages_and_exit_codes() {
     let d = dir("errors");
     let missing = d.join("nope.f32");

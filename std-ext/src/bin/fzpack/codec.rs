@@ -99,11 +99,9 @@ impl Engines {
 
 /// What kind of archive a byte string is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[allow(dead_code)] // Szp and Fzm are produced once SZp is wired in
 pub enum ArchiveKind {
     Pernix,
     Szp,
-    Fzm,
 }
 
 pub fn detect(name: &str, bytes: &[u8]) -> Result<ArchiveKind, Fail> {

@@ -57,7 +57,7 @@ pub fn values_of<T: Element>(path: &Path, bytes: &[u8]) -> Result<Vec<T>, Fail> 
                 path.display(),
                 bytes.len(),
                 T::BYTES,
-                T::DTYPE
+                T::TYPE
             ),
         )
     })

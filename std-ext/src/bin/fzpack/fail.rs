@@ -58,6 +58,22 @@ pub fn lib(what: &str, e: fzpack::Error) -> Fail {
         fzpack::Error::Corrupt(_) | fzpack::Error::DTypeMismatch { .. } => Kind::Corrupt,
         fzpack::Error::Io(_) => Kind::Io,
         fzpack::Error::NonFinite { .. } => Kind::Input,
+        fzpack::Error::Szp(s) => {
+            use fzpack::szp::Error as E;
+            match s {
+                E::Truncated
+                | E::BadMagic
+                | E::UnsupportedVersion { .. }
+                | E::DTypeMismatch
+                | E::Corrupt(_) => Kind::Corrupt,
+                E::NonFinite { .. }
+                | E::ValueOutOfRange { .. }
+                | E::LevelOverflow { .. }
+                | E::ZeroRange
+                | E::BoundBelowPrecision => Kind::Input,
+                _ => Kind::Usage,
+            }
+        }
         _ => Kind::Usage,
     };
     Fail::new(kind, format!("{what}: {e}"))

@@ -433,7 +433,7 @@ fn verify_t<T: Wrap>(
                 "{} has {} {} values, the archive {}",
                 a.original.display(),
                 orig.len(),
-                T::DTYPE,
+                T::TYPE,
                 dec.len()
             ),
         ));

@@ -1,0 +1,247 @@
+//! SZp for `std`: everything of [`fzpack_core::szp`], `Vec` helpers, and (feature `rayon`) the
+//! parallel encoder and decoder.
+//!
+//! The parallel encoder follows the archive's own structure: the block widths (and so the
+//! block costs) are computed in parallel, an exclusive scan of the costs gives every block's
+//! payload offset, and each task then encodes its run of blocks into its own disjoint slice of
+//! the output. The decoder scans the costs from the width bytes and decodes runs of blocks in
+//! parallel. Output is byte-identical to the core's serial encoder for every thread count.
+//!
+//! ```
+//! use fzpack::szp::{self, Config};
+//!
+//! let data: Vec<f32> = (0..100_000).map(|i| (i as f32 * 0.001).sin() * 40.0).collect();
+//! let archive = szp::compress_vec(&data, &Config::noa(1e-4))?;
+//! let back: Vec<f32> = szp::decompress_vec(&archive)?;
+//! let bound = szp::header(&archive)?.bound();
+//! assert!(data.iter().zip(&back).all(|(a, b)| (*a as f64 - *b as f64).abs() <= bound));
+//! # Ok::<(), fzpack::Error>(())
+//! ```
+
+pub use fzpack_core::szp::*;
+
+use crate::element::Element;
+#[cfg(feature = "rayon")]
+use crate::par::Parallel;
+use crate::{Error as FzError, Result as FzResult};
+
+/// Compresses `input` into an fzpack SZp archive: the parallel driver (feature `rayon`, global
+/// pool; small inputs stay on the calling thread), else the core's fastest serial path.
+pub fn compress_vec<T: Element>(input: &[T], cfg: &Config) -> FzResult<Vec<u8>> {
+    #[cfg(feature = "rayon")]
+    {
+        compress_par(input, cfg, &Parallel::new())
+    }
+    #[cfg(not(feature = "rayon"))]
+    {
+        compress_serial_vec(input, cfg)
+    }
+}
+
+/// Compresses with the core's serial dispatch ([`fzpack_core::szp::compress`]) into a `Vec`.
+pub fn compress_serial_vec<T: Element>(input: &[T], cfg: &Config) -> FzResult<Vec<u8>> {
+    let cap = max_compressed_len(input.len(), cfg.block_size, T::TYPE.into())
+        .ok_or(FzError::Szp(Error::InvalidBlockSize))?;
+    let mut out = vec![0u8; cap];
+    let len = compress(input, cfg, &mut out)?;
+    out.truncate(len);
+    Ok(out)
+}
+
+/// Decompresses an fzpack SZp archive (parallel with feature `rayon`).
+///
+/// The value count comes from the header and is bounded by the archive itself (one width byte
+/// per block), so at most `block_size` values are allocated per archive byte.
+pub fn decompress_vec<T: Element>(archive: &[u8]) -> FzResult<Vec<T>> {
+    #[cfg(feature = "rayon")]
+    {
+        decompress_par(archive, &Parallel::new())
+    }
+    #[cfg(not(feature = "rayon"))]
+    {
+        decompress_serial_vec(archive)
+    }
+}
+
+/// Decompresses with the core's serial dispatch into a `Vec`.
+pub fn decompress_serial_vec<T: Element>(archive: &[u8]) -> FzResult<Vec<T>> {
+    let view = checked_view::<T>(archive)?;
+    let mut out = vec![T::ZERO; view.n];
+    decompress(archive, &mut out)?;
+    Ok(out)
+}
+
+/// Parses `archive` and checks its element type against `T`.
+fn checked_view<T: Element>(archive: &[u8]) -> FzResult<ArchiveView<'_>> {
+    let view = blocks::parse(archive)?;
+    let stored: crate::DType = view.header.dtype.into();
+    if stored != T::TYPE {
+        return Err(FzError::DTypeMismatch {
+            stored,
+            requested: T::TYPE,
+        });
+    }
+    Ok(view)
+}
+
+/// The plan of `input`, with the statistics pass run in parallel.
+///
+/// A plan depends on the data only through its minimum and maximum (range and largest
+/// magnitude), so the parallel pass reduces those and resolves the plan from the two extreme
+/// values; any anomaly (non-finite value, `max_abs` exceeded, plan error) re-runs the core's
+/// serial [`blocks::plan`] so errors name exactly the index the serial encoder names.
+#[cfg(feature = "rayon")]
+fn plan_par<T: Element>(input: &[T], cfg: &Config, par: &Parallel) -> Result<Plan, Error> {
+    use rayon::prelude::*;
+    let Some(per) = par.units_per_task(input.len(), T::BYTES) else {
+        return blocks::plan(input, cfg);
+    };
+    let limit = cfg.max_abs.unwrap_or(f64::INFINITY);
+    let stats = par.install(|| {
+        input
+            .par_chunks(per)
+            .map(|c| {
+                let mut ok = true;
+                let (mut lo, mut hi) = (c[0], c[0]);
+                for &x in c {
+                    let v = x.to_f64();
+                    ok &= v.is_finite() && v.abs() <= limit;
+                    if x < lo {
+                        lo = x;
+                    }
+                    if x > hi {
+                        hi = x;
+                    }
+                }
+                (ok, lo, hi)
+            })
+            .collect::<Vec<_>>()
+    });
+    let mut it = stats.iter();
+    let Some(&(mut ok, mut lo, mut hi)) = it.next() else {
+        return blocks::plan(input, cfg);
+    };
+    for &(o, l, h) in it {
+        ok &= o;
+        if l < lo {
+            lo = l;
+        }
+        if h > hi {
+            hi = h;
+        }
+    }
+    if !ok {
+        return blocks::plan(input, cfg);
+    }
+    match blocks::plan(&[lo, hi], cfg) {
+        Ok(mut p) => {
+            p.n = input.len();
+            Ok(p)
+        }
+        Err(_) => blocks::plan(input, cfg),
+    }
+}
+
+/// Compresses `input` with the parallel driver `par`. Byte-identical to
+/// [`fzpack_core::szp::compress`]; inputs below two minimum chunks run serially.
+#[cfg(feature = "rayon")]
+pub fn compress_par<T: Element>(input: &[T], cfg: &Config, par: &Parallel) -> FzResult<Vec<u8>> {
+    use rayon::prelude::*;
+    if cfg.block_size == 0 || cfg.block_size > MAX_BLOCK_SIZE {
+        return Err(FzError::Szp(Error::InvalidBlockSize));
+    }
+    let bs = cfg.block_size as usize;
+    let nb = input.len().div_ceil(bs);
+    let Some(per) = par.units_per_task(nb, bs * T::BYTES) else {
+        return compress_serial_vec(input, cfg);
+    };
+    let plan = plan_par(input, cfg, par)?;
+    // 1. widths in parallel
+    let mut widths = vec![0u8; nb];
+    par.zip_chunks(input, per * bs, &mut widths, per, |_, vals, w| {
+        for (b, wb) in vals.chunks(bs).zip(w.iter_mut()) {
+            *wb = blocks::block_width(&plan, b);
+        }
+        Ok::<(), Error>(())
+    })?;
+    // 2. exclusive scan of the costs, at task granularity
+    let tasks = nb.div_ceil(per);
+    let mut task_bytes = Vec::with_capacity(tasks);
+    for (t, w) in widths.chunks(per).enumerate() {
+        let first = t * per;
+        let cost: usize = w
+            .iter()
+            .enumerate()
+            .map(|(k, &wb)| blocks::block_payload_len(wb, plan.block_len(first + k)))
+            .sum();
+        task_bytes.push(cost);
+    }
+    let payload: usize = task_bytes.iter().sum();
+    let start = plan.payload_offset();
+    let mut out = vec![0u8; start + payload];
+    blocks::write_header(&plan, &mut out)?;
+    out[HEADER_LEN..start].copy_from_slice(&widths);
+    // 3. every task encodes into its own disjoint slice
+    let mut slices = Vec::with_capacity(tasks);
+    let mut rest = &mut out[start..];
+    for &len in &task_bytes {
+        let (a, b) = rest.split_at_mut(len);
+        slices.push(a);
+        rest = b;
+    }
+    let results: Vec<Result<(), Error>> = par.install(|| {
+        slices
+            .into_par_iter()
+            .enumerate()
+            .map(|(t, dst)| {
+                let first = t * per;
+                let mut off = 0;
+                let end = (first + per).min(nb);
+                for b in first..end {
+                    let vals = &input[b * bs..(b * bs + bs).min(input.len())];
+                    let w = widths[b];
+                    let len = blocks::block_payload_len(w, vals.len());
+                    blocks::encode_block(&plan, vals, w, &mut dst[off..off + len], b * bs)?;
+                    off += len;
+                }
+                Ok(())
+            })
+            .collect()
+    });
+    results.into_iter().collect::<Result<(), Error>>()?;
+    Ok(out)
+}
+
+/// Decompresses with the parallel driver `par`: costs scanned from the width bytes, runs of
+/// blocks decoded in parallel. Same values as [`fzpack_core::szp::decompress`].
+#[cfg(feature = "rayon")]
+pub fn decompress_par<T: Element>(archive: &[u8], par: &Parallel) -> FzResult<Vec<T>> {
+    let view = checked_view::<T>(archive)?;
+    let bs = view.header.block_size as usize;
+    let nb = view.widths.len();
+    let Some(per) = par.units_per_task(nb, bs * T::BYTES) else {
+        return decompress_serial_vec(archive);
+    };
+    // payload offset of the first block of every task
+    let mut task_start = Vec::with_capacity(nb.div_ceil(per) + 1);
+    let mut off = 0usize;
+    for (b, &w) in view.widths.iter().enumerate() {
+        if b % per == 0 {
+            task_start.push(off);
+        }
+        off += blocks::block_payload_len(w, view.block_len(b));
+    }
+    let mut out = vec![T::ZERO; view.n];
+    let eb = view.header.quant_eb;
+    par.zip_chunks(view.widths, per, &mut out, per * bs, |t, ws, vals| {
+        let mut off = task_start[t];
+        for (w, o) in ws.iter().zip(vals.chunks_mut(bs)) {
+            let len = blocks::block_payload_len(*w, o.len());
+            let src = view.payload.get(off..off + len).ok_or(Error::Truncated)?;
+            blocks::decode_block(eb, *w, src, o)?;
+            off += len;
+        }
+        Ok::<(), Error>(())
+    })?;
+    Ok(out)
+}

@@ -1,0 +1,128 @@
+//! The rayon SZp driver writes exactly the core's serial archive and decodes the same values,
+//! over many sizes, block sizes, bounds, thread counts and chunk sizes; errors match too.
+
+use std::sync::Arc;
+
+use fzpack::Element;
+use fzpack::par::Parallel;
+use fzpack::szp::{self, Config};
+
+fn pool(threads: usize) -> Arc<fzpack::par::rayon::ThreadPool> {
+    Arc::new(
+        fzpack::par::rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap(),
+    )
+}
+
+fn field<T: Element>(n: usize, seed: u64) -> Vec<T> {
+    let mut s = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    (0..n)
+        .map(|i| {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            let noise = (s >> 11) as f64 / (1u64 << 53) as f64 - 0.5;
+            let flat = if (i / 700) % 3 == 0 { 0.0 } else { 1.0 };
+            T::from_f64(flat * ((i as f64 * 0.011).sin() * 300.0 + noise * 5.0))
+        })
+        .collect()
+}
+
+fn bits<T: Element>(v: &[T]) -> Vec<u64> {
+    v.iter().map(|x| x.to_bits_u64()).collect()
+}
+
+fn check<T: Element>() {
+    let sizes = [0usize, 1, 2, 127, 128, 129, 1000, 4097, 30_001, 100_000];
+    let cfgs = [
+        Config::noa(1e-3),
+        Config::abs(0.05).with_block_size(1),
+        Config::abs(1e-2).with_block_size(37),
+        Config::noa(1e-6).with_block_size(4096),
+        Config::abs(2.0).stage_compatible(),
+    ];
+    let pools: Vec<_> = [1, 2, 3, 8].into_iter().map(pool).collect();
+    for (k, &n) in sizes.iter().enumerate() {
+        let x = field::<T>(n, k as u64);
+        for cfg in &cfgs {
+            let serial = szp::compress_serial_vec(&x, cfg);
+            for p in &pools {
+                for min_chunk in [0usize, 100, 1 << 20] {
+                    let par = Parallel::with_pool(p.clone()).min_chunk_bytes(min_chunk);
+                    let got = szp::compress_par(&x, cfg, &par);
+                    match (&serial, &got) {
+                        (Ok(a), Ok(b)) => assert_eq!(a, b, "n={n} {cfg:?} chunk={min_chunk}"),
+                        (Err(a), Err(b)) => assert_eq!(a.to_string(), b.to_string()),
+                        _ => panic!("n={n} {cfg:?}: serial {serial:?} vs parallel {got:?}"),
+                    }
+                    if let Ok(a) = &serial {
+                        let ya: Vec<T> = szp::decompress_serial_vec(a).unwrap();
+                        let yb: Vec<T> = szp::decompress_par(a, &par).unwrap();
+                        assert_eq!(bits(&ya), bits(&yb), "n={n} {cfg:?}");
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn f32_serial_equals_parallel() {
+    check::<f32>();
+}
+
+#[test]
+fn f64_serial_equals_parallel() {
+    check::<f64>();
+}
+
+#[test]
+fn errors_name_the_same_index() {
+    let mut x = field::<f32>(200_000, 3);
+    x[150_001] = f32::NAN;
+    x[170_000] = f32::INFINITY;
+    for threads in [1, 2, 4] {
+        let par = Parallel::with_pool(pool(threads)).min_chunk_bytes(0);
+        let e = szp::compress_par(&x, &Config::abs(1e-3), &par).unwrap_err();
+        assert!(
+            matches!(
+                e,
+                fzpack::Error::Szp(szp::Error::NonFinite { index: 150_001 })
+            ),
+            "{e}"
+        );
+    }
+    // max_abs exceeded, constant field under NOA
+    let y = field::<f64>(50_000, 4);
+    let par = Parallel::with_pool(pool(2)).min_chunk_bytes(0);
+    let a = szp::compress_serial_vec(&y, &Config::abs(1e-3).with_max_abs(10.0)).unwrap_err();
+    let b = szp::compress_par(&y, &Config::abs(1e-3).with_max_abs(10.0), &par).unwrap_err();
+    assert_eq!(a.to_string(), b.to_string());
+    let c = vec![1.5f64; 50_000];
+    assert!(matches!(
+        szp::compress_par(&c, &Config::noa(1e-3), &par).unwrap_err(),
+        fzpack::Error::Szp(szp::Error::ZeroRange)
+    ));
+}
+
+#[test]
+fn hostile_archives_fail_in_parallel_too() {
+    let x = field::<f32>(60_000, 5);
+    let a = szp::compress_serial_vec(&x, &Config::abs(1e-2)).unwrap();
+    let par = Parallel::with_pool(pool(2)).min_chunk_bytes(0);
+    for cut in [0, 10, 47, 48, 60, a.len() / 2, a.len() - 1] {
+        assert!(
+            szp::decompress_par::<f32>(&a[..cut], &par).is_err(),
+            "cut {cut}"
+        );
+    }
+    let mut bad = a.clone();
+    bad[szp::HEADER_LEN + 3] = 65; // width above 64
+    assert!(szp::decompress_par::<f32>(&bad, &par).is_err());
+    assert!(matches!(
+        szp::decompress_par::<f64>(&a, &par).unwrap_err(),
+        fzpack::Error::DTypeMismatch { .. }
+    ));
+}
