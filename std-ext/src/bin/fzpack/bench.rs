@@ -57,6 +57,10 @@ pub struct Row {
     pub psnr_db: f64,
     pub compress_gbps: f64,
     pub decompress_gbps: f64,
+    /// Compress speed over the scalar path's, same run.
+    pub compress_vs_scalar: f64,
+    /// Decompress speed over the scalar path's, same run.
+    pub decompress_vs_scalar: f64,
     pub identical: bool,
 }
 
@@ -287,8 +291,16 @@ fn bench_one<T: Wrap>(
             psnr_db: q.psnr_db,
             compress_gbps: raw / tc / 1e9,
             decompress_gbps: raw / td / 1e9,
+            compress_vs_scalar: 1.0,
+            decompress_vs_scalar: 1.0,
             identical: same,
         });
+    }
+    let k = rows.len() - PathKind::ALL.len();
+    let (c0, d0) = (rows[k].compress_gbps, rows[k].decompress_gbps);
+    for r in &mut rows[k..] {
+        r.compress_vs_scalar = r.compress_gbps / c0;
+        r.decompress_vs_scalar = r.decompress_gbps / d0;
     }
     Ok(())
 }
@@ -325,7 +337,8 @@ pub fn to_json(rows: &[Row]) -> String {
             "  {{\"file\": \"{}\", \"codec\": \"{}\", \"path\": \"{}\", \"setting\": \"{}\", \
              \"ratio\": {}, \"bits_per_value\": {}, \"max_abs_err\": {}, \"bound\": {}, \
              \"err_over_bound\": {}, \"psnr_db\": {}, \"compress_gbps\": {}, \
-             \"decompress_gbps\": {}, \"identical_to_scalar\": {}}}{}",
+             \"decompress_gbps\": {}, \"compress_vs_scalar\": {}, \
+             \"decompress_vs_scalar\": {}, \"identical_to_scalar\": {}}}{}",
             esc(&r.file),
             r.codec,
             r.path,
@@ -338,6 +351,8 @@ pub fn to_json(rows: &[Row]) -> String {
             num(r.psnr_db),
             num(r.compress_gbps),
             num(r.decompress_gbps),
+            num(r.compress_vs_scalar),
+            num(r.decompress_vs_scalar),
             r.identical,
             if i + 1 < rows.len() { "," } else { "" }
         );
@@ -360,10 +375,12 @@ pub fn table(rows: &[Row], threads: usize) -> String {
         "err/bnd",
         "PSNR dB",
         "comp GB/s",
+        "(x)",
         "dec GB/s",
+        "(x)",
         "same",
     ];
-    let cells: Vec<[String; 13]> = rows
+    let cells: Vec<[String; 15]> = rows
         .iter()
         .map(|r| {
             [
@@ -382,7 +399,9 @@ pub fn table(rows: &[Row], threads: usize) -> String {
                     "inf".into()
                 },
                 format!("{:.3}", r.compress_gbps),
+                format!("{:.2}", r.compress_vs_scalar),
                 format!("{:.3}", r.decompress_gbps),
+                format!("{:.2}", r.decompress_vs_scalar),
                 if r.identical { "yes" } else { "NO" }.into(),
             ]
         })
@@ -412,8 +431,9 @@ pub fn table(rows: &[Row], threads: usize) -> String {
     }
     let _ = writeln!(
         o,
-        "GB/s of uncompressed float data, best of repeated runs; parallel = {threads} threads; \
-         same = bytes and decoded values identical to the scalar path"
+        "GB/s of uncompressed float data, best of repeated runs; (x) = speed over the scalar \
+         path in this run; parallel = {threads} threads; same = bytes and decoded values \
+         identical to the scalar path"
     );
     o
 }
