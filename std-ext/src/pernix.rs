@@ -240,8 +240,12 @@ fn decompress_frames<T: Element>(
 /// ```
 /// use fzpack::pernix::{Backend, BitWidth, BlockSize, Dispatcher, elements_per_block};
 ///
+/// # let backend = if cfg!(feature = "rayon") { Backend::FallbackStdpar } else { Backend::Auto };
+/// # if backend == Backend::FallbackStdpar {
 /// let d = Dispatcher::new(Backend::FallbackStdpar)?;
 /// assert_eq!(d.backend(), Backend::FallbackStdpar);
+/// # }
+/// let d = Dispatcher::new(backend)?;
 /// let (bits, bs) = (BitWidth::new(8)?, BlockSize::B64);
 /// let blocks = 1000;
 /// let input = vec![0.25f32; elements_per_block(bits, bs) * blocks];
@@ -470,10 +474,10 @@ impl Dispatcher {
         first_index: usize,
         body: &mut [u8],
     ) -> FzResult<()> {
-        let e = elements_per_block(bits, block_size);
-        let frame = T::BYTES + block_size.bytes();
         #[cfg(feature = "rayon")]
         if let Some(par) = &self.par {
+            let e = elements_per_block(bits, block_size);
+            let frame = T::BYTES + block_size.bytes();
             let blocks = input.len().div_ceil(e);
             if let Some(per) = par.units_per_task(blocks, e * T::BYTES) {
                 let k = self.kernel;
@@ -482,7 +486,6 @@ impl Dispatcher {
                 });
             }
         }
-        let _ = frame;
         compress_frames(&self.kernel, bits, block_size, input, first_index, body)
     }
 
@@ -538,6 +541,7 @@ impl Dispatcher {
     }
 }
 
+#[cfg(feature = "rayon")]
 fn checked_run(
     e: usize,
     bs: usize,
