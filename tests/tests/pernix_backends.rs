@@ -180,6 +180,53 @@ fn simd_backends_match_the_scalar_path() {
 }
 
 #[test]
+fn long_runs_of_blocks() {
+    // Many blocks: the AVX-512 kernels walk seamless widths (N | 512) as one stream, the AVX2
+    // kernels load in place except near the end of the input.
+    let mut rng = Rng(7);
+    let scalar = Dispatcher::new(Backend::Fallback).unwrap();
+    for d in available() {
+        for bits in BitWidth::all() {
+            for (bs, blocks) in [(BlockSize::B64, 37), (BlockSize::B256, 5)] {
+                let epb = elements_per_block(bits, bs);
+                let x = inputs::<f32>(0, epb * blocks, bits, &mut rng);
+                let scale = scale_from_bmax(1.0f32, bits).unwrap();
+                let inv = inverse_scale(scale).unwrap();
+                let len = bs.bytes() * blocks;
+                let (mut a, mut b) = (vec![0x11u8; len], vec![0x22u8; len]);
+                scalar
+                    .compress_blocks(bits, bs, &x, inv, &mut a, blocks)
+                    .unwrap();
+                d.compress_blocks(bits, bs, &x, inv, &mut b, blocks)
+                    .unwrap();
+                assert_eq!(
+                    a,
+                    b,
+                    "{} N={} blocks={blocks}",
+                    d.backend().name(),
+                    bits.get()
+                );
+                let (mut ya, mut yb) = (vec![0f64; epb * blocks], vec![1f64; epb * blocks]);
+                for sign in [false, true] {
+                    scalar
+                        .decompress_blocks(bits, bs, &a, 0.25, &mut ya, blocks, sign)
+                        .unwrap();
+                    d.decompress_blocks(bits, bs, &a, 0.25, &mut yb, blocks, sign)
+                        .unwrap();
+                    assert_eq!(
+                        ya,
+                        yb,
+                        "{} N={} blocks={blocks}",
+                        d.backend().name(),
+                        bits.get()
+                    );
+                }
+            }
+        }
+    }
+}
+
+#[test]
 fn scales_far_from_one_and_extreme_inverses() {
     // Tiny and huge scales: products overflow to ±inf or underflow to subnormals.
     let mut rng = Rng(42);
