@@ -35,7 +35,7 @@ pub struct BenchArgs {
     #[arg(long)]
     threads: Option<usize>,
     /// Minimum measuring time per timing, in seconds (the best repetition is reported).
-    #[arg(long, default_value_t = 0.1)]
+    #[arg(long, default_value_t = 0.05)]
     min_time: f64,
     /// Overwrite an existing --plot file.
     #[arg(long)]
@@ -78,12 +78,12 @@ fn load(args: &BenchArgs) -> Result<Vec<Dataset>, Fail> {
     if args.files.is_empty() {
         return Ok(vec![
             Dataset {
-                name: "builtin:climate_1800x3600.f32".into(),
-                values: Values::F32(data::climate_field(1800, 3600)),
+                name: "builtin:climate_1024x2048.f32".into(),
+                values: Values::F32(data::climate_field(1024, 2048)),
             },
             Dataset {
-                name: "builtin:seismic_2097152.f32".into(),
-                values: Values::F32(data::seismic_trace(1 << 21)),
+                name: "builtin:seismic_1048576.f32".into(),
+                values: Values::F32(data::seismic_trace(1 << 20)),
             },
         ]);
     }
