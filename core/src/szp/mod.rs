@@ -49,11 +49,14 @@
 
 pub mod blocks;
 mod float;
+pub mod fzm;
 pub mod scalar;
+mod simd;
 mod stream;
 
 pub use blocks::{ArchiveView, Header, Plan};
 pub use float::SzpFloat;
+pub use simd::{Path, compress_portable, compress_with, decompress_portable, decompress_with};
 pub use stream::StreamEncoder;
 
 use core::fmt;
