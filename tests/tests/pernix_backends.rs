@@ -206,20 +206,36 @@ fn long_runs_of_blocks() {
                     d.backend().name(),
                     bits.get()
                 );
-                let (mut ya, mut yb) = (vec![0f64; epb * blocks], vec![1f64; epb * blocks]);
-                for sign in [false, true] {
-                    scalar
-                        .decompress_blocks(bits, bs, &a, 0.25, &mut ya, blocks, sign)
-                        .unwrap();
-                    d.decompress_blocks(bits, bs, &a, 0.25, &mut yb, blocks, sign)
-                        .unwrap();
-                    assert_eq!(
-                        ya,
-                        yb,
-                        "{} N={} blocks={blocks}",
-                        d.backend().name(),
-                        bits.get()
-                    );
+                let noise: Vec<u8> = (0..len).map(|_| rng.next() as u8).collect();
+                for stream in [&a, &noise] {
+                    for sign in [false, true] {
+                        let (mut ya, mut yb) = (vec![0f64; epb * blocks], vec![1f64; epb * blocks]);
+                        scalar
+                            .decompress_blocks(bits, bs, stream, 0.25, &mut ya, blocks, sign)
+                            .unwrap();
+                        d.decompress_blocks(bits, bs, stream, 0.25, &mut yb, blocks, sign)
+                            .unwrap();
+                        assert_eq!(
+                            ya,
+                            yb,
+                            "{} f64 N={} blocks={blocks}",
+                            d.backend().name(),
+                            bits.get()
+                        );
+                        let (mut fa, mut fb) = (vec![0f32; epb * blocks], vec![1f32; epb * blocks]);
+                        scalar
+                            .decompress_blocks(bits, bs, stream, 0.25, &mut fa, blocks, sign)
+                            .unwrap();
+                        d.decompress_blocks(bits, bs, stream, 0.25, &mut fb, blocks, sign)
+                            .unwrap();
+                        assert_eq!(
+                            fa,
+                            fb,
+                            "{} f32 N={} blocks={blocks}",
+                            d.backend().name(),
+                            bits.get()
+                        );
+                    }
                 }
             }
         }

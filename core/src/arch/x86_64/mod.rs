@@ -6,10 +6,19 @@
 //! [`CpuFeatures::without`]). Holding a token is what makes calling the `#[target_feature]`
 //! kernels sound.
 //!
-//! The kernels take the bit width at run time: the per-width byte shuffles, bit offsets and
-//! store masks come from tables computed at compile time by `const fn`s ([`tables`]), so there
-//! is one kernel per (backend, element type, operation) rather than 24. Widths 1, 8 and 16 have
-//! dedicated fast paths in the AVX-512 backend.
+//! The AVX-512 kernels take the bit width at run time: the per-width byte shuffles, bit
+//! offsets and store masks come from tables computed at compile time by `const fn`s
+//! (module `tables`), so there is one kernel per (element type, operation) rather than 24. Widths
+//! 1, 8, 16 and 24 have dedicated paths (test-into-mask, sign/zero-extending loads, byte
+//! gathers). Runs of blocks whose bit streams join seamlessly (N divides 8·BS and a block holds
+//! whole 16-value steps) are walked as one stream. The AVX2 decompressor is runtime-N too; the
+//! AVX2 compressor is const-generic in N (one `match`), because its group assembly needs
+//! constant shifts to be fast. `X86Bmi2` runs the AVX2 kernels (upstream's BMI2 backend
+//! requires AVX2 too); a separate `pdep`/`pext` variant was not written.
+//!
+//! Rounding: the AVX-512 conversions use embedded round-to-nearest-even (independent of
+//! MXCSR); the AVX2 conversions use MXCSR, like the scalar path's rounding, i.e. they assume
+//! the default floating-point environment that Rust requires.
 //!
 //! Every kernel reproduces the scalar reference ([`crate::pernix::scalar`]) exactly,
 //! including NaN (→ code 0), ±inf and values far outside the code range (clamped): the float
