@@ -146,3 +146,103 @@ fn tame<T: PernixFloat>(r: u64) -> T {
         T::from_bits_u64(v.to_bits())
     }
 }
+
+/// `szp_roundtrip`: arbitrary data, dtype, bound, mode and block size → a documented error, or
+/// an archive whose decode meets the bound on every element; the streaming encoder (ABS with
+/// `max_abs`) writes the same bytes as the one-shot encoder.
+pub fn szp_roundtrip(data: &[u8]) {
+    use fzpack_core::szp::{self, Config, Error, SzpFloat};
+    fn run<T: SzpFloat>(b: &mut Bytes<'_>, head: u8, from: fn(u64) -> T) {
+        let bs = u32::from(b.u8()) * 17 % 4096 + 1;
+        let eb = 10f64.powi(i32::from(b.u8() % 16) - 10);
+        let mut cfg = if head & 2 != 0 {
+            Config::noa(eb)
+        } else {
+            Config::abs(eb)
+        }
+        .with_block_size(bs);
+        if head & 4 != 0 {
+            cfg = cfg.stage_compatible();
+        }
+        let values: Vec<T> = core::iter::from_fn(|| (!b.0.is_empty()).then(|| from(b.u64())))
+            .take(5000)
+            .collect();
+        let cap = szp::max_compressed_len(values.len(), bs, T::DTYPE).unwrap();
+        let mut archive = vec![0u8; cap];
+        match szp::compress(&values, &cfg, &mut archive) {
+            Ok(len) => {
+                let mut out = vec![T::default(); values.len()];
+                assert_eq!(szp::decompress(&archive[..len], &mut out), Ok(values.len()));
+                let h = szp::header(&archive[..len]).unwrap();
+                let bound = h.bound();
+                for (i, (x, y)) in values.iter().zip(&out).enumerate() {
+                    if !cfg.strict && !y.to_f64().is_finite() {
+                        continue; // stage-compatible: FZGPUModules does not guard overflow either
+                    }
+                    let err = (x.to_f64() - y.to_f64()).abs();
+                    // Stage-compatible archives promise FZGPUModules' bound: eb plus the rounding
+                    // of the f64 quantizer/product and of the element-type cast.
+                    let slack = match (cfg.strict, T::DTYPE) {
+                        (true, _) => 0.0,
+                        (false, szp::DType::F32) => {
+                            (x.to_f64().abs() + bound) * (2f64.powi(-24) + 2f64.powi(-50)) + 1.5e-45
+                        }
+                        (false, szp::DType::F64) => {
+                            (x.to_f64().abs() + bound) * 2f64.powi(-50) + f64::from_bits(1)
+                        }
+                    };
+                    assert!(
+                        err <= bound + slack,
+                        "element {i}: error {err} > bound {bound}"
+                    );
+                }
+                if cfg.mode == szp::Mode::Abs && cfg.strict {
+                    let mag = values.iter().map(|x| x.to_f64().abs()).fold(0.0, f64::max);
+                    let cfg = cfg.with_max_abs(mag);
+                    let one_len = szp::compress(&values, &cfg, &mut archive).unwrap();
+                    let mut streamed = vec![0u8; cap];
+                    let mut enc =
+                        szp::StreamEncoder::<T>::new(&mut streamed, values.len(), &cfg).unwrap();
+                    for block in values.chunks(bs as usize) {
+                        enc.push_block(block).unwrap();
+                    }
+                    let len = enc.finish().unwrap();
+                    assert!(
+                        streamed[..len] == archive[..one_len],
+                        "streamed archive differs"
+                    );
+                }
+            }
+            Err(Error::NonFinite { index }) => assert!(!values[index].to_f64().is_finite()),
+            Err(Error::ZeroRange | Error::BoundBelowPrecision | Error::LevelOverflow { .. }) => {}
+            // NOA: eb × range overflowed to infinity or underflowed to 0.
+            Err(Error::InvalidErrorBound) if cfg.mode == szp::Mode::Noa => {}
+            Err(e) => panic!("unexpected error {e}"),
+        }
+    }
+    let mut b = Bytes(data);
+    let head = b.u8();
+    if head & 1 == 0 {
+        run::<f32>(&mut b, head, |r| f32::from_bits(r as u32));
+    } else {
+        run::<f64>(&mut b, head, f64::from_bits);
+    }
+}
+
+/// `szp_decode_untrusted`: arbitrary bytes as an archive (with a valid magic half the time)
+/// give an error or a decode, never a panic; the output is bounded by the caller's slice.
+pub fn szp_decode_untrusted(data: &[u8]) {
+    use fzpack_core::szp;
+    let mut a = data.to_vec();
+    if a.first().is_some_and(|b| b & 1 == 1) && a.len() >= szp::HEADER_LEN {
+        a[..5].copy_from_slice(b"FZSZ\x01");
+    }
+    let mut out32 = vec![0f32; 1 << 16];
+    let mut out64 = vec![0f64; 1 << 16];
+    if let Ok(n) = szp::decompress(&a, &mut out32) {
+        assert!(n <= out32.len());
+    }
+    if let Ok(n) = szp::decompress(&a, &mut out64) {
+        assert!(n <= out64.len());
+    }
+}

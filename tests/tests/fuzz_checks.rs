@@ -10,6 +10,16 @@ proptest! {
     fn pernix_paths(data in proptest::collection::vec(any::<u8>(), 0..4096)) {
         fzpack_tests::checks::pernix_paths(&data);
     }
+
+    #[test]
+    fn szp_roundtrip(data in proptest::collection::vec(any::<u8>(), 0..8192)) {
+        fzpack_tests::checks::szp_roundtrip(&data);
+    }
+
+    #[test]
+    fn szp_decode_untrusted(data in proptest::collection::vec(any::<u8>(), 0..512)) {
+        fzpack_tests::checks::szp_decode_untrusted(&data);
+    }
 }
 
 /// The check does catch a difference: a tampered run through the same comparison fails.

@@ -62,3 +62,37 @@ fn pernix_never_allocates() {
     });
     assert_eq!(n, 0, "the PERNIX API allocated {n} times");
 }
+
+#[test]
+fn szp_never_allocates() {
+    use fzpack_core::szp::{self, Config, StreamEncoder};
+    let data: Vec<f32> = (0..5000).map(|i| (i as f32 * 0.01).sin() * 30.0).collect();
+    let data64: Vec<f64> = data.iter().map(|&x| f64::from(x)).collect();
+    let mut archive = vec![0u8; szp::max_compressed_len(5000, 1, szp::DType::F64).unwrap()];
+    let mut out32 = vec![0f32; 5000];
+    let mut out64 = vec![0f64; 5000];
+    let ((), n) = count_allocations(|| {
+        for bs in [1u32, 7, 128, 4096] {
+            let cfg = Config::noa(1e-3).with_block_size(bs);
+            let len = szp::compress(&data, &cfg, &mut archive).unwrap();
+            szp::decompress(&archive[..len], &mut out32).unwrap();
+            let len = szp::compress(
+                &data64,
+                &Config::abs(1e-6).with_block_size(bs),
+                &mut archive,
+            )
+            .unwrap();
+            szp::decompress(&archive[..len], &mut out64).unwrap();
+            let cfg = Config::abs(1e-3).with_block_size(bs).with_max_abs(30.0);
+            let mut enc = StreamEncoder::<f32>::new(&mut archive, data.len(), &cfg).unwrap();
+            for block in data.chunks(bs as usize) {
+                enc.push_block(block).unwrap();
+            }
+            enc.finish().unwrap();
+            // Error paths.
+            assert!(szp::decompress(&archive[..10], &mut out32).is_err());
+            assert!(szp::compress(&data, &Config::abs(-1.0), &mut archive).is_err());
+        }
+    });
+    assert_eq!(n, 0, "the SZp API allocated {n} times");
+}

@@ -98,11 +98,18 @@ pub(crate) fn resolve(
     let quant_eb = if cfg.strict {
         const F64_SLACK: f64 = 8.881_784_197_001_252e-16; // 2^-50
         const F32_SLACK: f64 = 5.960_464_477_539_063e-8; // 2^-24
-        let rel = match dtype {
-            DType::F32 => F32_SLACK + F64_SLACK,
-            DType::F64 => F64_SLACK,
+        // Relative rounding slack, the absolute slack of subnormal results (the smallest
+        // subnormal of the type), and the largest finite value of the type.
+        let (rel, absolute, limit) = match dtype {
+            DType::F32 => (
+                F32_SLACK + F64_SLACK,
+                1.401_298_464_324_817e-45,
+                f64::from(f32::MAX),
+            ),
+            DType::F64 => (F64_SLACK, f64::from_bits(1), f64::MAX),
         };
-        let eb = bound - (max_abs + bound) * rel;
+        // Reconstructions stay within max|x| + eb: keep that finite in the element type.
+        let eb = (bound - (max_abs + bound) * rel - absolute).min(limit - max_abs);
         if eb.is_nan() || eb <= 0.0 {
             return Err(Error::BoundBelowPrecision);
         }

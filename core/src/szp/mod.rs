@@ -202,7 +202,8 @@ impl Default for Config {
 pub enum Error {
     /// `block_size` is not in 1..=4096.
     InvalidBlockSize,
-    /// The error bound (or `max_abs`) is not finite and positive.
+    /// The error bound (or `max_abs`) is not finite and positive; for NOA also when
+    /// `error_bound · (max − min)` overflows to infinity or underflows to 0.
     InvalidErrorBound,
     /// A NaN or infinite input value.
     NonFinite {
@@ -261,7 +262,12 @@ impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match *self {
             Error::InvalidBlockSize => write!(f, "block size must be 1..=4096"),
-            Error::InvalidErrorBound => write!(f, "the error bound must be finite and > 0"),
+            Error::InvalidErrorBound => {
+                write!(
+                    f,
+                    "the error bound (for NOA: bound x value range) must be finite and > 0"
+                )
+            }
             Error::NonFinite { index } => {
                 write!(f, "non-finite value (NaN or infinity) at index {index}")
             }

@@ -279,7 +279,7 @@ fn pack(u: &[u64], w: u32, out: &mut [u8]) {
 
 #[inline(always)]
 fn compress_impl<T: SzpFloat>(input: &[T], cfg: &Config, out: &mut [u8]) -> Result<usize, Error> {
-    let plan = blocks::plan(input, cfg)?;
+    let plan = fast_plan(input, cfg)?;
     let bs = plan.block_size as usize;
     let eb = plan.quant_eb;
     let start = plan.payload_offset();
@@ -326,6 +326,51 @@ fn compress_impl<T: SzpFloat>(input: &[T], cfg: &Config, out: &mut [u8]) -> Resu
     }
     write_header(&plan, hdr)?;
     Ok(start + pos)
+}
+
+/// [`blocks::plan`] with a branch-free, vectorizable statistics pass. Any irregularity (a
+/// non-finite value, a configured `max_abs`, a level overflow) is handed to [`blocks::plan`],
+/// which finds and reports the first offending index; otherwise the plan is the same value
+/// (same min, max and max |x|, hence the same resolved bound).
+#[inline(always)]
+fn fast_plan<T: SzpFloat>(input: &[T], cfg: &Config) -> Result<blocks::Plan, Error> {
+    // Validates the config's own fields (cheap: no data).
+    blocks::plan::<T>(&[], cfg)?;
+    if cfg.max_abs.is_some() || input.is_empty() {
+        return blocks::plan(input, cfg);
+    }
+    const L: usize = 16;
+    let mut lo = [f64::INFINITY; L];
+    let mut hi = [f64::NEG_INFINITY; L];
+    let mut bad = false;
+    let mut chunks = input.chunks_exact(L);
+    for c in &mut chunks {
+        for j in 0..L {
+            let v = c[j].to_f64();
+            lo[j] = if v < lo[j] { v } else { lo[j] };
+            hi[j] = if v > hi[j] { v } else { hi[j] };
+            bad |= v.is_nan() || v.abs() > f64::MAX;
+        }
+    }
+    for (j, x) in chunks.remainder().iter().enumerate() {
+        let v = x.to_f64();
+        lo[j] = if v < lo[j] { v } else { lo[j] };
+        hi[j] = if v > hi[j] { v } else { hi[j] };
+        bad |= v.is_nan() || v.abs() > f64::MAX;
+    }
+    if bad {
+        return blocks::plan(input, cfg);
+    }
+    let (lo, hi) = (
+        lo.iter().fold(f64::INFINITY, |a, &b| a.min(b)),
+        hi.iter().fold(f64::NEG_INFINITY, |a, &b| a.max(b)),
+    );
+    let mag = lo.abs().max(hi.abs());
+    let plan = blocks::resolve(T::DTYPE, cfg, input.len(), hi - lo, mag)?;
+    if mag / (2.0 * plan.quant_eb) >= 4_611_686_018_427_387_904.0 {
+        return blocks::plan(input, cfg);
+    }
+    Ok(plan)
 }
 
 /// Unpack + unzigzag + prefix sum of one block into `q` (`payload` is exactly
