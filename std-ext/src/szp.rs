@@ -38,12 +38,18 @@ pub fn compress_vec<T: Element>(input: &[T], cfg: &Config) -> FzResult<Vec<u8>> 
     }
 }
 
-/// Compresses with the core's serial dispatch ([`fzpack_core::szp::compress`]) into a `Vec`.
+/// Compresses on one thread with the fastest path of this CPU ([`Path::best`]) into a `Vec`.
 pub fn compress_serial_vec<T: Element>(input: &[T], cfg: &Config) -> FzResult<Vec<u8>> {
+    compress_path_vec(input, cfg, Path::best())
+}
+
+/// Compresses on one thread on `path` (an unavailable path falls back as in
+/// [`compress_with`]) into a `Vec`.
+pub fn compress_path_vec<T: Element>(input: &[T], cfg: &Config, path: Path) -> FzResult<Vec<u8>> {
     let cap = max_compressed_len(input.len(), cfg.block_size, T::TYPE.into())
         .ok_or(FzError::Szp(Error::InvalidBlockSize))?;
     let mut out = vec![0u8; cap];
-    let len = compress(input, cfg, &mut out)?;
+    let len = compress_with(path, input, cfg, &mut out)?;
     out.truncate(len);
     Ok(out)
 }
@@ -63,11 +69,16 @@ pub fn decompress_vec<T: Element>(archive: &[u8]) -> FzResult<Vec<T>> {
     }
 }
 
-/// Decompresses with the core's serial dispatch into a `Vec`.
+/// Decompresses on one thread with the fastest path of this CPU into a `Vec`.
 pub fn decompress_serial_vec<T: Element>(archive: &[u8]) -> FzResult<Vec<T>> {
+    decompress_path_vec(archive, Path::best())
+}
+
+/// Decompresses on one thread on `path` into a `Vec`.
+pub fn decompress_path_vec<T: Element>(archive: &[u8], path: Path) -> FzResult<Vec<T>> {
     let view = checked_view::<T>(archive)?;
     let mut out = vec![T::ZERO; view.n];
-    decompress(archive, &mut out)?;
+    decompress_with(path, archive, &mut out)?;
     Ok(out)
 }
 
@@ -91,10 +102,15 @@ fn checked_view<T: Element>(archive: &[u8]) -> FzResult<ArchiveView<'_>> {
 /// values; any anomaly (non-finite value, `max_abs` exceeded, plan error) re-runs the core's
 /// serial [`blocks::plan`] so errors name exactly the index the serial encoder names.
 #[cfg(feature = "rayon")]
-fn plan_par<T: Element>(input: &[T], cfg: &Config, par: &Parallel) -> Result<Plan, Error> {
+fn plan_par<T: Element>(input: &[T], cfg: &Config, par: &Parallel) -> Result<(Plan, f64), Error> {
     use rayon::prelude::*;
+    let serial = || {
+        let p = blocks::plan(input, cfg)?;
+        let mag = input.iter().fold(0f64, |m, x| m.max(x.to_f64().abs()));
+        Ok((p, mag))
+    };
     let Some(per) = par.units_per_task(input.len(), T::BYTES) else {
-        return blocks::plan(input, cfg);
+        return serial();
     };
     let limit = cfg.max_abs.unwrap_or(f64::INFINITY);
     let stats = par.install(|| {
@@ -119,7 +135,7 @@ fn plan_par<T: Element>(input: &[T], cfg: &Config, par: &Parallel) -> Result<Pla
     });
     let mut it = stats.iter();
     let Some(&(mut ok, mut lo, mut hi)) = it.next() else {
-        return blocks::plan(input, cfg);
+        return serial();
     };
     for &(o, l, h) in it {
         ok &= o;
@@ -131,21 +147,51 @@ fn plan_par<T: Element>(input: &[T], cfg: &Config, par: &Parallel) -> Result<Pla
         }
     }
     if !ok {
-        return blocks::plan(input, cfg);
+        return serial();
     }
     match blocks::plan(&[lo, hi], cfg) {
         Ok(mut p) => {
             p.n = input.len();
-            Ok(p)
+            Ok((p, lo.to_f64().abs().max(hi.to_f64().abs())))
         }
-        Err(_) => blocks::plan(input, cfg),
+        Err(_) => serial(),
     }
 }
 
-/// Compresses `input` with the parallel driver `par`. Byte-identical to
-/// [`fzpack_core::szp::compress`]; inputs below two minimum chunks run serially.
+/// Compresses `input` with the parallel driver `par` over the fastest path of this CPU.
+/// Byte-identical to [`fzpack_core::szp::compress`]; inputs below two minimum chunks run
+/// serially. See [`compress_par_with`].
 #[cfg(feature = "rayon")]
 pub fn compress_par<T: Element>(input: &[T], cfg: &Config, par: &Parallel) -> FzResult<Vec<u8>> {
+    compress_par_with(input, cfg, par, Path::best())
+}
+
+/// Adds `off` to the element index an error names.
+fn shift(e: Error, off: usize) -> Error {
+    match e {
+        Error::NonFinite { index } => Error::NonFinite { index: index + off },
+        Error::ValueOutOfRange { index } => Error::ValueOutOfRange { index: index + off },
+        Error::LevelOverflow { index } => Error::LevelOverflow { index: index + off },
+        Error::BoundViolated { index } => Error::BoundViolated { index: index + off },
+        e => e,
+    }
+}
+
+/// Compresses `input` with the parallel driver on the kernels of `path`.
+///
+/// The statistics pass runs in parallel and resolves the global plan; every task then
+/// compresses its run of whole blocks with the core's `path` kernels under an ABS config that
+/// reproduces the global quantizer bound exactly (the same `bound` and the same `max_abs` give
+/// the same tightened bound, checked per task), and the tasks' width bytes and payloads — one
+/// exclusive scan of their sizes — are laid after one global header. The bytes are those of the
+/// serial encoder: blocks are independent and the quantizer bound is the same.
+#[cfg(feature = "rayon")]
+pub fn compress_par_with<T: Element>(
+    input: &[T],
+    cfg: &Config,
+    par: &Parallel,
+    path: Path,
+) -> FzResult<Vec<u8>> {
     use rayon::prelude::*;
     if cfg.block_size == 0 || cfg.block_size > MAX_BLOCK_SIZE {
         return Err(FzError::Szp(Error::InvalidBlockSize));
@@ -153,9 +199,79 @@ pub fn compress_par<T: Element>(input: &[T], cfg: &Config, par: &Parallel) -> Fz
     let bs = cfg.block_size as usize;
     let nb = input.len().div_ceil(bs);
     let Some(per) = par.units_per_task(nb, bs * T::BYTES) else {
-        return compress_serial_vec(input, cfg);
+        return compress_path_vec(input, cfg, path);
     };
-    let plan = plan_par(input, cfg, par)?;
+    let (plan, mag) = plan_par(input, cfg, par)?;
+    let ccfg = Config {
+        mode: Mode::Abs,
+        error_bound: plan.bound,
+        block_size: cfg.block_size,
+        max_abs: Some(cfg.max_abs.unwrap_or(mag)),
+        strict: cfg.strict,
+    };
+    let dtype = T::TYPE.into();
+    let parts: Vec<Result<Option<Vec<u8>>, Error>> = par.install(|| {
+        input
+            .par_chunks(per * bs)
+            .enumerate()
+            .map(|(t, c)| {
+                let cap = max_compressed_len(c.len(), cfg.block_size, dtype)
+                    .ok_or(Error::InvalidBlockSize)?;
+                let mut tmp = vec![0u8; cap];
+                let len =
+                    compress_with(path, c, &ccfg, &mut tmp).map_err(|e| shift(e, t * per * bs))?;
+                tmp.truncate(len);
+                tmp.shrink_to_fit();
+                let same = Header::read(&tmp)?.quant_eb.to_bits() == plan.quant_eb.to_bits();
+                Ok(same.then_some(tmp))
+            })
+            .collect()
+    });
+    let parts: Vec<Option<Vec<u8>>> = parts.into_iter().collect::<Result<_, _>>()?;
+    let Some(parts) = parts.into_iter().collect::<Option<Vec<Vec<u8>>>>() else {
+        // Not expected: a task's tightened bound differs; use the block-level driver.
+        return compress_par_blocks(input, cfg, par);
+    };
+    let start = plan.payload_offset();
+    let payload: usize = parts
+        .iter()
+        .enumerate()
+        .map(|(t, p)| p.len() - HEADER_LEN - (nb - t * per).min(per))
+        .sum();
+    let mut out = Vec::with_capacity(start + payload);
+    out.resize(HEADER_LEN, 0);
+    blocks::write_header(&plan, &mut out)?;
+    for (t, p) in parts.iter().enumerate() {
+        let k = (nb - t * per).min(per);
+        out.extend_from_slice(&p[HEADER_LEN..HEADER_LEN + k]);
+    }
+    for (t, p) in parts.iter().enumerate() {
+        let k = (nb - t * per).min(per);
+        out.extend_from_slice(&p[HEADER_LEN + k..]);
+    }
+    Ok(out)
+}
+
+/// The block-level parallel encoder on the core's scalar block kernels: block widths (and so
+/// costs) in parallel, an exclusive scan of the costs, then every task encodes its blocks into
+/// its own disjoint slice of the output. Byte-identical to the serial encoder; slower than
+/// [`compress_par`] where the core has SIMD paths (its block API is scalar).
+#[cfg(feature = "rayon")]
+pub fn compress_par_blocks<T: Element>(
+    input: &[T],
+    cfg: &Config,
+    par: &Parallel,
+) -> FzResult<Vec<u8>> {
+    use rayon::prelude::*;
+    if cfg.block_size == 0 || cfg.block_size > MAX_BLOCK_SIZE {
+        return Err(FzError::Szp(Error::InvalidBlockSize));
+    }
+    let bs = cfg.block_size as usize;
+    let nb = input.len().div_ceil(bs);
+    let Some(per) = par.units_per_task(nb, bs * T::BYTES) else {
+        return compress_path_vec(input, cfg, Path::Scalar);
+    };
+    let (plan, _) = plan_par(input, cfg, par)?;
     // 1. widths in parallel
     let mut widths = vec![0u8; nb];
     par.zip_chunks(input, per * bs, &mut widths, per, |_, vals, w| {
@@ -212,15 +328,72 @@ pub fn compress_par<T: Element>(input: &[T], cfg: &Config, par: &Parallel) -> Fz
     Ok(out)
 }
 
-/// Decompresses with the parallel driver `par`: costs scanned from the width bytes, runs of
-/// blocks decoded in parallel. Same values as [`fzpack_core::szp::decompress`].
+/// Decompresses with the parallel driver `par` over the fastest path of this CPU: costs
+/// scanned from the width bytes, runs of blocks decoded in parallel. Same values as
+/// [`fzpack_core::szp::decompress`].
 #[cfg(feature = "rayon")]
 pub fn decompress_par<T: Element>(archive: &[u8], par: &Parallel) -> FzResult<Vec<T>> {
+    decompress_par_with(archive, par, Path::best())
+}
+
+/// [`decompress_par`] on the kernels of `path`: each task hands its run of blocks (its width
+/// bytes and payload slice, behind a header with the archive's quantizer bound) to the core's
+/// `path` decoder.
+#[cfg(feature = "rayon")]
+pub fn decompress_par_with<T: Element>(
+    archive: &[u8],
+    par: &Parallel,
+    path: Path,
+) -> FzResult<Vec<T>> {
     let view = checked_view::<T>(archive)?;
     let bs = view.header.block_size as usize;
     let nb = view.widths.len();
     let Some(per) = par.units_per_task(nb, bs * T::BYTES) else {
-        return decompress_serial_vec(archive);
+        return decompress_path_vec(archive, path);
+    };
+    let mut task_start = Vec::with_capacity(nb.div_ceil(per) + 1);
+    let mut off = 0usize;
+    for (b, &w) in view.widths.iter().enumerate() {
+        if b % per == 0 {
+            task_start.push(off);
+        }
+        off += blocks::block_payload_len(w, view.block_len(b));
+    }
+    task_start.push(off);
+    let mut out = vec![T::ZERO; view.n];
+    let h = view.header;
+    par.zip_chunks(view.widths, per, &mut out, per * bs, |t, ws, vals| {
+        let payload = &view.payload[task_start[t]..task_start[t + 1]];
+        let sub = Plan {
+            dtype: h.dtype,
+            mode: Mode::Abs,
+            block_size: h.block_size,
+            n: vals.len(),
+            requested: h.quant_eb,
+            bound: h.quant_eb,
+            quant_eb: h.quant_eb,
+            value_base: 0.0,
+            strict: false,
+        };
+        let mut tmp = Vec::with_capacity(HEADER_LEN + ws.len() + payload.len());
+        tmp.resize(HEADER_LEN, 0);
+        blocks::write_header(&sub, &mut tmp)?;
+        tmp.extend_from_slice(ws);
+        tmp.extend_from_slice(payload);
+        decompress_with(path, &tmp, vals).map(|_| ())
+    })?;
+    Ok(out)
+}
+
+/// The block-level parallel decoder on the core's scalar block kernels (see
+/// [`compress_par_blocks`]).
+#[cfg(feature = "rayon")]
+pub fn decompress_par_blocks<T: Element>(archive: &[u8], par: &Parallel) -> FzResult<Vec<T>> {
+    let view = checked_view::<T>(archive)?;
+    let bs = view.header.block_size as usize;
+    let nb = view.widths.len();
+    let Some(per) = par.units_per_task(nb, bs * T::BYTES) else {
+        return decompress_path_vec(archive, Path::Scalar);
     };
     // payload offset of the first block of every task
     let mut task_start = Vec::with_capacity(nb.div_ceil(per) + 1);

@@ -140,6 +140,35 @@ fn szp_round_trip_abs_and_noa() {
     assert!(ok(&["info", s(&abs)]).contains("ABS 1.000000e-2"));
     ok(&["verify", s(&input), s(&abs)]);
 
+    // FZGPUModules .fzm: same decoded values as the native archive
+    let fzm = d.join("field.fzm");
+    ok(&[
+        "compress",
+        s(&input),
+        "--eb",
+        "1e-4",
+        "--format",
+        "fzm",
+        "-o",
+        s(&fzm),
+    ]);
+    assert!(ok(&["info", s(&fzm)]).contains(".fzm v3.1"));
+    ok(&["verify", s(&input), s(&fzm)]);
+    ok(&["decompress", s(&fzm), "-o", s(&d.join("fzm.f32"))]);
+    assert_eq!(std::fs::read(d.join("fzm.f32")).unwrap(), back);
+    fails(
+        &[
+            "compress",
+            s(&input),
+            "--codec",
+            "pernix",
+            "--format",
+            "fzm",
+        ],
+        2,
+        "SZp only",
+    );
+
     // errors: a constant field has no NOA bound; bad bounds and block sizes; corrupt archive
     let flat = d.join("flat.f32");
     std::fs::write(&flat, fzpack::values_to_le_bytes(&[3.0f32; 500])).unwrap();

@@ -43,24 +43,39 @@ fn check<T: Element>() {
         Config::noa(1e-6).with_block_size(4096),
         Config::abs(2.0).stage_compatible(),
     ];
-    let pools: Vec<_> = [1, 2, 3, 8].into_iter().map(pool).collect();
+    let pools: Vec<_> = [1, 2, 5].into_iter().map(pool).collect();
     for (k, &n) in sizes.iter().enumerate() {
         let x = field::<T>(n, k as u64);
         for cfg in &cfgs {
-            let serial = szp::compress_serial_vec(&x, cfg);
+            // the scalar reference of the core
+            let serial = szp::compress_path_vec(&x, cfg, szp::Path::Scalar);
+            let decoded: Option<Vec<T>> = serial
+                .as_ref()
+                .ok()
+                .map(|a| szp::decompress_path_vec(a, szp::Path::Scalar).unwrap());
             for p in &pools {
                 for min_chunk in [0usize, 100, 1 << 20] {
                     let par = Parallel::with_pool(p.clone()).min_chunk_bytes(min_chunk);
-                    let got = szp::compress_par(&x, cfg, &par);
-                    match (&serial, &got) {
-                        (Ok(a), Ok(b)) => assert_eq!(a, b, "n={n} {cfg:?} chunk={min_chunk}"),
-                        (Err(a), Err(b)) => assert_eq!(a.to_string(), b.to_string()),
-                        _ => panic!("n={n} {cfg:?}: serial {serial:?} vs parallel {got:?}"),
+                    let mut runs = vec![("blocks", szp::compress_par_blocks(&x, cfg, &par))];
+                    for path in szp::Path::ALL.into_iter().filter(|p| p.is_available()) {
+                        runs.push((path.name(), szp::compress_par_with(&x, cfg, &par, path)));
                     }
-                    if let Ok(a) = &serial {
-                        let ya: Vec<T> = szp::decompress_serial_vec(a).unwrap();
-                        let yb: Vec<T> = szp::decompress_par(a, &par).unwrap();
-                        assert_eq!(bits(&ya), bits(&yb), "n={n} {cfg:?}");
+                    for (what, got) in &runs {
+                        match (&serial, got) {
+                            (Ok(a), Ok(b)) => {
+                                assert_eq!(a, b, "{what} n={n} {cfg:?} chunk={min_chunk}")
+                            }
+                            (Err(a), Err(b)) => assert_eq!(a.to_string(), b.to_string()),
+                            _ => panic!("{what} n={n} {cfg:?}: serial {serial:?} vs {got:?}"),
+                        }
+                    }
+                    if let (Ok(a), Some(ya)) = (&serial, &decoded) {
+                        let yb: Vec<T> = szp::decompress_par_blocks(a, &par).unwrap();
+                        assert_eq!(bits(ya), bits(&yb), "blocks n={n} {cfg:?}");
+                        for path in szp::Path::ALL.into_iter().filter(|p| p.is_available()) {
+                            let yc: Vec<T> = szp::decompress_par_with(a, &par, path).unwrap();
+                            assert_eq!(bits(ya), bits(&yc), "{} n={n} {cfg:?}", path.name());
+                        }
                     }
                 }
             }

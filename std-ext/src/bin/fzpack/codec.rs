@@ -102,6 +102,7 @@ impl Engines {
 pub enum ArchiveKind {
     Pernix,
     Szp,
+    Fzm,
 }
 
 pub fn detect(name: &str, bytes: &[u8]) -> Result<ArchiveKind, Fail> {

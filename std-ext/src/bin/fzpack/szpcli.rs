@@ -12,6 +12,8 @@ pub fn available() -> bool {
 pub fn detect(bytes: &[u8]) -> Option<ArchiveKind> {
     if bytes.starts_with(&szp::MAGIC) {
         Some(ArchiveKind::Szp)
+    } else if bytes.starts_with(&szp::fzm::FZM_MAGIC) {
+        Some(ArchiveKind::Fzm)
     } else {
         None
     }
@@ -38,24 +40,17 @@ pub fn compress<T: Wrap>(
 ) -> Result<Vec<u8>, Fail> {
     let cfg = config(mode, eb, block);
     if fzm {
-        return Err(Fail::new(
-            crate::fail::Kind::Usage,
-            "--format fzm is not available yet (the core has no FZM writer in this build)",
-        ));
+        // FZGPUModules .fzm: the core's single-stage writer (one thread, scalar kernels).
+        let cap = szp::fzm::max_fzm_len(values.len(), block, T::TYPE.into())
+            .ok_or_else(|| Fail::new(crate::fail::Kind::Usage, "input too large"))?;
+        let mut out = vec![0u8; cap];
+        let len = szp::fzm::write(values, &cfg, &mut out).map_err(|e| lib(name, e.into()))?;
+        out.truncate(len);
+        return Ok(out);
     }
     let r = match path {
-        PathKind::Scalar => {
-            let cap = szp::max_compressed_len(values.len(), block, T::TYPE.into())
-                .ok_or_else(|| Fail::new(crate::fail::Kind::Usage, "input too large"))?;
-            let mut out = vec![0u8; cap];
-            szp::scalar::compress(values, &cfg, &mut out)
-                .map(|n| {
-                    out.truncate(n);
-                    out
-                })
-                .map_err(fzpack::Error::from)
-        }
-        PathKind::Simd => szp::compress_serial_vec(values, &cfg),
+        PathKind::Scalar => szp::compress_path_vec(values, &cfg, szp::Path::Scalar),
+        PathKind::Simd => szp::compress_path_vec(values, &cfg, szp::Path::best()),
         PathKind::Parallel => szp::compress_par(values, &cfg, &eng.par),
     };
     r.map_err(|e| lib(name, e))
@@ -64,15 +59,35 @@ pub fn compress<T: Wrap>(
 pub fn decompress(
     name: &str,
     bytes: &[u8],
-    _k: ArchiveKind,
+    k: ArchiveKind,
     path: PathKind,
     eng: &Engines,
 ) -> Result<Decoded, Fail> {
+    if k == ArchiveKind::Fzm {
+        let h = szp::fzm::header(bytes).map_err(|e| lib(name, e.into()))?;
+        return match h.dtype {
+            szp::DType::F32 => read_fzm::<f32>(name, bytes, h.n).map(Decoded::F32),
+            szp::DType::F64 => read_fzm::<f64>(name, bytes, h.n).map(Decoded::F64),
+        };
+    }
     let h = szp::header(bytes).map_err(|e| lib(name, e.into()))?;
     match h.dtype {
         szp::DType::F32 => decode::<f32>(name, bytes, path, eng).map(Decoded::F32),
         szp::DType::F64 => decode::<f64>(name, bytes, path, eng).map(Decoded::F64),
     }
+}
+
+fn read_fzm<T: Wrap>(name: &str, bytes: &[u8], n: u64) -> Result<Vec<T>, Fail> {
+    // n is bounded by the archive: the core checks one width byte per block is present
+    // before decoding, but this allocation happens first, so bound it the same way here.
+    let cfg = szp::fzm::config(bytes).map_err(|e| lib(name, e.into()))?;
+    let max = (bytes.len() as u64).saturating_mul(u64::from(cfg.block_size));
+    if n > max {
+        return Err(lib(name, szp::Error::Truncated.into()));
+    }
+    let mut out = vec![T::ZERO; n as usize];
+    szp::fzm::read(bytes, &mut out).map_err(|e| lib(name, e.into()))?;
+    Ok(out)
 }
 
 fn decode<T: Wrap>(
@@ -82,20 +97,34 @@ fn decode<T: Wrap>(
     eng: &Engines,
 ) -> Result<Vec<T>, Fail> {
     let r = match path {
-        PathKind::Scalar => szp::blocks::parse(bytes)
-            .map_err(fzpack::Error::from)
-            .and_then(|v| {
-                let mut out = vec![T::ZERO; v.n];
-                szp::scalar::decompress(bytes, &mut out)?;
-                Ok(out)
-            }),
-        PathKind::Simd => szp::decompress_serial_vec(bytes),
+        PathKind::Scalar => szp::decompress_path_vec(bytes, szp::Path::Scalar),
+        PathKind::Simd => szp::decompress_path_vec(bytes, szp::Path::best()),
         PathKind::Parallel => szp::decompress_par(bytes, &eng.par),
     };
     r.map_err(|e| lib(name, e))
 }
 
-pub fn bound(name: &str, bytes: &[u8], _k: ArchiveKind) -> Result<f64, Fail> {
+pub fn bound(name: &str, bytes: &[u8], k: ArchiveKind) -> Result<f64, Fail> {
+    if k == ArchiveKind::Fzm {
+        // FZM records only the quantizer bound: FZGPUModules' guarantee is that bound plus
+        // half an ulp of the f32 result (spec §1.8).
+        // Half an ulp of the largest decoded magnitude covers every element.
+        let c = szp::fzm::config(bytes).map_err(|e| lib(name, e.into()))?;
+        let (max, half_ulp) = match c.dtype {
+            szp::DType::F32 => {
+                let v: Vec<f32> = read_fzm(name, bytes, c.n)?;
+                (
+                    v.iter().fold(0f64, |m, x| m.max(x.abs() as f64)),
+                    2f64.powi(-24),
+                )
+            }
+            szp::DType::F64 => {
+                let v: Vec<f64> = read_fzm(name, bytes, c.n)?;
+                (v.iter().fold(0f64, |m, x| m.max(x.abs())), 2f64.powi(-53))
+            }
+        };
+        return Ok(c.error_bound + max * half_ulp);
+    }
     let h = szp::header(bytes).map_err(|e| lib(name, e.into()))?;
     Ok(if h.strict {
         h.bound()
@@ -105,7 +134,31 @@ pub fn bound(name: &str, bytes: &[u8], _k: ArchiveKind) -> Result<f64, Fail> {
     })
 }
 
-pub fn describe(name: &str, bytes: &[u8], _k: ArchiveKind) -> Result<Vec<(String, String)>, Fail> {
+pub fn describe(name: &str, bytes: &[u8], k: ArchiveKind) -> Result<Vec<(String, String)>, Fail> {
+    if k == ArchiveKind::Fzm {
+        let c = szp::fzm::config(bytes).map_err(|e| lib(name, e.into()))?;
+        let dtype: fzpack::DType = c.dtype.into();
+        let mode = match c.mode {
+            Mode::Abs => "ABS".to_string(),
+            Mode::Noa => format!("NOA (value range {:.6e})", c.value_base),
+        };
+        return Ok(vec![
+            (
+                "format".into(),
+                "FZGPUModules .fzm v3.1, one SZp stage".into(),
+            ),
+            ("dtype".into(), dtype.to_string()),
+            ("values".into(), c.n.to_string()),
+            ("block size".into(), format!("{} values", c.block_size)),
+            (
+                "error bound".into(),
+                format!("{:.6e} absolute, {mode}", c.error_bound),
+            ),
+            ("archive size".into(), format!("{} bytes", bytes.len())),
+            ratio_row(c.n as f64 * dtype.size() as f64, bytes.len()),
+            bpv_row(c.n, bytes.len()),
+        ]);
+    }
     let v = szp::blocks::parse(bytes).map_err(|e| lib(name, e.into()))?;
     let h = v.header;
     let dtype: fzpack::DType = h.dtype.into();
