@@ -323,9 +323,10 @@ pub fn max_compressed_len(n: usize, block_size: u32, dtype: DType) -> Option<usi
     HEADER_LEN.checked_add(nb)?.checked_add(n.checked_mul(8)?)
 }
 
-/// Compresses `input` into `out` (the fzpack archive) and returns the archive length.
+/// Compresses `input` into `out` (the fzpack archive) and returns the archive length, on the
+/// fastest path this CPU runs ([`Path::best`]); the bytes equal [`scalar::compress`]'s.
 pub fn compress<T: SzpFloat>(input: &[T], cfg: &Config, out: &mut [u8]) -> Result<usize, Error> {
-    scalar::compress(input, cfg, out)
+    compress_with(Path::best(), input, cfg, out)
 }
 
 /// Decompresses an fzpack archive into `out` and returns the number of values written.
@@ -334,8 +335,9 @@ pub fn compress<T: SzpFloat>(input: &[T], cfg: &Config, out: &mut [u8]) -> Resul
 /// header that claims more blocks than the archive has width bytes, a payload shorter or longer
 /// than the widths imply, and an output slice shorter than `n` are errors. Work is
 /// proportional to the archive and output sizes.
+/// Runs on [`Path::best`]; the decoded bits equal [`scalar::decompress`]'s.
 pub fn decompress<T: SzpFloat>(archive: &[u8], out: &mut [T]) -> Result<usize, Error> {
-    scalar::decompress(archive, out)
+    decompress_with(Path::best(), archive, out)
 }
 
 /// Reads and validates an archive's header.
