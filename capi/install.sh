@@ -12,6 +12,7 @@ cargo build --release --quiet -p fzpack-capi --manifest-path "$root/Cargo.toml" 
 mkdir -p "$prefix"/{include/pernix,lib/pkgconfig,lib/cmake/pernix,share/pernix/fortran}
 prefix=$(cd "$prefix" && pwd)
 install -m 644 "$here"/include/pernix/*.h "$here"/include/pernix/*.hpp "$prefix/include/pernix/"
+mkdir -p "$prefix/include/fzpack" && install -m 644 "$here"/include/fzpack/*.h "$prefix/include/fzpack/"
 install -m 755 "$target/release/libpernix.so" "$prefix/lib/"
 install -m 644 "$target/release/libpernix.a" "$prefix/lib/"
 install -m 644 "$here/fortran/pernix.f90" "$prefix/share/pernix/fortran/"

@@ -10,6 +10,8 @@
 //! is); a misaligned pointer gives `PERNIX_STATUS_INVALID_ARGUMENT`. Nothing here panics; should
 //! a bug ever panic, Rust aborts at the `extern "C"` boundary instead of unwinding into C.
 
+pub mod szp;
+
 use core::ffi::{c_char, c_int, c_void};
 use fzpack_core::pernix::{
     self, Backend, BitWidth, BlockSize, Dispatcher, Error, PernixFloat, elements_per_block,

@@ -159,6 +159,25 @@ fn c_validation_statuses() {
 }
 
 #[test]
+fn c_szp_round_trip_and_statuses() {
+    if !have("gcc") {
+        return;
+    }
+    let exe = scratch("szp").join("szp");
+    run(static_link(
+        Command::new("gcc")
+            .args(["-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic"])
+            .arg("-I")
+            .arg(root().join("capi/include"))
+            .arg(root().join("capi/tests/c/szp.c"))
+            .arg("-o")
+            .arg(&exe),
+    ));
+    let out = run(&mut Command::new(&exe));
+    assert!(out.contains("all checks passed"), "{out}");
+}
+
+#[test]
 fn header_compiles_as_c_and_cpp_with_strict_flags() {
     if !(have("gcc") && have("g++")) {
         return;
