@@ -4,6 +4,8 @@
 //! field plus noise otherwise. Throughput is GB/s of float data (input for compress, output for
 //! decompress). Run: `cargo bench -p fzpack-core --bench szp`.
 
+#![allow(missing_docs)] // criterion_group! generates undocumented public functions
+
 use std::hint::black_box;
 use std::time::Duration;
 
