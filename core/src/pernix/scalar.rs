@@ -54,9 +54,15 @@ fn pack_group<const N: usize>(codes: [u32; 8]) -> [u8; N] {
     for (i, c) in codes.into_iter().enumerate() {
         let bit = i * N;
         let (word, shift) = (bit / 64, bit % 64);
-        w[word] |= u64::from(c) << shift;
-        if shift + N > 64 {
-            w[word + 1] |= u64::from(c) >> (64 - shift);
+        // `get_mut`: the indices are in range (word <= 2 for 8 values of <= 24 bits), and this
+        // keeps the proof visible to the compiler even where it does not unroll.
+        if let Some(x) = w.get_mut(word) {
+            *x |= u64::from(c) << shift;
+        }
+        if shift + N > 64
+            && let Some(x) = w.get_mut(word + 1)
+        {
+            *x |= u64::from(c) >> (64 - shift);
         }
     }
     let mut bytes = [0u8; 24];
@@ -81,9 +87,9 @@ fn unpack_group<const N: usize>(group: &[u8; N]) -> [u32; 8] {
     core::array::from_fn(|i| {
         let bit = i * N;
         let (word, shift) = (bit / 64, bit % 64);
-        let mut v = w[word] >> shift;
+        let mut v = w.get(word).copied().unwrap_or(0) >> shift;
         if shift + N > 64 {
-            v |= w[word + 1] << (64 - shift);
+            v |= w.get(word + 1).copied().unwrap_or(0) << (64 - shift);
         }
         (v & mask) as u32
     })

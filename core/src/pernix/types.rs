@@ -285,7 +285,12 @@ impl BlockSize {
 
 /// `floor(block_size · 8 / bits)`: the number of values in one block.
 pub const fn elements_per_block(bits: BitWidth, block_size: BlockSize) -> usize {
-    block_size.bytes() * 8 / bits.0 as usize
+    // `bits` is never 0 (BitWidth's invariant); `checked_div` lets the compiler drop the
+    // division-by-zero panic path, which the firmware build proves absent.
+    match (block_size.bytes() * 8).checked_div(bits.0 as usize) {
+        Some(v) => v,
+        None => 0,
+    }
 }
 
 /// `pernix_compressed_block_size`: the interchange block size, 64 bytes.

@@ -44,7 +44,7 @@ pub struct Plan {
 impl Plan {
     /// Number of blocks, `ceil(n / block_size)`.
     pub fn blocks(&self) -> usize {
-        self.n.div_ceil(self.block_size as usize)
+        self.n.div_ceil(self.block_size.max(1) as usize)
     }
     /// The length of block `b`.
     pub fn block_len(&self, b: usize) -> usize {
@@ -493,7 +493,7 @@ pub fn parse(archive: &[u8]) -> Result<ArchiveView<'_>, Error> {
     let header = Header::read(archive)?;
     let rest = archive.get(HEADER_LEN..).ok_or(Error::Truncated)?;
     let bs = u64::from(header.block_size);
-    let nb = header.n.div_ceil(bs);
+    let nb = header.n.div_ceil(bs.max(1));
     if nb > rest.len() as u64 {
         return Err(Error::Truncated);
     }

@@ -17,10 +17,12 @@ pub fn compress<T: SzpFloat>(input: &[T], cfg: &Config, out: &mut [u8]) -> Resul
         return Err(too_small());
     }
     let (head, body) = out.split_at_mut(start);
-    let (hdr, widths) = head.split_at_mut(super::HEADER_LEN);
+    let (hdr, widths) = head
+        .split_at_mut_checked(super::HEADER_LEN)
+        .ok_or_else(too_small)?;
     let mut pos = 0usize;
     for ((b, block), wslot) in input
-        .chunks(cfg.block_size as usize)
+        .chunks(cfg.block_size.max(1) as usize)
         .enumerate()
         .zip(widths.iter_mut())
     {
@@ -47,7 +49,7 @@ pub fn decompress<T: SzpFloat>(archive: &[u8], out: &mut [T]) -> Result<usize, E
         .ok_or(Error::OutputTooSmall { needed: view.n })?;
     let bs = view.header.block_size as usize;
     let mut pos = 0usize;
-    for (&w, block) in view.widths.iter().zip(out.chunks_mut(bs)) {
+    for (&w, block) in view.widths.iter().zip(out.chunks_mut(bs.max(1))) {
         let cost = block_payload_len(w, block.len());
         let src = view.payload.get(pos..pos + cost).ok_or(Error::Truncated)?;
         decode_block(view.header.quant_eb, w, src, block)?;

@@ -243,8 +243,66 @@ fn first_violation<T: SzpFloat>(eb: f64, bound: f64, block: &[T], q: &[i64]) -> 
 
 /// LSB-first packing of `u` (each `< 2^w`) at width `w` into exactly `out`
 /// (`ceil(len·w/8)` bytes); pad bits 0.
+/// A 64-bit LSB-first bit accumulator writing whole words into `out`.
+struct BitAcc<'a> {
+    out: &'a mut [u8],
+    acc: u64,
+    fill: u32,
+    pos: usize,
+}
+
+impl BitAcc<'_> {
+    /// Appends the low `w` bits of `v` (`v < 2^w`, `1 <= w <= 64`).
+    #[inline(always)]
+    fn put(&mut self, v: u64, w: u32) {
+        let fill = self.fill;
+        self.acc |= if fill == 64 { 0 } else { v << fill };
+        let nf = fill + w;
+        if nf >= 64 {
+            if let Some(dst) = self.out.get_mut(self.pos..self.pos + 8) {
+                dst.copy_from_slice(&self.acc.to_le_bytes());
+            }
+            self.pos += 8;
+            self.acc = if fill == 0 { 0 } else { v >> (64 - fill) };
+            self.fill = nf - 64;
+        } else {
+            self.fill = nf;
+        }
+    }
+
+    /// Writes the last `ceil(fill/8)` bytes.
+    #[inline(always)]
+    fn finish(self) {
+        let tail = self.fill.div_ceil(8) as usize;
+        if let Some(dst) = self.out.get_mut(self.pos..self.pos + tail) {
+            dst.copy_from_slice(&self.acc.to_le_bytes()[..tail]);
+        }
+    }
+}
+
+/// Merges groups of `K` consecutive `w`-bit values into one `K·w`-bit word each (`K·w <= 64`),
+/// LSB-first, so the bit stream is unchanged: `words[i] = Σ_j u[K·i + j] << (j·w)`.
+/// A data-parallel loop (vectorizable); returns the number of words.
 #[inline(always)]
-fn pack(u: &[u64], w: u32, out: &mut [u8]) {
+fn merge<const K: usize>(u: &[u64], w: u32, words: &mut [i64]) -> usize {
+    let mut n = 0;
+    for (dst, g) in words.iter_mut().zip(u.chunks_exact(K)) {
+        let mut x = 0u64;
+        for (j, &v) in g.iter().enumerate() {
+            x |= v << (j as u32 * w);
+        }
+        *dst = x as i64;
+        n += 1;
+    }
+    n
+}
+
+/// LSB-first packing of `u` (each `< 2^w`) at width `w` into exactly `out`
+/// (`ceil(len·w/8)` bytes); pad bits 0. For `w <= 32`, groups of `K = 2^floor(log2(64/w))`
+/// values are first merged into `K·w`-bit words (in `scratch`), which the accumulator then
+/// packs `K` values at a time; the leftover values follow at width `w`.
+#[inline(always)]
+fn pack(u: &[u64], w: u32, out: &mut [u8], scratch: &mut [i64]) {
     if w == 0 {
         return;
     }
@@ -254,27 +312,30 @@ fn pack(u: &[u64], w: u32, out: &mut [u8]) {
         }
         return;
     }
-    let mut acc = 0u64;
-    let mut fill = 0u32;
-    let mut pos = 0usize;
-    for &v in u {
-        acc |= v << fill;
-        let nf = fill + w;
-        if nf >= 64 {
-            if let Some(dst) = out.get_mut(pos..pos + 8) {
-                dst.copy_from_slice(&acc.to_le_bytes());
-            }
-            pos += 8;
-            acc = if fill == 0 { 0 } else { v >> (64 - fill) };
-            fill = nf - 64;
-        } else {
-            fill = nf;
-        }
+    let k = 1usize << (64 / w).ilog2();
+    let words = match k {
+        1 => 0,
+        2 => merge::<2>(u, w, scratch),
+        4 => merge::<4>(u, w, scratch),
+        8 => merge::<8>(u, w, scratch),
+        16 => merge::<16>(u, w, scratch),
+        32 => merge::<32>(u, w, scratch),
+        _ => merge::<64>(u, w, scratch),
+    };
+    let mut bits = BitAcc {
+        out,
+        acc: 0,
+        fill: 0,
+        pos: 0,
+    };
+    let ww = k as u32 * w;
+    for &x in scratch.iter().take(words) {
+        bits.put(x as u64, ww);
     }
-    let tail = fill.div_ceil(8) as usize;
-    if let Some(dst) = out.get_mut(pos..pos + tail) {
-        dst.copy_from_slice(&acc.to_le_bytes()[..tail]);
+    for &v in u.iter().skip(words * k) {
+        bits.put(v, w);
     }
+    bits.finish();
 }
 
 #[inline(always)]
@@ -302,7 +363,9 @@ fn compress_impl<T: SzpFloat>(input: &[T], cfg: &Config, out: &mut [u8]) -> Resu
     let Some((head, body)) = out.split_at_mut_checked(start) else {
         return Err(Error::OutputTooSmall { needed: start });
     };
-    let (hdr, widths) = head.split_at_mut(super::HEADER_LEN);
+    let Some((hdr, widths)) = head.split_at_mut_checked(super::HEADER_LEN) else {
+        return Err(Error::OutputTooSmall { needed: start });
+    };
     let mut pos = 0usize;
     for ((b, block), wslot) in input.chunks(bs).enumerate().zip(widths.iter_mut()) {
         let len = block.len().min(BUF);
@@ -320,7 +383,7 @@ fn compress_impl<T: SzpFloat>(input: &[T], cfg: &Config, out: &mut [u8]) -> Resu
                 needed: start + pos + cost,
             });
         };
-        pack(ub, w, dst);
+        pack(ub, w, dst, qb);
         *wslot = w as u8;
         pos += cost;
     }
