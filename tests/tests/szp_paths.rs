@@ -131,3 +131,59 @@ fn bad_input_gives_the_same_error_on_every_path() {
         );
     }
 }
+
+#[test]
+fn ties_and_near_ties_quantize_exactly_as_the_division() {
+    // Values on and next to the half-integer grid of x / (2·eb): the SIMD paths' reciprocal
+    // fast path must fall back to the division wherever the rounding could differ.
+    for eb in [0.05, 0.1, 0.25, 1.0 / 3.0, 1e-3, 0.5] {
+        let mut d = Vec::new();
+        for k in -600i32..600 {
+            let t = (k as f64 + 0.5) * 2.0 * eb;
+            d.push(t);
+            d.push(f64::from_bits(t.to_bits() + 1));
+            d.push(f64::from_bits(t.to_bits().wrapping_sub(1)));
+            d.push(k as f64 * 2.0 * eb);
+        }
+        let d32: Vec<f32> = d.iter().map(|&x| x as f32).collect();
+        for bs in [1u32, 7, 128] {
+            check(&d, &Config::abs(eb).with_block_size(bs).stage_compatible());
+            check(
+                &d32,
+                &Config::abs(eb).with_block_size(bs).stage_compatible(),
+            );
+            check(&d, &Config::abs(eb).with_block_size(bs));
+        }
+    }
+    // The spec's example: 0.25 / 0.1 is exactly 2.5 in f64.
+    let ex: [f32; 10] = [0.0, 0.1, 0.25, -0.3, 1.0, 1.05, 0.95, 2.0, 5.5, -1.2];
+    check(
+        &ex,
+        &Config::abs(0.05).with_block_size(4).stage_compatible(),
+    );
+}
+
+#[test]
+fn random_magnitudes_and_bounds_agree_with_the_scalar_reference() {
+    let mut s = 0x2545_F491_4F6C_DD1Du64;
+    let mut next = move || {
+        s ^= s << 13;
+        s ^= s >> 7;
+        s ^= s << 17;
+        s
+    };
+    for _ in 0..300 {
+        let scale = 2f64.powi((next() % 80) as i32 - 40);
+        let eb = scale * 2f64.powi(-((next() % 50) as i32));
+        let d: Vec<f64> = (0..200)
+            .map(|_| ((next() >> 11) as f64 / (1u64 << 53) as f64 - 0.5) * scale)
+            .collect();
+        let bs = (next() % 64 + 1) as u32;
+        check(&d, &Config::abs(eb).with_block_size(bs).stage_compatible());
+        let d32: Vec<f32> = d.iter().map(|&x| x as f32).collect();
+        check(
+            &d32,
+            &Config::abs(eb).with_block_size(bs).stage_compatible(),
+        );
+    }
+}

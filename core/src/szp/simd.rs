@@ -208,10 +208,30 @@ fn unzigzag(u: u64) -> i64 {
 
 /// Quantize + delta + zigzag of one block into `u`, returning the OR of all values (its bit
 /// length is the block width). Branch-free; the delta is a first-order recurrence on `q`.
+///
+/// The level is first computed with a multiplication by `1/(2·eb)`: `y = fl(x·r)` differs from
+/// the spec's `v = fl(x/(2·eb))` by at most `|y|·2⁻⁵⁰`, and `round_half_away` can only differ
+/// between `y` and `v` if a half-integer lies within that distance of `y`. Any block with a
+/// value whose fractional part is within `|y|·2⁻⁴⁸` of ½ (or with `|y| >= 2⁴⁷`) is recomputed
+/// with the exact division, so the levels always equal the spec's.
 #[inline(always)]
 fn quantize_block<T: SzpFloat>(eb: f64, block: &[T], q: &mut [i64], u: &mut [u64]) -> u64 {
+    const REL: f64 = 3.552_713_678_800_501e-15; // 2^-48
+    let r = 1.0 / (2.0 * eb);
+    let mut near_tie = false;
     for (qi, &x) in q.iter_mut().zip(block) {
-        *qi = quantize(x, eb);
+        let y = x.to_f64() * r;
+        let a = y.abs();
+        let i = a as u64;
+        let frac = a - i as f64;
+        near_tie |= (frac - 0.5).abs() <= a * REL;
+        let m = (i + u64::from(frac >= 0.5)) as i64;
+        *qi = if y < 0.0 { -m } else { m };
+    }
+    if near_tie {
+        for (qi, &x) in q.iter_mut().zip(block) {
+            *qi = quantize(x, eb);
+        }
     }
     let mut any = 0u64;
     let mut prev = 0i64;
