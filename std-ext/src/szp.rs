@@ -166,6 +166,40 @@ pub fn compress_par<T: Element>(input: &[T], cfg: &Config, par: &Parallel) -> Fz
     compress_par_with(input, cfg, par, Path::best())
 }
 
+/// Whether every value of `c` reconstructs within `plan.bound` (the strict check of
+/// [`blocks::encode_block`], as one branch-free pass).
+#[cfg(feature = "rayon")]
+fn within_bound<T: Element>(c: &[T], plan: &Plan) -> bool {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx512f")
+        && std::arch::is_x86_feature_detected!("avx512dq")
+    {
+        // SAFETY: AVX-512 F and DQ were detected at run time just above.
+        return unsafe { within_bound_avx512(c, plan) };
+    }
+    within_bound_generic(c, plan)
+}
+
+/// [`within_bound_generic`] compiled for AVX-512 F/DQ (packed f64 division and f64↔i64
+/// conversions), so the check keeps pace with the core's SIMD encoder.
+#[cfg(all(feature = "rayon", target_arch = "x86_64"))]
+#[target_feature(enable = "avx512f,avx512dq")]
+fn within_bound_avx512<T: Element>(c: &[T], plan: &Plan) -> bool {
+    within_bound_generic(c, plan)
+}
+
+#[cfg(feature = "rayon")]
+#[inline(always)]
+fn within_bound_generic<T: Element>(c: &[T], plan: &Plan) -> bool {
+    let mut ok = true;
+    for &x in c {
+        let q = blocks::quantize(x, plan.quant_eb);
+        let y: T = blocks::reconstruct(q, plan.quant_eb);
+        ok &= (x.to_f64() - y.to_f64()).abs() <= plan.bound;
+    }
+    ok
+}
+
 /// Adds `off` to the element index an error names.
 fn shift(e: Error, off: usize) -> Error {
     match e {
@@ -180,11 +214,12 @@ fn shift(e: Error, off: usize) -> Error {
 /// Compresses `input` with the parallel driver on the kernels of `path`.
 ///
 /// The statistics pass runs in parallel and resolves the global plan; every task then
-/// compresses its run of whole blocks with the core's `path` kernels under an ABS config that
-/// reproduces the global quantizer bound exactly (the same `bound` and the same `max_abs` give
-/// the same tightened bound, checked per task), and the tasks' width bytes and payloads — one
-/// exclusive scan of their sizes — are laid after one global header. The bytes are those of the
-/// serial encoder: blocks are independent and the quantizer bound is the same.
+/// compresses its run of whole blocks with the core's `path` kernels under a stage-compatible
+/// ABS config whose bound is exactly the global quantizer bound (checked per task), after
+/// checking every reconstruction against the strict bound itself when the config is strict;
+/// the tasks' width bytes and payloads — one exclusive scan of their sizes — are laid after one
+/// global header. The bytes are those of the serial encoder: blocks are independent and the
+/// quantizer bound is the same.
 #[cfg(feature = "rayon")]
 pub fn compress_par_with<T: Element>(
     input: &[T],
@@ -202,12 +237,23 @@ pub fn compress_par_with<T: Element>(
         return compress_path_vec(input, cfg, path);
     };
     let (plan, mag) = plan_par(input, cfg, par)?;
+    // The tasks quantize with exactly the global bound: a stage-compatible ABS config whose
+    // bound *is* the global quantizer bound (no tightening, no re-planning of the statistics).
     let ccfg = Config {
+        mode: Mode::Abs,
+        error_bound: plan.quant_eb,
+        block_size: cfg.block_size,
+        max_abs: None,
+        strict: false,
+    };
+    // The strict promise is kept by checking every reconstruction here (branch-free); on a
+    // miss the core's strict encoder of that run names the index.
+    let strict_cfg = Config {
         mode: Mode::Abs,
         error_bound: plan.bound,
         block_size: cfg.block_size,
         max_abs: Some(cfg.max_abs.unwrap_or(mag)),
-        strict: cfg.strict,
+        strict: true,
     };
     let dtype = T::TYPE.into();
     let parts: Vec<Result<Option<Vec<u8>>, Error>> = par.install(|| {
@@ -218,10 +264,15 @@ pub fn compress_par_with<T: Element>(
                 let cap = max_compressed_len(c.len(), cfg.block_size, dtype)
                     .ok_or(Error::InvalidBlockSize)?;
                 let mut tmp = vec![0u8; cap];
+                if plan.strict && !within_bound(c, &plan) {
+                    compress_with(path, c, &strict_cfg, &mut tmp)
+                        .map_err(|e| shift(e, t * per * bs))?;
+                    // (not reached unless the core disagrees with the check above)
+                    return Ok(None);
+                }
                 let len =
                     compress_with(path, c, &ccfg, &mut tmp).map_err(|e| shift(e, t * per * bs))?;
                 tmp.truncate(len);
-                tmp.shrink_to_fit();
                 let same = Header::read(&tmp)?.quant_eb.to_bits() == plan.quant_eb.to_bits();
                 Ok(same.then_some(tmp))
             })
