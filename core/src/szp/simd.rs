@@ -261,8 +261,6 @@ fn first_violation<T: SzpFloat>(eb: f64, bound: f64, block: &[T], q: &[i64]) -> 
     })
 }
 
-/// LSB-first packing of `u` (each `< 2^w`) at width `w` into exactly `out`
-/// (`ceil(len·w/8)` bytes); pad bits 0.
 /// A 64-bit LSB-first bit accumulator writing whole words into `out`.
 struct BitAcc<'a> {
     out: &'a mut [u8],
