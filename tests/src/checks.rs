@@ -52,7 +52,7 @@ pub fn pernix_paths(data: &[u8]) {
     }
 }
 
-fn pernix_case<T: PernixFloat>(b: &mut Bytes<'_>, head: u8) {
+fn pernix_case<T: fzpack::Element>(b: &mut Bytes<'_>, head: u8) {
     let bits = BitWidth::new(b.u8() % 24 + 1).unwrap_or(BitWidth::MIN);
     let bs = BlockSize::ALL[usize::from(b.u8()) % 5];
     let blocks = usize::from(head >> 1 & 3) + 1;
@@ -108,6 +108,29 @@ fn pernix_case<T: PernixFloat>(b: &mut Bytes<'_>, head: u8) {
             );
         }
     }
+    // The rayon driver (`Backend::FallbackStdpar` in the fzpack facade), 2 threads, tiny chunks.
+    let par = fzpack::par::Parallel::with_threads(2)
+        .expect("a 2-thread pool")
+        .min_chunk_bytes(64);
+    let pd =
+        fzpack::pernix::Dispatcher::with_parallel(Backend::Auto, par).expect("parallel dispatcher");
+    let mut got = vec![0xA5u8; bs.bytes() * blocks];
+    let status = pd.compress_blocks(bits, bs, &input, inv, &mut got, blocks);
+    assert_eq!(status, want_status, "parallel: compress status");
+    if status.is_ok() {
+        assert!(got == want, "parallel: compressed bytes differ");
+        let mut a = vec![T::ZERO; n];
+        let mut c = vec![T::ZERO; n];
+        let sa = reference.decompress_blocks(bits, bs, &want, scale, &mut a, blocks, sign);
+        let sc = pd.decompress_blocks(bits, bs, &want, scale, &mut c, blocks, sign);
+        assert_eq!(sa, sc, "parallel: decompress status");
+        assert!(
+            a.iter()
+                .zip(&c)
+                .all(|(x, y)| x.to_bits_u64() == y.to_bits_u64()),
+            "parallel: decoded bits differ"
+        );
+    }
     for source in [&want, &raw_blocks] {
         let mut want_v = vec![T::ZERO; n];
         let want_status =
@@ -152,7 +175,7 @@ fn tame<T: PernixFloat>(r: u64) -> T {
 /// `max_abs`) writes the same bytes as the one-shot encoder.
 pub fn szp_roundtrip(data: &[u8]) {
     use fzpack_core::szp::{self, Config, Error, SzpFloat};
-    fn run<T: SzpFloat>(b: &mut Bytes<'_>, head: u8, from: fn(u64) -> T) {
+    fn run<T: fzpack::Element>(b: &mut Bytes<'_>, head: u8, from: fn(u64) -> T) {
         let bs = u32::from(b.u8()) * 17 % 4096 + 1;
         let eb = 10f64.powi(i32::from(b.u8() % 16) - 10);
         let mut cfg = if head & 2 != 0 {
@@ -171,6 +194,21 @@ pub fn szp_roundtrip(data: &[u8]) {
         let mut archive = vec![0u8; cap];
         match szp::compress(&values, &cfg, &mut archive) {
             Ok(len) => {
+                // Every path writes the same bytes: scalar reference, best SIMD path, and the
+                // rayon driver with tiny chunks on 2 threads.
+                let mut reference = vec![0u8; cap];
+                let rlen = szp::scalar::compress(&values, &cfg, &mut reference)
+                    .expect("scalar agrees on success");
+                assert!(
+                    reference[..rlen] == archive[..len],
+                    "best path differs from the scalar reference"
+                );
+                let par = fzpack::par::Parallel::with_threads(2)
+                    .expect("a 2-thread pool")
+                    .min_chunk_bytes(64);
+                let p = fzpack::szp::compress_par(&values, &cfg, &par)
+                    .expect("parallel agrees on success");
+                assert!(p[..] == archive[..len], "parallel archive differs");
                 let mut out = vec![T::default(); values.len()];
                 assert_eq!(szp::decompress(&archive[..len], &mut out), Ok(values.len()));
                 let h = szp::header(&archive[..len]).unwrap();
@@ -245,4 +283,19 @@ pub fn szp_decode_untrusted(data: &[u8]) {
     if let Ok(n) = szp::decompress(&a, &mut out64) {
         assert!(n <= out64.len());
     }
+}
+
+/// `fzm_decode_untrusted`: arbitrary bytes as a `.fzm` file (with a valid magic half the time)
+/// give an error or a decode, never a panic.
+pub fn fzm_decode_untrusted(data: &[u8]) {
+    use fzpack_core::szp::fzm;
+    let mut a = data.to_vec();
+    if a.first().is_some_and(|b| b & 1 == 1) && a.len() >= 4 {
+        a[..4].copy_from_slice(&fzm::FZM_MAGIC);
+    }
+    let _ = fzm::header(&a);
+    let mut out32 = vec![0f32; 1 << 14];
+    let mut out64 = vec![0f64; 1 << 14];
+    let _ = fzm::read(&a, &mut out32);
+    let _ = fzm::read(&a, &mut out64);
 }

@@ -17,6 +17,11 @@ proptest! {
     }
 
     #[test]
+    fn fzm_decode_untrusted(data in proptest::collection::vec(any::<u8>(), 0..2048)) {
+        fzpack_tests::checks::fzm_decode_untrusted(&data);
+    }
+
+    #[test]
     fn szp_decode_untrusted(data in proptest::collection::vec(any::<u8>(), 0..512)) {
         fzpack_tests::checks::szp_decode_untrusted(&data);
     }
