@@ -174,7 +174,7 @@ fn tame<T: PernixFloat>(r: u64) -> T {
 /// an archive whose decode meets the bound on every element; the streaming encoder (ABS with
 /// `max_abs`) writes the same bytes as the one-shot encoder.
 pub fn szp_roundtrip(data: &[u8]) {
-    use fzpack_core::szp::{self, Config, Error, SzpFloat};
+    use fzpack_core::szp::{self, Config, Error};
     fn run<T: fzpack::Element>(b: &mut Bytes<'_>, head: u8, from: fn(u64) -> T) {
         let bs = u32::from(b.u8()) * 17 % 4096 + 1;
         let eb = 10f64.powi(i32::from(b.u8() % 16) - 10);
