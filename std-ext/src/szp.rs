@@ -25,17 +25,14 @@ use crate::element::Element;
 use crate::par::Parallel;
 use crate::{Error as FzError, Result as FzResult};
 
-/// Compresses `input` into an fzpack SZp archive: the parallel driver (feature `rayon`, global
-/// pool; small inputs stay on the calling thread), else the core's fastest serial path.
+/// Compresses `input` into an fzpack SZp archive with the core's fastest path of this CPU
+/// ([`Path::best`]), on the calling thread.
+///
+/// (The parallel encoder [`compress_par`] produces the same bytes; on the 2-core development
+/// machine it does not beat the single-threaded AVX-512 path yet — see BENCHMARKS.md — so the
+/// default helper does not use it.)
 pub fn compress_vec<T: Element>(input: &[T], cfg: &Config) -> FzResult<Vec<u8>> {
-    #[cfg(feature = "rayon")]
-    {
-        compress_par(input, cfg, &Parallel::new())
-    }
-    #[cfg(not(feature = "rayon"))]
-    {
-        compress_serial_vec(input, cfg)
-    }
+    compress_serial_vec(input, cfg)
 }
 
 /// Compresses on one thread with the fastest path of this CPU ([`Path::best`]) into a `Vec`.
@@ -117,19 +114,28 @@ fn plan_par<T: Element>(input: &[T], cfg: &Config, par: &Parallel) -> Result<(Pl
         input
             .par_chunks(per)
             .map(|c| {
-                let mut ok = true;
-                let (mut lo, mut hi) = (c[0], c[0]);
-                for &x in c {
-                    let v = x.to_f64();
-                    ok &= v.is_finite() && v.abs() <= limit;
-                    if x < lo {
-                        lo = x;
-                    }
-                    if x > hi {
-                        hi = x;
+                // Branch-free lanes (vectorizes): min, max, and "anything irregular".
+                const L: usize = 16;
+                let (mut lo, mut hi) = ([f64::INFINITY; L], [f64::NEG_INFINITY; L]);
+                let mut bad = false;
+                let mut it = c.chunks_exact(L);
+                for g in &mut it {
+                    for j in 0..L {
+                        let v = g[j].to_f64();
+                        lo[j] = if v < lo[j] { v } else { lo[j] };
+                        hi[j] = if v > hi[j] { v } else { hi[j] };
+                        bad |= v.is_nan() || v.abs() > limit || v.abs() > f64::MAX;
                     }
                 }
-                (ok, lo, hi)
+                for (j, x) in it.remainder().iter().enumerate() {
+                    let v = x.to_f64();
+                    lo[j] = if v < lo[j] { v } else { lo[j] };
+                    hi[j] = if v > hi[j] { v } else { hi[j] };
+                    bad |= v.is_nan() || v.abs() > limit || v.abs() > f64::MAX;
+                }
+                let lo = lo.iter().fold(f64::INFINITY, |a, &b| a.min(b));
+                let hi = hi.iter().fold(f64::NEG_INFINITY, |a, &b| a.max(b));
+                (!bad, T::from_f64(lo), T::from_f64(hi))
             })
             .collect::<Vec<_>>()
     });
@@ -166,41 +172,8 @@ pub fn compress_par<T: Element>(input: &[T], cfg: &Config, par: &Parallel) -> Fz
     compress_par_with(input, cfg, par, Path::best())
 }
 
-/// Whether every value of `c` reconstructs within `plan.bound` (the strict check of
-/// [`blocks::encode_block`], as one branch-free pass).
-#[cfg(feature = "rayon")]
-fn within_bound<T: Element>(c: &[T], plan: &Plan) -> bool {
-    #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx512f")
-        && std::arch::is_x86_feature_detected!("avx512dq")
-    {
-        // SAFETY: AVX-512 F and DQ were detected at run time just above.
-        return unsafe { within_bound_avx512(c, plan) };
-    }
-    within_bound_generic(c, plan)
-}
-
-/// [`within_bound_generic`] compiled for AVX-512 F/DQ (packed f64 division and f64↔i64
-/// conversions), so the check keeps pace with the core's SIMD encoder.
-#[cfg(all(feature = "rayon", target_arch = "x86_64"))]
-#[target_feature(enable = "avx512f,avx512dq")]
-fn within_bound_avx512<T: Element>(c: &[T], plan: &Plan) -> bool {
-    within_bound_generic(c, plan)
-}
-
-#[cfg(feature = "rayon")]
-#[inline(always)]
-fn within_bound_generic<T: Element>(c: &[T], plan: &Plan) -> bool {
-    let mut ok = true;
-    for &x in c {
-        let q = blocks::quantize(x, plan.quant_eb);
-        let y: T = blocks::reconstruct(q, plan.quant_eb);
-        ok &= (x.to_f64() - y.to_f64()).abs() <= plan.bound;
-    }
-    ok
-}
-
 /// Adds `off` to the element index an error names.
+#[cfg(feature = "rayon")]
 fn shift(e: Error, off: usize) -> Error {
     match e {
         Error::NonFinite { index } => Error::NonFinite { index: index + off },
@@ -215,11 +188,16 @@ fn shift(e: Error, off: usize) -> Error {
 ///
 /// The statistics pass runs in parallel and resolves the global plan; every task then
 /// compresses its run of whole blocks with the core's `path` kernels under a stage-compatible
-/// ABS config whose bound is exactly the global quantizer bound (checked per task), after
-/// checking every reconstruction against the strict bound itself when the config is strict;
-/// the tasks' width bytes and payloads — one exclusive scan of their sizes — are laid after one
+/// ABS config whose bound is exactly the global quantizer bound (checked per task); the tasks'
+/// width bytes and payloads — one exclusive scan of their sizes — are laid after one
 /// global header. The bytes are those of the serial encoder: blocks are independent and the
 /// quantizer bound is the same.
+///
+/// Strict configs: the bound is guaranteed by the core's tightened quantizer bound (module
+/// docs of [`fzpack_core::szp`]); the core's extra per-element re-check (a safety net, "never
+/// observed") is *not* repeated here, because the core's whole-archive SIMD API takes no
+/// precomputed plan and a separate check pass costs as much as the encoding. Use
+/// [`compress_par_blocks`] for a parallel encoder that keeps the re-check.
 #[cfg(feature = "rayon")]
 pub fn compress_par_with<T: Element>(
     input: &[T],
@@ -236,7 +214,7 @@ pub fn compress_par_with<T: Element>(
     let Some(per) = par.units_per_task(nb, bs * T::BYTES) else {
         return compress_path_vec(input, cfg, path);
     };
-    let (plan, mag) = plan_par(input, cfg, par)?;
+    let (plan, _) = plan_par(input, cfg, par)?;
     // The tasks quantize with exactly the global bound: a stage-compatible ABS config whose
     // bound *is* the global quantizer bound (no tightening, no re-planning of the statistics).
     let ccfg = Config {
@@ -245,15 +223,6 @@ pub fn compress_par_with<T: Element>(
         block_size: cfg.block_size,
         max_abs: None,
         strict: false,
-    };
-    // The strict promise is kept by checking every reconstruction here (branch-free); on a
-    // miss the core's strict encoder of that run names the index.
-    let strict_cfg = Config {
-        mode: Mode::Abs,
-        error_bound: plan.bound,
-        block_size: cfg.block_size,
-        max_abs: Some(cfg.max_abs.unwrap_or(mag)),
-        strict: true,
     };
     let dtype = T::TYPE.into();
     let parts: Vec<Result<Option<Vec<u8>>, Error>> = par.install(|| {
@@ -264,12 +233,6 @@ pub fn compress_par_with<T: Element>(
                 let cap = max_compressed_len(c.len(), cfg.block_size, dtype)
                     .ok_or(Error::InvalidBlockSize)?;
                 let mut tmp = vec![0u8; cap];
-                if plan.strict && !within_bound(c, &plan) {
-                    compress_with(path, c, &strict_cfg, &mut tmp)
-                        .map_err(|e| shift(e, t * per * bs))?;
-                    // (not reached unless the core disagrees with the check above)
-                    return Ok(None);
-                }
                 let len =
                     compress_with(path, c, &ccfg, &mut tmp).map_err(|e| shift(e, t * per * bs))?;
                 tmp.truncate(len);
