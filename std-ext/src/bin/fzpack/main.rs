@@ -308,11 +308,13 @@ fn compress_t<T: Wrap>(
         }
         _ => {
             let pb = spinner("compressing");
+            // SZp: the single-thread best path, which the parallel encoder does not beat on a
+            // 2-core machine yet (same bytes either way; BENCHMARKS.md, "Parallel driver").
             let r = codec::compress(
                 &nm,
                 &values,
                 setting,
-                PathKind::Parallel,
+                PathKind::Simd,
                 eng,
                 format == FormatArg::Fzm,
             );
