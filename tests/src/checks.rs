@@ -30,6 +30,18 @@ impl Bytes<'_> {
     }
 }
 
+/// One 2-thread pool with tiny chunks for every check (building a pool per input would
+/// dominate the fuzzers' time).
+pub fn test_parallel() -> fzpack::par::Parallel {
+    static PAR: std::sync::OnceLock<fzpack::par::Parallel> = std::sync::OnceLock::new();
+    PAR.get_or_init(|| {
+        fzpack::par::Parallel::with_threads(2)
+            .expect("a 2-thread pool")
+            .min_chunk_bytes(64)
+    })
+    .clone()
+}
+
 /// Every PERNIX dispatcher this build and CPU offers, the fallback first.
 pub fn pernix_dispatchers() -> Vec<Dispatcher> {
     Backend::ALL
