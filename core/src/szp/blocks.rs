@@ -179,7 +179,7 @@ pub fn quantize<T: SzpFloat>(x: T, eb: f64) -> i64 {
 fn round_half_away(v: f64) -> i64 {
     let a = v.abs();
     let i = a as u64;
-    let r = (i + u64::from(a - i as f64 >= 0.5)) as i64;
+    let r = i.saturating_add(u64::from(a - i as f64 >= 0.5)) as i64;
     if v < 0.0 { -r } else { r }
 }
 

@@ -225,7 +225,7 @@ fn quantize_block<T: SzpFloat>(eb: f64, block: &[T], q: &mut [i64], u: &mut [u64
         let i = a as u64;
         let frac = a - i as f64;
         near_tie |= (frac - 0.5).abs() <= a * REL;
-        let m = (i + u64::from(frac >= 0.5)) as i64;
+        let m = i.saturating_add(u64::from(frac >= 0.5)) as i64;
         *qi = if y < 0.0 { -m } else { m };
     }
     if near_tie {
