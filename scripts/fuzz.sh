@@ -2,6 +2,7 @@
 # Runs every cargo-fuzz target for a bounded time on the machine's nightly toolchain.
 #   scripts/fuzz.sh [SECONDS_PER_TARGET]     (default 60; decoders get twice that)
 # A crash fails the script and prints the reproducer (also left in fuzz/artifacts/TARGET/).
+# The libFuzzer seed is fixed (FUZZ_SEED, default 1) so a CI failure can be replayed.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../fuzz"
 secs=${1:-60}
@@ -15,7 +16,7 @@ for t in $(cargo +nightly fuzz list); do
   mkdir -p "$work/$t"
   [ -d "corpus/$t" ] && cp corpus/"$t"/* "$work/$t/" 2>/dev/null || true
   echo "fuzz: $t for ${limit}s"
-  if ! cargo +nightly fuzz run "$t" "$work/$t" -- -max_total_time="$limit" -rss_limit_mb=2048 \
+  if ! cargo +nightly fuzz run "$t" "$work/$t" -- -max_total_time="$limit" -seed="${FUZZ_SEED:-1}" -rss_limit_mb=2048 \
       -timeout=10 -print_final_stats=1 2>"$work/$t.log"; then
     tail -n 40 "$work/$t.log"
     for a in artifacts/"$t"/*; do
