@@ -223,8 +223,7 @@ pub unsafe extern "C" fn pernix_dispatcher_destroy(dispatcher: *mut PernixDispat
     if dispatcher.is_null() {
         return;
     }
-    // SAFETY: the caller passes a live handle from `pernix_dispatcher_create`, which allocated
-    // it with this layout; it is dropped and freed exactly once.
+    // SAFETY: the caller passes a live handle from `pernix_dispatcher_create`, which allocated it with this layout; it is dropped and freed exactly once.
     unsafe {
         core::ptr::drop_in_place(dispatcher);
         dealloc(dispatcher.cast(), Layout::new::<PernixDispatcher>());
@@ -323,9 +322,7 @@ unsafe fn compress<T: PernixFloat>(
     if !input.is_aligned() {
         return Error::InvalidArgument.code();
     }
-    // SAFETY: the caller provides `values` readable elements at `input` and `bytes` writable
-    // bytes at `output` (the C ABI contract); non-null and aligned were checked. The regions
-    // must not overlap (one is read-only floats, the other the output block).
+    // SAFETY: the caller provides `values` readable elements at `input` and `bytes` writable bytes at `output` (the C ABI contract); non-null and aligned were checked. The regions must not overlap (one is read-only floats, the other the output block).
     let (input, output) = unsafe {
         (
             core::slice::from_raw_parts(input, call.values),

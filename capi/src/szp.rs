@@ -120,8 +120,7 @@ unsafe fn compress<T: SzpFloat>(
         max_abs: None,
         strict: true,
     };
-    // SAFETY: the caller provides `n` readable values at `input` (checked non-null and aligned
-    // when n > 0) and `output_capacity` writable bytes at `output`, not overlapping.
+    // SAFETY: the caller provides `n` readable values at `input` (checked non-null and aligned when n > 0) and `output_capacity` writable bytes at `output`, not overlapping.
     let (values, out) = unsafe {
         let values = if n == 0 {
             &[][..]
@@ -168,8 +167,7 @@ unsafe fn decompress<T: SzpFloat>(
     if archive.is_null() || (output.is_null() && output_capacity > 0) || !output.is_aligned() {
         return status::INVALID_ARGUMENT;
     }
-    // SAFETY: the caller provides `archive_len` readable bytes and `output_capacity` writable,
-    // aligned values, not overlapping.
+    // SAFETY: the caller provides `archive_len` readable bytes and `output_capacity` writable, aligned values, not overlapping.
     let (a, out) = unsafe {
         let out = if output_capacity == 0 {
             &mut [][..]

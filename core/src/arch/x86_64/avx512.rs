@@ -100,12 +100,10 @@ pub(super) unsafe fn compress_f32(n: u32, bs: usize, input: &[f32], inv: f32, ou
     let load = |x: &[f32], k: usize, r: usize| -> __m512i {
         let p = x.as_ptr().wrapping_add(k);
         let x = if r >= 16 {
-            // SAFETY: `compress_run` passes r = values left in `x` from offset k, so the
-            // 16 floats at k are inside `x`.
+            // SAFETY: `compress_run` passes r = values left in `x` from offset k, so the 16 floats at k are inside `x`.
             unsafe { _mm512_loadu_ps(p) }
         } else {
-            // SAFETY: only the first r < 16 lanes are read and they are inside `x`; masked-off
-            // lanes are not accessed (AVX-512 fault suppression).
+            // SAFETY: only the first r < 16 lanes are read and they are inside `x`; masked-off lanes are not accessed (AVX-512 fault suppression).
             unsafe { _mm512_maskz_loadu_ps(((1u32 << r) - 1) as u16, p) }
         };
         quantize_ps(&q, x)
@@ -153,8 +151,7 @@ pub(super) unsafe fn compress_f64(n: u32, bs: usize, input: &[f64], inv: f64, ou
         } else {
             let ma = ((1u32 << r.min(8)) - 1) as u8;
             let mb = ((1u32 << r.saturating_sub(8)) - 1) as u8;
-            // SAFETY: only lanes below r (inside `x`) are enabled in the masks; masked-off lanes
-            // are not accessed.
+            // SAFETY: only lanes below r (inside `x`) are enabled in the masks; masked-off lanes are not accessed.
             unsafe {
                 (
                     _mm512_maskz_loadu_pd(ma, p),
@@ -305,8 +302,7 @@ fn compress_blocks<T>(
     };
     let blocks = (input.len() / epb).min(output.len() / bs);
     if let (Some(bin), Some(bout)) = (input.get(..blocks * epb), output.get_mut(..blocks * bs)) {
-        // SAFETY: only called from the AVX-512 kernels, whose callers guarantee the CPU
-        // features; `bin` has `blocks·epb` values and `bout` their `blocks·bs` bytes.
+        // SAFETY: only called from the AVX-512 kernels, whose callers guarantee the CPU features; `bin` has `blocks·epb` values and `bout` their `blocks·bs` bytes.
         unsafe { compress_run(t, Geom::new(nu, bs, blocks), bin, bout, &load, &bytes) };
     }
 }
@@ -492,8 +488,7 @@ fn decompress_blocks<T>(
     };
     let blocks = (input.len() / bs).min(output.len() / epb);
     if let (Some(bin), Some(bout)) = (input.get(..blocks * bs), output.get_mut(..blocks * epb)) {
-        // SAFETY: only called from the AVX-512 kernels, whose callers guarantee the CPU
-        // features; `bin` holds the `blocks·epb` values of `bout`.
+        // SAFETY: only called from the AVX-512 kernels, whose callers guarantee the CPU features; `bin` holds the `blocks·epb` values of `bout`.
         unsafe { decompress_run(t, Geom::new(nu, bs, blocks), bin, bout, signed, &store) };
     }
 }
