@@ -17,7 +17,12 @@ use fzpack_core::pernix::{
 };
 use fzpack_tests::vectors;
 
-const SIMD: [Backend; 3] = [Backend::X86Avx512Vbmi, Backend::X86Avx2, Backend::X86Bmi2];
+const SIMD: [Backend; 4] = [
+    Backend::X86Avx512Vbmi,
+    Backend::X86Avx2,
+    Backend::X86Bmi2,
+    Backend::Arm64Neon,
+];
 
 /// The SIMD backends this CPU has (printing the skipped ones).
 fn available() -> Vec<Dispatcher> {
@@ -342,10 +347,44 @@ fn backend_selection_and_statuses() {
         Backend::Fallback
     );
     for b in SIMD {
+        let arch_ok = match b {
+            Backend::Arm64Neon => cfg!(target_arch = "aarch64"),
+            _ => cfg!(target_arch = "x86_64"),
+        };
+        let want = if arch_ok {
+            Error::UnsupportedImplementation
+        } else {
+            Error::UnsupportedBackend
+        };
+        assert_eq!(Dispatcher::with_features(b, none).unwrap_err(), want);
+    }
+    if cfg!(target_arch = "aarch64") {
+        // NEON is architectural: Auto picks it (Fallback only under force-scalar), an explicit
+        // NEON dispatcher works, and narrowing NEON away falls back to the scalar path.
+        assert!(f.neon());
+        assert!(
+            auto == Backend::Arm64Neon || auto == Backend::Fallback,
+            "{}",
+            auto.name()
+        );
         assert_eq!(
-            Dispatcher::with_features(b, none).unwrap_err(),
+            Dispatcher::new(Backend::Arm64Neon).unwrap().backend(),
+            Backend::Arm64Neon
+        );
+        assert_eq!(
+            Dispatcher::with_features(Backend::Auto, f.without(CpuFeatures::NEON))
+                .unwrap()
+                .backend(),
+            Backend::Fallback
+        );
+        // No SVE2 kernels (no stable SVE intrinsics in Rust 1.95/1.96): documented −5.
+        assert_eq!(
+            Dispatcher::new(Backend::Arm64Sve).unwrap_err(),
             Error::UnsupportedImplementation
         );
+        for b in [Backend::X86Avx2, Backend::X86Bmi2, Backend::X86Avx512Vbmi] {
+            assert_eq!(Dispatcher::new(b).unwrap_err().code(), -3);
+        }
     }
     if cfg!(target_arch = "x86_64") {
         for b in [Backend::Arm64Neon, Backend::Arm64Sve] {

@@ -315,6 +315,22 @@ fn backend_statuses() {
             Err(Error::UnsupportedBackend)
         );
     }
+    if cfg!(target_arch = "aarch64") {
+        // NEON is in `dispatchers()` (so every exhaustive check runs on it); SVE2 is −5.
+        assert_eq!(
+            Dispatcher::new(Backend::Arm64Neon).map(|d| d.backend()),
+            Ok(Backend::Arm64Neon)
+        );
+        assert_eq!(
+            Dispatcher::new(Backend::Arm64Sve),
+            Err(Error::UnsupportedImplementation)
+        );
+        assert!(
+            dispatchers()
+                .iter()
+                .any(|d| d.backend() == Backend::Arm64Neon)
+        );
+    }
 }
 
 /// 1-bit blocks: negative values become 0, decoding never sign-extends (spec §2).

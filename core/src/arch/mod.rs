@@ -13,6 +13,9 @@ use core::sync::atomic::{AtomicU32, Ordering};
 #[cfg(target_arch = "x86_64")]
 pub mod x86_64;
 
+#[cfg(target_arch = "aarch64")]
+pub mod aarch64;
+
 /// A set of CPU features relevant to fzpack's kernels.
 ///
 /// A `CpuFeatures` value obtained from [`CpuFeatures::detect`] describes the running CPU; the
@@ -82,6 +85,11 @@ impl CpuFeatures {
     /// The upstream BMI2 backend requirement: AVX2 **and** BMI2.
     pub const fn avx2_bmi2(self) -> bool {
         self.has(Self::AVX2 | Self::BMI2)
+    }
+
+    /// NEON (Advanced SIMD) usable: architectural on aarch64, never set elsewhere.
+    pub const fn neon(self) -> bool {
+        self.has(Self::NEON)
     }
 
     /// The upstream AVX-512 VBMI backend requirement: F, DQ, BW, VL and VBMI.
@@ -180,5 +188,8 @@ mod tests {
             assert!(a.has(CpuFeatures::AVX512F | CpuFeatures::AVX512BW));
         }
         assert!(!a.without(CpuFeatures::AVX2).avx2());
+        assert!(!a.without(CpuFeatures::NEON).neon());
+        // NEON is architectural on aarch64 (every aarch64 Rust target enables it).
+        assert_eq!(a.neon(), cfg!(target_arch = "aarch64"));
     }
 }

@@ -123,15 +123,21 @@ enum Kernel {
     /// x86_64 AVX-512 VBMI kernels.
     #[cfg(target_arch = "x86_64")]
     Avx512(x86::Avx512Vbmi),
+    /// aarch64 NEON kernels.
+    #[cfg(target_arch = "aarch64")]
+    Neon(arm::Neon),
 }
+
+#[cfg(target_arch = "aarch64")]
+use crate::arch::aarch64 as arm;
 
 #[cfg(target_arch = "x86_64")]
 use crate::arch::x86_64 as x86;
 
 impl Kernel {
-    /// The fastest kernel for `features`: AVX-512 VBMI, AVX2, BMI2, then scalar. With the
-    /// `force-scalar` feature, always scalar.
-    #[allow(unused_variables)] // `features` is unused off x86_64
+    /// The fastest kernel for `features`: AVX-512 VBMI, AVX2, BMI2 (x86_64) or NEON (aarch64),
+    /// then scalar. With the `force-scalar` feature, always scalar.
+    #[allow(unused_variables)] // `features` is unused off x86_64 and aarch64
     fn auto(features: crate::arch::CpuFeatures) -> Kernel {
         if cfg!(feature = "force-scalar") {
             return Kernel::Scalar;
@@ -146,6 +152,12 @@ impl Kernel {
             }
             if let Some(t) = x86::Bmi2::new(features) {
                 return Kernel::Bmi2(t);
+            }
+        }
+        #[cfg(target_arch = "aarch64")]
+        {
+            if let Some(t) = arm::Neon::new(features) {
+                return Kernel::Neon(t);
             }
         }
         Kernel::Scalar
@@ -169,10 +181,13 @@ pub struct Dispatcher {
 impl Dispatcher {
     /// Resolves `backend` for this build and CPU.
     ///
-    /// * [`Backend::Auto`] picks the fastest available backend: AVX-512 VBMI, AVX2, BMI2, then
-    ///   the scalar path (always the scalar path with the `force-scalar` cargo feature).
+    /// * [`Backend::Auto`] picks the fastest available backend: AVX-512 VBMI, AVX2, BMI2 on
+    ///   x86_64, NEON on aarch64, then the scalar path (always the scalar path with the
+    ///   `force-scalar` cargo feature).
     /// * [`Backend::Fallback`] is always available.
     /// * A backend of another architecture gives [`Error::UnsupportedBackend`] (−3).
+    /// * [`Backend::Arm64Sve`] is [`Error::UnsupportedImplementation`] on aarch64: Rust 1.95/1.96
+    ///   have no stable SVE/SVE2 intrinsics, so no SVE2 kernels are built.
     /// * A backend of this architecture that this build or CPU cannot serve, and the optional
     ///   fallbacks `FallbackStdpar`/`FallbackSimd` (served by the `fzpack` std facade, not by
     ///   the core), give [`Error::UnsupportedImplementation`] (−5).
@@ -189,7 +204,7 @@ impl Dispatcher {
         backend: Backend,
         features: crate::arch::CpuFeatures,
     ) -> Result<Self, Error> {
-        #[allow(unused_variables)] // `features` is unused off x86_64
+        #[allow(unused_variables)] // `features` is unused off x86_64 and aarch64
         let f = features;
         match backend {
             Backend::Auto => Ok(Self {
@@ -220,13 +235,17 @@ impl Dispatcher {
             Backend::X86Avx2 | Backend::X86Bmi2 | Backend::X86Avx512Vbmi => {
                 Err(Error::UnsupportedBackend)
             }
-            Backend::Arm64Neon | Backend::Arm64Sve => {
-                if cfg!(target_arch = "aarch64") {
-                    Err(Error::UnsupportedImplementation)
-                } else {
-                    Err(Error::UnsupportedBackend)
-                }
-            }
+            #[cfg(target_arch = "aarch64")]
+            Backend::Arm64Neon => arm::Neon::new(f)
+                .map(|t| Self {
+                    kernel: Kernel::Neon(t),
+                })
+                .ok_or(Error::UnsupportedImplementation),
+            // No SVE2 kernels: SVE/SVE2 intrinsics are not stable in Rust 1.95/1.96.
+            #[cfg(target_arch = "aarch64")]
+            Backend::Arm64Sve => Err(Error::UnsupportedImplementation),
+            #[cfg(not(target_arch = "aarch64"))]
+            Backend::Arm64Neon | Backend::Arm64Sve => Err(Error::UnsupportedBackend),
             Backend::FallbackStdpar | Backend::FallbackSimd => {
                 Err(Error::UnsupportedImplementation)
             }
@@ -243,6 +262,8 @@ impl Dispatcher {
             Kernel::Bmi2(_) => Backend::X86Bmi2,
             #[cfg(target_arch = "x86_64")]
             Kernel::Avx512(_) => Backend::X86Avx512Vbmi,
+            #[cfg(target_arch = "aarch64")]
+            Kernel::Neon(_) => Backend::Arm64Neon,
         }
     }
 
@@ -284,6 +305,8 @@ impl Dispatcher {
             Kernel::Bmi2(t) => t.compress(bits, block_size, input, inverse_scale, output),
             #[cfg(target_arch = "x86_64")]
             Kernel::Avx512(t) => t.compress(bits, block_size, input, inverse_scale, output),
+            #[cfg(target_arch = "aarch64")]
+            Kernel::Neon(t) => t.compress(bits, block_size, input, inverse_scale, output),
         }
         Ok(())
     }
@@ -331,6 +354,8 @@ impl Dispatcher {
             Kernel::Bmi2(t) => t.decompress(bits, block_size, input, scale, output, sign_values),
             #[cfg(target_arch = "x86_64")]
             Kernel::Avx512(t) => t.decompress(bits, block_size, input, scale, output, sign_values),
+            #[cfg(target_arch = "aarch64")]
+            Kernel::Neon(t) => t.decompress(bits, block_size, input, scale, output, sign_values),
         }
         Ok(())
     }

@@ -1,0 +1,114 @@
+//! aarch64 kernels: NEON (Advanced SIMD) for PERNIX compress and decompress and for the SZp
+//! hot loops.
+//!
+//! NEON is architectural on aarch64 (every `aarch64-*` Rust target has the `neon` target
+//! feature), so [`Neon`] is available wherever this module is compiled; it is still a proof
+//! token built from a [`CpuFeatures`] value, so `CpuFeatures::without(CpuFeatures::NEON)` and
+//! the `force-scalar` feature select the scalar path exactly as on x86_64.
+//!
+//! SVE2 is not implemented: Rust 1.95/1.96 have no stable SVE/SVE2 intrinsics (the
+//! `core::arch::aarch64` SVE types and intrinsics are not available on stable; only the
+//! `sve`/`sve2` *target features* are), so `Backend::Arm64Sve` keeps returning
+//! `UNSUPPORTED_IMPLEMENTATION` (−5) on aarch64.
+//!
+//! Every kernel reproduces the scalar reference ([`crate::pernix::scalar`]) byte for byte,
+//! including NaN (→ code 0), ±inf and values far outside the code range (saturated): the
+//! scaled value is clamped in the float domain with `fmax`/`fmin` (which return NaN when an
+//! operand is NaN) and converted with `fcvtns` (round to nearest, ties to even, independent of
+//! FPCR's rounding mode), which turns NaN into 0 — exactly the fallback's answer.
+
+use crate::arch::CpuFeatures;
+use crate::pernix::{BitWidth, BlockSize, PernixFloat};
+use core::any::TypeId;
+
+mod pernix;
+pub(crate) mod szp;
+
+/// Proof that NEON (Advanced SIMD) is usable.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Neon(());
+
+impl Neon {
+    /// The token, if `features` has NEON.
+    pub const fn new(features: CpuFeatures) -> Option<Self> {
+        if features.neon() {
+            Some(Self(()))
+        } else {
+            None
+        }
+    }
+}
+
+/// `&[T]` as `&[U]` when `T` and `U` are the same type.
+fn cast<T: 'static, U: 'static>(s: &[T]) -> Option<&[U]> {
+    if TypeId::of::<T>() == TypeId::of::<U>() {
+        // SAFETY: `T` and `U` are the same type, so the slice's layout and validity are unchanged.
+        Some(unsafe { core::slice::from_raw_parts(s.as_ptr().cast::<U>(), s.len()) })
+    } else {
+        None
+    }
+}
+
+/// `&mut [T]` as `&mut [U]` when `T` and `U` are the same type.
+fn cast_mut<T: 'static, U: 'static>(s: &mut [T]) -> Option<&mut [U]> {
+    if TypeId::of::<T>() == TypeId::of::<U>() {
+        // SAFETY: `T` and `U` are the same type; the borrow is moved into the result.
+        Some(unsafe { core::slice::from_raw_parts_mut(s.as_mut_ptr().cast::<U>(), s.len()) })
+    } else {
+        None
+    }
+}
+
+impl Neon {
+    /// Compresses whole blocks with the NEON kernels; same contract as
+    /// [`crate::pernix::scalar::compress`] (lengths checked by the caller; the shorter side
+    /// decides the number of blocks, nothing panics).
+    pub fn compress<T: PernixFloat>(
+        self,
+        bits: BitWidth,
+        block_size: BlockSize,
+        input: &[T],
+        inverse_scale: T,
+        output: &mut [u8],
+    ) {
+        let bs = block_size.bytes();
+        if let (Some(x), Some(inv)) = (cast::<T, f32>(input), cast::<T, f32>(&[inverse_scale])) {
+            let inv = inv.first().copied().unwrap_or(0.0);
+            // SAFETY: the token proves the CPU supports NEON.
+            unsafe { pernix::compress_f32(bits, bs, x, inv, output) }
+        } else if let (Some(x), Some(inv)) =
+            (cast::<T, f64>(input), cast::<T, f64>(&[inverse_scale]))
+        {
+            let inv = inv.first().copied().unwrap_or(0.0);
+            // SAFETY: the token proves the CPU supports NEON.
+            unsafe { pernix::compress_f64(bits, bs, x, inv, output) }
+        }
+    }
+
+    /// Decompresses whole blocks with the NEON kernels; same contract as
+    /// [`crate::pernix::scalar::decompress`].
+    pub fn decompress<T: PernixFloat>(
+        self,
+        bits: BitWidth,
+        block_size: BlockSize,
+        input: &[u8],
+        scale: T,
+        output: &mut [T],
+        sign_values: bool,
+    ) {
+        let n = usize::from(bits.get());
+        let bs = block_size.bytes();
+        let signed = sign_values && n > 1;
+        if let Some(s) = cast::<T, f32>(&[scale]).and_then(|s| s.first().copied()) {
+            if let Some(out) = cast_mut::<T, f32>(output) {
+                // SAFETY: the token proves the CPU supports NEON.
+                unsafe { pernix::decompress_f32(n, bs, input, s, out, signed) }
+            }
+        } else if let Some(s) = cast::<T, f64>(&[scale]).and_then(|s| s.first().copied())
+            && let Some(out) = cast_mut::<T, f64>(output)
+        {
+            // SAFETY: the token proves the CPU supports NEON.
+            unsafe { pernix::decompress_f64(n, bs, input, s, out, signed) }
+        }
+    }
+}

@@ -1,0 +1,454 @@
+//! NEON PERNIX kernels.
+//!
+//! A step handles one 8-value group of N bytes (8 values of N bits are exactly N bytes).
+//!
+//! * Compression: quantize 8 values (two `float32x4`, or four `float64x2` narrowed with `uzp1`),
+//!   mask to N bits, merge pairs into 64-bit lanes of `2N` bits (`ushr`/`ushl`/`orr`); for
+//!   N ≤ 16 merge once more (`uzp1`/`uzp2`, 4N ≤ 64 bits per lane) and the group is one
+//!   128-bit integer `h0 | h1 << 4N`; for N > 16 the two `4N`-bit halves are assembled in
+//!   128-bit integers (the second at its byte position `⌊4N/8⌋`, carrying the shared byte).
+//! * Decompression: one 32-byte load at the group start, two `tbl` (`vqtbl2q_u8`) gather the
+//!   4 bytes starting at byte `⌊iN/8⌋` into dword `i`, `ushl` by `32 − N − (iN mod 8)` moves the
+//!   field's top bit to bit 31 and a shift right by `32 − N` (arithmetic when signed) extracts
+//!   it; `scvtf` (+ `sxtl` for f64) and `fmul` scale it.
+//!
+//! The bit width is a const generic for compression (one `match`, so the shift vectors are
+//! constants) and a table lookup for decompression (one kernel per element type).
+//!
+//! Loads and stores of a step may run past the group's N bytes (32 bytes are read; 16 bytes
+//! resp. `⌊4N/8⌋ + 16` are written): they are done in place only when they stay inside the
+//! whole input/output slice, else through a small stack buffer. Writes past the group only
+//! touch bytes that are written again later (the rest of the block, or the next block), in
+//! increasing address order. Bytes read past a field are shifted out, so they never matter.
+
+use crate::pernix::BitWidth;
+use crate::pernix::scalar::{code_range, with_width};
+use core::arch::aarch64::*;
+
+/// Decompression tables of one bit width `N`.
+#[derive(Clone, Copy)]
+struct Dec {
+    /// `tbl` indices: dword `i` gathers the 4 group bytes starting at byte `⌊iN/8⌋`.
+    idx: [u8; 32],
+    /// Left shift of dword `i`: `32 − N − (iN mod 8)`, which puts the field's top bit at 31.
+    shl: [i32; 8],
+}
+
+const fn dec(n: usize) -> Dec {
+    let mut t = Dec {
+        idx: [0; 32],
+        shl: [0; 8],
+    };
+    if n == 0 {
+        return t;
+    }
+    let mut i = 0;
+    while i < 8 {
+        let b = i * n / 8;
+        let mut k = 0;
+        while k < 4 {
+            // b + k <= ⌊7·24/8⌋ + 3 = 24 < 32: always a valid index into the 32 loaded bytes.
+            t.idx[4 * i + k] = (b + k) as u8;
+            k += 1;
+        }
+        t.shl[i] = (32 - n - i * n % 8) as i32;
+        i += 1;
+    }
+    t
+}
+
+/// [`Dec`] for every bit width (index 0 unused).
+static DEC: [Dec; 25] = {
+    let mut a = [dec(0); 25];
+    let mut n = 1;
+    while n <= 24 {
+        a[n] = dec(n);
+        n += 1;
+    }
+    a
+};
+
+/// Bytes one decompression step reads from the group start.
+const LOAD: usize = 32;
+/// Bytes one compression step may write from the group start (N > 16: `⌊4N/8⌋ + 16 <= 28`).
+const SPAN: usize = 28;
+
+/// Loop-invariant vectors of one compression call.
+#[derive(Clone, Copy)]
+struct Quant<V> {
+    inv: V,
+    lo: V,
+    hi: V,
+    mask: uint32x4_t,
+}
+
+/// 8 codes (low N bits each, values 0..3 in `a`, 4..7 in `b`) → the group's `8N` bits as
+/// `(low, high)`: for N ≤ 16 `low` is the whole group and `high` is unused; for N > 16 `low`
+/// holds values 0..3 and `high` values 4..7 already positioned for byte `⌊4N/8⌋`.
+#[inline]
+#[target_feature(enable = "neon")]
+fn assemble<const N: usize>(a: uint32x4_t, b: uint32x4_t) -> (u128, u128) {
+    let n = vdupq_n_s64(N as i64);
+    let lo32 = vdupq_n_u64(0xFFFF_FFFF);
+    // Lanes c0 | c1 << 32 → c0 | c1 << N (2N bits).
+    let wa = vreinterpretq_u64_u32(a);
+    let wb = vreinterpretq_u64_u32(b);
+    let pa = vorrq_u64(vandq_u64(wa, lo32), vshlq_u64(vshrq_n_u64::<32>(wa), n));
+    let pb = vorrq_u64(vandq_u64(wb, lo32), vshlq_u64(vshrq_n_u64::<32>(wb), n));
+    if N <= 16 {
+        let e = vuzp1q_u64(pa, pb); // [p0, p2]
+        let o = vuzp2q_u64(pa, pb); // [p1, p3]
+        let h = vorrq_u64(e, vshlq_u64(o, vdupq_n_s64(2 * N as i64))); // 4N bits each
+        let h0 = u128::from(vgetq_lane_u64::<0>(h));
+        let h1 = u128::from(vgetq_lane_u64::<1>(h));
+        (h0 | (h1 << (4 * N)), 0)
+    } else {
+        let p0 = u128::from(vgetq_lane_u64::<0>(pa));
+        let p1 = u128::from(vgetq_lane_u64::<1>(pa));
+        let p2 = u128::from(vgetq_lane_u64::<0>(pb));
+        let p3 = u128::from(vgetq_lane_u64::<1>(pb));
+        let low = p0 | (p1 << (2 * N));
+        let high = p2 | (p3 << (2 * N));
+        let byte = 4 * N / 8;
+        // The byte at `byte` is shared when 4N is not a multiple of 8: carry low's part of it.
+        (low, (high << (4 * N % 8)) | (low >> (8 * byte)))
+    }
+}
+
+/// Writes the 16 bytes of `low` at `dst[0..]` and (N > 16) of `high` at `dst[⌊4N/8⌋..]`.
+#[inline(always)]
+fn write_group<const N: usize>(dst: &mut [u8], (low, high): (u128, u128)) {
+    if let Some(d) = dst.first_chunk_mut::<16>() {
+        *d = low.to_le_bytes();
+    }
+    if N > 16
+        && let Some(d) = dst
+            .get_mut(4 * N / 8..)
+            .and_then(|d| d.first_chunk_mut::<16>())
+    {
+        *d = high.to_le_bytes();
+    }
+}
+
+/// Writes a group at byte `at` of `out`: `bytes` bytes of it are meaningful; more (zeros or
+/// bytes rewritten later) may be written after them when `out` has room.
+#[inline(always)]
+fn put_group<const N: usize>(out: &mut [u8], at: usize, bytes: usize, g: (u128, u128)) {
+    if let Some(dst) = out.get_mut(at..at + SPAN) {
+        write_group::<N>(dst, g);
+    } else {
+        let mut buf = [0u8; 32];
+        write_group::<N>(&mut buf, g);
+        for (d, s) in out.iter_mut().skip(at).take(bytes).zip(buf) {
+            *d = s;
+        }
+    }
+}
+
+#[inline(always)]
+fn compress_blocks<const N: usize, T>(
+    bs: usize,
+    input: &[T],
+    output: &mut [u8],
+    group: impl Fn(&[T]) -> (u128, u128),
+) {
+    let epb = bs * 8 / N;
+    let used = (epb * N).div_ceil(8);
+    let groups = epb / 8;
+    let tail = epb % 8;
+    let mut at = 0;
+    for (bin, _) in input.chunks_exact(epb).zip(0..output.len() / bs) {
+        let block_end = at + bs;
+        let mut o = at;
+        let mut values = bin.chunks_exact(8);
+        for g in values.by_ref().take(groups) {
+            put_group::<N>(output, o, N, group(g));
+            o += N;
+        }
+        if tail > 0 {
+            put_group::<N>(output, o, (tail * N).div_ceil(8), group(values.remainder()));
+        }
+        if let Some(rest) = output.get_mut(at + used..block_end) {
+            rest.fill(0);
+        }
+        at = block_end;
+    }
+}
+
+/// The first 8 values of `x`, zero-padded when `x` is shorter.
+#[inline(always)]
+fn group_of<T: Copy + Default>(x: &[T]) -> [T; 8] {
+    if let Some(g) = x.first_chunk::<8>() {
+        *g
+    } else {
+        let mut g = [T::default(); 8];
+        for (d, s) in g.iter_mut().zip(x) {
+            *d = *s;
+        }
+        g
+    }
+}
+
+#[inline]
+#[target_feature(enable = "neon")]
+fn quantize_f32(q: &Quant<float32x4_t>, x: float32x4_t) -> uint32x4_t {
+    // fmax/fmin keep a NaN, which fcvtns converts to 0 (code 0).
+    let c = vminq_f32(vmaxq_f32(vmulq_f32(x, q.inv), q.lo), q.hi);
+    vandq_u32(vreinterpretq_u32_s32(vcvtnq_s32_f32(c)), q.mask)
+}
+
+#[inline]
+#[target_feature(enable = "neon")]
+fn quantize_f64(q: &Quant<float64x2_t>, a: float64x2_t, b: float64x2_t) -> uint32x4_t {
+    let ca = vminq_f64(vmaxq_f64(vmulq_f64(a, q.inv), q.lo), q.hi);
+    let cb = vminq_f64(vmaxq_f64(vmulq_f64(b, q.inv), q.lo), q.hi);
+    // Low dwords of the two's-complement i64 codes.
+    let v = vuzp1q_u32(
+        vreinterpretq_u32_s64(vcvtnq_s64_f64(ca)),
+        vreinterpretq_u32_s64(vcvtnq_s64_f64(cb)),
+    );
+    vandq_u32(v, q.mask)
+}
+
+/// Compresses whole blocks of f32.
+///
+/// # Safety
+/// The CPU must support NEON.
+#[target_feature(enable = "neon")]
+pub(super) unsafe fn compress_f32(
+    bits: BitWidth,
+    bs: usize,
+    input: &[f32],
+    inv: f32,
+    output: &mut [u8],
+) {
+    with_width!(bits, compress_n_f32::<_>, (bs, input, inv, output));
+}
+
+#[target_feature(enable = "neon")]
+fn compress_n_f32<const N: usize>(bs: usize, input: &[f32], inv: f32, output: &mut [u8]) {
+    let (lo, hi) = code_range(N as u32);
+    let q = Quant {
+        inv: vdupq_n_f32(inv),
+        lo: vdupq_n_f32(lo as f32),
+        hi: vdupq_n_f32(hi as f32),
+        mask: vdupq_n_u32(((1u64 << N) - 1) as u32),
+    };
+    let group = |x: &[f32]| -> (u128, u128) {
+        let g = group_of(x);
+        // SAFETY: `g` is 8 floats; two unaligned 16-byte loads inside it.
+        let (a, b) = unsafe { (vld1q_f32(g.as_ptr()), vld1q_f32(g.as_ptr().wrapping_add(4))) };
+        assemble::<N>(quantize_f32(&q, a), quantize_f32(&q, b))
+    };
+    compress_blocks::<N, _>(bs, input, output, group);
+}
+
+/// Compresses whole blocks of f64.
+///
+/// # Safety
+/// The CPU must support NEON.
+#[target_feature(enable = "neon")]
+pub(super) unsafe fn compress_f64(
+    bits: BitWidth,
+    bs: usize,
+    input: &[f64],
+    inv: f64,
+    output: &mut [u8],
+) {
+    with_width!(bits, compress_n_f64::<_>, (bs, input, inv, output));
+}
+
+#[target_feature(enable = "neon")]
+fn compress_n_f64<const N: usize>(bs: usize, input: &[f64], inv: f64, output: &mut [u8]) {
+    let (lo, hi) = code_range(N as u32);
+    let q = Quant {
+        inv: vdupq_n_f64(inv),
+        lo: vdupq_n_f64(f64::from(lo)),
+        hi: vdupq_n_f64(f64::from(hi)),
+        mask: vdupq_n_u32(((1u64 << N) - 1) as u32),
+    };
+    let group = |x: &[f64]| -> (u128, u128) {
+        let g = group_of(x);
+        let p = g.as_ptr();
+        // SAFETY: `g` is 8 doubles; four unaligned 16-byte loads inside it.
+        let v = unsafe {
+            [
+                vld1q_f64(p),
+                vld1q_f64(p.wrapping_add(2)),
+                vld1q_f64(p.wrapping_add(4)),
+                vld1q_f64(p.wrapping_add(6)),
+            ]
+        };
+        assemble::<N>(quantize_f64(&q, v[0], v[1]), quantize_f64(&q, v[2], v[3]))
+    };
+    compress_blocks::<N, _>(bs, input, output, group);
+}
+
+/// The 8 fields of the group whose 32 loaded bytes are `src`, as i32 (sign-extended when
+/// `SIGNED`): values 0..3 and 4..7.
+#[inline]
+#[target_feature(enable = "neon")]
+fn fields<const SIGNED: bool>(
+    src: uint8x16x2_t,
+    idx: (uint8x16_t, uint8x16_t),
+    shl: (int32x4_t, int32x4_t),
+    shr: int32x4_t,
+) -> (int32x4_t, int32x4_t) {
+    let a = vshlq_u32(vreinterpretq_u32_u8(vqtbl2q_u8(src, idx.0)), shl.0);
+    let b = vshlq_u32(vreinterpretq_u32_u8(vqtbl2q_u8(src, idx.1)), shl.1);
+    if SIGNED {
+        (
+            vshlq_s32(vreinterpretq_s32_u32(a), shr),
+            vshlq_s32(vreinterpretq_s32_u32(b), shr),
+        )
+    } else {
+        (
+            vreinterpretq_s32_u32(vshlq_u32(a, shr)),
+            vreinterpretq_s32_u32(vshlq_u32(b, shr)),
+        )
+    }
+}
+
+/// Walks the groups of every block, handing each group's fields to `store` with the group's
+/// output values (8, or fewer for a block's last group).
+#[inline]
+#[target_feature(enable = "neon")]
+fn decompress_blocks<const SIGNED: bool, T>(
+    n: usize,
+    bs: usize,
+    input: &[u8],
+    output: &mut [T],
+    store: impl Fn(&mut [T], (int32x4_t, int32x4_t)),
+) {
+    let Some(t) = DEC.get(n) else {
+        return;
+    };
+    if n == 0 {
+        return;
+    }
+    let epb = bs * 8 / n;
+    // SAFETY: the tables are plain arrays (32 bytes, 8 i32); unaligned loads inside them.
+    let (idx, shl) = unsafe {
+        (
+            (
+                vld1q_u8(t.idx.as_ptr()),
+                vld1q_u8(t.idx.as_ptr().wrapping_add(16)),
+            ),
+            (
+                vld1q_s32(t.shl.as_ptr()),
+                vld1q_s32(t.shl.as_ptr().wrapping_add(4)),
+            ),
+        )
+    };
+    let shr = vdupq_n_s32(-(32 - n as i32));
+    for (b, bout) in output.chunks_exact_mut(epb).enumerate() {
+        let base = b * bs;
+        for (g, gout) in bout.chunks_mut(8).enumerate() {
+            let at = base + g * n;
+            let src = if let Some(s) = input.get(at..at + LOAD) {
+                // SAFETY: `s` has LOAD = 32 bytes; unaligned load of two 16-byte registers.
+                unsafe { vld1q_u8_x2(s.as_ptr()) }
+            } else {
+                let mut buf = [0u8; LOAD];
+                for (d, s) in buf.iter_mut().zip(input.iter().skip(at)) {
+                    *d = *s;
+                }
+                // SAFETY: `buf` has 32 bytes.
+                unsafe { vld1q_u8_x2(buf.as_ptr()) }
+            };
+            store(gout, fields::<SIGNED>(src, idx, shl, shr));
+        }
+    }
+}
+
+/// Decompresses whole blocks into f32.
+///
+/// # Safety
+/// The CPU must support NEON.
+#[target_feature(enable = "neon")]
+pub(super) unsafe fn decompress_f32(
+    n: usize,
+    bs: usize,
+    input: &[u8],
+    scale: f32,
+    output: &mut [f32],
+    signed: bool,
+) {
+    let sc = vdupq_n_f32(scale);
+    let store = |o: &mut [f32], (a, b): (int32x4_t, int32x4_t)| {
+        let fa = vmulq_f32(vcvtq_f32_s32(a), sc);
+        let fb = vmulq_f32(vcvtq_f32_s32(b), sc);
+        if let Some(d) = o.first_chunk_mut::<8>() {
+            let p = d.as_mut_ptr();
+            // SAFETY: `d` is 8 floats; two unaligned 16-byte stores inside it.
+            unsafe {
+                vst1q_f32(p, fa);
+                vst1q_f32(p.wrapping_add(4), fb);
+            }
+        } else {
+            let mut buf = [0f32; 8];
+            let p = buf.as_mut_ptr();
+            // SAFETY: `buf` is 8 floats; two unaligned 16-byte stores inside it.
+            unsafe {
+                vst1q_f32(p, fa);
+                vst1q_f32(p.wrapping_add(4), fb);
+            }
+            for (d, s) in o.iter_mut().zip(buf) {
+                *d = s;
+            }
+        }
+    };
+    if signed {
+        decompress_blocks::<true, f32>(n, bs, input, output, store);
+    } else {
+        decompress_blocks::<false, f32>(n, bs, input, output, store);
+    }
+}
+
+/// Decompresses whole blocks into f64.
+///
+/// # Safety
+/// The CPU must support NEON.
+#[target_feature(enable = "neon")]
+pub(super) unsafe fn decompress_f64(
+    n: usize,
+    bs: usize,
+    input: &[u8],
+    scale: f64,
+    output: &mut [f64],
+    signed: bool,
+) {
+    let sc = vdupq_n_f64(scale);
+    let store = |o: &mut [f64], (a, b): (int32x4_t, int32x4_t)| {
+        let f = [
+            vmulq_f64(vcvtq_f64_s64(vmovl_s32(vget_low_s32(a))), sc),
+            vmulq_f64(vcvtq_f64_s64(vmovl_high_s32(a)), sc),
+            vmulq_f64(vcvtq_f64_s64(vmovl_s32(vget_low_s32(b))), sc),
+            vmulq_f64(vcvtq_f64_s64(vmovl_high_s32(b)), sc),
+        ];
+        let put = |d: &mut [f64; 8]| {
+            let p = d.as_mut_ptr();
+            // SAFETY: `d` is 8 doubles; four unaligned 16-byte stores inside it.
+            unsafe {
+                vst1q_f64(p, f[0]);
+                vst1q_f64(p.wrapping_add(2), f[1]);
+                vst1q_f64(p.wrapping_add(4), f[2]);
+                vst1q_f64(p.wrapping_add(6), f[3]);
+            }
+        };
+        if let Some(d) = o.first_chunk_mut::<8>() {
+            put(d);
+        } else {
+            let mut buf = [0f64; 8];
+            put(&mut buf);
+            for (d, s) in o.iter_mut().zip(buf) {
+                *d = s;
+            }
+        }
+    };
+    if signed {
+        decompress_blocks::<true, f64>(n, bs, input, output, store);
+    } else {
+        decompress_blocks::<false, f64>(n, bs, input, output, store);
+    }
+}

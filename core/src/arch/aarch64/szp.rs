@@ -1,0 +1,1 @@
+//! SZp on aarch64: the NEON path.
