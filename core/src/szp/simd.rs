@@ -27,11 +27,13 @@ pub enum Path {
     Avx2,
     /// x86_64 AVX-512 (F, DQ, BW, VL).
     Avx512,
+    /// aarch64 NEON (`crate::arch::aarch64::szp`).
+    Neon,
 }
 
 impl Path {
     /// Every path, slowest first.
-    pub const ALL: [Path; 3] = [Path::Scalar, Path::Avx2, Path::Avx512];
+    pub const ALL: [Path; 4] = [Path::Scalar, Path::Avx2, Path::Avx512, Path::Neon];
 
     /// Whether this path runs on this CPU (detected once, [`CpuFeatures::detect`]).
     pub fn is_available(self) -> bool {
@@ -51,6 +53,7 @@ impl Path {
                             | CpuFeatures::BMI2,
                     )
             }
+            Path::Neon => cfg!(target_arch = "aarch64") && f.has(CpuFeatures::NEON),
         }
     }
 
@@ -60,6 +63,8 @@ impl Path {
             Path::Avx512
         } else if Path::Avx2.is_available() {
             Path::Avx2
+        } else if Path::Neon.is_available() {
+            Path::Neon
         } else {
             Path::Scalar
         }
@@ -71,6 +76,7 @@ impl Path {
             Path::Scalar => "scalar",
             Path::Avx2 => "avx2",
             Path::Avx512 => "avx512",
+            Path::Neon => "neon",
         }
     }
 }
@@ -95,6 +101,8 @@ pub fn compress_with<T: SzpFloat>(
             // SAFETY: `is_available` checked AVX-512 F/DQ/BW/VL, BMI2 and the OS ZMM state.
             unsafe { x86::compress_avx512(input, cfg, out) }
         }
+        #[cfg(target_arch = "aarch64")]
+        Path::Neon if path.is_available() => crate::arch::aarch64::szp::compress(input, cfg, out),
         _ => compress_portable(input, cfg, out),
     }
 }
@@ -118,6 +126,8 @@ pub fn decompress_with<T: SzpFloat>(
             // SAFETY: `is_available` checked AVX-512 F/DQ/BW/VL, BMI2 and the OS ZMM state.
             unsafe { x86::decompress_avx512(archive, out) }
         }
+        #[cfg(target_arch = "aarch64")]
+        Path::Neon if path.is_available() => crate::arch::aarch64::szp::decompress(archive, out),
         _ => decompress_portable(archive, out),
     }
 }
@@ -140,6 +150,7 @@ pub fn decompress_portable<T: SzpFloat>(archive: &[u8], out: &mut [T]) -> Result
 #[cfg(target_arch = "x86_64")]
 mod x86 {
     use super::{Config, Error, SzpFloat, compress_impl, decompress_impl};
+    use crate::arch::CpuFeatures;
 
     /// AVX2 build of the compress kernels.
     ///
@@ -178,7 +189,13 @@ mod x86 {
         cfg: &Config,
         out: &mut [u8],
     ) -> Result<usize, Error> {
-        compress_impl(input, cfg, out)
+        if CpuFeatures::detect().has(CpuFeatures::AVX512VBMI) {
+            // SAFETY: the caller guarantees AVX-512 F/DQ/BW/VL and BMI2/LZCNT; VBMI was
+            // detected just above.
+            unsafe { super::avx512::compress(input, cfg, out) }
+        } else {
+            compress_impl(input, cfg, out)
+        }
     }
 
     /// AVX-512 build of the decompress kernels.
@@ -190,9 +207,17 @@ mod x86 {
         archive: &[u8],
         out: &mut [T],
     ) -> Result<usize, Error> {
-        decompress_impl(archive, out)
+        if CpuFeatures::detect().has(CpuFeatures::AVX512VBMI) {
+            // SAFETY: as in `compress_avx512`.
+            unsafe { super::avx512::decompress(archive, out) }
+        } else {
+            decompress_impl(archive, out)
+        }
     }
 }
+
+#[cfg(target_arch = "x86_64")]
+mod avx512;
 
 const BUF: usize = MAX_BLOCK_SIZE as usize;
 
@@ -357,7 +382,7 @@ fn pack(u: &[u64], w: u32, out: &mut [u8], scratch: &mut [i64]) {
 }
 
 #[inline(always)]
-fn compress_impl<T: SzpFloat>(input: &[T], cfg: &Config, out: &mut [u8]) -> Result<usize, Error> {
+pub(crate) fn compress_impl<T: SzpFloat>(input: &[T], cfg: &Config, out: &mut [u8]) -> Result<usize, Error> {
     let plan = fast_plan(input, cfg)?;
     let bs = plan.block_size as usize;
     let eb = plan.quant_eb;
@@ -497,7 +522,7 @@ fn unpack_levels(payload: &[u8], w: u32, q: &mut [i64]) {
 }
 
 #[inline(always)]
-fn decompress_impl<T: SzpFloat>(archive: &[u8], out: &mut [T]) -> Result<usize, Error> {
+pub(crate) fn decompress_impl<T: SzpFloat>(archive: &[u8], out: &mut [T]) -> Result<usize, Error> {
     let view = parse(archive)?;
     if view.header.dtype != T::DTYPE {
         return Err(Error::DTypeMismatch);

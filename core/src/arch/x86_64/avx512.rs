@@ -59,7 +59,7 @@ fn quantize_pd(q: &Quant<__m512d>, a: __m512d, b: __m512d) -> __m512i {
 /// Packs 16 codes (low N bits each) into the low `2N` bytes of the result (general widths).
 #[inline]
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi")]
-fn pack16<const PERMS: usize, const SHIFT: bool>(
+pub(crate) fn pack16<const PERMS: usize, const SHIFT: bool>(
     t: &Z512,
     shift: __m512i,
     idx: &[__m512i; 4],

@@ -33,7 +33,7 @@ use crate::pernix::{BitWidth, BlockSize, PernixFloat};
 use core::any::TypeId;
 
 mod avx2;
-mod avx512;
+pub(crate) mod avx512;
 pub(crate) mod tables;
 
 /// Proof that AVX2 is usable on this CPU (and enabled by the OS).

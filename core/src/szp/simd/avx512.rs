@@ -1,0 +1,627 @@
+//! Hand-written AVX-512 VBMI kernels of the SZp hot loops (the [`Path::Avx512`] path on CPUs
+//! with VBMI; without VBMI that path runs the compiler-vectorized kernels of [`super`]).
+//!
+//! * **Block scan** (compress): 16 values per step as two vectors of 8 f64 lanes: `y = x·r`
+//!   (`r = 1/(2·eb)`), `q = rne(y)` (`vrndscalepd`), the delta against the previous step's
+//!   levels (`valignq`), zigzag, an OR-reduction for the width, the zigzagged values stored to
+//!   a block buffer, and — for strict plans — the reconstruction check `|x − T(q·2eb)| ≤ bound`,
+//!   all branch-free. Round-half-even and the spec's round-half-away from zero of the exact
+//!   quotient `x/(2·eb)` can only disagree near a tie; a lane whose fractional part is within
+//!   `2⁻⁴⁷·max|y|` of ½ flags its block, which is then redone by the exact kernel of
+//!   [`super`] (see `quantize_block`), so the levels are always the spec's.
+//! * **Pack** (widths 1..=24): the 16 zigzagged values of a step, narrowed to dwords, are
+//!   exactly the codes of a PERNIX 16-value step (`2w` bytes, LSB-first), packed by the PERNIX
+//!   AVX-512 VBMI packer ([`crate::arch::x86_64::avx512::pack16`], `vpermb` gathers); a block's
+//!   partial last step stores only its `ceil(r·w/8)` bytes with a byte mask.
+//! * **Decode** (widths 1..=24): `vpermb` + `vpmultishiftqb` extract 16 fields per step (the
+//!   PERNIX decoder's tables), unzigzag, a 16-lane inclusive prefix sum in 4 `valignd` steps
+//!   plus the carry of the previous step, and the reconstruction `T(q·2eb)` in f64 lanes. The
+//!   prefix sum runs in i32 lanes, which is exact when `len·2^(w−1) < 2³¹` (every level is a
+//!   sum of at most `len` deltas of magnitude below `2^(w−1)`); other blocks take the portable
+//!   kernel.
+//!
+//! Every operation is the same IEEE operation as in the scalar reference (products with the
+//! exactly representable `2·eb` instead of `(q·2)·eb`: both are one rounding of the same exact
+//! product), so the bytes and the decoded bits equal the scalar path's (`tests/szp_paths.rs`).
+
+use core::arch::x86_64::*;
+
+use super::super::blocks;
+use super::super::blocks::{block_payload_len, parse, reconstruct, write_header};
+use super::super::{Config, Error, SzpFloat};
+use super::{BUF, compress_impl, first_violation, pack, quantize_block, unpack_levels};
+use crate::arch::x86_64::avx512::pack16;
+use crate::arch::x86_64::tables::{Z512, Z512_TABLES};
+use crate::szp::DType;
+
+/// Round to nearest, ties to even, exceptions suppressed.
+const RNE: i32 = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;
+
+/// Loop invariants of one compression call.
+#[derive(Clone, Copy)]
+pub(super) struct Scan {
+    /// `1/(2·eb)`.
+    r: __m512d,
+    /// `2·eb` (exact).
+    e2: __m512d,
+    /// The absolute bound of the strict check.
+    bound: __m512d,
+    /// `½ − 2⁻⁴⁷·max|y|`: a lane is near a tie when `|y − rne(y)| >= far`.
+    far: __m512d,
+    /// Whether to check reconstructions.
+    strict: bool,
+}
+
+/// What the scan of one block found.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct ScanResult {
+    /// OR of the zigzagged deltas (its bit length is the block width).
+    pub any: u64,
+    /// Some lane was near a rounding tie: the levels must be recomputed exactly.
+    pub near_tie: bool,
+    /// Some reconstruction missed the bound (or was NaN).
+    pub violation: bool,
+}
+
+impl Scan {
+    /// The invariants for quantizer bound `eb` and inputs with `|x| <= max_abs`, or `None`
+    /// when the fast scan cannot prove its levels equal the spec's: `1/(2·eb)` or `2·eb` not
+    /// finite, or `max_abs/(2·eb) >= 2⁴⁶`.
+    #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi")]
+    pub(super) fn new(eb: f64, bound: f64, strict: bool, max_abs: f64) -> Option<Scan> {
+        let e2 = 2.0 * eb;
+        let r = 1.0 / e2;
+        let ymax = max_abs * r;
+        // 2^46, and 2^-47 · max|y|: twice the tie distance the proof of `quantize_block`
+        // needs (2^-48 · |y|), for every lane at once.
+        if !(e2.is_finite() && r.is_finite() && ymax < 70_368_744_177_664.0) {
+            return None;
+        }
+        let tie = ymax * 7.105_427_357_601_002e-15;
+        Some(Scan {
+            r: _mm512_set1_pd(r),
+            e2: _mm512_set1_pd(e2),
+            bound: _mm512_set1_pd(bound),
+            far: _mm512_set1_pd(0.5 - tie),
+            strict,
+        })
+    }
+}
+
+/// Widens 16 values at `p` (only `r` of them when `r < 16`; other lanes 0) to two f64 vectors.
+///
+/// # Safety
+/// `min(r, 16)` values of type `T` at `p` must be readable.
+#[inline]
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi")]
+unsafe fn load16<T: SzpFloat>(p: *const T, r: usize) -> (__m512d, __m512d) {
+    match T::DTYPE {
+        DType::F32 => {
+            let p = p.cast::<f32>();
+            let x = if r >= 16 {
+                // SAFETY: 16 readable f32 at `p` (caller); unaligned load.
+                unsafe { _mm512_loadu_ps(p) }
+            } else {
+                // SAFETY: the first r lanes are readable (caller); masked-off lanes are not
+                // accessed.
+                unsafe { _mm512_maskz_loadu_ps(((1u32 << r) - 1) as u16, p) }
+            };
+            (
+                _mm512_cvtps_pd(_mm512_castps512_ps256(x)),
+                _mm512_cvtps_pd(_mm512_extractf32x8_ps::<1>(x)),
+            )
+        }
+        DType::F64 => {
+            let p = p.cast::<f64>();
+            if r >= 16 {
+                // SAFETY: 16 readable f64 at `p` (caller); unaligned loads.
+                unsafe { (_mm512_loadu_pd(p), _mm512_loadu_pd(p.wrapping_add(8))) }
+            } else {
+                let m = (1u32 << r) - 1;
+                // SAFETY: the first r lanes are readable (caller); masked-off lanes are not
+                // accessed.
+                unsafe {
+                    (
+                        _mm512_maskz_loadu_pd(m as u8, p),
+                        _mm512_maskz_loadu_pd((m >> 8) as u8, p.wrapping_add(8)),
+                    )
+                }
+            }
+        }
+    }
+}
+
+/// `T::from_f64(v).to_f64()` per lane (the rounding of the element type).
+#[inline]
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi")]
+fn narrow<T: SzpFloat>(v: __m512d) -> __m512d {
+    match T::DTYPE {
+        DType::F32 => _mm512_cvtps_pd(_mm512_cvt_roundpd_ps::<RNE>(v)),
+        DType::F64 => v,
+    }
+}
+
+/// Quantizes 8 lanes: the levels as i64, as f64 (the same integers), and the near-tie mask.
+#[inline]
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi")]
+fn quantize8(s: &Scan, x: __m512d) -> (__m512i, __m512d, u8) {
+    let y = _mm512_mul_pd(x, s.r);
+    let q = _mm512_roundscale_pd::<RNE>(y);
+    let frac = _mm512_abs_pd(_mm512_sub_pd(y, q));
+    let near = _mm512_cmp_pd_mask::<_CMP_GE_OQ>(frac, s.far);
+    (_mm512_cvt_roundpd_epi64::<RNE>(q), q, near)
+}
+
+/// The lanes whose reconstruction `T(q·2eb)` misses the bound (or is NaN).
+#[inline]
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi")]
+fn violations8<T: SzpFloat>(s: &Scan, x: __m512d, qf: __m512d) -> u8 {
+    let rec = narrow::<T>(_mm512_mul_pd(qf, s.e2));
+    let err = _mm512_abs_pd(_mm512_sub_pd(x, rec));
+    _mm512_cmp_pd_mask::<_CMP_NLE_UQ>(err, s.bound)
+}
+
+#[inline]
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi")]
+fn zigzag8(d: __m512i) -> __m512i {
+    _mm512_xor_si512(_mm512_slli_epi64::<1>(d), _mm512_srai_epi64::<63>(d))
+}
+
+/// Quantize + delta + zigzag + width (+ strict check) of one block; the zigzagged deltas go
+/// to `u[..block.len()]`.
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi")]
+pub(super) fn scan_block<T: SzpFloat>(s: &Scan, block: &[T], u: &mut [u64]) -> ScanResult {
+    let len = block.len().min(u.len());
+    let (x, up) = (block.as_ptr(), u.as_mut_ptr());
+    let mut prev = _mm512_setzero_si512();
+    let mut any = _mm512_setzero_si512();
+    let (mut near, mut bad) = (0u16, 0u16);
+    let mut i = 0;
+    while i < len {
+        let r = len - i;
+        let m: u16 = if r >= 16 {
+            u16::MAX
+        } else {
+            ((1u32 << r) - 1) as u16
+        };
+        let (ma, mb) = (m as u8, (m >> 8) as u8);
+        // SAFETY: i < len <= block.len(), and load16 reads min(r, 16) values from i.
+        let (xa, xb) = unsafe { load16(x.wrapping_add(i), r) };
+        let (qa, fa, na) = quantize8(s, xa);
+        let (qb, fb, nb) = quantize8(s, xb);
+        let za = zigzag8(_mm512_sub_epi64(qa, _mm512_alignr_epi64::<7>(qa, prev)));
+        let zb = zigzag8(_mm512_sub_epi64(qb, _mm512_alignr_epi64::<7>(qb, qa)));
+        prev = qb;
+        any = _mm512_mask_or_epi64(any, ma, any, za);
+        any = _mm512_mask_or_epi64(any, mb, any, zb);
+        near |= (u16::from(na) | u16::from(nb) << 8) & m;
+        if s.strict {
+            let va = violations8::<T>(s, xa, fa);
+            let vb = violations8::<T>(s, xb, fb);
+            bad |= (u16::from(va) | u16::from(vb) << 8) & m;
+        }
+        // SAFETY: lanes [i, i + min(r, 16)) of `u` exist (len <= u.len()); masked-off lanes
+        // are not accessed.
+        unsafe {
+            _mm512_mask_storeu_epi64(up.wrapping_add(i).cast(), ma, za);
+            _mm512_mask_storeu_epi64(up.wrapping_add(i + 8).cast(), mb, zb);
+        }
+        i += 16;
+    }
+    ScanResult {
+        any: _mm512_reduce_or_epi64(any) as u64,
+        near_tie: near != 0,
+        violation: bad != 0,
+    }
+}
+
+/// Packs `u` (each `< 2^w`, `1 <= w <= 24`) LSB-first into exactly `out`
+/// (`ceil(u.len()·w/8)` bytes; pad bits 0). Does nothing if `out` has another length.
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi")]
+pub(super) fn pack_block(u: &[u64], w: u32, out: &mut [u8]) {
+    let Some(t) = Z512_TABLES.get(w as usize) else {
+        return;
+    };
+    if w == 0 || out.len() != block_payload_len(w as u8, u.len()) {
+        return;
+    }
+    // SAFETY: the tables are plain arrays of 64 bytes; unaligned loads.
+    let (shift, idx) = unsafe {
+        (
+            _mm512_loadu_si512(t.cmp_shift.as_ptr().cast()),
+            [
+                _mm512_loadu_si512(t.cmp_idx[0].as_ptr().cast()),
+                _mm512_loadu_si512(t.cmp_idx[1].as_ptr().cast()),
+                _mm512_loadu_si512(t.cmp_idx[2].as_ptr().cast()),
+                _mm512_loadu_si512(t.cmp_idx[3].as_ptr().cast()),
+            ],
+        )
+    };
+    let cnt = _mm_cvtsi32_si128(32 - w as i32);
+    let low = _mm512_set1_epi64(((1u64 << w) - 1) as i64);
+    match (t.cmp_perms, (2 * w).is_multiple_of(8)) {
+        (_, true) => pack_steps::<1, false>(t, shift, &idx, cnt, low, u, w, out),
+        (2, _) => pack_steps::<2, true>(t, shift, &idx, cnt, low, u, w, out),
+        (3, _) => pack_steps::<3, true>(t, shift, &idx, cnt, low, u, w, out),
+        _ => pack_steps::<4, true>(t, shift, &idx, cnt, low, u, w, out),
+    }
+}
+
+#[allow(clippy::too_many_arguments)] // the packer's loop invariants, passed in registers
+#[inline]
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi")]
+fn pack_steps<const P: usize, const S: bool>(
+    t: &Z512,
+    shift: __m512i,
+    idx: &[__m512i; 4],
+    cnt: __m128i,
+    low: __m512i,
+    u: &[u64],
+    w: u32,
+    out: &mut [u8],
+) {
+    let (len, src, dst) = (u.len(), u.as_ptr(), out.as_mut_ptr());
+    let step_bytes = 2 * w as usize;
+    let full_mask = u64::MAX >> (64 - step_bytes);
+    let mut i = 0;
+    let mut at = 0;
+    while i < len {
+        let r = len - i;
+        let (m, bm) = if r >= 16 {
+            (u16::MAX, full_mask)
+        } else {
+            let bytes = (r * w as usize).div_ceil(8);
+            (((1u32 << r) - 1) as u16, u64::MAX >> (64 - bytes))
+        };
+        // SAFETY: lanes [i, i + min(r, 16)) of `u` exist; masked-off lanes are not accessed.
+        let (a, b) = unsafe {
+            (
+                _mm512_maskz_loadu_epi64(m as u8, src.wrapping_add(i).cast()),
+                _mm512_maskz_loadu_epi64((m >> 8) as u8, src.wrapping_add(i + 8).cast()),
+            )
+        };
+        let codes = _mm512_inserti64x4::<1>(
+            _mm512_castsi256_si512(_mm512_cvtepi64_epi32(a)),
+            _mm512_cvtepi64_epi32(b),
+        );
+        let packed = pack16::<P, S>(t, shift, idx, cnt, low, codes);
+        // SAFETY: the step's bytes [at, at + min(2w, ceil(r·w/8))) lie inside `out`, whose
+        // length is ceil(len·w/8) (checked by the caller); masked-off bytes are not accessed.
+        unsafe { _mm512_mask_storeu_epi8(dst.wrapping_add(at).cast(), bm, packed) };
+        i += 16;
+        at += step_bytes;
+    }
+}
+
+/// Whether [`decode_block`] handles a block of `len` values at width `w` (see module docs).
+#[inline]
+pub(super) fn decodes(w: u8, len: usize) -> bool {
+    (1..=24).contains(&w) && (len as u64) << (w - 1) < 1 << 31
+}
+
+/// Decodes one block (`payload` exactly `ceil(out.len()·w/8)` bytes, [`decodes`] true) into
+/// `out`: `T((prefix sum of unzigzag(fields))·2eb)`. Does nothing on a length mismatch.
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi")]
+pub(super) fn decode_block<T: SzpFloat>(payload: &[u8], w: u8, e2: f64, out: &mut [T]) {
+    let len = out.len();
+    let Some(t) = Z512_TABLES.get(usize::from(w)) else {
+        return;
+    };
+    if !decodes(w, len) || payload.len() != block_payload_len(w, len) {
+        return;
+    }
+    // SAFETY: the tables are plain arrays of 64 bytes; unaligned loads.
+    let (idx, ctrl) = unsafe {
+        (
+            _mm512_loadu_si512(t.dec_idx.as_ptr().cast()),
+            _mm512_loadu_si512(t.dec_ctrl.as_ptr().cast()),
+        )
+    };
+    let cnt = _mm_cvtsi32_si128(32 - i32::from(w));
+    let scale = _mm512_set1_pd(e2);
+    let zero = _mm512_setzero_si512();
+    let one = _mm512_set1_epi32(1);
+    let last = _mm512_set1_epi32(15);
+    let step_bytes = 2 * usize::from(w);
+    let full_mask = u64::MAX >> (64 - step_bytes);
+    let (src, dst) = (payload.as_ptr(), out.as_mut_ptr());
+    let mut carry = zero;
+    let mut i = 0;
+    let mut at = 0;
+    while i < len {
+        let r = len - i;
+        let bm = if r >= 16 {
+            full_mask
+        } else {
+            u64::MAX >> (64 - (r * usize::from(w)).div_ceil(8))
+        };
+        // SAFETY: the step's bytes [at, at + min(2w, ceil(r·w/8))) lie inside `payload`
+        // (checked length); masked-off bytes are not accessed.
+        let b = unsafe { _mm512_maskz_loadu_epi8(bm, src.wrapping_add(at).cast()) };
+        let f = _mm512_srl_epi32(
+            _mm512_multishift_epi64_epi8(ctrl, _mm512_permutexvar_epi8(idx, b)),
+            cnt,
+        );
+        // unzigzag: (f >> 1) ^ -(f & 1)
+        let d = _mm512_xor_si512(
+            _mm512_srli_epi32::<1>(f),
+            _mm512_sub_epi32(zero, _mm512_and_si512(f, one)),
+        );
+        let mut s = _mm512_add_epi32(d, _mm512_alignr_epi32::<15>(d, zero));
+        s = _mm512_add_epi32(s, _mm512_alignr_epi32::<14>(s, zero));
+        s = _mm512_add_epi32(s, _mm512_alignr_epi32::<12>(s, zero));
+        s = _mm512_add_epi32(s, _mm512_alignr_epi32::<8>(s, zero));
+        let q = _mm512_add_epi32(s, carry);
+        carry = _mm512_permutexvar_epi32(last, q);
+        let lo = _mm512_mul_pd(_mm512_cvtepi32_pd(_mm512_castsi512_si256(q)), scale);
+        let hi = _mm512_mul_pd(_mm512_cvtepi32_pd(_mm512_extracti64x4_epi64::<1>(q)), scale);
+        let m: u16 = if r >= 16 {
+            u16::MAX
+        } else {
+            ((1u32 << r) - 1) as u16
+        };
+        // SAFETY: lanes [i, i + min(r, 16)) of `out` exist; masked-off lanes are not accessed.
+        unsafe { store16::<T>(dst.wrapping_add(i), m, lo, hi) };
+        i += 16;
+        at += step_bytes;
+    }
+}
+
+/// Stores the lanes of `m` of `T(lo) ++ T(hi)` at `p`.
+///
+/// # Safety
+/// The lanes of `m` at `p` must be writable.
+#[inline]
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi")]
+unsafe fn store16<T: SzpFloat>(p: *mut T, m: u16, lo: __m512d, hi: __m512d) {
+    match T::DTYPE {
+        DType::F32 => {
+            let v = _mm512_insertf32x8::<1>(
+                _mm512_castps256_ps512(_mm512_cvt_roundpd_ps::<RNE>(lo)),
+                _mm512_cvt_roundpd_ps::<RNE>(hi),
+            );
+            // SAFETY: the lanes of `m` are writable (caller); others are not accessed.
+            unsafe { _mm512_mask_storeu_ps(p.cast(), m, v) }
+        }
+        DType::F64 => {
+            let p = p.cast::<f64>();
+            // SAFETY: the lanes of `m` are writable (caller); others are not accessed.
+            unsafe {
+                _mm512_mask_storeu_pd(p, m as u8, lo);
+                _mm512_mask_storeu_pd(p.wrapping_add(8), (m >> 8) as u8, hi);
+            }
+        }
+    }
+}
+
+/// Min, max and whether any value is NaN or infinite, 64 values per iteration (4 accumulators).
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi")]
+fn stats<T: SzpFloat>(input: &[T]) -> (f64, f64, bool) {
+    // fpclass categories: QNaN 0x01, +inf 0x08, -inf 0x10, SNaN 0x80.
+    const NONFINITE: i32 = 0x99;
+    match T::DTYPE {
+        DType::F32 => {
+            let p = input.as_ptr().cast::<f32>();
+            let n = input.len();
+            let mut lo = [_mm512_set1_ps(f32::INFINITY); 4];
+            let mut hi = [_mm512_set1_ps(f32::NEG_INFINITY); 4];
+            let mut bad = 0u16;
+            let mut i = 0;
+            while i + 64 <= n {
+                for k in 0..4 {
+                    // SAFETY: i + 64 <= n, so the 16 values at i + 16k are inside `input`.
+                    let x = unsafe { _mm512_loadu_ps(p.wrapping_add(i + 16 * k)) };
+                    lo[k] = _mm512_min_ps(lo[k], x);
+                    hi[k] = _mm512_max_ps(hi[k], x);
+                    bad |= _mm512_fpclass_ps_mask::<NONFINITE>(x);
+                }
+                i += 64;
+            }
+            while i < n {
+                let r = n - i;
+                let m: u16 = if r >= 16 {
+                    u16::MAX
+                } else {
+                    ((1u32 << r) - 1) as u16
+                };
+                // SAFETY: the lanes of `m` are values i.. of `input`; others are not accessed.
+                let x = unsafe { _mm512_maskz_loadu_ps(m, p.wrapping_add(i)) };
+                lo[0] = _mm512_mask_min_ps(lo[0], m, lo[0], x);
+                hi[0] = _mm512_mask_max_ps(hi[0], m, hi[0], x);
+                bad |= _mm512_mask_fpclass_ps_mask::<NONFINITE>(m, x);
+                i += 16;
+            }
+            let l = _mm512_min_ps(_mm512_min_ps(lo[0], lo[1]), _mm512_min_ps(lo[2], lo[3]));
+            let h = _mm512_max_ps(_mm512_max_ps(hi[0], hi[1]), _mm512_max_ps(hi[2], hi[3]));
+            (
+                f64::from(_mm512_reduce_min_ps(l)),
+                f64::from(_mm512_reduce_max_ps(h)),
+                bad != 0,
+            )
+        }
+        DType::F64 => {
+            let p = input.as_ptr().cast::<f64>();
+            let n = input.len();
+            let mut lo = [_mm512_set1_pd(f64::INFINITY); 4];
+            let mut hi = [_mm512_set1_pd(f64::NEG_INFINITY); 4];
+            let mut bad = 0u8;
+            let mut i = 0;
+            while i + 32 <= n {
+                for k in 0..4 {
+                    // SAFETY: i + 32 <= n, so the 8 values at i + 8k are inside `input`.
+                    let x = unsafe { _mm512_loadu_pd(p.wrapping_add(i + 8 * k)) };
+                    lo[k] = _mm512_min_pd(lo[k], x);
+                    hi[k] = _mm512_max_pd(hi[k], x);
+                    bad |= _mm512_fpclass_pd_mask::<NONFINITE>(x);
+                }
+                i += 32;
+            }
+            while i < n {
+                let r = n - i;
+                let m: u8 = if r >= 8 {
+                    u8::MAX
+                } else {
+                    ((1u32 << r) - 1) as u8
+                };
+                // SAFETY: the lanes of `m` are values i.. of `input`; others are not accessed.
+                let x = unsafe { _mm512_maskz_loadu_pd(m, p.wrapping_add(i)) };
+                lo[0] = _mm512_mask_min_pd(lo[0], m, lo[0], x);
+                hi[0] = _mm512_mask_max_pd(hi[0], m, hi[0], x);
+                bad |= _mm512_mask_fpclass_pd_mask::<NONFINITE>(m, x);
+                i += 8;
+            }
+            let l = _mm512_min_pd(_mm512_min_pd(lo[0], lo[1]), _mm512_min_pd(lo[2], lo[3]));
+            let h = _mm512_max_pd(_mm512_max_pd(hi[0], hi[1]), _mm512_max_pd(hi[2], hi[3]));
+            (_mm512_reduce_min_pd(l), _mm512_reduce_max_pd(h), bad != 0)
+        }
+    }
+}
+
+/// [`super::fast_plan`] with the [`stats`] kernel: the same plan, or [`blocks::plan`]'s
+/// error (which finds the first offending index) for any irregular input; plus a bound on
+/// `|x|` (`max |x|`, or the configured `max_abs`, which [`blocks::plan`] enforces).
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi")]
+fn plan_avx512<T: SzpFloat>(input: &[T], cfg: &Config) -> Result<(blocks::Plan, f64), Error> {
+    // Validates the config's own fields (cheap: no data).
+    blocks::plan::<T>(&[], cfg)?;
+    if let Some(m) = cfg.max_abs {
+        return Ok((blocks::plan(input, cfg)?, m));
+    }
+    if input.is_empty() {
+        return Ok((blocks::plan(input, cfg)?, 0.0));
+    }
+    let (lo, hi, bad) = stats(input);
+    let mag = lo.abs().max(hi.abs());
+    if bad {
+        return Ok((blocks::plan(input, cfg)?, mag));
+    }
+    let plan = blocks::resolve(T::DTYPE, cfg, input.len(), hi - lo, mag)?;
+    if mag / (2.0 * plan.quant_eb) >= 4_611_686_018_427_387_904.0 {
+        return Ok((blocks::plan(input, cfg)?, mag));
+    }
+    Ok((plan, mag))
+}
+
+/// The whole-archive compressor of the VBMI path: [`super::compress_impl`] with the scan, pack
+/// and strict-check kernels above (same results, same errors, same bytes).
+///
+/// # Safety
+/// The CPU must support AVX-512 F, BW, VL, DQ, VBMI and BMI1/BMI2/LZCNT.
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi,bmi1,bmi2,lzcnt,popcnt")]
+pub(super) unsafe fn compress<T: SzpFloat>(
+    input: &[T],
+    cfg: &Config,
+    out: &mut [u8],
+) -> Result<usize, Error> {
+    let (plan, max_abs) = plan_avx512(input, cfg)?;
+    let Some(s) = Scan::new(plan.quant_eb, plan.bound, plan.strict, max_abs) else {
+        return compress_impl(input, cfg, out);
+    };
+    let bs = plan.block_size as usize;
+    let eb = plan.quant_eb;
+    let start = plan.payload_offset();
+    let mut q = [0i64; BUF];
+    let mut u = [0u64; BUF];
+    let fits = super::super::max_compressed_len(input.len(), plan.block_size, T::DTYPE)
+        .is_some_and(|m| out.len() >= m);
+    if !fits {
+        let mut total = start;
+        for block in input.chunks(bs) {
+            let len = block.len().min(BUF);
+            let res = scan_block(&s, block, &mut u[..len]);
+            let any = if res.near_tie {
+                quantize_block(eb, block, &mut q[..len], &mut u[..len])
+            } else {
+                res.any
+            };
+            total += block_payload_len((64 - any.leading_zeros()) as u8, block.len());
+        }
+        if out.len() < total {
+            return Err(Error::OutputTooSmall { needed: total });
+        }
+    }
+    let Some((head, body)) = out.split_at_mut_checked(start) else {
+        return Err(Error::OutputTooSmall { needed: start });
+    };
+    let Some((hdr, widths)) = head.split_at_mut_checked(super::super::HEADER_LEN) else {
+        return Err(Error::OutputTooSmall { needed: start });
+    };
+    let mut pos = 0usize;
+    for ((b, block), wslot) in input.chunks(bs).enumerate().zip(widths.iter_mut()) {
+        let len = block.len().min(BUF);
+        let (qb, ub) = (&mut q[..len], &mut u[..len]);
+        let res = scan_block(&s, block, ub);
+        let any = if res.near_tie {
+            quantize_block(eb, block, qb, ub)
+        } else {
+            res.any
+        };
+        if plan.strict && (res.violation || res.near_tie) {
+            if !res.near_tie {
+                quantize_block(eb, block, qb, ub);
+            }
+            if let Some(i) = first_violation(eb, plan.bound, block, qb) {
+                return Err(Error::BoundViolated { index: b * bs + i });
+            }
+        }
+        let w = 64 - any.leading_zeros();
+        let cost = block_payload_len(w as u8, len);
+        let Some(dst) = body.get_mut(pos..pos + cost) else {
+            return Err(Error::OutputTooSmall {
+                needed: start + pos + cost,
+            });
+        };
+        if w <= 24 {
+            pack_block(ub, w, dst);
+        } else {
+            pack(ub, w, dst, qb);
+        }
+        *wslot = w as u8;
+        pos += cost;
+    }
+    write_header(&plan, hdr)?;
+    Ok(start + pos)
+}
+
+/// The whole-archive decompressor of the VBMI path: [`super::decompress_impl`] with
+/// [`decode_block`] for the blocks it handles.
+///
+/// # Safety
+/// As [`compress`].
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi,bmi1,bmi2,lzcnt,popcnt")]
+pub(super) unsafe fn decompress<T: SzpFloat>(
+    archive: &[u8],
+    out: &mut [T],
+) -> Result<usize, Error> {
+    let view = parse(archive)?;
+    if view.header.dtype != T::DTYPE {
+        return Err(Error::DTypeMismatch);
+    }
+    let out = out
+        .get_mut(..view.n)
+        .ok_or(Error::OutputTooSmall { needed: view.n })?;
+    let bs = view.header.block_size as usize;
+    let eb = view.header.quant_eb;
+    let e2 = 2.0 * eb;
+    let fast = e2.is_finite();
+    let mut q = [0i64; BUF];
+    let mut pos = 0usize;
+    for (&w, block) in view.widths.iter().zip(out.chunks_mut(bs)) {
+        let len = block.len();
+        let cost = block_payload_len(w, len);
+        let src = view.payload.get(pos..pos + cost).ok_or(Error::Truncated)?;
+        pos += cost;
+        if w == 0 {
+            block.fill(reconstruct(0, eb));
+        } else if fast && decodes(w, len) {
+            decode_block(src, w, e2, block);
+        } else {
+            let qb = &mut q[..len.min(BUF)];
+            unpack_levels(src, u32::from(w), qb);
+            for (o, &qi) in block.iter_mut().zip(qb.iter()) {
+                *o = reconstruct(qi, eb);
+            }
+        }
+    }
+    Ok(view.n)
+}
