@@ -2,6 +2,8 @@
 //! `scripts/firmware.sh` links it with `--gc-sections` and fails if any panic symbol survives.
 #![no_std]
 
+pub mod instrument;
+
 use core::slice;
 use fzpack_core::pernix::{Backend, BitWidth, BlockSize, Dispatcher};
 use fzpack_core::szp::{self, Config, StreamEncoder};
@@ -28,9 +30,22 @@ fn code<T>(r: Result<T, fzpack_core::pernix::Error>) -> i32 {
 /// # Safety
 /// `input` holds `n` floats, `output` `out_len` bytes.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn fw_pernix_compress(bits: u8, input: *const f32, n: usize, inv: f32, output: *mut u8, out_len: usize, blocks: usize) -> i32 {
+pub unsafe extern "C" fn fw_pernix_compress(
+    bits: u8,
+    input: *const f32,
+    n: usize,
+    inv: f32,
+    output: *mut u8,
+    out_len: usize,
+    blocks: usize,
+) -> i32 {
     // SAFETY: caller contract.
-    let (i, o) = unsafe { (slice::from_raw_parts(input, n), slice::from_raw_parts_mut(output, out_len)) };
+    let (i, o) = unsafe {
+        (
+            slice::from_raw_parts(input, n),
+            slice::from_raw_parts_mut(output, out_len),
+        )
+    };
     let r = BitWidth::new(bits).and_then(|b| {
         Dispatcher::new(Backend::Auto)?.compress_blocks(b, BlockSize::B64, i, inv, o, blocks)
     });
@@ -42,11 +57,32 @@ pub unsafe extern "C" fn fw_pernix_compress(bits: u8, input: *const f32, n: usiz
 /// # Safety
 /// `input` holds `in_len` bytes, `output` `n` floats.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn fw_pernix_decompress(bits: u8, input: *const u8, in_len: usize, scale: f32, output: *mut f32, n: usize, blocks: usize) -> i32 {
+pub unsafe extern "C" fn fw_pernix_decompress(
+    bits: u8,
+    input: *const u8,
+    in_len: usize,
+    scale: f32,
+    output: *mut f32,
+    n: usize,
+    blocks: usize,
+) -> i32 {
     // SAFETY: caller contract.
-    let (i, o) = unsafe { (slice::from_raw_parts(input, in_len), slice::from_raw_parts_mut(output, n)) };
+    let (i, o) = unsafe {
+        (
+            slice::from_raw_parts(input, in_len),
+            slice::from_raw_parts_mut(output, n),
+        )
+    };
     let r = BitWidth::new(bits).and_then(|b| {
-        Dispatcher::new(Backend::Auto)?.decompress_blocks(b, BlockSize::B64, i, scale, o, blocks, true)
+        Dispatcher::new(Backend::Auto)?.decompress_blocks(
+            b,
+            BlockSize::B64,
+            i,
+            scale,
+            o,
+            blocks,
+            true,
+        )
     });
     code(r)
 }
@@ -56,9 +92,20 @@ pub unsafe extern "C" fn fw_pernix_decompress(bits: u8, input: *const u8, in_len
 /// # Safety
 /// `input` holds `n` floats, `output` `out_len` bytes.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn fw_szp_encode(input: *const f32, n: usize, eb: f64, output: *mut u8, out_len: usize) -> isize {
+pub unsafe extern "C" fn fw_szp_encode(
+    input: *const f32,
+    n: usize,
+    eb: f64,
+    output: *mut u8,
+    out_len: usize,
+) -> isize {
     // SAFETY: caller contract.
-    let (i, o) = unsafe { (slice::from_raw_parts(input, n), slice::from_raw_parts_mut(output, out_len)) };
+    let (i, o) = unsafe {
+        (
+            slice::from_raw_parts(input, n),
+            slice::from_raw_parts_mut(output, out_len),
+        )
+    };
     szp::compress(i, &Config::abs(eb), o).map_or(-1, |l| l as isize)
 }
 
@@ -67,11 +114,25 @@ pub unsafe extern "C" fn fw_szp_encode(input: *const f32, n: usize, eb: f64, out
 /// # Safety
 /// `input` holds `n` floats, `output` `out_len` bytes.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn fw_szp_stream_encode(input: *const f32, n: usize, eb: f64, max_abs: f64, output: *mut u8, out_len: usize) -> isize {
+pub unsafe extern "C" fn fw_szp_stream_encode(
+    input: *const f32,
+    n: usize,
+    eb: f64,
+    max_abs: f64,
+    output: *mut u8,
+    out_len: usize,
+) -> isize {
     // SAFETY: caller contract.
-    let (i, o) = unsafe { (slice::from_raw_parts(input, n), slice::from_raw_parts_mut(output, out_len)) };
+    let (i, o) = unsafe {
+        (
+            slice::from_raw_parts(input, n),
+            slice::from_raw_parts_mut(output, out_len),
+        )
+    };
     let cfg = Config::abs(eb).with_max_abs(max_abs);
-    let Ok(mut enc) = StreamEncoder::<f32>::new(o, n, &cfg) else { return -1 };
+    let Ok(mut enc) = StreamEncoder::<f32>::new(o, n, &cfg) else {
+        return -1;
+    };
     for block in i.chunks(128) {
         if enc.push_block(block).is_err() {
             return -1;
@@ -85,8 +146,18 @@ pub unsafe extern "C" fn fw_szp_stream_encode(input: *const f32, n: usize, eb: f
 /// # Safety
 /// `input` holds `in_len` bytes, `output` `n` floats.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn fw_szp_decode(input: *const u8, in_len: usize, output: *mut f32, n: usize) -> isize {
+pub unsafe extern "C" fn fw_szp_decode(
+    input: *const u8,
+    in_len: usize,
+    output: *mut f32,
+    n: usize,
+) -> isize {
     // SAFETY: caller contract.
-    let (i, o) = unsafe { (slice::from_raw_parts(input, in_len), slice::from_raw_parts_mut(output, n)) };
+    let (i, o) = unsafe {
+        (
+            slice::from_raw_parts(input, in_len),
+            slice::from_raw_parts_mut(output, n),
+        )
+    };
     szp::decompress(i, o).map_or(-1, |l| l as isize)
 }

@@ -10,6 +10,21 @@
 //! turns the 8-value group into straight-line code it can vectorize; one `match` on N per call
 //! selects the instance. Lengths are checked by the caller ([`super::Dispatcher`]); this module
 //! only slices with iterators (`chunks_exact`, `zip`) and never panics.
+//!
+//! [`compress_compact`] / [`decompress_compact`] are the same format with the bit width as a
+//! runtime value: one small bit-accumulator loop instead of 24 unrolled instances, and f32 codes
+//! of 24 bits rounded without f64 arithmetic (no soft-float routines on an f32-only FPU).
+//! [`compress`] and [`decompress`] use them on targets without SIMD backends (anything but
+//! x86_64 and aarch64: microcontrollers) and with the `small` feature; elsewhere they are
+//! compiled and tested against the unrolled path.
+// Where the compact loop serves `compress`/`decompress`, the unrolled instances are unused.
+#![cfg_attr(
+    any(
+        feature = "small",
+        not(any(target_arch = "x86_64", target_arch = "aarch64"))
+    ),
+    allow(dead_code)
+)]
 
 use super::{BitWidth, BlockSize, PernixFloat, elements_per_block};
 
@@ -17,6 +32,7 @@ use super::{BitWidth, BlockSize, PernixFloat, elements_per_block};
 type GroupWords = [u64; 3];
 
 /// Calls `$f::<N, G…>($args)` for the runtime bit width `$bits` (written `f::<_, G…>`).
+#[allow(unused_macros)] // unused where the compact loop serves `compress`/`decompress`
 macro_rules! with_width {
     ($bits:expr, $f:ident :: <_ $(, $g:ty)*>, ($($arg:expr),* $(,)?)) => {
         match $bits.get() {
@@ -223,6 +239,15 @@ pub fn compress<T: PernixFloat>(
         input.len() / elements_per_block(bits, block_size),
         output.len() / block_size.bytes()
     );
+    #[cfg(any(
+        feature = "small",
+        not(any(target_arch = "x86_64", target_arch = "aarch64"))
+    ))]
+    compress_compact(bits, block_size, input, inverse_scale, output);
+    #[cfg(not(any(
+        feature = "small",
+        not(any(target_arch = "x86_64", target_arch = "aarch64"))
+    )))]
     with_width!(
         bits,
         compress_n::<_, T>,
@@ -245,6 +270,15 @@ pub fn decompress<T: PernixFloat>(
         input.len() / block_size.bytes(),
         output.len() / elements_per_block(bits, block_size)
     );
+    #[cfg(any(
+        feature = "small",
+        not(any(target_arch = "x86_64", target_arch = "aarch64"))
+    ))]
+    decompress_compact(bits, block_size, input, scale, output, sign_values);
+    #[cfg(not(any(
+        feature = "small",
+        not(any(target_arch = "x86_64", target_arch = "aarch64"))
+    )))]
     if sign_values {
         with_width!(
             bits,
@@ -260,9 +294,267 @@ pub fn decompress<T: PernixFloat>(
     }
 }
 
+/// Round half to even of an f32 `c` with `|c| <= 2^23`, as two's-complement bits, in f32 and
+/// integer arithmetic only: truncation and the fraction `c − trunc(c)` are exact there.
+#[inline(always)]
+fn round_even_f32(c: f32) -> u32 {
+    let t = c as i32;
+    let f = c - t as f32;
+    let odd = t & 1 != 0;
+    let r = if f > 0.5 || (f == 0.5 && odd) {
+        t + 1
+    } else if f < -0.5 || (f == -0.5 && odd) {
+        t - 1
+    } else {
+        t
+    };
+    r as u32
+}
+
+/// [`PernixFloat::quantize_bits`] with the same result, but for f32 codes wider than 23 bits
+/// (N = 24) rounded by [`round_even_f32`] instead of through f64.
+#[inline(always)]
+fn quantize_code<T: PernixFloat>(x: T, inv: T, lo: i32, hi: i32) -> u32 {
+    if T::BYTES == 4 && hi >= (1 << 22) {
+        let (x, inv) = (
+            f32::from_bits(x.to_bits_u64() as u32),
+            f32::from_bits(inv.to_bits_u64() as u32),
+        );
+        let s = x * inv;
+        let (lo_f, hi_f) = (lo as f32, hi as f32);
+        let c = if s < lo_f {
+            lo_f
+        } else if hi_f < s {
+            hi_f
+        } else {
+            s
+        };
+        round_even_f32(if s.is_nan() { 0.0 } else { c })
+    } else {
+        x.quantize_bits(inv, lo, hi)
+    }
+}
+
+/// [`compress`] with the bit width as a runtime value (see the module docs): the block is one
+/// LSB-first bit stream of N-bit codes, then zero bytes to its end, which is byte for byte the
+/// group layout. Same length contract as [`compress`]; never panics.
+pub fn compress_compact<T: PernixFloat>(
+    bits: BitWidth,
+    block_size: BlockSize,
+    input: &[T],
+    inverse_scale: T,
+    output: &mut [u8],
+) {
+    let n = u32::from(bits.get());
+    let (lo, hi) = code_range(n);
+    let mask = (1u32 << n).wrapping_sub(1);
+    let bs = block_size.bytes();
+    let Some(epb) = (bs * 8).checked_div(n as usize) else {
+        return;
+    };
+    let (mut input, mut output) = (input, output);
+    while let (Some((block_in, rest_in)), Some((block_out, rest_out))) = (
+        input.split_at_checked(epb),
+        core::mem::take(&mut output).split_at_mut_checked(bs),
+    ) {
+        let mut out = block_out.iter_mut();
+        let (mut acc, mut have) = (0u32, 0u32);
+        for &x in block_in {
+            acc |= (quantize_code(x, inverse_scale, lo, hi) & mask) << have;
+            have += n;
+            while have >= 8 {
+                if let Some(o) = out.next() {
+                    *o = acc as u8;
+                }
+                acc >>= 8;
+                have -= 8;
+            }
+        }
+        // The last partial byte (its unused bits are 0), then zeros.
+        if have > 0
+            && let Some(o) = out.next()
+        {
+            *o = acc as u8;
+        }
+        for o in out {
+            *o = 0;
+        }
+        (input, output) = (rest_in, rest_out);
+    }
+}
+
+/// [`decompress`] with the bit width as a runtime value; reads only the `ceil(E·N/8)` bytes of
+/// each block that hold values. Same length contract as [`decompress`]; never panics.
+pub fn decompress_compact<T: PernixFloat>(
+    bits: BitWidth,
+    block_size: BlockSize,
+    input: &[u8],
+    scale: T,
+    output: &mut [T],
+    sign_values: bool,
+) {
+    let n = u32::from(bits.get());
+    let mask = (1u32 << n).wrapping_sub(1);
+    let bs = block_size.bytes();
+    let Some(epb) = (bs * 8).checked_div(n as usize) else {
+        return;
+    };
+    // Sign extension by shifting the field to the top and back (never for N = 1).
+    let ext = if sign_values && n > 1 { 32 - n } else { 0 };
+    let (mut input, mut output) = (input, output);
+    while let (Some((block_in, rest_in)), Some((block_out, rest_out))) = (
+        input.split_at_checked(bs),
+        core::mem::take(&mut output).split_at_mut_checked(epb),
+    ) {
+        let mut src = block_in.iter();
+        let (mut acc, mut have) = (0u32, 0u32);
+        for o in block_out {
+            while have < n {
+                acc |= u32::from(src.next().copied().unwrap_or(0)) << have;
+                have += 8;
+            }
+            let raw = acc & mask;
+            acc = acc.checked_shr(n).unwrap_or(0);
+            have -= n;
+            *o = T::dequantize(((raw << ext) as i32) >> ext, scale);
+        }
+        (input, output) = (rest_in, rest_out);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Inputs that probe the quantizer: ties and near-ties at the inverse scale, the clamp
+    /// edges, NaN, infinities, huge values, signed zeros, and random values.
+    fn probe_values<T: PernixFloat>(bits: BitWidth, inv: T, state: &mut u64, out: &mut [T]) {
+        let (lo, hi) = code_range(u32::from(bits.get()));
+        for (i, o) in out.iter_mut().enumerate() {
+            *state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let r = *state >> 11;
+            let span = (i64::from(hi) - i64::from(lo) + 3) as u64;
+            let k = i64::from(lo) - 1 + (r % span) as i64;
+            let special = [
+                f64::NAN,
+                f64::INFINITY,
+                f64::NEG_INFINITY,
+                1e300,
+                -1e300,
+                0.0,
+                -0.0,
+                f64::from(hi) + 0.5,
+                f64::from(lo) - 0.5,
+            ];
+            let base = match i % 4 {
+                // An exact tie or a neighbour of one, in code units.
+                0 => k as f64 + 0.5,
+                1 => f64::from_bits((k as f64 + 0.5).to_bits() + 1),
+                2 => special[(r >> 40) as usize % special.len()],
+                _ => (k as f64) + ((r >> 20) % 1000) as f64 / 1000.0,
+            };
+            // To the element type, then undo the inverse scale (roughly: the quantizer sees
+            // x·inv, which for inv = 1 is exact).
+            let _ = inv;
+            *o = T::from_bits_u64(if T::BYTES == 4 {
+                u64::from((base as f32).to_bits())
+            } else {
+                base.to_bits()
+            });
+        }
+    }
+
+    fn compact_matches<T: PernixFloat>(inverse_scales: &[T]) {
+        let mut state = 0x0bad_5eed_1234_5678u64;
+        for bits in BitWidth::all() {
+            for bs in BlockSize::ALL {
+                for &inv in inverse_scales {
+                    let epb = elements_per_block(bits, bs);
+                    let mut input = [T::ZERO; 3 * 8192];
+                    let input = &mut input[..3 * epb];
+                    probe_values(bits, inv, &mut state, input);
+                    let mut want = [0xA5u8; 3 * 1024];
+                    let mut got = [0x5Au8; 3 * 1024];
+                    let (want, got) = (&mut want[..3 * bs.bytes()], &mut got[..3 * bs.bytes()]);
+                    with_width!(bits, compress_n::<_, T>, (bs, input, inv, want));
+                    compress_compact(bits, bs, input, inv, got);
+                    assert_eq!(got, want, "compress N={} BS={}", bits.get(), bs.bytes());
+                    for signed in [true, false] {
+                        let scale = T::ONE.div(inv);
+                        let mut a = [T::ONE; 3 * 8192];
+                        let mut b = [T::ZERO; 3 * 8192];
+                        let (a, b) = (&mut a[..3 * epb], &mut b[..3 * epb]);
+                        if signed {
+                            with_width!(bits, decompress_signed::<_, T>, (bs, want, scale, a));
+                        } else {
+                            with_width!(bits, decompress_unsigned::<_, T>, (bs, want, scale, a));
+                        }
+                        decompress_compact(bits, bs, want, scale, b, signed);
+                        for (i, (x, y)) in a.iter().zip(b.iter()).enumerate() {
+                            assert_eq!(
+                                x.to_bits_u64(),
+                                y.to_bits_u64(),
+                                "decompress N={} BS={} signed={signed} i={i}",
+                                bits.get(),
+                                bs.bytes()
+                            );
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn compact_path_matches_the_unrolled_path_f32() {
+        compact_matches::<f32>(&[1.0, 0.75, 3.0e-3, 1.0e7]);
+    }
+
+    #[test]
+    fn compact_path_matches_the_unrolled_path_f64() {
+        compact_matches::<f64>(&[1.0, 0.75, 3.0e-3, 1.0e7]);
+    }
+
+    #[test]
+    fn compact_f32_rounding_matches_on_24_bit_ties() {
+        // Every tie and neighbour of a tie in a band of 24-bit codes, both signs, plus the
+        // clamp edges: the f32-only rounding equals the f64 one of the reference.
+        let (lo, hi) = code_range(24);
+        for base in [0i32, 1, 4_194_300, 8_388_600, -8_388_600, -4_194_300] {
+            for k in base - 8..base + 8 {
+                let t = k as f32 + 0.5;
+                for x in [
+                    t,
+                    f32::from_bits(t.to_bits() + 1),
+                    f32::from_bits(t.to_bits() - 1),
+                    k as f32,
+                ] {
+                    for x in [x, -x] {
+                        assert_eq!(
+                            quantize_code(x, 1.0f32, lo, hi),
+                            x.quantize_bits(1.0, lo, hi),
+                            "x={x}"
+                        );
+                    }
+                }
+            }
+        }
+        for x in [
+            f32::NAN,
+            f32::INFINITY,
+            f32::NEG_INFINITY,
+            8388607.5,
+            -8388608.5,
+            1e30,
+        ] {
+            assert_eq!(
+                quantize_code(x, 1.0f32, lo, hi),
+                x.quantize_bits(1.0, lo, hi)
+            );
+        }
+    }
 
     /// The spec's definition, bit by bit: the block as a little-endian integer equals
     /// Σ (q_i mod 2^N) << (i·N).
