@@ -187,3 +187,15 @@ fn random_magnitudes_and_bounds_agree_with_the_scalar_reference() {
         );
     }
 }
+
+#[test]
+fn neon_is_the_best_path_on_aarch64() {
+    // NEON is architectural on aarch64, so the checks above always ran the NEON path there.
+    assert_eq!(Path::Neon.is_available(), cfg!(target_arch = "aarch64"));
+    assert_eq!(Path::Neon.name(), "neon");
+    if cfg!(target_arch = "aarch64") {
+        assert_eq!(Path::best(), Path::Neon);
+    } else {
+        println!("not aarch64: the NEON path is not available here (checked: unavailable)");
+    }
+}
