@@ -382,7 +382,7 @@ fn pack(u: &[u64], w: u32, out: &mut [u8], scratch: &mut [i64]) {
 }
 
 #[inline(always)]
-pub(crate) fn compress_impl<T: SzpFloat>(input: &[T], cfg: &Config, out: &mut [u8]) -> Result<usize, Error> {
+fn compress_impl<T: SzpFloat>(input: &[T], cfg: &Config, out: &mut [u8]) -> Result<usize, Error> {
     let plan = fast_plan(input, cfg)?;
     let bs = plan.block_size as usize;
     let eb = plan.quant_eb;
@@ -522,7 +522,7 @@ fn unpack_levels(payload: &[u8], w: u32, q: &mut [i64]) {
 }
 
 #[inline(always)]
-pub(crate) fn decompress_impl<T: SzpFloat>(archive: &[u8], out: &mut [T]) -> Result<usize, Error> {
+fn decompress_impl<T: SzpFloat>(archive: &[u8], out: &mut [T]) -> Result<usize, Error> {
     let view = parse(archive)?;
     if view.header.dtype != T::DTYPE {
         return Err(Error::DTypeMismatch);
