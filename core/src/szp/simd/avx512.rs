@@ -44,10 +44,12 @@ pub(super) struct Scan {
     r: __m512d,
     /// `2·eb` (exact).
     e2: __m512d,
-    /// The absolute bound of the strict check.
-    bound: __m512d,
     /// `½ − 2⁻⁴⁷·max|y|`: a lane is near a tie when `|y − rne(y)| >= far`.
-    far: __m512d,
+    far_scalar: f64,
+    /// The bits of `bound` (a positive float: its bits order like its value).
+    bound_bits: u64,
+    /// `max|y| < 2²⁹`: levels, deltas (and their zigzag as u32) fit in i32 ([`scan_block32`]).
+    pub narrow: bool,
     /// Whether to check reconstructions.
     strict: bool,
 }
@@ -81,8 +83,9 @@ impl Scan {
         Some(Scan {
             r: _mm512_set1_pd(r),
             e2: _mm512_set1_pd(e2),
-            bound: _mm512_set1_pd(bound),
-            far: _mm512_set1_pd(0.5 - tie),
+            far_scalar: 0.5 - tie,
+            bound_bits: bound.to_bits(),
+            narrow: ymax < 536_870_912.0,
             strict,
         })
     }
@@ -141,24 +144,23 @@ fn narrow<T: SzpFloat>(v: __m512d) -> __m512d {
     }
 }
 
-/// Quantizes 8 lanes: the levels as i64, as f64 (the same integers), and the near-tie mask.
+/// Rounds 8 lanes of `y = x·r`: the levels (integers, as f64) and `|y − level|`.
 #[inline]
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi")]
-fn quantize8(s: &Scan, x: __m512d) -> (__m512i, __m512d, u8) {
+fn round8(s: &Scan, x: __m512d) -> (__m512d, __m512d) {
     let y = _mm512_mul_pd(x, s.r);
     let q = _mm512_roundscale_pd::<RNE>(y);
-    let frac = _mm512_abs_pd(_mm512_sub_pd(y, q));
-    let near = _mm512_cmp_pd_mask::<_CMP_GE_OQ>(frac, s.far);
-    (_mm512_cvt_roundpd_epi64::<RNE>(q), q, near)
+    (q, _mm512_abs_pd(_mm512_sub_pd(y, q)))
 }
 
-/// The lanes whose reconstruction `T(q·2eb)` misses the bound (or is NaN).
+/// `|x − T(q·2eb)|` of 8 lanes, as bits: for non-negative floats (NaN included, above +inf)
+/// the unsigned integer order of the bits is the float order, so a running unsigned max
+/// tracks "some error exceeds the bound or is NaN" with one instruction per vector.
 #[inline]
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi")]
-fn violations8<T: SzpFloat>(s: &Scan, x: __m512d, qf: __m512d) -> u8 {
+fn error_bits8<T: SzpFloat>(s: &Scan, x: __m512d, qf: __m512d) -> __m512i {
     let rec = narrow::<T>(_mm512_mul_pd(qf, s.e2));
-    let err = _mm512_abs_pd(_mm512_sub_pd(x, rec));
-    _mm512_cmp_pd_mask::<_CMP_NLE_UQ>(err, s.bound)
+    _mm512_castpd_si512(_mm512_abs_pd(_mm512_sub_pd(x, rec)))
 }
 
 #[inline]
@@ -167,130 +169,258 @@ fn zigzag8(d: __m512i) -> __m512i {
     _mm512_xor_si512(_mm512_slli_epi64::<1>(d), _mm512_srai_epi64::<63>(d))
 }
 
-/// Quantize + delta + zigzag + width (+ strict check) of one block; the zigzagged deltas go
-/// to `u[..block.len()]`.
+/// The lane masks of a step with `r` values left: all 16 lanes, or the first `r`.
+#[inline(always)]
+fn lanes(r: usize) -> u16 {
+    if r >= 16 {
+        u16::MAX
+    } else {
+        ((1u32 << r) - 1) as u16
+    }
+}
+
+/// Calls `f(i, r)` for the 16-value steps of `len` values: `r = 16` (a constant, so full
+/// steps need no mask arithmetic) for the full ones, then `r < 16` for a partial last step.
+#[inline(always)]
+fn each_step(len: usize, mut f: impl FnMut(usize, usize)) {
+    let full = len / 16 * 16;
+    let mut i = 0;
+    while i < full {
+        f(i, 16);
+        i += 16;
+    }
+    if i < len {
+        f(i, len - i);
+    }
+}
+
+/// Running maxima of one block scan: `|y − level|` and the error bits.
+#[derive(Clone, Copy)]
+struct Flags {
+    frac: __m512d,
+    err: __m512i,
+}
+
+impl Flags {
+    #[inline]
+    #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi")]
+    fn new() -> Flags {
+        Flags {
+            frac: _mm512_setzero_pd(),
+            err: _mm512_setzero_si512(),
+        }
+    }
+
+    /// Accounts the 16 lanes of a step (`m` = valid lanes).
+    #[allow(clippy::too_many_arguments)] // the two halves of a step
+    #[inline]
+    #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi")]
+    fn add<T: SzpFloat>(
+        &mut self,
+        s: &Scan,
+        m: u16,
+        (xa, xb): (__m512d, __m512d),
+        (qa, qb): (__m512d, __m512d),
+        (fa, fb): (__m512d, __m512d),
+    ) {
+        let (ma, mb) = (m as u8, (m >> 8) as u8);
+        self.frac = _mm512_mask_max_pd(self.frac, ma, self.frac, fa);
+        self.frac = _mm512_mask_max_pd(self.frac, mb, self.frac, fb);
+        if s.strict {
+            let ea = error_bits8::<T>(s, xa, qa);
+            let eb = error_bits8::<T>(s, xb, qb);
+            self.err = _mm512_mask_max_epu64(self.err, ma, self.err, ea);
+            self.err = _mm512_mask_max_epu64(self.err, mb, self.err, eb);
+        }
+    }
+
+    #[inline]
+    #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi")]
+    fn result(self, s: &Scan, any: u64) -> ScanResult {
+        ScanResult {
+            any,
+            near_tie: _mm512_reduce_max_pd(self.frac) >= s.far_scalar,
+            violation: _mm512_reduce_max_epu64(self.err) > s.bound_bits,
+        }
+    }
+}
+
+/// Quantize + delta + zigzag + width (+ strict check) of one block, with i64 levels; the
+/// zigzagged deltas go to `u[..block.len()]`.
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi")]
 pub(super) fn scan_block<T: SzpFloat>(s: &Scan, block: &[T], u: &mut [u64]) -> ScanResult {
     let len = block.len().min(u.len());
     let (x, up) = (block.as_ptr(), u.as_mut_ptr());
     let mut prev = _mm512_setzero_si512();
     let mut any = _mm512_setzero_si512();
-    let (mut near, mut bad) = (0u16, 0u16);
-    let mut i = 0;
-    while i < len {
-        let r = len - i;
-        let m: u16 = if r >= 16 {
-            u16::MAX
-        } else {
-            ((1u32 << r) - 1) as u16
-        };
+    let mut flags = Flags::new();
+    each_step(len, |i, r| {
+        let m = lanes(r);
         let (ma, mb) = (m as u8, (m >> 8) as u8);
         // SAFETY: i < len <= block.len(), and load16 reads min(r, 16) values from i.
         let (xa, xb) = unsafe { load16(x.wrapping_add(i), r) };
-        let (qa, fa, na) = quantize8(s, xa);
-        let (qb, fb, nb) = quantize8(s, xb);
+        let (fa, ta) = round8(s, xa);
+        let (fb, tb) = round8(s, xb);
+        let qa = _mm512_cvt_roundpd_epi64::<RNE>(fa);
+        let qb = _mm512_cvt_roundpd_epi64::<RNE>(fb);
         let za = zigzag8(_mm512_sub_epi64(qa, _mm512_alignr_epi64::<7>(qa, prev)));
         let zb = zigzag8(_mm512_sub_epi64(qb, _mm512_alignr_epi64::<7>(qb, qa)));
         prev = qb;
         any = _mm512_mask_or_epi64(any, ma, any, za);
         any = _mm512_mask_or_epi64(any, mb, any, zb);
-        near |= (u16::from(na) | u16::from(nb) << 8) & m;
-        if s.strict {
-            let va = violations8::<T>(s, xa, fa);
-            let vb = violations8::<T>(s, xb, fb);
-            bad |= (u16::from(va) | u16::from(vb) << 8) & m;
-        }
+        flags.add::<T>(s, m, (xa, xb), (fa, fb), (ta, tb));
         // SAFETY: lanes [i, i + min(r, 16)) of `u` exist (len <= u.len()); masked-off lanes
         // are not accessed.
         unsafe {
             _mm512_mask_storeu_epi64(up.wrapping_add(i).cast(), ma, za);
             _mm512_mask_storeu_epi64(up.wrapping_add(i + 8).cast(), mb, zb);
         }
-        i += 16;
+    });
+    flags.result(s, _mm512_reduce_or_epi64(any) as u64)
+}
+
+/// [`scan_block`] with i32 levels, for plans with `max|x|/(2·eb) < 2²⁹` ([`Scan::narrow`]):
+/// levels and deltas then fit in i32 and zigzag to the same values, and 16 lanes share one
+/// vector. The zigzagged deltas go to `u[..block.len()]` as u32.
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi")]
+pub(super) fn scan_block32<T: SzpFloat>(s: &Scan, block: &[T], u: &mut [u32]) -> ScanResult {
+    let len = block.len().min(u.len());
+    let (x, up) = (block.as_ptr(), u.as_mut_ptr());
+    let mut prev = _mm512_setzero_si512();
+    let mut any = _mm512_setzero_si512();
+    let mut flags = Flags::new();
+    each_step(len, |i, r| {
+        let m = lanes(r);
+        // SAFETY: i < len <= block.len(), and load16 reads min(r, 16) values from i.
+        let (xa, xb) = unsafe { load16(x.wrapping_add(i), r) };
+        let (fa, ta) = round8(s, xa);
+        let (fb, tb) = round8(s, xb);
+        let q = _mm512_inserti64x4::<1>(
+            _mm512_castsi256_si512(_mm512_cvt_roundpd_epi32::<RNE>(fa)),
+            _mm512_cvt_roundpd_epi32::<RNE>(fb),
+        );
+        let d = _mm512_sub_epi32(q, _mm512_alignr_epi32::<15>(q, prev));
+        prev = q;
+        let z = _mm512_xor_si512(_mm512_slli_epi32::<1>(d), _mm512_srai_epi32::<31>(d));
+        any = _mm512_mask_or_epi32(any, m, any, z);
+        flags.add::<T>(s, m, (xa, xb), (fa, fb), (ta, tb));
+        // SAFETY: lanes [i, i + min(r, 16)) of `u` exist (len <= u.len()); masked-off lanes
+        // are not accessed.
+        unsafe { _mm512_mask_storeu_epi32(up.wrapping_add(i).cast(), m, z) };
+    });
+    flags.result(s, _mm512_reduce_or_epi32(any) as u32 as u64)
+}
+
+/// The packer's loop invariants for one width.
+#[derive(Clone, Copy)]
+struct Packer<'t> {
+    t: &'t Z512,
+    shift: __m512i,
+    idx: [__m512i; 4],
+    cnt: __m128i,
+    low: __m512i,
+}
+
+impl Packer<'_> {
+    /// The invariants of width `w` (1..=24).
+    #[inline]
+    #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi")]
+    fn new(w: u32) -> Option<Packer<'static>> {
+        let t = Z512_TABLES.get(w as usize).filter(|_| w >= 1)?;
+        // SAFETY: the tables are plain arrays of 64 bytes; unaligned loads.
+        let (shift, idx) = unsafe {
+            (
+                _mm512_loadu_si512(t.cmp_shift.as_ptr().cast()),
+                [
+                    _mm512_loadu_si512(t.cmp_idx[0].as_ptr().cast()),
+                    _mm512_loadu_si512(t.cmp_idx[1].as_ptr().cast()),
+                    _mm512_loadu_si512(t.cmp_idx[2].as_ptr().cast()),
+                    _mm512_loadu_si512(t.cmp_idx[3].as_ptr().cast()),
+                ],
+            )
+        };
+        Some(Packer {
+            t,
+            shift,
+            idx,
+            cnt: _mm_cvtsi32_si128(32 - w as i32),
+            low: _mm512_set1_epi64(((1u64 << w) - 1) as i64),
+        })
     }
-    ScanResult {
-        any: _mm512_reduce_or_epi64(any) as u64,
-        near_tie: near != 0,
-        violation: bad != 0,
+}
+
+/// Packs `len` values (each `< 2^w`, `1 <= w <= 24`), whose 16-value steps `load(i, m)`
+/// returns as dwords (lanes outside `m` zero), LSB-first into exactly `out`
+/// (`ceil(len·w/8)` bytes; pad bits 0). Does nothing if `out` has another length.
+#[inline]
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi")]
+fn pack_with(len: usize, w: u32, out: &mut [u8], load: impl Fn(usize, u16) -> __m512i) {
+    if out.len() != block_payload_len(w as u8, len) {
+        return;
     }
+    let Some(p) = Packer::new(w) else {
+        return;
+    };
+    match (p.t.cmp_perms, (2 * w).is_multiple_of(8)) {
+        (_, true) => pack_steps::<1, false>(&p, len, w, out, load),
+        (2, _) => pack_steps::<2, true>(&p, len, w, out, load),
+        (3, _) => pack_steps::<3, true>(&p, len, w, out, load),
+        _ => pack_steps::<4, true>(&p, len, w, out, load),
+    }
+}
+
+#[inline]
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi")]
+fn pack_steps<const P: usize, const S: bool>(
+    p: &Packer<'_>,
+    len: usize,
+    w: u32,
+    out: &mut [u8],
+    load: impl Fn(usize, u16) -> __m512i,
+) {
+    let dst = out.as_mut_ptr();
+    let wz = w as usize;
+    each_step(len, |i, r| {
+        // The step's bytes: 2w, or ceil(r·w/8) for a partial step.
+        let bm = u64::MAX >> (64 - (r * wz).div_ceil(8));
+        let codes = load(i, lanes(r));
+        let packed = pack16::<P, S>(p.t, p.shift, &p.idx, p.cnt, p.low, codes);
+        // SAFETY: the step's bytes [i·w/8, i·w/8 + ceil(r·w/8)) lie inside `out`, whose
+        // length is ceil(len·w/8) (checked by `pack_with`); masked-off bytes are not accessed.
+        unsafe { _mm512_mask_storeu_epi8(dst.wrapping_add(i / 8 * wz).cast(), bm, packed) };
+    });
 }
 
 /// Packs `u` (each `< 2^w`, `1 <= w <= 24`) LSB-first into exactly `out`
 /// (`ceil(u.len()·w/8)` bytes; pad bits 0). Does nothing if `out` has another length.
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi")]
 pub(super) fn pack_block(u: &[u64], w: u32, out: &mut [u8]) {
-    let Some(t) = Z512_TABLES.get(w as usize) else {
-        return;
-    };
-    if w == 0 || out.len() != block_payload_len(w as u8, u.len()) {
-        return;
-    }
-    // SAFETY: the tables are plain arrays of 64 bytes; unaligned loads.
-    let (shift, idx) = unsafe {
-        (
-            _mm512_loadu_si512(t.cmp_shift.as_ptr().cast()),
-            [
-                _mm512_loadu_si512(t.cmp_idx[0].as_ptr().cast()),
-                _mm512_loadu_si512(t.cmp_idx[1].as_ptr().cast()),
-                _mm512_loadu_si512(t.cmp_idx[2].as_ptr().cast()),
-                _mm512_loadu_si512(t.cmp_idx[3].as_ptr().cast()),
-            ],
-        )
-    };
-    let cnt = _mm_cvtsi32_si128(32 - w as i32);
-    let low = _mm512_set1_epi64(((1u64 << w) - 1) as i64);
-    match (t.cmp_perms, (2 * w).is_multiple_of(8)) {
-        (_, true) => pack_steps::<1, false>(t, shift, &idx, cnt, low, u, w, out),
-        (2, _) => pack_steps::<2, true>(t, shift, &idx, cnt, low, u, w, out),
-        (3, _) => pack_steps::<3, true>(t, shift, &idx, cnt, low, u, w, out),
-        _ => pack_steps::<4, true>(t, shift, &idx, cnt, low, u, w, out),
-    }
-}
-
-#[allow(clippy::too_many_arguments)] // the packer's loop invariants, passed in registers
-#[inline]
-#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi")]
-fn pack_steps<const P: usize, const S: bool>(
-    t: &Z512,
-    shift: __m512i,
-    idx: &[__m512i; 4],
-    cnt: __m128i,
-    low: __m512i,
-    u: &[u64],
-    w: u32,
-    out: &mut [u8],
-) {
-    let (len, src, dst) = (u.len(), u.as_ptr(), out.as_mut_ptr());
-    let step_bytes = 2 * w as usize;
-    let full_mask = u64::MAX >> (64 - step_bytes);
-    let mut i = 0;
-    let mut at = 0;
-    while i < len {
-        let r = len - i;
-        let (m, bm) = if r >= 16 {
-            (u16::MAX, full_mask)
-        } else {
-            let bytes = (r * w as usize).div_ceil(8);
-            (((1u32 << r) - 1) as u16, u64::MAX >> (64 - bytes))
-        };
-        // SAFETY: lanes [i, i + min(r, 16)) of `u` exist; masked-off lanes are not accessed.
+    let src = u.as_ptr();
+    pack_with(u.len(), w, out, |i, m| {
+        // SAFETY: the lanes of `m` are values i.. of `u` (`pack_steps` passes the lanes left);
+        // masked-off lanes are not accessed.
         let (a, b) = unsafe {
             (
                 _mm512_maskz_loadu_epi64(m as u8, src.wrapping_add(i).cast()),
                 _mm512_maskz_loadu_epi64((m >> 8) as u8, src.wrapping_add(i + 8).cast()),
             )
         };
-        let codes = _mm512_inserti64x4::<1>(
+        _mm512_inserti64x4::<1>(
             _mm512_castsi256_si512(_mm512_cvtepi64_epi32(a)),
             _mm512_cvtepi64_epi32(b),
-        );
-        let packed = pack16::<P, S>(t, shift, idx, cnt, low, codes);
-        // SAFETY: the step's bytes [at, at + min(2w, ceil(r·w/8))) lie inside `out`, whose
-        // length is ceil(len·w/8) (checked by the caller); masked-off bytes are not accessed.
-        unsafe { _mm512_mask_storeu_epi8(dst.wrapping_add(at).cast(), bm, packed) };
-        i += 16;
-        at += step_bytes;
-    }
+        )
+    });
+}
+
+/// [`pack_block`] for values held as u32.
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi")]
+pub(super) fn pack_block32(u: &[u32], w: u32, out: &mut [u8]) {
+    let src = u.as_ptr();
+    pack_with(u.len(), w, out, |i, m| {
+        // SAFETY: the lanes of `m` are values i.. of `u` (`pack_steps` passes the lanes left);
+        // masked-off lanes are not accessed.
+        unsafe { _mm512_maskz_loadu_epi32(m, src.wrapping_add(i).cast()) }
+    });
 }
 
 /// Whether [`decode_block`] handles a block of `len` values at width `w` (see module docs).
@@ -322,22 +452,14 @@ pub(super) fn decode_block<T: SzpFloat>(payload: &[u8], w: u8, e2: f64, out: &mu
     let zero = _mm512_setzero_si512();
     let one = _mm512_set1_epi32(1);
     let last = _mm512_set1_epi32(15);
-    let step_bytes = 2 * usize::from(w);
-    let full_mask = u64::MAX >> (64 - step_bytes);
+    let wz = usize::from(w);
     let (src, dst) = (payload.as_ptr(), out.as_mut_ptr());
     let mut carry = zero;
-    let mut i = 0;
-    let mut at = 0;
-    while i < len {
-        let r = len - i;
-        let bm = if r >= 16 {
-            full_mask
-        } else {
-            u64::MAX >> (64 - (r * usize::from(w)).div_ceil(8))
-        };
-        // SAFETY: the step's bytes [at, at + min(2w, ceil(r·w/8))) lie inside `payload`
+    each_step(len, |i, r| {
+        let bm = u64::MAX >> (64 - (r * wz).div_ceil(8));
+        // SAFETY: the step's bytes [i·w/8, i·w/8 + ceil(r·w/8)) lie inside `payload`
         // (checked length); masked-off bytes are not accessed.
-        let b = unsafe { _mm512_maskz_loadu_epi8(bm, src.wrapping_add(at).cast()) };
+        let b = unsafe { _mm512_maskz_loadu_epi8(bm, src.wrapping_add(i / 8 * wz).cast()) };
         let f = _mm512_srl_epi32(
             _mm512_multishift_epi64_epi8(ctrl, _mm512_permutexvar_epi8(idx, b)),
             cnt,
@@ -355,16 +477,9 @@ pub(super) fn decode_block<T: SzpFloat>(payload: &[u8], w: u8, e2: f64, out: &mu
         carry = _mm512_permutexvar_epi32(last, q);
         let lo = _mm512_mul_pd(_mm512_cvtepi32_pd(_mm512_castsi512_si256(q)), scale);
         let hi = _mm512_mul_pd(_mm512_cvtepi32_pd(_mm512_extracti64x4_epi64::<1>(q)), scale);
-        let m: u16 = if r >= 16 {
-            u16::MAX
-        } else {
-            ((1u32 << r) - 1) as u16
-        };
         // SAFETY: lanes [i, i + min(r, 16)) of `out` exist; masked-off lanes are not accessed.
-        unsafe { store16::<T>(dst.wrapping_add(i), m, lo, hi) };
-        i += 16;
-        at += step_bytes;
-    }
+        unsafe { store16::<T>(dst.wrapping_add(i), lanes(r), lo, hi) };
+    });
 }
 
 /// Stores the lanes of `m` of `T(lo) ++ T(hi)` at `p`.
@@ -522,19 +637,30 @@ pub(super) unsafe fn compress<T: SzpFloat>(
     let start = plan.payload_offset();
     let mut q = [0i64; BUF];
     let mut u = [0u64; BUF];
+    let mut u32s = [0u32; BUF];
+    // One block: the scan, then the exact kernel if a lane was near a tie; returns the OR of
+    // the zigzagged deltas and whether they are in `u` (exact or wide scan) or `u32s`.
+    let scan = |block: &[T], q: &mut [i64], u: &mut [u64], u32s: &mut [u32]| {
+        let res = if s.narrow {
+            scan_block32(&s, block, u32s)
+        } else {
+            scan_block(&s, block, u)
+        };
+        if res.near_tie {
+            let any = quantize_block(eb, block, q, u);
+            (ScanResult { any, ..res }, true)
+        } else {
+            (res, !s.narrow)
+        }
+    };
     let fits = super::super::max_compressed_len(input.len(), plan.block_size, T::DTYPE)
         .is_some_and(|m| out.len() >= m);
     if !fits {
         let mut total = start;
         for block in input.chunks(bs) {
             let len = block.len().min(BUF);
-            let res = scan_block(&s, block, &mut u[..len]);
-            let any = if res.near_tie {
-                quantize_block(eb, block, &mut q[..len], &mut u[..len])
-            } else {
-                res.any
-            };
-            total += block_payload_len((64 - any.leading_zeros()) as u8, block.len());
+            let (res, _) = scan(block, &mut q[..len], &mut u[..len], &mut u32s[..len]);
+            total += block_payload_len((64 - res.any.leading_zeros()) as u8, block.len());
         }
         if out.len() < total {
             return Err(Error::OutputTooSmall { needed: total });
@@ -549,13 +675,8 @@ pub(super) unsafe fn compress<T: SzpFloat>(
     let mut pos = 0usize;
     for ((b, block), wslot) in input.chunks(bs).enumerate().zip(widths.iter_mut()) {
         let len = block.len().min(BUF);
-        let (qb, ub) = (&mut q[..len], &mut u[..len]);
-        let res = scan_block(&s, block, ub);
-        let any = if res.near_tie {
-            quantize_block(eb, block, qb, ub)
-        } else {
-            res.any
-        };
+        let (qb, ub, vb) = (&mut q[..len], &mut u[..len], &mut u32s[..len]);
+        let (res, in_u64) = scan(block, qb, ub, vb);
         if plan.strict && (res.violation || res.near_tie) {
             if !res.near_tie {
                 quantize_block(eb, block, qb, ub);
@@ -564,17 +685,24 @@ pub(super) unsafe fn compress<T: SzpFloat>(
                 return Err(Error::BoundViolated { index: b * bs + i });
             }
         }
-        let w = 64 - any.leading_zeros();
+        let w = 64 - res.any.leading_zeros();
         let cost = block_payload_len(w as u8, len);
         let Some(dst) = body.get_mut(pos..pos + cost) else {
             return Err(Error::OutputTooSmall {
                 needed: start + pos + cost,
             });
         };
-        if w <= 24 {
-            pack_block(ub, w, dst);
-        } else {
-            pack(ub, w, dst, qb);
+        match (in_u64, w) {
+            (_, 0) => {}
+            (true, 1..=24) => pack_block(ub, w, dst),
+            (false, 1..=24) => pack_block32(vb, w, dst),
+            (true, _) => pack(ub, w, dst, qb),
+            (false, _) => {
+                for (d, &v) in ub.iter_mut().zip(vb.iter()) {
+                    *d = u64::from(v);
+                }
+                pack(ub, w, dst, qb);
+            }
         }
         *wslot = w as u8;
         pos += cost;
