@@ -13,6 +13,7 @@
 #define __device__
 #define __forceinline__
 #define FZ_HD inline
+#define FZ_UNROLL
 
 template <class T> struct FzLane {
   T x[32];

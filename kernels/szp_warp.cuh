@@ -37,6 +37,7 @@ typedef long long fz_i64;
 
 #if defined(__CUDACC__)
 #define FZ_HD __host__ __device__ __forceinline__
+#define FZ_UNROLL _Pragma("unroll")
 
 template <class T> struct FzLane {
   T x;
@@ -170,39 +171,61 @@ struct FzEncParams {
   int strict;     // check every reconstruction
 };
 
-// Pass 1: the block's width (and the strict check). `cache` (VPL > 0) keeps the zigzagged
-// deltas in registers for pass 2; VPL == 0 means "no cache, recompute in pass 2".
+// One chunk of pass 1: quantize, delta against the previous value (lane 0: the previous
+// chunk's lane 31, carried in `prev_last`), zigzag, strict check. Values past `len` give 0.
+template <class T>
+FZ_HD FzLane<fz_u64> fz_width_chunk(const FzWarp &w, const T *x, fz_u64 len, fz_u64 c0,
+                                     const FzEncParams &p, fz_u64 first, fz_u64 *viol,
+                                     fz_i64 &prev_last) {
+  FzLane<fz_i64> q;
+  w.each([&](int l) {
+    fz_u64 i = c0 + (fz_u64)l;
+    q[l] = i < len ? fz_quantize<T>(x[i], p.eb) : 0;
+  });
+  FzLane<fz_i64> pq = w.shfl_up(q, 1);
+  FzLane<fz_u64> u;
+  fz_i64 carry = prev_last;
+  w.each([&](int l) {
+    fz_u64 i = c0 + (fz_u64)l;
+    if (i < len) {
+      fz_i64 pv = l == 0 ? carry : pq[l];
+      u[l] = fz_zigzag(fz_wsub(q[l], pv));
+      if (p.strict) {
+        double err = fz_fabs(FzFloat<T>::to_f64(x[i]) -
+                             FzFloat<T>::to_f64(fz_reconstruct<T>(q[l], p.eb)));
+        if (!(err <= p.bound)) fz_atomic_min_u64(viol, first + i);
+      }
+    } else {
+      u[l] = 0;
+    }
+  });
+  prev_last = w.bcast(q, 31);
+  return u;
+}
+
+// Pass 1: the block's width (and the strict check). With VPL > 0 (blocks of at most 32·VPL
+// values) the chunk loop is unrolled and `cache[0..VPL)` keeps the zigzagged deltas in
+// registers for pass 2; VPL == 0 means "no cache, recompute in pass 2".
 template <class T, int VPL>
 FZ_HD fz_u32 fz_enc_width(const FzWarp &w, const T *x, fz_u64 len, const FzEncParams &p,
                           fz_u64 first, fz_u64 *viol, FzLane<fz_u64> *cache) {
   fz_i64 prev_last = 0;
   fz_u64 any = 0;
-  int c = 0;
-  for (fz_u64 c0 = 0; c0 < len; c0 += 32, ++c) {
-    FzLane<fz_i64> q;
-    w.each([&](int l) {
-      fz_u64 i = c0 + (fz_u64)l;
-      q[l] = i < len ? fz_quantize<T>(x[i], p.eb) : 0;
-    });
-    FzLane<fz_i64> pq = w.shfl_up(q, 1);
-    FzLane<fz_u64> u;
-    w.each([&](int l) {
-      fz_u64 i = c0 + (fz_u64)l;
-      if (i < len) {
-        fz_i64 pv = l == 0 ? prev_last : pq[l];
-        u[l] = fz_zigzag(fz_wsub(q[l], pv));
-        if (p.strict) {
-          double err = fz_fabs(FzFloat<T>::to_f64(x[i]) -
-                               FzFloat<T>::to_f64(fz_reconstruct<T>(q[l], p.eb)));
-          if (!(err <= p.bound)) fz_atomic_min_u64(viol, first + i);
-        }
-      } else {
-        u[l] = 0;
+  if (VPL > 0) {
+    FZ_UNROLL
+    for (int c = 0; c < (VPL > 0 ? VPL : 1); ++c) {
+      if (32ull * (fz_u64)c < len) {
+        FzLane<fz_u64> u = fz_width_chunk<T>(w, x, len, 32ull * (fz_u64)c, p, first, viol,
+                                             prev_last);
+        any |= w.reduce_or64(u);
+        cache[c] = u;
       }
-    });
-    any |= w.reduce_or64(u);
-    prev_last = w.bcast(q, 31);
-    if (VPL > 0 && c < (VPL > 0 ? VPL : 1)) cache[c] = u;
+    }
+  } else {
+    for (fz_u64 c0 = 0; c0 < len; c0 += 32) {
+      FzLane<fz_u64> u = fz_width_chunk<T>(w, x, len, c0, p, first, viol, prev_last);
+      any |= w.reduce_or64(u);
+    }
   }
   return fz_bits(any);
 }
@@ -278,11 +301,13 @@ template <class T, int VPL>
 FZ_HD void fz_enc_pack(const FzWarp &w, const T *x, fz_u64 len, double eb, fz_u32 wd,
                        fz_u8 *out, fz_u64 cost, const FzLane<fz_u64> *cache) {
   if (wd == 0) return;
-  fz_u64 chunk = 0;
-  for (fz_u64 c0 = 0; c0 < len; c0 += 32, ++chunk) {
-    if (VPL > 0) {
-      fz_pack_chunk(w, cache[chunk], wd, chunk, out, cost);
-    } else {
+  if (VPL > 0) {
+    FZ_UNROLL
+    for (int c = 0; c < (VPL > 0 ? VPL : 1); ++c)
+      if (32ull * (fz_u64)c < len) fz_pack_chunk(w, cache[c], wd, (fz_u64)c, out, cost);
+  } else {
+    fz_u64 chunk = 0;
+    for (fz_u64 c0 = 0; c0 < len; c0 += 32, ++chunk) {
       FzLane<fz_u64> u = fz_enc_chunk<T>(w, x, len, c0, eb);
       fz_pack_chunk(w, u, wd, chunk, out, cost);
     }
@@ -433,6 +458,7 @@ template <class T, int VPL, int K>
 FZ_HD void fz_enc_phase1(const FzWarp &w, int wi, fz_u64 tile, const T *x, const FzGeom &g,
                          const FzEncParams &p, fz_u8 *archive, fz_u64 *viol, fz_u64 *costs,
                          fz_u32 *widths, FzLane<fz_u64> *cache) {
+  FZ_UNROLL
   for (int k = 0; k < K; ++k) {
     fz_u64 b = (tile * FZ_WARPS + (fz_u64)wi) * K + (fz_u64)k;
     fz_u64 len = b < g.nb ? fz_block_len(g, b) : 0;
@@ -459,9 +485,10 @@ template <class T, int VPL, int K>
 FZ_HD void fz_enc_phase2(const FzWarp &w, int wi, fz_u64 tile, const T *x, const FzGeom &g,
                          double eb, fz_u8 *archive, fz_u64 base, const fz_u64 *offs,
                          const fz_u32 *widths, const FzLane<fz_u64> *cache) {
+  FZ_UNROLL
   for (int k = 0; k < K; ++k) {
     fz_u64 b = (tile * FZ_WARPS + (fz_u64)wi) * K + (fz_u64)k;
-    if (b >= g.nb) return;
+    if (b >= g.nb) continue;
     fz_u64 len = fz_block_len(g, b);
     fz_u32 wd = widths[wi * K + k];
     fz_enc_pack<T, VPL>(w, x + b * g.bs, len, eb, wd, archive + base + offs[wi * K + k],

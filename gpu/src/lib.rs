@@ -153,6 +153,27 @@ pub fn nvrtc_version() -> Result<(i32, i32)> {
     Ok((major, minor))
 }
 
+/// The virtual architectures the installed NVRTC compiles for (e.g. `[35, …, 80, 86, 89, 90]`).
+pub fn nvrtc_supported_archs() -> Result<Vec<i32>> {
+    use cudarc::nvrtc::sys;
+    if !nvrtc_available() {
+        return Err(Error::NoNvrtc);
+    }
+    let mut count = 0;
+    // SAFETY: the library is present (checked above); `count` is a valid out-pointer.
+    let r = unsafe { sys::nvrtcGetNumSupportedArchs(&mut count) };
+    if r != sys::nvrtcResult::NVRTC_SUCCESS || count < 0 {
+        return Err(Error::Compile(format!("nvrtcGetNumSupportedArchs: {r:?}")));
+    }
+    let mut archs = vec![0i32; count as usize];
+    // SAFETY: `archs` has the `count` slots NVRTC said it writes.
+    let r = unsafe { sys::nvrtcGetSupportedArchs(archs.as_mut_ptr()) };
+    if r != sys::nvrtcResult::NVRTC_SUCCESS {
+        return Err(Error::Compile(format!("nvrtcGetSupportedArchs: {r:?}")));
+    }
+    Ok(archs)
+}
+
 /// Compiles [`KERNEL_SOURCE`] to PTX for `arch` (e.g. `"compute_80"`, `"compute_90"`) with
 /// NVRTC; returns the PTX text. Needs no GPU.
 pub fn compile_ptx(arch: &str) -> Result<String> {
