@@ -22,6 +22,9 @@ pub mod io;
 pub mod par;
 pub mod pernix;
 pub mod szp;
+/// SZp on an NVIDIA GPU (feature `cuda`): the [`fzpack_gpu`] crate, same archive bytes as [`szp`].
+#[cfg(feature = "cuda")]
+pub use fzpack_gpu as gpu;
 
 pub use element::{DType, Element, values_from_le_bytes, values_to_le_bytes};
 pub use error::{Error, Result};
