@@ -82,36 +82,75 @@ struct Quant<V> {
     mask: uint32x4_t,
 }
 
-/// 8 codes (low N bits each, values 0..3 in `a`, 4..7 in `b`) → the group's `8N` bits as
-/// `(low, high)`: for N ≤ 16 `low` is the whole group and `high` is unused; for N > 16 `low`
-/// holds values 0..3 and `high` values 4..7 already positioned for byte `⌊4N/8⌋`.
+/// 8 codes (low N bits each, values 0..3 in `a`, 4..7 in `b`) → four 64-bit lanes of `2N`
+/// bits (values `2j`, `2j+1` in lane `j`): `c0 | c1 << N`.
+#[inline]
+#[target_feature(enable = "neon")]
+fn pairs<const N: usize>(a: uint32x4_t, b: uint32x4_t) -> (uint64x2_t, uint64x2_t) {
+    let n = vdupq_n_s64(N as i64);
+    let lo32 = vdupq_n_u64(0xFFFF_FFFF);
+    let wa = vreinterpretq_u64_u32(a);
+    let wb = vreinterpretq_u64_u32(b);
+    (
+        vorrq_u64(vandq_u64(wa, lo32), vshlq_u64(vshrq_n_u64::<32>(wa), n)),
+        vorrq_u64(vandq_u64(wb, lo32), vshlq_u64(vshrq_n_u64::<32>(wb), n)),
+    )
+}
+
+/// N ≤ 16: the whole group (`8N <= 128` bits) as one vector, bytes past `N` zero.
+#[inline]
+#[target_feature(enable = "neon")]
+fn assemble_narrow<const N: usize>(a: uint32x4_t, b: uint32x4_t) -> uint8x16_t {
+    let (pa, pb) = pairs::<N>(a, b);
+    let e = vuzp1q_u64(pa, pb); // [p0, p2]
+    let o = vuzp2q_u64(pa, pb); // [p1, p3]
+    // h = [h0, h1]: values 0..3 and 4..7, 4N <= 64 bits each.
+    let h = vorrq_u64(e, vshlq_u64(o, vdupq_n_s64(2 * N as i64)));
+    // The 128-bit h0 | h1 << 4N: lane 0 = h0 | h1 << 4N, lane 1 = h1 >> (64 − 4N)
+    // (a register shift by −64 gives 0).
+    if N == 16 {
+        return vreinterpretq_u8_u64(h); // 4N = 64: h already is the group
+    }
+    let k = 4 * N as i64;
+    // SAFETY: both arrays are 2 i64 (16 bytes).
+    let (s1, s2) = unsafe {
+        (
+            vld1q_s64([0, k - 64].as_ptr()),
+            vld1q_s64([k, -64].as_ptr()),
+        )
+    };
+    let v1 = vshlq_u64(h, s1);
+    let v2 = vshlq_u64(vextq_u64::<1>(h, h), s2);
+    vreinterpretq_u8_u64(vorrq_u64(v1, v2))
+}
+
+/// N > 16: values 0..3 as `low` (4N bits) and 4..7 as `high`, already positioned for byte
+/// `⌊4N/8⌋` (carrying the byte the halves share when 4N is not a multiple of 8).
+#[inline]
+#[target_feature(enable = "neon")]
+fn assemble_wide<const N: usize>(a: uint32x4_t, b: uint32x4_t) -> (u128, u128) {
+    let (pa, pb) = pairs::<N>(a, b);
+    let p0 = u128::from(vgetq_lane_u64::<0>(pa));
+    let p1 = u128::from(vgetq_lane_u64::<1>(pa));
+    let p2 = u128::from(vgetq_lane_u64::<0>(pb));
+    let p3 = u128::from(vgetq_lane_u64::<1>(pb));
+    let low = p0 | (p1 << (2 * N));
+    let high = p2 | (p3 << (2 * N));
+    let byte = 4 * N / 8;
+    (low, (high << (4 * N % 8)) | (low >> (8 * byte)))
+}
+
+/// The group's bytes as `(low, high)` for [`write_group`].
 #[inline]
 #[target_feature(enable = "neon")]
 fn assemble<const N: usize>(a: uint32x4_t, b: uint32x4_t) -> (u128, u128) {
-    let n = vdupq_n_s64(N as i64);
-    let lo32 = vdupq_n_u64(0xFFFF_FFFF);
-    // Lanes c0 | c1 << 32 → c0 | c1 << N (2N bits).
-    let wa = vreinterpretq_u64_u32(a);
-    let wb = vreinterpretq_u64_u32(b);
-    let pa = vorrq_u64(vandq_u64(wa, lo32), vshlq_u64(vshrq_n_u64::<32>(wa), n));
-    let pb = vorrq_u64(vandq_u64(wb, lo32), vshlq_u64(vshrq_n_u64::<32>(wb), n));
     if N <= 16 {
-        let e = vuzp1q_u64(pa, pb); // [p0, p2]
-        let o = vuzp2q_u64(pa, pb); // [p1, p3]
-        let h = vorrq_u64(e, vshlq_u64(o, vdupq_n_s64(2 * N as i64))); // 4N bits each
-        let h0 = u128::from(vgetq_lane_u64::<0>(h));
-        let h1 = u128::from(vgetq_lane_u64::<1>(h));
-        (h0 | (h1 << (4 * N)), 0)
+        let v = vreinterpretq_u64_u8(assemble_narrow::<N>(a, b));
+        let lo = u128::from(vgetq_lane_u64::<0>(v));
+        let hi = u128::from(vgetq_lane_u64::<1>(v));
+        (lo | (hi << 64), 0)
     } else {
-        let p0 = u128::from(vgetq_lane_u64::<0>(pa));
-        let p1 = u128::from(vgetq_lane_u64::<1>(pa));
-        let p2 = u128::from(vgetq_lane_u64::<0>(pb));
-        let p3 = u128::from(vgetq_lane_u64::<1>(pb));
-        let low = p0 | (p1 << (2 * N));
-        let high = p2 | (p3 << (2 * N));
-        let byte = 4 * N / 8;
-        // The byte at `byte` is shared when 4N is not a multiple of 8: carry low's part of it.
-        (low, (high << (4 * N % 8)) | (low >> (8 * byte)))
+        assemble_wide::<N>(a, b)
     }
 }
 
@@ -145,14 +184,18 @@ fn put_group<const N: usize>(out: &mut [u8], at: usize, bytes: usize, g: (u128, 
     }
 }
 
-#[inline(always)]
+#[inline]
+#[target_feature(enable = "neon")]
 fn compress_blocks<const N: usize, T>(
     bs: usize,
     input: &[T],
     output: &mut [u8],
-    group: impl Fn(&[T]) -> (u128, u128),
+    codes: impl Fn(&[T]) -> (uint32x4_t, uint32x4_t),
 ) {
     let epb = bs * 8 / N;
+    if epb == 0 || bs == 0 {
+        return;
+    }
     let used = (epb * N).div_ceil(8);
     let groups = epb / 8;
     let tail = epb % 8;
@@ -162,11 +205,19 @@ fn compress_blocks<const N: usize, T>(
         let mut o = at;
         let mut values = bin.chunks_exact(8);
         for g in values.by_ref().take(groups) {
-            put_group::<N>(output, o, N, group(g));
+            let (a, b) = codes(g);
+            if N <= 16 && o + 16 <= output.len() {
+                let v = assemble_narrow::<N>(a, b);
+                // SAFETY: o + 16 <= output.len(): one unaligned 16-byte store inside `output`.
+                unsafe { vst1q_u8(output.as_mut_ptr().wrapping_add(o), v) };
+            } else {
+                put_group::<N>(output, o, N, assemble::<N>(a, b));
+            }
             o += N;
         }
         if tail > 0 {
-            put_group::<N>(output, o, (tail * N).div_ceil(8), group(values.remainder()));
+            let (a, b) = codes(values.remainder());
+            put_group::<N>(output, o, (tail * N).div_ceil(8), assemble::<N>(a, b));
         }
         if let Some(rest) = output.get_mut(at + used..block_end) {
             rest.fill(0);
@@ -235,11 +286,11 @@ fn compress_n_f32<const N: usize>(bs: usize, input: &[f32], inv: f32, output: &m
         hi: vdupq_n_f32(hi as f32),
         mask: vdupq_n_u32(((1u64 << N) - 1) as u32),
     };
-    let group = |x: &[f32]| -> (u128, u128) {
+    let group = |x: &[f32]| -> (uint32x4_t, uint32x4_t) {
         let g = group_of(x);
         // SAFETY: `g` is 8 floats; two unaligned 16-byte loads inside it.
         let (a, b) = unsafe { (vld1q_f32(g.as_ptr()), vld1q_f32(g.as_ptr().wrapping_add(4))) };
-        assemble::<N>(quantize_f32(&q, a), quantize_f32(&q, b))
+        (quantize_f32(&q, a), quantize_f32(&q, b))
     };
     compress_blocks::<N, _>(bs, input, output, group);
 }
@@ -269,7 +320,7 @@ fn compress_n_f64<const N: usize>(bs: usize, input: &[f64], inv: f64, output: &m
         hi: vdupq_n_f64(f64::from(hi)),
         mask: vdupq_n_u32(((1u64 << N) - 1) as u32),
     };
-    let group = |x: &[f64]| -> (u128, u128) {
+    let group = |x: &[f64]| -> (uint32x4_t, uint32x4_t) {
         let g = group_of(x);
         let p = g.as_ptr();
         // SAFETY: `g` is 8 doubles; four unaligned 16-byte loads inside it.
@@ -281,7 +332,7 @@ fn compress_n_f64<const N: usize>(bs: usize, input: &[f64], inv: f64, output: &m
                 vld1q_f64(p.wrapping_add(6)),
             ]
         };
-        assemble::<N>(quantize_f64(&q, v[0], v[1]), quantize_f64(&q, v[2], v[3]))
+        (quantize_f64(&q, v[0], v[1]), quantize_f64(&q, v[2], v[3]))
     };
     compress_blocks::<N, _>(bs, input, output, group);
 }
@@ -311,24 +362,39 @@ fn fields<const SIGNED: bool>(
     }
 }
 
+/// The 32 bytes at `at` of `rest` (bytes past its end read as 0).
+#[inline]
+#[target_feature(enable = "neon")]
+fn load_padded(rest: &[u8], at: usize) -> uint8x16x2_t {
+    let mut buf = [0u8; LOAD];
+    for (d, s) in buf.iter_mut().zip(rest.iter().skip(at)) {
+        *d = *s;
+    }
+    // SAFETY: `buf` has 32 bytes.
+    unsafe { vld1q_u8_x2(buf.as_ptr()) }
+}
+
 /// Walks the groups of every block, handing each group's fields to `store` with the group's
-/// output values (8, or fewer for a block's last group).
+/// 8 output values (a block's last, partial group goes through a local buffer).
 #[inline(never)] // one call per run; a named symbol for the instruction counts
 #[target_feature(enable = "neon")]
-fn decompress_blocks<const SIGNED: bool, T>(
+fn decompress_blocks<const SIGNED: bool, T: Copy + Default>(
     n: usize,
     bs: usize,
     input: &[u8],
     output: &mut [T],
-    store: impl Fn(&mut [T], (int32x4_t, int32x4_t)),
+    store: impl Fn(&mut [T; 8], (int32x4_t, int32x4_t)),
 ) {
     let Some(t) = DEC.get(n) else {
         return;
     };
-    if n == 0 {
+    if n == 0 || bs == 0 {
         return;
     }
     let epb = bs * 8 / n;
+    if epb == 0 {
+        return;
+    }
     // SAFETY: the tables are plain arrays (32 bytes, 8 i32); unaligned loads inside them.
     let (idx, shl) = unsafe {
         (
@@ -344,27 +410,34 @@ fn decompress_blocks<const SIGNED: bool, T>(
     };
     let shr = vdupq_n_s32(-(32 - n as i32));
     for (b, bout) in output.chunks_exact_mut(epb).enumerate() {
-        let base = b * bs;
-        let rest = input.get(base..).unwrap_or(&[]);
+        let rest = input.get(b * bs..).unwrap_or(&[]);
         // Groups whose 32-byte load lies inside the input: g·n + 32 <= rest.len().
         let fast = match rest.len().checked_sub(LOAD) {
             Some(room) => room / n + 1,
             None => 0,
         };
+        let (full, partial) = bout.as_chunks_mut::<8>();
+        let split = fast.min(full.len());
+        let (full_fast, full_slow) = full.split_at_mut(split);
         let p = rest.as_ptr();
-        for (g, gout) in bout.chunks_mut(8).enumerate() {
-            let src = if g < fast {
-                // SAFETY: g < fast, so the 32 bytes at g·n are inside `rest`.
-                unsafe { vld1q_u8_x2(p.wrapping_add(g * n)) }
-            } else {
-                let mut buf = [0u8; LOAD];
-                for (d, s) in buf.iter_mut().zip(rest.iter().skip(g * n)) {
-                    *d = *s;
-                }
-                // SAFETY: `buf` has 32 bytes.
-                unsafe { vld1q_u8_x2(buf.as_ptr()) }
-            };
+        for (g, gout) in full_fast.iter_mut().enumerate() {
+            // SAFETY: g < fast, so the 32 bytes at g·n are inside `rest`.
+            let src = unsafe { vld1q_u8_x2(p.wrapping_add(g * n)) };
             store(gout, fields::<SIGNED>(src, idx, shl, shr));
+        }
+        for (g, gout) in (split..).zip(full_slow.iter_mut()) {
+            store(
+                gout,
+                fields::<SIGNED>(load_padded(rest, g * n), idx, shl, shr),
+            );
+        }
+        if !partial.is_empty() {
+            let src = load_padded(rest, full.len() * n);
+            let mut buf = [T::default(); 8];
+            store(&mut buf, fields::<SIGNED>(src, idx, shl, shr));
+            for (d, s) in partial.iter_mut().zip(buf) {
+                *d = s;
+            }
         }
     }
 }
@@ -383,27 +456,14 @@ pub(super) unsafe fn decompress_f32(
     signed: bool,
 ) {
     let sc = vdupq_n_f32(scale);
-    let store = |o: &mut [f32], (a, b): (int32x4_t, int32x4_t)| {
+    let store = |d: &mut [f32; 8], (a, b): (int32x4_t, int32x4_t)| {
         let fa = vmulq_f32(vcvtq_f32_s32(a), sc);
         let fb = vmulq_f32(vcvtq_f32_s32(b), sc);
-        if let Some(d) = o.first_chunk_mut::<8>() {
-            let p = d.as_mut_ptr();
-            // SAFETY: `d` is 8 floats; two unaligned 16-byte stores inside it.
-            unsafe {
-                vst1q_f32(p, fa);
-                vst1q_f32(p.wrapping_add(4), fb);
-            }
-        } else {
-            let mut buf = [0f32; 8];
-            let p = buf.as_mut_ptr();
-            // SAFETY: `buf` is 8 floats; two unaligned 16-byte stores inside it.
-            unsafe {
-                vst1q_f32(p, fa);
-                vst1q_f32(p.wrapping_add(4), fb);
-            }
-            for (d, s) in o.iter_mut().zip(buf) {
-                *d = s;
-            }
+        let p = d.as_mut_ptr();
+        // SAFETY: `d` is 8 floats; two unaligned 16-byte stores inside it.
+        unsafe {
+            vst1q_f32(p, fa);
+            vst1q_f32(p.wrapping_add(4), fb);
         }
     };
     if signed {
@@ -427,31 +487,20 @@ pub(super) unsafe fn decompress_f64(
     signed: bool,
 ) {
     let sc = vdupq_n_f64(scale);
-    let store = |o: &mut [f64], (a, b): (int32x4_t, int32x4_t)| {
+    let store = |d: &mut [f64; 8], (a, b): (int32x4_t, int32x4_t)| {
         let f = [
             vmulq_f64(vcvtq_f64_s64(vmovl_s32(vget_low_s32(a))), sc),
             vmulq_f64(vcvtq_f64_s64(vmovl_high_s32(a)), sc),
             vmulq_f64(vcvtq_f64_s64(vmovl_s32(vget_low_s32(b))), sc),
             vmulq_f64(vcvtq_f64_s64(vmovl_high_s32(b)), sc),
         ];
-        let put = |d: &mut [f64; 8]| {
-            let p = d.as_mut_ptr();
-            // SAFETY: `d` is 8 doubles; four unaligned 16-byte stores inside it.
-            unsafe {
-                vst1q_f64(p, f[0]);
-                vst1q_f64(p.wrapping_add(2), f[1]);
-                vst1q_f64(p.wrapping_add(4), f[2]);
-                vst1q_f64(p.wrapping_add(6), f[3]);
-            }
-        };
-        if let Some(d) = o.first_chunk_mut::<8>() {
-            put(d);
-        } else {
-            let mut buf = [0f64; 8];
-            put(&mut buf);
-            for (d, s) in o.iter_mut().zip(buf) {
-                *d = s;
-            }
+        let p = d.as_mut_ptr();
+        // SAFETY: `d` is 8 doubles; four unaligned 16-byte stores inside it.
+        unsafe {
+            vst1q_f64(p, f[0]);
+            vst1q_f64(p.wrapping_add(2), f[1]);
+            vst1q_f64(p.wrapping_add(4), f[2]);
+            vst1q_f64(p.wrapping_add(6), f[3]);
         }
     };
     if signed {
