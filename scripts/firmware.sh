@@ -1,11 +1,16 @@
 #!/usr/bin/env bash
-# Firmware proof (issue 10, part): builds fzpack-core's entry points of both codecs as a
-# fat-LTO, panic=abort, opt-level "s" staticlib (firmware/) for Cortex-M4F (thumbv7em-none-eabihf)
-# and RV32 (riscv32imac-unknown-none-elf) with Debian's rustc and -Zbuild-std=core, links each
-# entry point alone with --gc-sections, fails if any panic symbol survives, and prints the
-# linked .text bytes per entry point.
+# Firmware proof (issue 10). With Debian's rustc and -Zbuild-std=core, for Cortex-M4F
+# (thumbv7em-none-eabihf) and RV32 (riscv32imac-unknown-none-elf), builds firmware/:
+#  * a fat-LTO, panic=abort, opt-level "s" staticlib of the core entry points of both codecs:
+#    each entry point is linked alone with --gc-sections; the script fails if any panic symbol
+#    survives, and measures its linked .text and its largest stack frame (-Z emit-stack-sizes);
+#  * the `instrument` example image (its panic handler references an undefined symbol, so a
+#    reachable panic fails the link), which scripts/qemu-firmware.sh then runs under QEMU:
+#    report lines compared with the host's, painted stack peaks, and a negative control.
+# Writes the table to target/firmware.sizes.md.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+start=$SECONDS
 need=()
 for p in rustc-web cargo-web rust-web-src binutils-arm-none-eabi binutils-riscv64-unknown-elf; do
   dpkg -s "$p" >/dev/null 2>&1 || need+=("$p")
@@ -14,34 +19,102 @@ if [ ${#need[@]} -gt 0 ]; then
   apt-get update -qq
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need[@]}"
 fi
-export RUSTC=/usr/bin/rustc RUSTDOC=/usr/bin/rustdoc RUSTC_BOOTSTRAP=1
-unset RUSTFLAGS
 target_dir="$root/target/firmware"
+targets=(thumbv7em-none-eabihf riscv32imac-unknown-none-elf)
 entries=(fw_pernix_compress fw_pernix_decompress fw_szp_encode fw_szp_stream_encode fw_szp_decode)
+# The instrument's stage measured for each entry point (painted stack peak under QEMU).
+declare -A stage=( [fw_pernix_compress]=pernix_compress [fw_pernix_decompress]=pernix_decompress
+  [fw_szp_encode]=szp_encode [fw_szp_stream_encode]=szp_stream_encode [fw_szp_decode]=szp_decode )
+declare -A label=( [fw_pernix_compress]="PERNIX compress" [fw_pernix_decompress]="PERNIX decompress"
+  [fw_szp_encode]="SZp encode, one-shot" [fw_szp_stream_encode]="SZp encode, streaming"
+  [fw_szp_decode]="SZp decode" )
 declare -A ld=( [thumbv7em-none-eabihf]="arm-none-eabi-ld" [riscv32imac-unknown-none-elf]="riscv64-unknown-elf-ld -m elf32lriscv" )
-declare -A nm=( [thumbv7em-none-eabihf]="arm-none-eabi-nm" [riscv32imac-unknown-none-elf]="riscv64-unknown-elf-nm" )
-declare -A size=( [thumbv7em-none-eabihf]="arm-none-eabi-size" [riscv32imac-unknown-none-elf]="riscv64-unknown-elf-size" )
+declare -A pre=( [thumbv7em-none-eabihf]="arm-none-eabi" [riscv32imac-unknown-none-elf]="riscv64-unknown-elf" )
+declare -A qlog=( [thumbv7em-none-eabihf]=m4f [riscv32imac-unknown-none-elf]=rv32 )
+
+# stack_frames ELF PREFIX: "bytes function" for every function in ELF's .stack_sizes (address,
+# then ULEB128 size, per function), largest first.
+stack_frames() {
+  local elf=$1 p=$2
+  "$p-readelf" -x .stack_sizes "$elf" 2>/dev/null | awk '
+    function hex(x) { return (index("0123456789abcdef", substr(x, 1, 1)) - 1) * 16 + index("0123456789abcdef", substr(x, 2, 1)) - 1 }
+    /^  0x/ { h = h substr($0, 14, 35) }
+    END {
+      gsub(/ /, "", h); n = length(h) / 2; i = 0
+      while (i + 5 <= n) {
+        a = 0; for (k = 3; k >= 0; k--) a = a * 256 + hex(substr(h, 2 * (i + k) + 1, 2)); i += 4
+        s = 0; m = 1
+        do { b = hex(substr(h, 2 * i + 1, 2)); i++; s += (b % 128) * m; m *= 128 } while (b >= 128 && i < n)
+        printf "%d %d\n", a - a % 2, s
+      }
+    }' > "$elf.frames"
+  "$p-nm" -C "$elf" | awk -v f="$elf.frames" '
+    BEGIN { while ((getline l < f) > 0) { split(l, q, " "); sz[q[1]] = q[2] } }
+    $2 ~ /^[tTwW]$/ {
+      a = 0; x = tolower($1)
+      for (k = 1; k <= length(x); k++) a = a * 16 + index("0123456789abcdef", substr(x, k, 1)) - 1
+      a = a - a % 2
+      if ((a in sz) && !(a in done)) { done[a] = 1; name = $0; sub(/^[^ ]+ [^ ]+ /, "", name); print sz[a], name }
+    }' | sort -rn
+}
+
 fail=0
-mkdir -p "$root/target"
-printf '| target | entry point | linked .text bytes |\n|---|---|---|\n' > "$target_dir.sizes.md"
-for t in thumbv7em-none-eabihf riscv32imac-unknown-none-elf; do
-  (cd "$root/firmware" && /usr/bin/cargo build -q -Zbuild-std=core --target "$t" --release --target-dir "$target_dir")
+declare -A text frame
+(
+  export RUSTC=/usr/bin/rustc RUSTDOC=/usr/bin/rustdoc RUSTC_BOOTSTRAP=1
+  # Only the target crates get this (cargo does not pass RUSTFLAGS to build scripts with
+  # --target); it adds the .stack_sizes section and changes no code.
+  export RUSTFLAGS="-Z emit-stack-sizes"
+  for t in "${targets[@]}"; do
+    (cd "$root/firmware" && /usr/bin/cargo build -q -Zbuild-std=core --target "$t" --release --target-dir "$target_dir")
+  done
+)
+for t in "${targets[@]}"; do
+  p=${pre[$t]}
   lib="$target_dir/$t/release/libfzpack_firmware.a"
   all=()
   for e in "${entries[@]}"; do all+=(-u "$e"); done
   elf="$target_dir/$t/all.elf"
   ${ld[$t]} --gc-sections "${all[@]}" -e fw_pernix_compress --unresolved-symbols=ignore-all -o "$elf" "$lib"
-  if ${nm[$t]} -C "$elf" | grep -i -E 'panic' ; then
+  if "$p-nm" -C "$elf" | grep -i -E 'panic' ; then
     echo "FAIL: $t: panic symbols in the linked image (above)"; fail=1
   else
     echo "$t: no panic symbol in the image of all entry points"
   fi
+  img="$target_dir/$t/release/instrument"
+  if "$p-nm" -C "$img" | grep -i -E 'panic|fzpack_panic_reached'; then
+    echo "FAIL: $t: panic symbols in the instrument image (above)"; fail=1
+  else
+    echo "$t: instrument image linked without a panic path; .text $("$p-size" -A "$img" | awk '$1==".text"{print $2}') bytes"
+  fi
   for e in "${entries[@]}"; do
     one="$target_dir/$t/$e.elf"
     ${ld[$t]} --gc-sections -u "$e" -e "$e" --unresolved-symbols=ignore-all -o "$one" "$lib"
-    text=$(${size[$t]} -A "$one" | awk '$1==".text"{print $2}')
-    printf '| %s | %s | %s |\n' "$t" "$e" "$text" >> "$target_dir.sizes.md"
+    text[$t,$e]=$("$p-size" -A "$one" | awk '$1==".text"{print $2}')
+    top=$(stack_frames "$one" "$p" | head -1)
+    frame[$t,$e]="${top%% *} (\`${top#* }\`)"
   done
 done
-cat "$target_dir.sizes.md"
+
+# QEMU runs: report lines against the host's, painted stack peaks, negative control.
+if ! "$root/scripts/qemu-firmware.sh" "$target_dir"; then
+  fail=1
+fi
+
+peak() { # TARGET ENTRY: painted peak from the QEMU log, or "n/a"
+  local v
+  v=$(awk -v s="stack ${stage[$2]}:" 'index($0, s) == 1 {print $3}' "$target_dir/qemu-${qlog[$1]}.log" 2>/dev/null | head -1)
+  echo "${v:-n/a}"
+}
+out="$target_dir.sizes.md"
+{
+  echo "| entry point | .text M4F | .text RV32 | largest frame M4F (function) | largest frame RV32 (function) | painted peak M4F | painted peak RV32 |"
+  echo "|---|---|---|---|---|---|---|"
+  for e in "${entries[@]}"; do
+    a=thumbv7em-none-eabihf; r=riscv32imac-unknown-none-elf
+    echo "| ${label[$e]} (\`$e\`) | ${text[$a,$e]} B | ${text[$r,$e]} B | ${frame[$a,$e]} | ${frame[$r,$e]} | $(peak $a $e) B | $(peak $r $e) B |"
+  done
+} > "$out"
+cat "$out"
+echo "firmware step: $((SECONDS - start)) s"
 exit $fail

@@ -1,5 +1,9 @@
 //! The core entry points of both codecs as a C-callable static library for microcontrollers.
 //! `scripts/firmware.sh` links it with `--gc-sections` and fails if any panic symbol survives.
+//!
+//! SZp is called on its scalar path (`szp::scalar`), which is what `szp::Path::best()` resolves
+//! to on these targets; calling it directly keeps the (unreachable there) portable-SIMD fallback
+//! of `szp::compress`/`decompress`, with its 32 KiB of stack buffers, out of the image.
 #![no_std]
 
 pub mod instrument;
@@ -106,7 +110,7 @@ pub unsafe extern "C" fn fw_szp_encode(
             slice::from_raw_parts_mut(output, out_len),
         )
     };
-    szp::compress(i, &Config::abs(eb), o).map_or(-1, |l| l as isize)
+    szp::scalar::compress(i, &Config::abs(eb), o).map_or(-1, |l| l as isize)
 }
 
 /// SZp streaming encode of `n` values pushed in 128-value blocks; returns the length or -1.
@@ -159,5 +163,5 @@ pub unsafe extern "C" fn fw_szp_decode(
             slice::from_raw_parts_mut(output, n),
         )
     };
-    szp::decompress(i, o).map_or(-1, |l| l as isize)
+    szp::scalar::decompress(i, o).map_or(-1, |l| l as isize)
 }
