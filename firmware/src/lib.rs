@@ -6,8 +6,6 @@
 //! of `szp::compress`/`decompress`, with its 32 KiB of stack buffers, out of the image.
 #![no_std]
 
-pub mod instrument;
-
 use core::slice;
 use fzpack_core::pernix::{Backend, BitWidth, BlockSize, Dispatcher};
 use fzpack_core::szp::{self, Config, StreamEncoder};

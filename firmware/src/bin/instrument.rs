@@ -1,4 +1,4 @@
-//! The firmware example image: plays the instrument of [`fzpack_firmware::instrument`] on bare
+//! The firmware example image: plays the instrument of `src/instrument.rs` on bare
 //! metal (QEMU `mps2-an386` Cortex-M4F, QEMU RISC-V `virt` RV32), prints the report line and
 //! the painted stack peak of every codec call over semihosting, and exits through semihosting:
 //! code 0 when every check passed, 1 on a failed check or on any CPU exception.
@@ -9,7 +9,22 @@
 #![no_std]
 #![no_main]
 
-use fzpack_firmware::instrument::{self, Buffers, Line, Meter, Stage};
+// Shared with the host test, which uses parts the image does not (`NoMeter`).
+#[allow(dead_code)]
+#[path = "../instrument.rs"]
+mod instrument;
+
+use instrument::{Buffers, Line, Meter, Stage};
+
+/// Any reachable panic would reference this undefined symbol, and the image would not link.
+#[panic_handler]
+fn panic(_: &core::panic::PanicInfo) -> ! {
+    unsafe extern "C" {
+        fn fzpack_panic_reached() -> !;
+    }
+    // SAFETY: never defined: a reachable panic makes the link fail, which is the check.
+    unsafe { fzpack_panic_reached() }
+}
 
 #[cfg(target_arch = "arm")]
 core::arch::global_asm!(
