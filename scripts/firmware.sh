@@ -81,6 +81,12 @@ for t in "${targets[@]}"; do
   else
     echo "$t: no panic symbol in the image of all entry points"
   fi
+  # Only portable code on these targets: no x86_64/aarch64 kernel may be compiled in.
+  if "$p-nm" -C "$lib" 2>/dev/null | grep -i -E 'fzpack_core::arch::(x86_64|aarch64)|avx|neon|sse[0-9]|bmi2' ; then
+    echo "FAIL: $t: SIMD code in the staticlib (above)"; fail=1
+  else
+    echo "$t: no SIMD kernel compiled (portable paths only)"
+  fi
   img="$target_dir/$t/release/instrument"
   if "$p-nm" -C "$img" | grep -i -E 'panic|fzpack_panic_reached'; then
     echo "FAIL: $t: panic symbols in the instrument image (above)"; fail=1
