@@ -4,9 +4,10 @@
 //!
 //! * Compression: quantize 8 values (two `float32x4`, or four `float64x2` narrowed with `uzp1`),
 //!   mask to N bits, merge pairs into 64-bit lanes of `2N` bits (`ushr`/`ushl`/`orr`); for
-//!   N ≤ 16 merge once more (`uzp1`/`uzp2`, 4N ≤ 64 bits per lane) and the group is one
-//!   128-bit integer `h0 | h1 << 4N`; for N > 16 the two `4N`-bit halves are assembled in
-//!   128-bit integers (the second at its byte position `⌊4N/8⌋`, carrying the shared byte).
+//!   N ≤ 16 merge once more (`uzp1`/`uzp2`, 4N ≤ 64 bits per lane) and form the 128-bit
+//!   group `h0 | h1 << 4N` in registers (`ext`/`ushl`/`orr`), stored with one 16-byte store;
+//!   for N > 16 the two `4N`-bit halves are assembled in 128-bit integers (the second at its
+//!   byte position `⌊4N/8⌋`, carrying the shared byte).
 //! * Decompression: one 32-byte load at the group start, two `tbl` (`vqtbl2q_u8`) gather the
 //!   4 bytes starting at byte `⌊iN/8⌋` into dword `i`, `ushl` by `32 − N − (iN mod 8)` moves the
 //!   field's top bit to bit 31 and a shift right by `32 − N` (arithmetic when signed) extracts
