@@ -271,8 +271,11 @@ fn tile_scan_is_an_exclusive_prefix_sum() {
     }
 }
 
+/// `$FZPACK_DATA` (what scripts/gpu-check.sh carries to a GPU machine), else ../shared/data.
 fn data_dir() -> Option<PathBuf> {
-    let d = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/data");
+    let d = std::env::var_os("FZPACK_DATA")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/data"));
     d.is_dir().then_some(d)
 }
 
