@@ -175,12 +175,14 @@ pub fn quantize<T: SzpFloat>(x: T, eb: f64) -> i64 {
 
 /// `llround` for `|v| < 2^62` (guaranteed by [`plan`]): exact, without a libm call. The
 /// integer part is exact, so is `a − trunc(a)`, and ties (`frac == 0.5`) go away from zero.
+/// Signed conversions (one instruction each way on x86_64, unlike u64's) suffice below 2^62;
+/// larger magnitudes saturate.
 #[inline(always)]
 fn round_half_away(v: f64) -> i64 {
     let a = v.abs();
-    let i = a as u64;
-    let r = i.saturating_add(u64::from(a - i as f64 >= 0.5)) as i64;
-    if v < 0.0 { -r } else { r }
+    let i = a as i64;
+    let r = i.saturating_add(i64::from(a - i as f64 >= 0.5));
+    if v < 0.0 { r.wrapping_neg() } else { r }
 }
 
 /// The reconstruction of level `q` (spec §1.7: `(q·2)·eb`, then the element type).

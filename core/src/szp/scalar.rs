@@ -6,6 +6,8 @@ use super::blocks::{
 };
 use super::{Config, DType, Error, SzpFloat, max_compressed_len};
 
+mod onepass;
+
 /// Compresses `input` into `out`; returns the archive length. See [`super::compress`].
 pub fn compress<T: SzpFloat>(input: &[T], cfg: &Config, out: &mut [u8]) -> Result<usize, Error> {
     let plan = blocks::plan(input, cfg)?;
@@ -26,10 +28,20 @@ pub fn compress<T: SzpFloat>(input: &[T], cfg: &Config, out: &mut [u8]) -> Resul
         .enumerate()
         .zip(widths.iter_mut())
     {
-        let w = block_width(&plan, block);
+        let first = b * cfg.block_size as usize;
+        let rest = body.get_mut(pos..).ok_or_else(too_small)?;
+        let w = match onepass::encode_block(&plan, block, rest, first)? {
+            Some(w) => w,
+            None => {
+                // Too little room for the one-pass scratch: the two-pass block encoder.
+                let w = block_width(&plan, block);
+                let cost = block_payload_len(w, block.len());
+                let dst = body.get_mut(pos..pos + cost).ok_or_else(too_small)?;
+                encode_block(&plan, block, w, dst, first)?;
+                w
+            }
+        };
         let cost = block_payload_len(w, block.len());
-        let dst = body.get_mut(pos..pos + cost).ok_or_else(too_small)?;
-        encode_block(&plan, block, w, dst, b * cfg.block_size as usize)?;
         *wslot = w;
         pos += cost;
     }

@@ -57,7 +57,10 @@ impl Path {
         }
     }
 
-    /// The fastest available path: AVX-512, AVX2, then scalar.
+    /// The fastest available path: AVX-512, AVX2, NEON, then scalar. Inlined, so that on
+    /// targets without SIMD paths (microcontrollers) it folds to `Scalar` and the portable
+    /// kernels are not linked.
+    #[inline]
     pub fn best() -> Path {
         if Path::Avx512.is_available() {
             Path::Avx512
