@@ -146,3 +146,33 @@ fn scalar_one_pass_and_two_pass_encoders_agree() {
         }
     }
 }
+
+#[test]
+fn config_errors_match_the_reference_on_every_path() {
+    // Found by the GPU executor's tests: the SIMD plans validated the config by planning an
+    // empty input, whose strict tightening with a large max_abs failed (BoundBelowPrecision)
+    // where the reference reports the field's own error (ZeroRange for one value under NOA).
+    let cases: [(&[f32], Config); 3] = [
+        (&[1.0], Config::noa(1e-3).with_max_abs(2e6)),
+        (&[1.0, 2.0], Config::noa(1e-3).with_max_abs(2e6)),
+        (&[1.0, 2.0], Config::abs(-1.0)),
+    ];
+    for (data, cfg) in cases {
+        let mut r = vec![0u8; 256];
+        let want = szp::scalar::compress(data, &cfg, &mut r);
+        for p in Path::ALL.into_iter().filter(|p| p.is_available()) {
+            let mut out = vec![0u8; 256];
+            assert_eq!(
+                szp::compress_with(p, data, &cfg, &mut out),
+                want,
+                "{p:?} {cfg:?}"
+            );
+        }
+        let mut out = vec![0u8; 256];
+        assert_eq!(
+            szp::compress_portable(data, &cfg, &mut out),
+            want,
+            "portable {cfg:?}"
+        );
+    }
+}

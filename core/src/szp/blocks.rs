@@ -58,7 +58,7 @@ impl Plan {
 }
 
 /// Validates a config's own fields.
-fn check_config(cfg: &Config) -> Result<(), Error> {
+pub(crate) fn check_config(cfg: &Config) -> Result<(), Error> {
     if cfg.block_size == 0 || cfg.block_size > MAX_BLOCK_SIZE {
         return Err(Error::InvalidBlockSize);
     }

@@ -444,7 +444,7 @@ fn compress_impl<T: SzpFloat>(input: &[T], cfg: &Config, out: &mut [u8]) -> Resu
 #[inline(always)]
 fn fast_plan<T: SzpFloat>(input: &[T], cfg: &Config) -> Result<blocks::Plan, Error> {
     // Validates the config's own fields (cheap: no data).
-    blocks::plan::<T>(&[], cfg)?;
+    blocks::check_config(cfg)?;
     if cfg.max_abs.is_some() || input.is_empty() {
         return blocks::plan(input, cfg);
     }

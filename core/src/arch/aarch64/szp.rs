@@ -74,7 +74,7 @@ fn load2<T: SzpFloat>(x: &[T; 2]) -> float64x2_t {
 #[inline]
 #[target_feature(enable = "neon")]
 fn fast_plan<T: SzpFloat>(input: &[T], cfg: &Config) -> Result<blocks::Plan, Error> {
-    blocks::plan::<T>(&[], cfg)?;
+    blocks::check_config(cfg)?;
     if cfg.max_abs.is_some() || input.is_empty() {
         return blocks::plan(input, cfg);
     }

@@ -598,7 +598,7 @@ fn stats<T: SzpFloat>(input: &[T]) -> (f64, f64, bool) {
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi")]
 fn plan_avx512<T: SzpFloat>(input: &[T], cfg: &Config) -> Result<(blocks::Plan, f64), Error> {
     // Validates the config's own fields (cheap: no data).
-    blocks::plan::<T>(&[], cfg)?;
+    blocks::check_config(cfg)?;
     if let Some(m) = cfg.max_abs {
         return Ok((blocks::plan(input, cfg)?, m));
     }
