@@ -239,8 +239,11 @@ impl Flags {
     fn result(self, s: &Scan, any: u64) -> ScanResult {
         ScanResult {
             any,
-            near_tie: _mm512_reduce_max_pd(self.frac) >= s.far_scalar,
-            violation: _mm512_reduce_max_epu64(self.err) > s.bound_bits,
+            // Lane-wise compares instead of horizontal reductions: two instructions each.
+            near_tie: _mm512_cmp_pd_mask::<_CMP_GE_OQ>(self.frac, _mm512_set1_pd(s.far_scalar))
+                != 0,
+            violation: _mm512_cmpgt_epu64_mask(self.err, _mm512_set1_epi64(s.bound_bits as i64))
+                != 0,
         }
     }
 }
