@@ -161,14 +161,12 @@ impl Gpu {
         let f = self.func(&format!("szp_stats_{}", T::SUFFIX))?;
         let mut b = self.stream.launch_builder(&f);
         b.arg(input).arg(&n).arg(&max_abs).arg(&mut partials);
-        // SAFETY: szp_stats_* takes (const T*, u64 n, double, u64* partials[5·grid]); `input`
-        // has n elements and `partials` 5·grid u64, the grid launched here.
+        // SAFETY: szp_stats_* takes (const T*, u64 n, double, u64* partials[5·grid]); `input` has n elements and `partials` 5·grid u64, the grid launched here.
         unsafe { b.launch(cfg1(grid)) }.map_err(drv)?;
         let fin = self.func("szp_stats_final")?;
         let mut b = self.stream.launch_builder(&fin);
         b.arg(&partials).arg(&grid).arg(&mut rec);
-        // SAFETY: szp_stats_final takes (const u64* partials, u32 count, u64* out[5]); the
-        // partials buffer holds `grid` records of 5 and `rec` has 5 slots.
+        // SAFETY: szp_stats_final takes (const u64* partials, u32 count, u64* out[5]); the partials buffer holds `grid` records of 5 and `rec` has 5 slots.
         unsafe { b.launch(cfg1(1)) }.map_err(drv)?;
         let r = self.stream.clone_dtoh(&rec).map_err(drv)?;
         Ok(Stats {
@@ -249,10 +247,7 @@ impl Gpu {
             .arg(out)
             .arg(&mut status)
             .arg(&mut scratch);
-        // SAFETY: szp_encode_* takes (const T* x[n], u64 n, u32 bs, double eb, double bound,
-        // int strict, u8* archive, u64* status[tiles], u64* scratch[2]); the archive buffer has
-        // max_compressed_len bytes (checked above), the most the kernel writes; the grid is one
-        // CTA per tile, as the kernel's look-back requires.
+        // SAFETY: szp_encode_* takes (const T* x[n], u64 n, u32 bs, double eb, double bound, int strict, u8* archive, u64* status[tiles], u64* scratch[2]); the archive buffer has max_compressed_len bytes (checked above), the most the kernel writes; the grid is one CTA per tile, as the kernel's look-back requires.
         unsafe { b.launch(cfg1(grid)) }.map_err(drv)?;
         let r = self.stream.clone_dtoh(&scratch).map_err(drv)?;
         if r[1] != u64::MAX {
@@ -313,8 +308,7 @@ impl Gpu {
                 .arg(&header.n)
                 .arg(&bs)
                 .arg(&mut check);
-            // SAFETY: szp_dec_check takes (const u8* widths[nb], u64 nb, u64 n, u32 bs,
-            // u64* out[2]); `widths` is the nb-byte view.
+            // SAFETY: szp_dec_check takes (const u8* widths[nb], u64 nb, u64 n, u32 bs, u64* out[2]); `widths` is the nb-byte view.
             unsafe { b.launch(cfg1(self.grid_stride_blocks(nb as usize))) }.map_err(drv)?;
         }
         let c = self.stream.clone_dtoh(&check).map_err(drv)?;
@@ -357,10 +351,7 @@ impl Gpu {
             .arg(out)
             .arg(&mut status)
             .arg(&mut scratch);
-        // SAFETY: szp_decode_* takes (const u8* archive, u64 n, u32 bs, double eb, T* out[n],
-        // u64* status[tiles], u64* scratch[2]); the archive was validated above (header, widths
-        // <= 64, payload exactly Σ cost), so every block read stays within it (aligned word
-        // reads never start past a block's last byte); `out` has >= n slots.
+        // SAFETY: szp_decode_* takes (const u8* archive, u64 n, u32 bs, double eb, T* out[n], u64* status[tiles], u64* scratch[2]); the archive was validated above (header, widths <= 64, payload exactly Σ cost), so every block read stays within it (aligned word reads never start past a block's last byte); `out` has >= n slots.
         unsafe { b.launch(cfg1(grid)) }.map_err(drv)?;
         Ok(n)
     }

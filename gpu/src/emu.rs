@@ -62,8 +62,7 @@ macro_rules! emu_float {
             fn stats(x: &[Self], max_abs: f64) -> Stats {
                 let mut f = [0f64; 3];
                 let mut i = [0u64; 2];
-                // SAFETY: `x` is a valid slice of `x.len()` values; `f` and `i` have the 3 and 2
-                // slots the harness writes.
+                // SAFETY: `x` is a valid slice of `x.len()` values; `f` and `i` have the 3 and 2 slots the harness writes.
                 unsafe {
                     $stats(
                         x.as_ptr(),
@@ -88,8 +87,7 @@ macro_rules! emu_float {
                             .unwrap_or(usize::MAX)
                 );
                 let (mut payload, mut viol) = (0u64, u64::MAX);
-                // SAFETY: `archive` holds max_compressed_len bytes (asserted), the most the
-                // harness writes (48 + nb + Σ cost <= 48 + nb + 8n); `x` is valid for its length.
+                // SAFETY: `archive` holds max_compressed_len bytes (asserted), the most the harness writes (48 + nb + Σ cost <= 48 + nb + 8n); `x` is valid for its length.
                 unsafe {
                     $enc(
                         x.as_ptr(),
@@ -107,8 +105,7 @@ macro_rules! emu_float {
             }
             fn decode(padded: &[u8], n: usize, bs: u32, eb: f64, out: &mut [Self]) {
                 assert!(out.len() >= n);
-                // SAFETY: `padded` is a parsed (validated) archive plus 8 zero bytes, so every
-                // aligned word read the decoder makes is inside it; `out` has `n` slots.
+                // SAFETY: `padded` is a parsed (validated) archive plus 8 zero bytes, so every aligned word read the decoder makes is inside it; `out` has `n` slots.
                 unsafe { $dec(padded.as_ptr(), n as u64, bs, eb, out.as_mut_ptr()) };
             }
         }

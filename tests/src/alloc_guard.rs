@@ -25,9 +25,7 @@ fn note() {
     });
 }
 
-// SAFETY: every method forwards to `System` with the caller's arguments unchanged, so the
-// `GlobalAlloc` contract is upheld by the system allocator; the counting only touches
-// const-initialized thread-locals, which never allocate.
+// SAFETY: every method forwards to `System` with the caller's arguments unchanged, so the `GlobalAlloc` contract is upheld by the system allocator; the counting only touches const-initialized thread-locals, which never allocate.
 unsafe impl GlobalAlloc for CountingAlloc {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
         note();

@@ -193,8 +193,7 @@ mod x86 {
         out: &mut [u8],
     ) -> Result<usize, Error> {
         if CpuFeatures::detect().has(CpuFeatures::AVX512VBMI) {
-            // SAFETY: the caller guarantees AVX-512 F/DQ/BW/VL and BMI2/LZCNT; VBMI was
-            // detected just above.
+            // SAFETY: the caller guarantees AVX-512 F/DQ/BW/VL and BMI2/LZCNT; VBMI was detected just above.
             unsafe { super::avx512::compress(input, cfg, out) }
         } else {
             compress_impl(input, cfg, out)

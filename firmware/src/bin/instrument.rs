@@ -245,8 +245,7 @@ impl Meter for StackMeter {
         let bottom = sp.saturating_sub(PAINT).max(floor.next_multiple_of(4));
         let mut a = bottom;
         while a < sp {
-            // SAFETY: [bottom, sp) is the free part of the stack region the linker script
-            // reserves (below the live frames; no interrupts are enabled), word aligned.
+            // SAFETY: [bottom, sp) is the free part of the stack region the linker script reserves (below the live frames; no interrupts are enabled), word aligned.
             unsafe { core::ptr::write_volatile(a as *mut u32, PATTERN) };
             a += 4;
         }

@@ -105,8 +105,7 @@ unsafe fn load16<T: SzpFloat>(p: *const T, r: usize) -> (__m512d, __m512d) {
                 // SAFETY: 16 readable f32 at `p` (caller); unaligned load.
                 unsafe { _mm512_loadu_ps(p) }
             } else {
-                // SAFETY: the first r lanes are readable (caller); masked-off lanes are not
-                // accessed.
+                // SAFETY: the first r lanes are readable (caller); masked-off lanes are not accessed.
                 unsafe { _mm512_maskz_loadu_ps(((1u32 << r) - 1) as u16, p) }
             };
             (
@@ -121,8 +120,7 @@ unsafe fn load16<T: SzpFloat>(p: *const T, r: usize) -> (__m512d, __m512d) {
                 unsafe { (_mm512_loadu_pd(p), _mm512_loadu_pd(p.wrapping_add(8))) }
             } else {
                 let m = (1u32 << r) - 1;
-                // SAFETY: the first r lanes are readable (caller); masked-off lanes are not
-                // accessed.
+                // SAFETY: the first r lanes are readable (caller); masked-off lanes are not accessed.
                 unsafe {
                     (
                         _mm512_maskz_loadu_pd(m as u8, p),
@@ -272,8 +270,7 @@ pub(super) fn scan_block<T: SzpFloat>(s: &Scan, block: &[T], u: &mut [u64]) -> S
         any = _mm512_mask_or_epi64(any, ma, any, za);
         any = _mm512_mask_or_epi64(any, mb, any, zb);
         flags.add::<T>(s, m, (xa, xb), (fa, fb), (ta, tb));
-        // SAFETY: lanes [i, i + min(r, 16)) of `u` exist (len <= u.len()); masked-off lanes
-        // are not accessed.
+        // SAFETY: lanes [i, i + min(r, 16)) of `u` exist (len <= u.len()); masked-off lanes are not accessed.
         unsafe {
             _mm512_mask_storeu_epi64(up.wrapping_add(i).cast(), ma, za);
             _mm512_mask_storeu_epi64(up.wrapping_add(i + 8).cast(), mb, zb);
@@ -307,8 +304,7 @@ pub(super) fn scan_block32<T: SzpFloat>(s: &Scan, block: &[T], u: &mut [u32]) ->
         let z = _mm512_xor_si512(_mm512_slli_epi32::<1>(d), _mm512_srai_epi32::<31>(d));
         any = _mm512_mask_or_epi32(any, m, any, z);
         flags.add::<T>(s, m, (xa, xb), (fa, fb), (ta, tb));
-        // SAFETY: lanes [i, i + min(r, 16)) of `u` exist (len <= u.len()); masked-off lanes
-        // are not accessed.
+        // SAFETY: lanes [i, i + min(r, 16)) of `u` exist (len <= u.len()); masked-off lanes are not accessed.
         unsafe { _mm512_mask_storeu_epi32(up.wrapping_add(i).cast(), m, z) };
     });
     flags.result(s, _mm512_reduce_or_epi32(any) as u32 as u64)
@@ -388,8 +384,7 @@ fn pack_steps<const P: usize, const S: bool>(
         let bm = u64::MAX >> (64 - (r * wz).div_ceil(8));
         let codes = load(i, lanes(r));
         let packed = pack16::<P, S>(p.t, p.shift, &p.idx, p.cnt, p.low, codes);
-        // SAFETY: the step's bytes [i·w/8, i·w/8 + ceil(r·w/8)) lie inside `out`, whose
-        // length is ceil(len·w/8) (checked by `pack_with`); masked-off bytes are not accessed.
+        // SAFETY: the step's bytes [i·w/8, i·w/8 + ceil(r·w/8)) lie inside `out`, whose length is ceil(len·w/8) (checked by `pack_with`); masked-off bytes are not accessed.
         unsafe { _mm512_mask_storeu_epi8(dst.wrapping_add(i / 8 * wz).cast(), bm, packed) };
     });
 }
@@ -400,8 +395,7 @@ fn pack_steps<const P: usize, const S: bool>(
 pub(super) fn pack_block(u: &[u64], w: u32, out: &mut [u8]) {
     let src = u.as_ptr();
     pack_with(u.len(), w, out, |i, m| {
-        // SAFETY: the lanes of `m` are values i.. of `u` (`pack_steps` passes the lanes left);
-        // masked-off lanes are not accessed.
+        // SAFETY: the lanes of `m` are values i.. of `u` (`pack_steps` passes the lanes left); masked-off lanes are not accessed.
         let (a, b) = unsafe {
             (
                 _mm512_maskz_loadu_epi64(m as u8, src.wrapping_add(i).cast()),
@@ -420,8 +414,7 @@ pub(super) fn pack_block(u: &[u64], w: u32, out: &mut [u8]) {
 pub(super) fn pack_block32(u: &[u32], w: u32, out: &mut [u8]) {
     let src = u.as_ptr();
     pack_with(u.len(), w, out, |i, m| {
-        // SAFETY: the lanes of `m` are values i.. of `u` (`pack_steps` passes the lanes left);
-        // masked-off lanes are not accessed.
+        // SAFETY: the lanes of `m` are values i.. of `u` (`pack_steps` passes the lanes left); masked-off lanes are not accessed.
         unsafe { _mm512_maskz_loadu_epi32(m, src.wrapping_add(i).cast()) }
     });
 }
@@ -460,8 +453,7 @@ pub(super) fn decode_block<T: SzpFloat>(payload: &[u8], w: u8, e2: f64, out: &mu
     let mut carry = zero;
     each_step(len, |i, r| {
         let bm = u64::MAX >> (64 - (r * wz).div_ceil(8));
-        // SAFETY: the step's bytes [i·w/8, i·w/8 + ceil(r·w/8)) lie inside `payload`
-        // (checked length); masked-off bytes are not accessed.
+        // SAFETY: the step's bytes [i·w/8, i·w/8 + ceil(r·w/8)) lie inside `payload` (checked length); masked-off bytes are not accessed.
         let b = unsafe { _mm512_maskz_loadu_epi8(bm, src.wrapping_add(i / 8 * wz).cast()) };
         let f = _mm512_srl_epi32(
             _mm512_multishift_epi64_epi8(ctrl, _mm512_permutexvar_epi8(idx, b)),
