@@ -188,7 +188,7 @@ impl Gpu {
         cfg: &Config,
         out: &mut CudaViewMut<'_, u8>,
     ) -> Result<usize> {
-        crate::check_config(cfg)?;
+        szp::blocks::check_config(cfg)?;
         let n = input.len();
         let max = szp::max_compressed_len(n, cfg.block_size, T::DTYPE)
             .ok_or(szp::Error::OutputTooSmall { needed: usize::MAX })?;
@@ -359,7 +359,7 @@ impl Gpu {
     /// Host-slice convenience: copies `input` to the device, compresses, and copies back only
     /// the archive's bytes.
     pub fn compress<T: GpuFloat>(&self, input: &[T], cfg: &Config) -> Result<Vec<u8>> {
-        crate::check_config(cfg)?;
+        szp::blocks::check_config(cfg)?;
         let max = szp::max_compressed_len(input.len(), cfg.block_size, T::DTYPE)
             .ok_or(szp::Error::OutputTooSmall { needed: usize::MAX })?;
         let d_in = self.upload(input)?;

@@ -118,7 +118,7 @@ emu_float!(f64, fzh_stats_f64, fzh_encode_f64, fzh_decode_f64);
 /// Compresses `input` with the kernels' logic on the CPU: the archive fzpack-core writes, or the
 /// error it reports.
 pub fn compress<T: EmuFloat>(input: &[T], cfg: &Config) -> Result<Vec<u8>> {
-    crate::check_config(cfg)?;
+    szp::blocks::check_config(cfg)?;
     let stats = T::stats(input, max_abs_arg(cfg));
     let plan = match plan_from_stats(T::DTYPE, cfg, input.len(), &stats)? {
         Planned::Ok(p) => p,

@@ -29,7 +29,7 @@
 
 use core::fmt;
 
-use fzpack_core::szp::{self, Config, DType, Mode, Plan};
+use fzpack_core::szp::{self, Config, DType, Plan};
 
 mod device;
 #[cfg(feature = "host-kernels")]
@@ -213,22 +213,6 @@ pub(crate) fn max_abs_arg(cfg: &Config) -> f64 {
     cfg.max_abs.unwrap_or(-1.0)
 }
 
-/// fzpack-core's config validation (`blocks::check_config`, private there).
-pub(crate) fn check_config(cfg: &Config) -> Result<(), szp::Error> {
-    if cfg.block_size == 0 || cfg.block_size > szp::MAX_BLOCK_SIZE {
-        return Err(szp::Error::InvalidBlockSize);
-    }
-    if !(cfg.error_bound.is_finite() && cfg.error_bound > 0.0) {
-        return Err(szp::Error::InvalidErrorBound);
-    }
-    if let Some(m) = cfg.max_abs
-        && !(m.is_finite() && m >= 0.0)
-    {
-        return Err(szp::Error::InvalidErrorBound);
-    }
-    Ok(())
-}
-
 /// What the plan step decided.
 pub(crate) enum Planned {
     /// Encode with this plan.
@@ -240,16 +224,16 @@ pub(crate) enum Planned {
 const LEVEL_LIMIT: f64 = 4_611_686_018_427_387_904.0; // 2^62
 
 /// fzpack-core's `blocks::plan` from statistics instead of a slice: the same error order
-/// (config, first bad value, bound resolution, level overflow) and the same `Plan`, field for
-/// field (`blocks::resolve` is private to core; this is its twin, checked against
-/// `blocks::plan` in the tests).
+/// (config, first bad value, bound resolution, level overflow) and the same `Plan`, built by
+/// core's own `blocks::check_config` and `blocks::resolve` (checked against `blocks::plan` in
+/// the tests).
 pub(crate) fn plan_from_stats(
     dtype: DType,
     cfg: &Config,
     n: usize,
     s: &Stats,
 ) -> Result<Planned, szp::Error> {
-    check_config(cfg)?;
+    szp::blocks::check_config(cfg)?;
     if s.first_nonfinite != u64::MAX || s.first_over != u64::MAX {
         return Err(if s.first_nonfinite < s.first_over {
             szp::Error::NonFinite {
@@ -262,53 +246,12 @@ pub(crate) fn plan_from_stats(
         });
     }
     let range = if n == 0 { 0.0 } else { s.hi - s.lo };
-    let max_abs = cfg.max_abs.unwrap_or(s.mag);
-    let (bound, value_base) = match cfg.mode {
-        Mode::Abs => (cfg.error_bound, 0.0),
-        Mode::Noa if n == 0 => (cfg.error_bound, 0.0),
-        Mode::Noa => {
-            if range == 0.0 {
-                return Err(szp::Error::ZeroRange);
-            }
-            (cfg.error_bound * range, range)
-        }
-    };
-    if !(bound.is_finite() && bound > 0.0) {
-        return Err(szp::Error::InvalidErrorBound);
-    }
-    let quant_eb = if cfg.strict {
-        const F64_SLACK: f64 = 8.881_784_197_001_252e-16; // 2^-50
-        const F32_SLACK: f64 = 5.960_464_477_539_063e-8; // 2^-24
-        let (rel, absolute, limit) = match dtype {
-            DType::F32 => (
-                F32_SLACK + F64_SLACK,
-                1.401_298_464_324_817e-45,
-                f64::from(f32::MAX),
-            ),
-            DType::F64 => (F64_SLACK, f64::from_bits(1), f64::MAX),
-        };
-        let eb = (bound - (max_abs + bound) * rel - absolute).min(limit - max_abs);
-        if eb.is_nan() || eb <= 0.0 {
-            return Err(szp::Error::BoundBelowPrecision);
-        }
-        eb
-    } else {
-        bound
-    };
+    let plan = szp::blocks::resolve(dtype, cfg, n, range, cfg.max_abs.unwrap_or(s.mag))?;
+    let quant_eb = plan.quant_eb;
     if s.mag / (2.0 * quant_eb) >= LEVEL_LIMIT {
         return Ok(Planned::LevelOverflow(2.0 * quant_eb));
     }
-    Ok(Planned::Ok(Plan {
-        dtype,
-        mode: cfg.mode,
-        block_size: cfg.block_size,
-        n,
-        requested: cfg.error_bound,
-        bound,
-        quant_eb,
-        value_base,
-        strict: cfg.strict,
-    }))
+    Ok(Planned::Ok(plan))
 }
 
 /// The encode variant for a block size: `(values per lane cached, blocks per warp)`; the

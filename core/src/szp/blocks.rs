@@ -57,8 +57,9 @@ impl Plan {
     }
 }
 
-/// Validates a config's own fields.
-pub(crate) fn check_config(cfg: &Config) -> Result<(), Error> {
+/// Validates a config's own fields (block size, bound, `max_abs`): the first check of
+/// [`plan`], for drivers that gather the statistics themselves (SIMD paths, GPU).
+pub fn check_config(cfg: &Config) -> Result<(), Error> {
     if cfg.block_size == 0 || cfg.block_size > MAX_BLOCK_SIZE {
         return Err(Error::InvalidBlockSize);
     }
@@ -75,7 +76,7 @@ pub(crate) fn check_config(cfg: &Config) -> Result<(), Error> {
 
 /// Resolves the plan from the config and the data statistics (`range` = max − min for NOA,
 /// `max_abs` = the magnitude the tightening must cover).
-pub(crate) fn resolve(
+pub fn resolve(
     dtype: DType,
     cfg: &Config,
     n: usize,
