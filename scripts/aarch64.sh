@@ -99,17 +99,16 @@ fi
 # capi: run separately below, without its consumer-build tests.
 excl=(--exclude fzpack-capi --exclude fzpack-gpu)
 if [ "$binfmt" = 0 ]; then
-  excl+=(--exclude fzpack)
+  excl+=(--exclude fzpack-cli)
 fi
 echo "== aarch64: cargo test --workspace ${excl[*]} (profile $profile, under qemu-aarch64)"
 $cargo test -q --target $T "${prof[@]}" --workspace "${excl[@]}"
 if [ "$binfmt" = 0 ]; then
-  # The facade's library, doc and rayon tests; only its CLI tests (tests/cli.rs), which
-  # exec the aarch64 binary, need binfmt_misc.
-  echo "== aarch64: fzpack (std facade) without tests/cli.rs: no binfmt_misc handler for aarch64"
-  $cargo test -q --target $T "${prof[@]}" -p fzpack --lib --bins --examples
-  $cargo test -q --target $T "${prof[@]}" -p fzpack --doc
-  echo "skipped: std-ext/tests/cli.rs (execs the aarch64 fzpack binary; no binfmt_misc qemu-aarch64 handler here)"
+  # Only the CLI's tests (cli/tests/cli.rs), which exec the aarch64 binary, need binfmt_misc;
+  # its unit tests still run.
+  echo "== aarch64: fzpack-cli without tests/cli.rs: no binfmt_misc handler for aarch64"
+  $cargo test -q --target $T "${prof[@]}" -p fzpack-cli --bins
+  echo "skipped: cli/tests/cli.rs (execs the aarch64 fzpack binary; no binfmt_misc qemu-aarch64 handler here)"
 fi
 echo "== aarch64: fzpack-capi without the C/C++/Fortran/CMake consumer tests (x86_64 host tools)"
 $cargo test -q --target $T "${prof[@]}" -p fzpack-capi -- \

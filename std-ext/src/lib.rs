@@ -9,7 +9,7 @@
 //! * [`Error`], one `std::error::Error` type wrapping the core error enums;
 //! * the rayon multi-block driver ([`par`], feature `rayon`, on by default), which also serves
 //!   [`pernix::Backend::FallbackStdpar`];
-//! * the `fzpack` command-line tool (feature `cli`, on by default).
+//! * nothing else: the `fzpack` command-line tool is its own crate, `fzpack-cli` (`cli/`).
 //!
 //! Every path produces the bytes of the core's scalar reference.
 
