@@ -375,64 +375,18 @@ pub fn read<T: SzpFloat>(archive: &[u8], out: &mut [T]) -> Result<usize, Error> 
     Ok(n)
 }
 
-const fn crc_tables() -> [[u32; 256]; 8] {
-    let mut t = [[0u32; 256]; 8];
-    let mut i = 0;
-    while i < 256 {
-        let mut c = i as u32;
-        let mut k = 0;
-        while k < 8 {
-            c = if c & 1 != 0 {
-                0xEDB8_8320 ^ (c >> 1)
-            } else {
-                c >> 1
-            };
-            k += 1;
-        }
-        t[0][i] = c;
-        i += 1;
-    }
-    let mut s = 1;
-    while s < 8 {
-        let mut i = 0;
-        while i < 256 {
-            let prev = t[s - 1][i];
-            t[s][i] = (prev >> 8) ^ t[0][(prev & 0xFF) as usize];
-            i += 1;
-        }
-        s += 1;
-    }
-    t
-}
-
-static CRC: [[u32; 256]; 8] = crc_tables();
-
 /// Continues a CRC-32 (zlib/IEEE): `crc32_update(0, a ++ b) == crc32_update(crc32_update(0, a), b)`.
+/// (crc32fast, `no_std`: a slicing-by-16 table, or the carry-less-multiply kernel where the
+/// target enables it at compile time.)
 pub fn crc32_update(crc: u32, data: &[u8]) -> u32 {
-    let t = &CRC;
-    let mut c = !crc;
-    let mut chunks = data.chunks_exact(8);
-    for ch in &mut chunks {
-        let lo = u32::from_le_bytes([ch[0], ch[1], ch[2], ch[3]]) ^ c;
-        let hi = u32::from_le_bytes([ch[4], ch[5], ch[6], ch[7]]);
-        c = t[7][(lo & 0xFF) as usize]
-            ^ t[6][((lo >> 8) & 0xFF) as usize]
-            ^ t[5][((lo >> 16) & 0xFF) as usize]
-            ^ t[4][(lo >> 24) as usize]
-            ^ t[3][(hi & 0xFF) as usize]
-            ^ t[2][((hi >> 8) & 0xFF) as usize]
-            ^ t[1][((hi >> 16) & 0xFF) as usize]
-            ^ t[0][(hi >> 24) as usize];
-    }
-    for &b in chunks.remainder() {
-        c = (c >> 8) ^ t[0][((c ^ u32::from(b)) & 0xFF) as usize];
-    }
-    !c
+    let mut h = crc32fast::Hasher::new_with_initial(crc);
+    h.update(data);
+    h.finalize()
 }
 
 /// CRC-32 (zlib/IEEE polynomial, init and final xor 0xFFFFFFFF) of `data`.
 pub fn crc32(data: &[u8]) -> u32 {
-    crc32_update(0, data)
+    crc32fast::hash(data)
 }
 
 #[cfg(test)]
@@ -444,9 +398,17 @@ mod tests {
         assert_eq!(crc32(b"123456789"), 0xCBF4_3926);
         assert_eq!(crc32(b""), 0);
         let data: [u8; 37] = core::array::from_fn(|i| (i * 37 + 11) as u8);
+        // Bit-at-a-time reference of the reflected polynomial.
         let mut bytewise = 0xFFFF_FFFFu32;
         for &b in &data {
-            bytewise = (bytewise >> 8) ^ CRC[0][((bytewise ^ u32::from(b)) & 0xFF) as usize];
+            bytewise ^= u32::from(b);
+            for _ in 0..8 {
+                bytewise = if bytewise & 1 != 0 {
+                    0xEDB8_8320 ^ (bytewise >> 1)
+                } else {
+                    bytewise >> 1
+                };
+            }
         }
         assert_eq!(crc32(&data), !bytewise);
         assert_eq!(crc32_update(crc32(&data[..13]), &data[13..]), crc32(&data));
