@@ -2,5 +2,6 @@
 
 pub mod alloc_guard;
 pub mod checks;
+pub mod ops_checks;
 pub mod pernix_model;
 pub mod vectors;

@@ -50,6 +50,7 @@
 pub mod blocks;
 mod float;
 pub mod fzm;
+pub mod ops;
 pub mod scalar;
 mod simd;
 mod stream;
@@ -256,6 +257,11 @@ pub enum Error {
     },
     /// `finish` was called before all blocks were pushed, or a block came after the last.
     StreamState,
+    /// Archives given to one [`ops`] operation differ in `what` (e.g. `"quantizer bound"`).
+    OpsMismatch {
+        /// The differing field.
+        what: &'static str,
+    },
 }
 
 impl fmt::Display for Error {
@@ -308,6 +314,7 @@ impl fmt::Display for Error {
                 write!(f, "block of wrong length ({expected} expected)")
             }
             Error::StreamState => write!(f, "stream finished early or fed past its last block"),
+            Error::OpsMismatch { what } => write!(f, "archives differ in {what}"),
         }
     }
 }

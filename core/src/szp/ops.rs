@@ -1,0 +1,604 @@
+//! Arithmetic on SZp archives without decompressing them (hZCCL / HoSZp style).
+//!
+//! Two archives on the same quantizer grid — same element type, length, block size and the
+//! same recorded quantizer bound `eb` (`error_bound` of the SZpConfig, bit for bit) — hold
+//! integer levels `q` with `x' = T((q·2)·eb)`. The levels of `c₁·a + c₂·b + …` are
+//! `c₁·q_a + c₂·q_b + …`, and because every block's delta coding is linear
+//! (`d₀ = q₀`, `dᵢ = qᵢ − qᵢ₋₁`), the per-block deltas combine the same way. Every operation
+//! here is integer work on the payload: unpack each input block's zigzag deltas, combine them,
+//! zigzag, recompute the block width, pack. No float round trip, no allocation; the caller
+//! gives the output buffer ([`max_output_len`] is always enough).
+//!
+//! # The result and its bound
+//!
+//! The output is a valid fzpack archive on the same grid (same `eb`, dtype, length, block
+//! size), always in ABS mode, with the strict flag set when every input had it, and with the
+//! requested bound `Σ |cⱼ| · boundⱼ` where `boundⱼ` is input `j`'s absolute bound
+//! ([`Header::bound`]: the requested ABS bound, or requested × value range for NOA). For strict
+//! inputs every element of the result's decoding meets
+//! `|Σ cⱼ·xⱼ − x'| ≤ Σ |cⱼ| · boundⱼ` against the original data `xⱼ`, and it differs from
+//! `Σ cⱼ·decompress(aⱼ)` by at most that bound as well (see `docs/szp-archive.md`,
+//! "Compressed-domain operations", for the derivation).
+//!
+//! # Errors, never panics or wraps
+//!
+//! Inputs that differ in a grid field are [`Error::OpsMismatch`] naming the field (`"dtype"`,
+//! `"length"`, `"block size"`, `"quantizer bound"`); a result level of magnitude 2⁶² or more, or
+//! one whose reconstruction is not finite in the element type, is [`Error::LevelOverflow`] with
+//! the index of the first such element (64-bit levels never wrap); every input is parsed and
+//! validated as untrusted ([`super::blocks::parse`]); a too-small output is
+//! [`Error::OutputTooSmall`] with the exact length needed.
+//!
+//! # Addable archives
+//!
+//! Strict archives tighten the bound with `max|x|` (module docs of [`super`]), so two fields
+//! compressed with the same ABS bound usually land on different grids. Declare the magnitude
+//! instead: `Config::abs(eb).with_max_abs(M)` gives every field with `|x| ≤ M` the same grid.
+//!
+//! ```
+//! use fzpack_core::szp::{self, ops, Config, DType};
+//!
+//! let a: [f32; 300] = core::array::from_fn(|i| (i as f32 * 0.1).sin());
+//! let b: [f32; 300] = core::array::from_fn(|i| (i as f32 * 0.07).cos());
+//! let cfg = Config::abs(1e-3).with_max_abs(2.0); // same grid for every |x| <= 2
+//! let (mut za, mut zb, mut zc) = ([0u8; 4096], [0u8; 4096], [0u8; 4096]);
+//! let la = szp::compress(&a, &cfg, &mut za)?;
+//! let lb = szp::compress(&b, &cfg, &mut zb)?;
+//! let lc = ops::add(&za[..la], &zb[..lb], &mut zc)?;
+//! assert_eq!(szp::header(&zc[..lc])?.bound(), 2e-3);
+//! let mut c = [0f32; 300];
+//! szp::decompress(&zc[..lc], &mut c)?;
+//! assert!((0..300).all(|i| (f64::from(a[i]) + f64::from(b[i]) - f64::from(c[i])).abs() <= 2e-3));
+//! # Ok::<(), szp::Error>(())
+//! ```
+
+use super::blocks::{self, ArchiveView, Plan, block_payload_len, write_header};
+use super::{DType, Error, HEADER_LEN, Mode};
+
+/// Most archives one call of [`linear`] / [`sum`] combines (a fixed stack table per input).
+pub const MAX_TERMS: usize = 64;
+
+/// Values per scratch chunk: blocks up to this size are combined in one pass.
+const CHUNK: usize = 512;
+
+/// Result levels must stay below this magnitude (as the encoder's levels do).
+const LEVEL_LIMIT: i128 = 1 << 62;
+
+/// Archive bytes that always suffice for the result of an operation on archives of `n` values
+/// and block size `block_size` (header, widths, 8 bytes per value); `None` on overflow or an
+/// invalid block size. Equal to [`super::max_compressed_len`].
+pub fn max_output_len(n: usize, block_size: u32) -> Option<usize> {
+    super::max_compressed_len(n, block_size, DType::F64)
+}
+
+/// `a + b` (bound `bound_a + bound_b`). Returns the output archive length.
+pub fn add(a: &[u8], b: &[u8], out: &mut [u8]) -> Result<usize, Error> {
+    linear(&[a, b], &[1, 1], out)
+}
+
+/// `a − b` (bound `bound_a + bound_b`).
+pub fn sub(a: &[u8], b: &[u8], out: &mut [u8]) -> Result<usize, Error> {
+    linear(&[a, b], &[1, -1], out)
+}
+
+/// `−a` (bound `bound_a`).
+pub fn negate(a: &[u8], out: &mut [u8]) -> Result<usize, Error> {
+    linear(&[a], &[-1], out)
+}
+
+/// `k·a` for an integer `k` (bound `|k| · bound_a`; `k = 0` gives exact zeros, bound 0).
+pub fn scale_int(a: &[u8], k: i64, out: &mut [u8]) -> Result<usize, Error> {
+    linear(&[a], &[k], out)
+}
+
+/// `Σ aⱼ` over 1..=[`MAX_TERMS`] archives (bound `Σ boundⱼ`).
+pub fn sum(archives: &[&[u8]], out: &mut [u8]) -> Result<usize, Error> {
+    const ONES: [i64; MAX_TERMS] = [1; MAX_TERMS];
+    let k = archives.len().min(MAX_TERMS + 1);
+    linear(archives, ONES.get(..k).unwrap_or(&ONES), out)
+}
+
+/// `Σ cⱼ·aⱼ` for integer coefficients (the general form of every operation above; bound
+/// `Σ |cⱼ| · boundⱼ`). `archives` and `coeffs` must have the same length, 1..=[`MAX_TERMS`].
+pub fn linear(archives: &[&[u8]], coeffs: &[i64], out: &mut [u8]) -> Result<usize, Error> {
+    engine(archives, coeffs, out, false)
+}
+
+/// The scalar reference of [`linear`]: every block through exact per-element level arithmetic
+/// (decode each input's levels by prefix sum, combine in `i128` with checks, re-delta). Same
+/// bytes and errors as [`linear`]; for tests.
+pub fn linear_reference(
+    archives: &[&[u8]],
+    coeffs: &[i64],
+    out: &mut [u8],
+) -> Result<usize, Error> {
+    engine(archives, coeffs, out, true)
+}
+
+/// The grid of an archive as the operations compare it.
+fn check_same(first: &ArchiveView<'_>, v: &ArchiveView<'_>) -> Result<(), Error> {
+    let (h0, h) = (&first.header, &v.header);
+    if h.dtype != h0.dtype {
+        return Err(Error::OpsMismatch { what: "dtype" });
+    }
+    if h.n != h0.n {
+        return Err(Error::OpsMismatch { what: "length" });
+    }
+    if h.block_size != h0.block_size {
+        return Err(Error::OpsMismatch { what: "block size" });
+    }
+    if h.quant_eb.to_bits() != h0.quant_eb.to_bits() {
+        return Err(Error::OpsMismatch {
+            what: "quantizer bound",
+        });
+    }
+    Ok(())
+}
+
+/// Largest finite value of the element type, as f64.
+fn type_max(dtype: DType) -> f64 {
+    match dtype {
+        DType::F32 => f64::from(f32::MAX),
+        DType::F64 => f64::MAX,
+    }
+}
+
+/// Whether level `q` reconstructs (`(q·2)·eb` in f64, then the element type) to a finite value.
+#[inline]
+fn recon_finite(q: i64, eb: f64, dtype: DType) -> bool {
+    let v = q as f64 * 2.0 * eb;
+    match dtype {
+        DType::F32 => (v as f32).is_finite(),
+        DType::F64 => v.is_finite(),
+    }
+}
+
+#[inline(always)]
+fn zigzag(d: i64) -> u64 {
+    ((d << 1) ^ (d >> 63)) as u64
+}
+
+#[inline(always)]
+fn unzigzag(u: u64) -> i64 {
+    ((u >> 1) as i64) ^ -((u & 1) as i64)
+}
+
+#[inline(always)]
+fn mask_of(w: u32) -> u64 {
+    if w >= 64 { u64::MAX } else { (1u64 << w) - 1 }
+}
+
+/// Field `i` of width `w` (1..=64) of an LSB-first bit stream `p`: one 16-byte load where 16
+/// bytes remain, else a zero-padded copy. Bits past the end read as 0.
+#[inline(always)]
+fn field(p: &[u8], i: usize, w: u32, mask: u64) -> u64 {
+    let bit = i * w as usize;
+    let byte = bit >> 3;
+    let sh = (bit & 7) as u32;
+    let mut b = [0u8; 16];
+    if let Some(s) = p.get(byte..byte + 16) {
+        b.copy_from_slice(s);
+    } else if let Some(s) = p.get(byte..) {
+        for (d, v) in b.iter_mut().zip(s) {
+            *d = *v;
+        }
+    }
+    ((u128::from_le_bytes(b) >> sh) as u64) & mask
+}
+
+/// Fields `first..first + dst.len()` of width `w` (0..=64), combined into `dst` as
+/// `dst[i] (+)= c · unzigzag(field)` with wrapping arithmetic.
+#[inline(always)]
+fn unpack_combine(p: &[u8], w: u32, first: usize, c: i64, dst: &mut [i64], init: bool) {
+    if w == 0 {
+        if init {
+            dst.fill(0);
+        }
+        return;
+    }
+    let mask = mask_of(w);
+    // Fields whose 16-byte window lies inside `p`: no bounds bookkeeping in the hot loop.
+    let fast = if p.len() >= 16 {
+        ((p.len() - 16) * 8 / w as usize + 1).saturating_sub(first)
+    } else {
+        0
+    }
+    .min(dst.len());
+    let (head, tail) = dst.split_at_mut(fast);
+    let wz = w as usize;
+    for (i, d) in head.iter_mut().enumerate() {
+        let bit = (first + i) * wz;
+        let byte = bit >> 3;
+        let mut b = [0u8; 16];
+        if let Some(s) = p.get(byte..byte + 16) {
+            b.copy_from_slice(s);
+        }
+        let u = ((u128::from_le_bytes(b) >> (bit & 7)) as u64) & mask;
+        let v = c.wrapping_mul(unzigzag(u));
+        *d = if init { v } else { d.wrapping_add(v) };
+    }
+    for (i, d) in tail.iter_mut().enumerate() {
+        let u = field(p, first + fast + i, w, mask);
+        let v = c.wrapping_mul(unzigzag(u));
+        *d = if init { v } else { d.wrapping_add(v) };
+    }
+}
+
+/// LSB-first bit packer into one block's exact payload slice.
+struct Packer<'a> {
+    out: &'a mut [u8],
+    pos: usize,
+    acc: u64,
+    have: u32,
+    w: u32,
+}
+
+impl Packer<'_> {
+    #[inline(always)]
+    fn put(&mut self, v: u64) {
+        let w = self.w;
+        self.acc |= v << self.have;
+        if self.have + w >= 64 {
+            if let Some(d) = self.out.get_mut(self.pos..self.pos + 8) {
+                d.copy_from_slice(&self.acc.to_le_bytes());
+            }
+            self.pos += 8;
+            self.acc = if self.have == 0 {
+                0
+            } else {
+                v >> (64 - self.have)
+            };
+            self.have = self.have + w - 64;
+        } else {
+            self.have += w;
+        }
+    }
+    fn flush(&mut self) {
+        let n = self.have.div_ceil(8) as usize;
+        let bytes = self.acc.to_le_bytes();
+        if let Some(d) = self.out.get_mut(self.pos..) {
+            for (d, b) in d.iter_mut().zip(bytes.iter().take(n)) {
+                *d = *b;
+            }
+        }
+    }
+}
+
+/// One input's per-block view.
+#[derive(Clone, Copy)]
+struct Term<'a> {
+    widths: &'a [u8],
+    payload: &'a [u8],
+    off: usize,
+    c: i64,
+}
+
+fn engine(
+    archives: &[&[u8]],
+    coeffs: &[i64],
+    out: &mut [u8],
+    exact_only: bool,
+) -> Result<usize, Error> {
+    if archives.is_empty() {
+        return Err(Error::OpsMismatch {
+            what: "archive count (none given)",
+        });
+    }
+    if archives.len() > MAX_TERMS {
+        return Err(Error::OpsMismatch {
+            what: "archive count (at most 64 per call)",
+        });
+    }
+    if coeffs.len() != archives.len() {
+        return Err(Error::OpsMismatch {
+            what: "coefficient count",
+        });
+    }
+    let first = blocks::parse(archives[0])?;
+    let mut terms = [Term {
+        widths: &[],
+        payload: &[],
+        off: 0,
+        c: 0,
+    }; MAX_TERMS];
+    let mut bound = 0f64;
+    let mut strict = true;
+    for ((t, &a), &c) in terms.iter_mut().zip(archives).zip(coeffs) {
+        let v = blocks::parse(a)?;
+        check_same(&first, &v)?;
+        bound += c.unsigned_abs() as f64 * v.header.bound();
+        strict &= v.header.strict;
+        *t = Term {
+            widths: v.widths,
+            payload: v.payload,
+            off: 0,
+            c,
+        };
+    }
+    let terms = &mut terms[..archives.len()];
+    if !(bound.is_finite() && bound >= 0.0) {
+        return Err(Error::InvalidErrorBound);
+    }
+    let h = first.header;
+    let (n, eb, dtype) = (first.n, h.quant_eb, h.dtype);
+    let bs = h.block_size as usize;
+    let nb = first.widths.len();
+    let plan = Plan {
+        dtype,
+        mode: Mode::Abs,
+        block_size: h.block_size,
+        n,
+        requested: bound,
+        bound,
+        quant_eb: eb,
+        value_base: 0.0,
+        strict,
+    };
+    let tmax = type_max(dtype);
+    let payload_start = HEADER_LEN + nb;
+    let mut pos = payload_start; // next payload byte of the output
+    let mut fits = out.len() >= payload_start;
+    let mut acc = [0i64; CHUNK];
+    let mut zz = [0u64; CHUNK];
+    for b in 0..nb {
+        let start = b * bs;
+        let len = (n - start).min(bs);
+        // Crude bound on every |level| of this block: |q| <= len · 2^(w-1) per input.
+        let mut crude = 0f64;
+        for t in terms.iter() {
+            let w = i32::from(t.widths.get(b).copied().unwrap_or(0));
+            if w > 0 {
+                // 2^(w-1), w in 1..=64, built from its exponent bits.
+                let pow = f64::from_bits(((w - 1 + 1023) as u64) << 52);
+                crude += t.c.unsigned_abs() as f64 * len as f64 * pow;
+            }
+        }
+        let fast =
+            !exact_only && crude < (1u64 << 61) as f64 && crude * 2.0 * eb * (1.0 + 1e-12) <= tmax;
+        let width;
+        if fast && len <= CHUNK {
+            let (a, z) = (&mut acc[..len], &mut zz[..len]);
+            for (j, t) in terms.iter().enumerate() {
+                let w = u32::from(t.widths.get(b).copied().unwrap_or(0));
+                let p = t.payload.get(t.off..).unwrap_or(&[]);
+                unpack_combine(p, w, 0, t.c, a, j == 0);
+            }
+            let mut any = 0u64;
+            for (z, &d) in z.iter_mut().zip(a.iter()) {
+                *z = zigzag(d);
+                any |= *z;
+            }
+            width = 64 - any.leading_zeros();
+            let cost = block_payload_len(width as u8, len);
+            if fits && pos + cost <= out.len() && width > 0 {
+                let mut pk = Packer {
+                    out: &mut out[pos..pos + cost],
+                    pos: 0,
+                    acc: 0,
+                    have: 0,
+                    w: width,
+                };
+                for &u in z.iter() {
+                    pk.put(u);
+                }
+                pk.flush();
+            }
+        } else if fast {
+            // Large blocks: one pass for the width, one to pack.
+            let mut any = 0u64;
+            chunks(terms, b, len, &mut acc, |_, a| {
+                for &d in a {
+                    any |= zigzag(d);
+                }
+            });
+            width = 64 - any.leading_zeros();
+            let cost = block_payload_len(width as u8, len);
+            if fits && pos + cost <= out.len() && width > 0 {
+                let mut pk = Packer {
+                    out: &mut out[pos..pos + cost],
+                    pos: 0,
+                    acc: 0,
+                    have: 0,
+                    w: width,
+                };
+                chunks(terms, b, len, &mut acc, |_, a| {
+                    for &d in a {
+                        pk.put(zigzag(d));
+                    }
+                });
+                pk.flush();
+            }
+        } else {
+            let mut any = 0u64;
+            exact_block(terms, b, len, eb, dtype, |i, u| {
+                let _ = i;
+                any |= u;
+            })
+            .map_err(|i| Error::LevelOverflow { index: start + i })?;
+            width = 64 - any.leading_zeros();
+            let cost = block_payload_len(width as u8, len);
+            if fits && pos + cost <= out.len() && width > 0 {
+                let mut pk = Packer {
+                    out: &mut out[pos..pos + cost],
+                    pos: 0,
+                    acc: 0,
+                    have: 0,
+                    w: width,
+                };
+                exact_block(terms, b, len, eb, dtype, |_, u| pk.put(u))
+                    .map_err(|i| Error::LevelOverflow { index: start + i })?;
+                pk.flush();
+            }
+        }
+        let cost = block_payload_len(width as u8, len);
+        if fits && pos + cost <= out.len() {
+            out[HEADER_LEN + b] = width as u8;
+        } else {
+            fits = false;
+        }
+        pos += cost;
+        for t in terms.iter_mut() {
+            let w = t.widths.get(b).copied().unwrap_or(0);
+            t.off += block_payload_len(w, len);
+        }
+    }
+    if !fits {
+        return Err(Error::OutputTooSmall { needed: pos });
+    }
+    write_header(&plan, out)?;
+    Ok(pos)
+}
+
+/// Combined deltas of block `b` in chunks of [`CHUNK`], handed to `f(offset, deltas)`.
+fn chunks(
+    terms: &[Term<'_>],
+    b: usize,
+    len: usize,
+    acc: &mut [i64; CHUNK],
+    mut f: impl FnMut(usize, &[i64]),
+) {
+    let mut i = 0;
+    while i < len {
+        let m = (len - i).min(CHUNK);
+        let a = &mut acc[..m];
+        for (j, t) in terms.iter().enumerate() {
+            let w = u32::from(t.widths.get(b).copied().unwrap_or(0));
+            let p = t.payload.get(t.off..).unwrap_or(&[]);
+            unpack_combine(p, w, i, t.c, a, j == 0);
+        }
+        f(i, a);
+        i += m;
+    }
+}
+
+/// The exact reference of one block: per-element levels of every input (wrapping prefix sums,
+/// as the decoder computes them), combined in checked `i128`; `f(i, zigzag delta)` per value.
+/// `Err(i)` names the first element whose level reaches 2⁶² or does not reconstruct finitely.
+fn exact_block(
+    terms: &[Term<'_>],
+    b: usize,
+    len: usize,
+    eb: f64,
+    dtype: DType,
+    mut f: impl FnMut(usize, u64),
+) -> Result<(), usize> {
+    let mut levels = [0i64; MAX_TERMS];
+    let mut prev = 0i64;
+    for i in 0..len {
+        let mut q: i128 = 0;
+        for (t, l) in terms.iter().zip(levels.iter_mut()) {
+            let w = u32::from(t.widths.get(b).copied().unwrap_or(0));
+            if w > 0 {
+                let p = t.payload.get(t.off..).unwrap_or(&[]);
+                *l = l.wrapping_add(unzigzag(field(p, i, w, mask_of(w))));
+            }
+            q = i128::from(*l)
+                .checked_mul(i128::from(t.c))
+                .and_then(|v| v.checked_add(q))
+                .ok_or(i)?;
+        }
+        if q >= LEVEL_LIMIT || q <= -LEVEL_LIMIT {
+            return Err(i);
+        }
+        let q = q as i64; // |q| < 2^62
+        if !recon_finite(q, eb, dtype) {
+            return Err(i);
+        }
+        f(i, zigzag(q - prev)); // both below 2^62 in magnitude: no overflow
+        prev = q;
+    }
+    Ok(())
+}
+
+/// Compressed-domain statistics of one archive (levels decoded by prefix sum, no floats
+/// materialized).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Stats {
+    /// Element type.
+    pub dtype: DType,
+    /// Number of values.
+    pub n: usize,
+    /// The quantizer bound `eb` (a level `q` decodes to `T((q·2)·eb)`).
+    pub quant_eb: f64,
+    /// The archive's absolute bound per element ([`super::Header::bound`]).
+    pub bound: f64,
+    /// `Σ q` over all values.
+    pub level_sum: i128,
+    /// Smallest and largest level; `None` for an empty archive.
+    pub min_max_levels: Option<(i64, i64)>,
+}
+
+impl Stats {
+    /// `Σ x'` computed from the levels: `(Σ q)·2·eb` (within `n · bound` of the exact sum of
+    /// the original data for strict archives, plus the f64 rounding of the product).
+    pub fn sum(&self) -> f64 {
+        self.level_sum as f64 * 2.0 * self.quant_eb
+    }
+    /// `sum / n` (`None` for an empty archive); within `bound` of the original mean.
+    pub fn mean(&self) -> Option<f64> {
+        (self.n > 0).then(|| self.sum() / self.n as f64)
+    }
+    /// The decoded values of the smallest and largest level (f64 of the level's
+    /// reconstruction in the element type: exactly what decompression yields).
+    pub fn min_max(&self) -> Option<(f64, f64)> {
+        let r = |q: i64| {
+            let v = q as f64 * 2.0 * self.quant_eb;
+            match self.dtype {
+                DType::F32 => f64::from(v as f32),
+                DType::F64 => v,
+            }
+        };
+        self.min_max_levels.map(|(lo, hi)| (r(lo), r(hi)))
+    }
+}
+
+/// [`Stats`] of one (untrusted) archive in one pass over its payload.
+pub fn stats(archive: &[u8]) -> Result<Stats, Error> {
+    let v = blocks::parse(archive)?;
+    let bs = v.header.block_size as usize;
+    let (mut s, mut lo, mut hi) = (0i128, i64::MAX, i64::MIN);
+    let mut off = 0usize;
+    let mut acc = [0i64; CHUNK];
+    for (b, &w) in v.widths.iter().enumerate() {
+        let len = (v.n - b * bs).min(bs);
+        let p = v.payload.get(off..).unwrap_or(&[]);
+        let mut q = 0i64;
+        let mut i = 0;
+        while i < len {
+            let m = (len - i).min(CHUNK);
+            let a = &mut acc[..m];
+            unpack_combine(p, u32::from(w), i, 1, a, true);
+            for &d in a.iter() {
+                q = q.wrapping_add(d);
+                s += i128::from(q);
+                lo = lo.min(q);
+                hi = hi.max(q);
+            }
+            i += m;
+        }
+        off += block_payload_len(w, len);
+    }
+    Ok(Stats {
+        dtype: v.header.dtype,
+        n: v.n,
+        quant_eb: v.header.quant_eb,
+        bound: v.header.bound(),
+        level_sum: s,
+        min_max_levels: (v.n > 0).then_some((lo, hi)),
+    })
+}
+
+/// The sum of the decoded values, from the levels ([`Stats::sum`]).
+pub fn value_sum(archive: &[u8]) -> Result<f64, Error> {
+    stats(archive).map(|s| s.sum())
+}
+
+/// The mean of the decoded values ([`Stats::mean`]); `None` for an empty archive.
+pub fn mean(archive: &[u8]) -> Result<Option<f64>, Error> {
+    stats(archive).map(|s| s.mean())
+}
+
+/// The smallest and largest level ([`Stats::min_max_levels`]).
+pub fn min_max_levels(archive: &[u8]) -> Result<Option<(i64, i64)>, Error> {
+    stats(archive).map(|s| s.min_max_levels)
+}

@@ -1,0 +1,409 @@
+//! `fzpack_core::szp::ops`: compressed-domain add/sub/negate/scale/sum and statistics against
+//! the scalar reference (bytes) and the float reference (decompress, operate, compare within
+//! the recorded bound; strict inputs also against the original data), on generated and real
+//! fields (`../shared/data` when present), every block-size class, mismatched grids, overflow
+//! edges, and hostile archives into every operation (errors, never panics).
+
+use fzpack_core::szp::{self, Config, DType, Error, SzpFloat, ops};
+use fzpack_tests::ops_checks::{check_against_floats, decode_f64, encode, linear_checked, szp_ops};
+use proptest::prelude::*;
+
+/// Block sizes: 1, small odd, powers of two around the default, the one-pass chunk limit and
+/// above (two-pass), and the maximum.
+const SIZES: [u32; 9] = [1, 7, 32, 128, 129, 512, 513, 1000, 4096];
+
+fn field(n: usize, seed: u64, scale: f64) -> Vec<f64> {
+    let mut s = seed | 1;
+    (0..n)
+        .map(|i| {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            let noise = (s >> 11) as f64 / (1u64 << 53) as f64 - 0.5;
+            let t = i as f64 * 0.003;
+            scale * ((t + seed as f64).sin() + 0.3 * (5.0 * t).cos()) + 0.05 * scale * noise
+        })
+        .collect()
+}
+
+fn to<T: SzpFloat>(v: &[f64]) -> Vec<T> {
+    v.iter().map(|&x| T::from_f64(x)).collect()
+}
+
+fn back<T: SzpFloat>(v: &[T]) -> Vec<f64> {
+    v.iter().map(|x| x.to_f64()).collect()
+}
+
+/// Every operation on `a`, `b` (same length) compressed on one grid.
+fn check_all<T: SzpFloat>(a: &[T], b: &[T], eb: f64, bs: u32) {
+    let mag = a
+        .iter()
+        .chain(b)
+        .map(|x| x.to_f64().abs())
+        .fold(0.0, f64::max);
+    let cfg = Config::abs(eb).with_block_size(bs).with_max_abs(mag);
+    let za = encode(a, &cfg).unwrap();
+    let zb = encode(b, &cfg).unwrap();
+    let (oa, ob) = (back(a), back(b));
+    let cases: [(Vec<&[u8]>, Vec<i64>, Vec<Vec<f64>>); 6] = [
+        (vec![&za, &zb], vec![1, 1], vec![oa.clone(), ob.clone()]),
+        (vec![&za, &zb], vec![1, -1], vec![oa.clone(), ob.clone()]),
+        (vec![&za], vec![-1], vec![oa.clone()]),
+        (vec![&za], vec![3], vec![oa.clone()]),
+        (vec![&za], vec![0], vec![oa.clone()]),
+        (
+            vec![&za, &zb, &za, &zb],
+            vec![1, 1, 1, 1],
+            vec![oa.clone(), ob.clone(), oa.clone(), ob.clone()],
+        ),
+    ];
+    for (ars, cs, orig) in &cases {
+        let r = linear_checked(ars, cs).unwrap_or_else(|e| panic!("bs {bs} {cs:?}: {e}"));
+        check_against_floats(ars, cs, &r, Some(orig));
+    }
+    // The named entry points are the linear forms above, byte for byte.
+    let cap = ops::max_output_len(a.len(), bs).unwrap();
+    let mut o1 = vec![0u8; cap];
+    let l = ops::add(&za, &zb, &mut o1).unwrap();
+    assert!(o1[..l] == linear_checked(&[&za, &zb], &[1, 1]).unwrap()[..]);
+    let l = ops::sub(&za, &zb, &mut o1).unwrap();
+    assert!(o1[..l] == linear_checked(&[&za, &zb], &[1, -1]).unwrap()[..]);
+    let l = ops::negate(&za, &mut o1).unwrap();
+    assert!(o1[..l] == linear_checked(&[&za], &[-1]).unwrap()[..]);
+    let l = ops::scale_int(&za, -5, &mut o1).unwrap();
+    assert!(o1[..l] == linear_checked(&[&za], &[-5]).unwrap()[..]);
+    let l = ops::sum(&[&za, &zb, &zb], &mut o1).unwrap();
+    assert!(o1[..l] == linear_checked(&[&za, &zb, &zb], &[1, 1, 1]).unwrap()[..]);
+    // a - a is exactly zero, width 0 everywhere.
+    let l = ops::sub(&za, &za, &mut o1).unwrap();
+    let v = szp::blocks::parse(&o1[..l]).unwrap();
+    assert!(v.widths.iter().all(|&w| w == 0) && v.payload.is_empty());
+    check_stats(&za);
+}
+
+fn check_stats(archive: &[u8]) {
+    let s = ops::stats(archive).unwrap();
+    let d = decode_f64(archive).unwrap();
+    assert_eq!(s.n, d.len());
+    let exact: f64 = d.iter().sum();
+    let tol = d.iter().map(|x| x.abs()).sum::<f64>() * 1e-6 + 1e-300;
+    assert!(
+        (s.sum() - exact).abs() <= tol,
+        "level sum {} vs decoded sum {exact}",
+        s.sum()
+    );
+    assert_eq!(ops::value_sum(archive).unwrap(), s.sum());
+    assert_eq!(ops::mean(archive).unwrap(), s.mean());
+    assert_eq!(ops::min_max_levels(archive).unwrap(), s.min_max_levels);
+    if let Some((lo, hi)) = s.min_max() {
+        let dlo = d.iter().copied().fold(f64::INFINITY, f64::min);
+        let dhi = d.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        assert_eq!((lo, hi), (dlo, dhi));
+    } else {
+        assert!(d.is_empty());
+    }
+}
+
+#[test]
+fn every_block_size_f32_and_f64() {
+    for &bs in &SIZES {
+        for n in [0usize, 1, bs as usize, 3 * bs as usize + 5, 9000] {
+            let a = field(n, 3, 40.0);
+            let b = field(n, 11, 25.0);
+            check_all::<f32>(&to(&a), &to(&b), 1e-3, bs);
+            check_all::<f64>(&a, &b, 1e-6, bs);
+        }
+    }
+}
+
+#[test]
+fn wide_blocks_and_large_levels() {
+    // Noise at a tiny bound: widths in the 30s..50s, both one-pass and two-pass blocks.
+    for &bs in &[64u32, 4096] {
+        let a = field(6000, 5, 1e6);
+        let b = field(6000, 7, 1e6);
+        check_all::<f64>(&a, &b, 1e-6, bs);
+    }
+}
+
+#[test]
+fn real_fields_when_present() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/data");
+    let Ok(entries) = std::fs::read_dir(&dir) else {
+        println!("skipped: ../shared/data absent (generated fields cover the rest)");
+        return;
+    };
+    let mut files: Vec<_> = entries.flatten().map(|e| e.path()).collect();
+    files.sort();
+    let mut done = 0;
+    for p in files
+        .iter()
+        .filter(|p| p.extension().is_some_and(|e| e == "f32"))
+        .take(4)
+    {
+        let bytes = std::fs::read(p).unwrap();
+        let v: Vec<f32> = bytes
+            .chunks_exact(4)
+            .take(1 << 18)
+            .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+            .filter(|x| x.is_finite())
+            .collect();
+        let h = v.len() / 2;
+        let (a, b) = (&v[..h], &v[h..2 * h]);
+        let mag = v.iter().map(|x| f64::from(x.abs())).fold(0.0, f64::max);
+        let range = v.iter().fold(f32::MIN, |m, &x| m.max(x)) as f64
+            - v.iter().fold(f32::MAX, |m, &x| m.min(x)) as f64;
+        let eb = (range * 1e-4).max(mag * 1e-6).max(1e-30);
+        check_all::<f32>(a, b, eb, 128);
+        done += 1;
+    }
+    for p in files
+        .iter()
+        .filter(|p| p.extension().is_some_and(|e| e == "f64"))
+        .take(1)
+    {
+        let bytes = std::fs::read(p).unwrap();
+        let v: Vec<f64> = bytes
+            .chunks_exact(8)
+            .take(1 << 17)
+            .map(|c| f64::from_le_bytes(c.try_into().unwrap()))
+            .filter(|x| x.is_finite())
+            .collect();
+        let h = v.len() / 2;
+        let mag = v.iter().map(|x| x.abs()).fold(0.0, f64::max);
+        check_all::<f64>(&v[..h], &v[h..2 * h], (mag * 1e-7).max(1e-300), 256);
+        done += 1;
+    }
+    assert!(done > 0, "no .f32/.f64 field in {}", dir.display());
+}
+
+#[test]
+fn mismatches_name_the_field() {
+    let a = field(1000, 1, 10.0);
+    let cfg = Config::abs(1e-3).with_max_abs(20.0);
+    let za = encode(&to::<f32>(&a), &cfg).unwrap();
+    let z64 = encode(&a, &cfg).unwrap();
+    let short = encode(&to::<f32>(&a[..999]), &cfg).unwrap();
+    let bs = encode(&to::<f32>(&a), &cfg.with_block_size(64)).unwrap();
+    let grid = encode(&to::<f32>(&a), &cfg.with_max_abs(30.0)).unwrap();
+    // Data-dependent tightening: the same ABS bound without max_abs is another grid.
+    let strict_data = encode(&to::<f32>(&a), &Config::abs(1e-3)).unwrap();
+    let mut out = vec![0u8; 20000];
+    let what = |r: Result<usize, Error>| match r {
+        Err(Error::OpsMismatch { what }) => what,
+        other => panic!("expected a mismatch, got {other:?}"),
+    };
+    assert_eq!(what(ops::add(&za, &z64, &mut out)), "dtype");
+    assert_eq!(what(ops::add(&za, &short, &mut out)), "length");
+    assert_eq!(what(ops::sub(&za, &bs, &mut out)), "block size");
+    assert_eq!(what(ops::add(&za, &grid, &mut out)), "quantizer bound");
+    assert_eq!(
+        what(ops::sum(&[&za, &za, &strict_data], &mut out)),
+        "quantizer bound"
+    );
+    assert_eq!(what(ops::sum(&[], &mut out)), "archive count (none given)");
+    let many: Vec<&[u8]> = vec![&za; ops::MAX_TERMS + 1];
+    assert_eq!(
+        what(ops::sum(&many, &mut out)),
+        "archive count (at most 64 per call)"
+    );
+    assert_eq!(
+        what(ops::linear(&[&za], &[1, 2], &mut out)),
+        "coefficient count"
+    );
+    let msg = Error::OpsMismatch { what: "block size" }.to_string();
+    assert!(msg.contains("block size"), "{msg}");
+    // 64 terms are fine.
+    let many: Vec<&[u8]> = vec![&za; ops::MAX_TERMS];
+    let r = linear_checked(&many, &[1; ops::MAX_TERMS]).unwrap();
+    check_against_floats(&many, &[1; ops::MAX_TERMS], &r, None);
+}
+
+#[test]
+fn noa_archives_add_when_their_grids_match() {
+    let a = field(2000, 2, 10.0);
+    let za = encode(&a, &Config::noa(1e-4)).unwrap();
+    let r = linear_checked(&[&za, &za], &[1, 1]).unwrap();
+    let h = szp::header(&r).unwrap();
+    assert_eq!(h.mode, szp::Mode::Abs);
+    assert_eq!(h.bound(), 2.0 * szp::header(&za).unwrap().bound());
+    check_against_floats(&[&za, &za], &[1, 1], &r, Some(&[a.clone(), a.clone()]));
+}
+
+#[test]
+fn overflow_is_an_error_never_a_wrap() {
+    // A level of 0.6 * 2^62: doubling passes 2^62.
+    let eb = 1.0;
+    let big = 2f64.powi(62) * 2.0 * 0.6;
+    let a: Vec<f64> = (0..300)
+        .map(|i| if i == 137 { big } else { i as f64 })
+        .collect();
+    let cfg = Config::abs(eb).with_max_abs(big).stage_compatible();
+    let za = encode(&a, &cfg).unwrap();
+    assert_eq!(
+        linear_checked(&[&za, &za], &[1, 1]),
+        Err(Error::LevelOverflow { index: 137 })
+    );
+    assert_eq!(
+        linear_checked(&[&za], &[i64::MAX]),
+        Err(Error::LevelOverflow { index: 1 })
+    );
+    assert_eq!(
+        linear_checked(&[&za], &[i64::MIN]),
+        Err(Error::LevelOverflow { index: 1 })
+    );
+    assert!(linear_checked(&[&za], &[-1]).is_ok());
+    assert!(linear_checked(&[&za, &za], &[1, -1]).is_ok());
+    // f32: the sum's reconstruction leaves the f32 range.
+    let m = f32::MAX as f64 * 0.75;
+    let x: Vec<f32> = (0..50)
+        .map(|i| if i == 20 { m as f32 } else { i as f32 })
+        .collect();
+    let cfg = Config::abs(1e32).with_max_abs(m);
+    let zx = encode(&x, &cfg).unwrap();
+    assert_eq!(
+        linear_checked(&[&zx, &zx], &[1, 1]),
+        Err(Error::LevelOverflow { index: 20 })
+    );
+    assert!(linear_checked(&[&zx, &zx], &[1, -1]).is_ok());
+    // Scaling a tiny-level archive by a huge k: exact path, fine up to the limit.
+    let one = encode(&[2.0f64; 10], &Config::abs(0.5).stage_compatible()).unwrap(); // q = 2
+    let r = linear_checked(&[&one], &[(1i64 << 61) - 1]).unwrap();
+    let s = ops::stats(&r).unwrap();
+    assert_eq!(
+        s.min_max_levels,
+        Some((((1i64 << 61) - 1) * 2, ((1i64 << 61) - 1) * 2))
+    );
+    assert_eq!(
+        linear_checked(&[&one], &[1i64 << 61]),
+        Err(Error::LevelOverflow { index: 0 })
+    );
+}
+
+#[test]
+fn output_too_small_reports_the_exact_need() {
+    let a = to::<f32>(&field(5000, 4, 3.0));
+    let za = encode(&a, &Config::abs(1e-3).with_max_abs(10.0)).unwrap();
+    let r = linear_checked(&[&za, &za], &[1, 1]).unwrap();
+    for cap in [0usize, 10, 48, 60, r.len() / 2, r.len() - 1] {
+        let mut out = vec![0u8; cap];
+        assert_eq!(
+            ops::add(&za, &za, &mut out),
+            Err(Error::OutputTooSmall { needed: r.len() })
+        );
+    }
+}
+
+/// Valid archives of several shapes, then every single-byte corruption class into every op.
+#[test]
+fn hostile_archives_never_panic() {
+    let base = to::<f32>(&field(700, 9, 5.0));
+    let cfg = Config::abs(1e-2).with_max_abs(10.0).with_block_size(64);
+    let za = encode(&base, &cfg).unwrap();
+    let mut s = 0x1234_5678_9ABC_DEF1u64;
+    for trial in 0..3000 {
+        s ^= s << 13;
+        s ^= s >> 7;
+        s ^= s << 17;
+        let mut bad = za.clone();
+        match trial % 4 {
+            0 => {
+                let at = (s as usize) % bad.len();
+                bad[at] ^= (s >> 32) as u8 | 1;
+            }
+            1 => bad.truncate((s as usize) % bad.len()),
+            2 => {
+                // Width bytes up to 64 with the payload left as is (length errors) or huge n.
+                let at = szp::HEADER_LEN + (s as usize) % 11;
+                bad[at] = (s >> 40) as u8 % 70;
+            }
+            _ => {
+                bad[16..24].copy_from_slice(&((s >> 8) % 5000).to_le_bytes());
+            }
+        }
+        let _ = linear_checked(&[&bad, &za], &[1, 1]);
+        let _ = linear_checked(&[&za, &bad], &[1, -1]);
+        let _ = linear_checked(&[&bad], &[-1]);
+        let _ = linear_checked(&[&bad], &[(s >> 3) as i64]);
+        let _ = linear_checked(&[&bad, &bad, &bad], &[1, 1, 1]);
+        let _ = ops::stats(&bad);
+    }
+    // Hand-made archives with width-64 blocks of arbitrary bits: levels wrap in the input's
+    // decode (as the decoder computes them) and the op must still be an error or a valid result.
+    let mut h = encode(
+        &[0f64; 40],
+        &Config::abs(1.0).with_block_size(8).stage_compatible(),
+    )
+    .unwrap();
+    let nb = 5;
+    for w in &mut h[szp::HEADER_LEN..szp::HEADER_LEN + nb] {
+        *w = 64;
+    }
+    h.truncate(szp::HEADER_LEN + nb);
+    h.extend((0..40 * 8).map(|i| (i as u8).wrapping_mul(167) ^ 0xF0));
+    szp::blocks::parse(&h).unwrap();
+    for c in [1i64, -1, 2, i64::MIN] {
+        let _ = linear_checked(&[&h], &[c]);
+        let _ = linear_checked(&[&h, &h], &[c, 1]);
+    }
+    let _ = ops::stats(&h).unwrap();
+}
+
+#[test]
+fn fuzz_entry_on_fixed_inputs() {
+    // The fuzz target's check on a few deterministic byte strings.
+    for seed in 0..40u64 {
+        let mut s = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+        let len = 4 + (seed as usize * 97) % 3000;
+        let mut bytes: Vec<u8> = (0..len)
+            .map(|_| {
+                s ^= s << 13;
+                s ^= s >> 7;
+                s ^= s << 17;
+                s as u8
+            })
+            .collect();
+        if seed % 3 == 0 {
+            // Smooth f32 values so that widths stay small.
+            for (i, c) in bytes[4..].chunks_exact_mut(4).enumerate() {
+                c.copy_from_slice(&((i as f32 * 0.01).sin() * 100.0).to_le_bytes());
+            }
+        }
+        szp_ops(&bytes);
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+
+    #[test]
+    fn random_fields_match_the_float_reference(
+        a in proptest::collection::vec(-1e4f64..1e4, 0..3000),
+        seed in any::<u64>(),
+        bs_i in 0usize..SIZES.len(),
+        eb_exp in -6i32..0,
+        f32_ in any::<bool>(),
+    ) {
+        let b = field(a.len(), seed, 1e3);
+        let eb = 10f64.powi(eb_exp);
+        if f32_ {
+            check_all::<f32>(&to(&a), &to(&b), eb.max(1e-2), SIZES[bs_i]);
+        } else {
+            check_all::<f64>(&a, &b, eb, SIZES[bs_i]);
+        }
+    }
+}
+
+#[test]
+fn dtype_is_recorded() {
+    let z = encode(&[1f32, 2.0, 3.0], &Config::abs(0.1).with_max_abs(4.0)).unwrap();
+    let r = linear_checked(&[&z, &z], &[1, 1]).unwrap();
+    assert_eq!(szp::header(&r).unwrap().dtype, DType::F32);
+    let mut out = [0f32; 3];
+    szp::decompress(&r, &mut out).unwrap();
+    assert!(
+        out.iter()
+            .zip([2f32, 4.0, 6.0])
+            .all(|(x, y)| (x - y).abs() <= 0.2)
+    );
+}
