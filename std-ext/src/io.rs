@@ -31,7 +31,8 @@ use std::io::{self, Read, Write};
 
 use crate::element::{DType, Element};
 use crate::pernix::{
-    BitWidth, BlockSize, Dispatcher, STREAM_HEADER_LEN, StreamHeader, default_dispatcher,
+    BitWidth, BlockSize, Dispatcher, STREAM_HEADER_LEN, STREAM_HEADER_LEN_V2, STREAM_VERSION_V1,
+    StreamHeader, Verify, default_dispatcher,
 };
 use crate::szp::Config;
 use crate::{Error, Result};
@@ -40,14 +41,15 @@ use crate::{Error, Result};
 /// large enough for the parallel driver to split, small enough to bound memory.
 const BATCH_BYTES: usize = 8 << 20;
 
-/// Whole blocks per batch for a header.
-fn batch_blocks(h: &StreamHeader) -> usize {
-    (BATCH_BYTES / (h.elements_per_block() * h.dtype.size())).max(1)
+/// Whole units (checksummed chunks) per batch for a header.
+fn batch_units(h: &StreamHeader) -> usize {
+    (BATCH_BYTES / (h.unit_values().max(1) * h.dtype.size())).max(1)
 }
 
 /// A `Write` adaptor that turns raw little-endian values of `T` into a PERNIX block stream
-/// written to `inner`. The value count `n` is part of the header, so it is given up front;
-/// [`PernixWriter::finish`] checks that exactly `n` values arrived and pads the last block.
+/// (current version, checksummed chunks) written to `inner`. The value count `n` is part of the
+/// header, so it is given up front; [`PernixWriter::finish`] checks that exactly `n` values
+/// arrived and pads the last block. Memory is one batch of whole chunks.
 #[derive(Debug)]
 pub struct PernixWriter<W: Write, T: Element> {
     inner: W,
@@ -56,6 +58,7 @@ pub struct PernixWriter<W: Write, T: Element> {
     pending: Vec<u8>,
     values: Vec<T>,
     frames: Vec<u8>,
+    /// Values already encoded (a multiple of the unit size until the end).
     written: u64,
 }
 
@@ -74,12 +77,7 @@ impl<W: Write, T: Element> PernixWriter<W, T> {
         n: u64,
         dispatcher: Dispatcher,
     ) -> Result<Self> {
-        let header = StreamHeader {
-            dtype: T::TYPE,
-            bits,
-            block_size,
-            n,
-        };
+        let header = StreamHeader::new::<T>(bits, block_size, n);
         if header.stream_len().is_none() {
             return Err(Error::InvalidArgument(format!("n = {n} is too large")));
         }
@@ -95,24 +93,24 @@ impl<W: Write, T: Element> PernixWriter<W, T> {
         })
     }
 
-    /// Compresses the buffered values (whole blocks only unless `last`).
+    /// Compresses the buffered values (whole units only unless `last`).
     fn flush_values(&mut self, last: bool) -> Result<()> {
-        let e = self.header.elements_per_block();
+        let uv = self.header.unit_values();
         let take = if last {
             self.values.len()
         } else {
-            self.values.len() / e * e
+            self.values.len() / uv * uv
         };
         if take == 0 {
             return Ok(());
         }
-        let blocks = take.div_ceil(e);
-        self.frames.resize(blocks * self.header.frame_len(), 0);
-        let first = self.written as usize;
-        self.dispatcher.compress_frames_any(
+        let first = (self.written / uv as u64) as usize;
+        let units = take.div_ceil(uv);
+        let (bytes, _) = self.header.unit_span(first..first + units);
+        self.frames.resize(bytes.len(), 0);
+        self.dispatcher.compress_stream_units(
+            &self.header,
             &self.values[..take],
-            self.header.bits,
-            self.header.block_size,
             first,
             &mut self.frames,
         )?;
@@ -149,6 +147,14 @@ impl<W: Write, T: Element> PernixWriter<W, T> {
 impl<W: Write, T: Element> Write for PernixWriter<W, T> {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         let mut rest = buf;
+        let room = self.header.n - (self.written + self.values.len() as u64);
+        let incoming = ((self.pending.len() + rest.len()) / T::BYTES) as u64;
+        if incoming > room {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("more than the announced {} values", self.header.n),
+            ));
+        }
         if !self.pending.is_empty() {
             let need = T::BYTES - self.pending.len();
             let k = need.min(rest.len());
@@ -160,17 +166,10 @@ impl<W: Write, T: Element> Write for PernixWriter<W, T> {
             }
         }
         let whole = rest.len() / T::BYTES * T::BYTES;
-        let room = self.header.n - (self.written + self.values.len() as u64);
-        if (whole / T::BYTES) as u64 > room {
-            return Err(io::Error::new(
-                io::ErrorKind::InvalidInput,
-                format!("more than the announced {} values", self.header.n),
-            ));
-        }
         self.values
             .extend(rest[..whole].chunks_exact(T::BYTES).map(T::read_le));
         self.pending.extend_from_slice(&rest[whole..]);
-        if self.values.len() >= batch_blocks(&self.header) * self.header.elements_per_block() {
+        if self.values.len() >= batch_units(&self.header) * self.header.unit_values() {
             self.flush_values(false)?;
         }
         Ok(buf.len())
@@ -181,15 +180,18 @@ impl<W: Write, T: Element> Write for PernixWriter<W, T> {
     }
 }
 
-/// A `Read` adaptor over a PERNIX block stream: yields the decoded values as raw
-/// little-endian bytes of the stream's element type ([`PernixReader::header`]).
+/// A `Read` adaptor over a PERNIX block stream (version 1 or 2): yields the decoded values as
+/// raw little-endian bytes of the stream's element type ([`PernixReader::header`]). Every chunk
+/// is verified against its checksum before its values are yielded (unless
+/// [`PernixReader::verify`] says otherwise); memory is one batch of chunks.
 #[derive(Debug)]
 pub struct PernixReader<R: Read> {
     inner: R,
     header: StreamHeader,
     dispatcher: Dispatcher,
-    blocks_left: usize,
-    values_left: u64,
+    verify: Verify,
+    units_done: usize,
+    units: usize,
     out: Vec<u8>,
     pos: usize,
     frames: Vec<u8>,
@@ -203,28 +205,43 @@ impl<R: Read> PernixReader<R> {
 
     /// As [`PernixReader::new`] with an explicit dispatcher.
     pub fn with_dispatcher(mut inner: R, dispatcher: Dispatcher) -> Result<Self> {
-        let mut h = [0u8; STREAM_HEADER_LEN];
-        inner.read_exact(&mut h).map_err(|e| match e.kind() {
+        let eof = |e: io::Error| match e.kind() {
             io::ErrorKind::UnexpectedEof => {
-                Error::Corrupt("PERNIX stream: shorter than its 24-byte header".into())
+                Error::Corrupt("PERNIX stream: shorter than its header".into())
             }
             _ => Error::Io(e),
-        })?;
-        let header = StreamHeader::parse(&h)?;
-        let blocks = header
-            .blocks()
-            .filter(|_| header.stream_len().is_some())
+        };
+        let mut h = [0u8; STREAM_HEADER_LEN_V2];
+        inner.read_exact(&mut h[..STREAM_HEADER_LEN]).map_err(eof)?;
+        let len = if h[..4] == crate::pernix::STREAM_MAGIC && h[4] != STREAM_VERSION_V1 {
+            inner
+                .read_exact(&mut h[STREAM_HEADER_LEN..])
+                .map_err(eof)?;
+            STREAM_HEADER_LEN_V2
+        } else {
+            STREAM_HEADER_LEN
+        };
+        let header = StreamHeader::parse(&h[..len])?;
+        let units = header
+            .units()
             .ok_or_else(|| Error::Corrupt(format!("PERNIX stream: n = {} too large", header.n)))?;
         Ok(PernixReader {
             inner,
             header,
             dispatcher,
-            blocks_left: blocks,
-            values_left: header.n,
+            verify: Verify::Checksums,
+            units_done: 0,
+            units,
             out: Vec::new(),
             pos: 0,
             frames: Vec::new(),
         })
+    }
+
+    /// Verify the chunk checksums (the default) or skip them.
+    pub fn verify(mut self, verify: Verify) -> Self {
+        self.verify = verify;
+        self
     }
 
     /// The stream header.
@@ -233,31 +250,34 @@ impl<R: Read> PernixReader<R> {
     }
 
     fn refill(&mut self) -> Result<()> {
-        let blocks = self.blocks_left.min(batch_blocks(&self.header));
-        let e = self.header.elements_per_block();
-        let values = ((blocks * e) as u64).min(self.values_left) as usize;
-        self.frames.resize(blocks * self.header.frame_len(), 0);
+        let k = (self.units - self.units_done).min(batch_units(&self.header));
+        let range = self.units_done..self.units_done + k;
+        let (bytes, vals) = self.header.unit_span(range.clone());
+        self.frames.resize(bytes.len(), 0);
         self.inner
             .read_exact(&mut self.frames)
             .map_err(|e| match e.kind() {
                 io::ErrorKind::UnexpectedEof => Error::Corrupt("PERNIX stream: truncated".into()),
                 _ => Error::Io(e),
             })?;
-        let done = self.header.blocks().unwrap_or(0) - self.blocks_left;
         match self.header.dtype {
-            DType::F32 => self.decode::<f32>(values, done)?,
-            DType::F64 => self.decode::<f64>(values, done)?,
+            DType::F32 => self.decode::<f32>(vals.len(), range)?,
+            DType::F64 => self.decode::<f64>(vals.len(), range)?,
         }
-        self.blocks_left -= blocks;
-        self.values_left -= values as u64;
+        self.units_done += k;
         self.pos = 0;
         Ok(())
     }
 
-    fn decode<T: Element>(&mut self, values: usize, first_block: usize) -> Result<()> {
+    fn decode<T: Element>(&mut self, values: usize, units: std::ops::Range<usize>) -> Result<()> {
         let mut v = vec![T::ZERO; values];
-        self.dispatcher
-            .decompress_body(&self.header, &self.frames, first_block, &mut v)?;
+        self.dispatcher.decompress_stream_units(
+            &self.header,
+            &self.frames,
+            units.start,
+            &mut v,
+            self.verify,
+        )?;
         self.out.resize(values * T::BYTES, 0);
         for (o, x) in self.out.chunks_exact_mut(T::BYTES).zip(&v) {
             x.write_le(o);
@@ -269,7 +289,7 @@ impl<R: Read> PernixReader<R> {
 impl<R: Read> Read for PernixReader<R> {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         if self.pos == self.out.len() {
-            if self.blocks_left == 0 {
+            if self.units_done == self.units {
                 return Ok(0);
             }
             self.refill()?;

@@ -26,210 +26,6 @@ use crate::{Error as FzError, Result as FzResult};
 /// The core dispatcher (no parallel backend), for callers that want it explicitly.
 pub type CoreDispatcher = fzpack_core::pernix::Dispatcher;
 
-/// Magic bytes that open a PERNIX block stream.
-pub const STREAM_MAGIC: [u8; 4] = *b"FZPX";
-/// The stream format version this crate writes and reads.
-pub const STREAM_VERSION: u8 = 1;
-/// Length of the stream header in bytes.
-pub const STREAM_HEADER_LEN: usize = 24;
-
-/// The fixed header of a PERNIX block stream.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct StreamHeader {
-    /// Element type of the values.
-    pub dtype: DType,
-    /// Bit width of every block.
-    pub bits: BitWidth,
-    /// Block size of every block.
-    pub block_size: BlockSize,
-    /// Number of values (the last block is padded with zeros).
-    pub n: u64,
-}
-
-impl StreamHeader {
-    /// Values per block.
-    pub fn elements_per_block(&self) -> usize {
-        elements_per_block(self.bits, self.block_size)
-    }
-
-    /// Number of blocks (frames): `ceil(n / elements_per_block)`.
-    pub fn blocks(&self) -> Option<usize> {
-        let n = usize::try_from(self.n).ok()?;
-        Some(n.div_ceil(self.elements_per_block()))
-    }
-
-    /// Bytes of one frame: the scale (4 or 8 bytes) and the block.
-    pub fn frame_len(&self) -> usize {
-        self.dtype.size() + self.block_size.bytes()
-    }
-
-    /// Total stream length in bytes, `None` on overflow.
-    pub fn stream_len(&self) -> Option<usize> {
-        self.blocks()?
-            .checked_mul(self.frame_len())?
-            .checked_add(STREAM_HEADER_LEN)
-    }
-
-    /// Whether values are sign-extended on decoding (every width but 1).
-    pub fn sign_values(&self) -> bool {
-        self.bits.get() > 1
-    }
-
-    /// The 24 header bytes.
-    pub fn to_bytes(&self) -> [u8; STREAM_HEADER_LEN] {
-        let mut h = [0u8; STREAM_HEADER_LEN];
-        h[..4].copy_from_slice(&STREAM_MAGIC);
-        h[4] = STREAM_VERSION;
-        h[5] = match self.dtype {
-            DType::F32 => 1,
-            DType::F64 => 2,
-        };
-        h[6] = self.bits.get();
-        h[7] = u8::from(self.sign_values());
-        h[8..12].copy_from_slice(&(self.block_size.bytes() as u32).to_le_bytes());
-        h[16..24].copy_from_slice(&self.n.to_le_bytes());
-        h
-    }
-
-    /// Parses and validates the header at the start of `bytes` (the rest is not checked).
-    pub fn parse(bytes: &[u8]) -> FzResult<Self> {
-        let corrupt = |w: &str| Err(FzError::Corrupt(format!("PERNIX stream: {w}")));
-        let Some(h) = bytes.get(..STREAM_HEADER_LEN) else {
-            return corrupt("shorter than its 24-byte header");
-        };
-        if h[..4] != STREAM_MAGIC {
-            return corrupt("bad magic (not a PERNIX block stream)");
-        }
-        if h[4] != STREAM_VERSION {
-            return Err(FzError::Corrupt(format!(
-                "PERNIX stream: unsupported version {} (this build reads {STREAM_VERSION})",
-                h[4]
-            )));
-        }
-        let dtype = match h[5] {
-            1 => DType::F32,
-            2 => DType::F64,
-            d => {
-                return Err(FzError::Corrupt(format!(
-                    "PERNIX stream: unknown dtype code {d}"
-                )));
-            }
-        };
-        let Ok(bits) = BitWidth::new(h[6]) else {
-            return Err(FzError::Corrupt(format!(
-                "PERNIX stream: bit width {} outside 1..=24",
-                h[6]
-            )));
-        };
-        let bs = u32::from_le_bytes([h[8], h[9], h[10], h[11]]);
-        let Ok(block_size) = BlockSize::new(bs) else {
-            return Err(FzError::Corrupt(format!(
-                "PERNIX stream: block size {bs} unsupported"
-            )));
-        };
-        let header = StreamHeader {
-            dtype,
-            bits,
-            block_size,
-            n: u64::from_le_bytes(h[16..24].try_into().expect("8 bytes")),
-        };
-        if h[7] != u8::from(header.sign_values()) || h[12..16] != [0; 4] {
-            return corrupt("reserved flag bits set");
-        }
-        Ok(header)
-    }
-}
-
-/// The scale written for a block whose largest magnitude is `bmax`, and its inverse.
-///
-/// `scale_from_bmax`, except when `1 / scale` overflows (tiny subnormal `bmax`): then the
-/// `bmax = 0` scale (machine epsilon) is used, which quantizes the block to zeros within the bound.
-pub fn block_scales<T: Element>(bmax: T, bits: BitWidth) -> std::result::Result<(T, T), FzError> {
-    let scale = scale_from_bmax(bmax, bits)?;
-    match inverse_scale(scale) {
-        Ok(inv) if inv.is_positive_finite() => Ok((scale, inv)),
-        _ => {
-            let s = scale_from_bmax(T::ZERO, bits)?;
-            Ok((s, inverse_scale(s)?))
-        }
-    }
-}
-
-/// The guaranteed absolute error of one decoded block, given its `scale` and width:
-/// `scale / 2` (N > 1; the whole block range `scale` for N = 1, whose codes are 0 and 1 only
-/// and clamp negatives to 0), plus two units of rounding of the block maximum in `T`.
-pub fn block_error_bound<T: Element>(scale: T, bits: BitWidth) -> f64 {
-    let s = scale.to_f64();
-    let levels = T::quantization_levels(bits).to_f64();
-    let eps = T::EPSILON.to_f64();
-    let main = if bits.get() == 1 { s } else { s / 2.0 };
-    main + 2.0 * eps * s * levels
-}
-
-fn compress_frames<T: Element>(
-    kernel: &CoreDispatcher,
-    bits: BitWidth,
-    bs: BlockSize,
-    input: &[T],
-    first_index: usize,
-    out: &mut [u8],
-) -> FzResult<()> {
-    let e = elements_per_block(bits, bs);
-    let frame = T::BYTES + bs.bytes();
-    for (k, (vals, fr)) in input.chunks(e).zip(out.chunks_exact_mut(frame)).enumerate() {
-        let Some(bmax) = T::max_abs_finite(vals) else {
-            let j = vals.iter().position(|v| !v.is_finite()).unwrap_or(0);
-            return Err(FzError::NonFinite {
-                index: first_index + k * e + j,
-            });
-        };
-        let (scale, inv) = block_scales(bmax, bits)?;
-        let (s, blk) = fr.split_at_mut(T::BYTES);
-        scale.write_le(s);
-        if vals.len() == e {
-            kernel.compress_block(bits, bs, vals, inv, blk)?;
-        } else {
-            let mut tmp = vec![T::ZERO; e];
-            tmp[..vals.len()].copy_from_slice(vals);
-            kernel.compress_block(bits, bs, &tmp, inv, blk)?;
-        }
-    }
-    Ok(())
-}
-
-fn decompress_frames<T: Element>(
-    kernel: &CoreDispatcher,
-    h: &StreamHeader,
-    frames: &[u8],
-    first_block: usize,
-    out: &mut [T],
-) -> FzResult<()> {
-    let e = h.elements_per_block();
-    let sign = h.sign_values();
-    for (k, (fr, vals)) in frames
-        .chunks_exact(h.frame_len())
-        .zip(out.chunks_mut(e))
-        .enumerate()
-    {
-        let (s, blk) = fr.split_at(T::BYTES);
-        let scale = T::read_le(s);
-        if !scale.is_positive_finite() {
-            return Err(FzError::Corrupt(format!(
-                "PERNIX stream: block {} has scale {scale:?}, not finite and positive",
-                first_block + k
-            )));
-        }
-        if vals.len() == e {
-            kernel.decompress_block(h.bits, h.block_size, blk, scale, vals, sign)?;
-        } else {
-            let mut tmp = vec![T::ZERO; e];
-            kernel.decompress_block(h.bits, h.block_size, blk, scale, &mut tmp, sign)?;
-            vals.copy_from_slice(&tmp[..vals.len()]);
-        }
-    }
-    Ok(())
-}
-
 /// A PERNIX dispatcher for `std` programs: the core [`CoreDispatcher`] plus, for
 /// [`Backend::FallbackStdpar`] (feature `rayon`), the rayon multi-block driver.
 ///
@@ -411,134 +207,6 @@ impl Dispatcher {
         self.kernel
             .decompress_blocks(bits, block_size, input, scale, output, blocks, sign_values)
     }
-
-    /// Compresses `input` into a PERNIX block stream (one scale per block from the block's
-    /// largest magnitude, [`block_scales`]). Non-finite values are an error naming the first.
-    pub fn compress_stream<T: Element>(
-        &self,
-        input: &[T],
-        bits: BitWidth,
-        block_size: BlockSize,
-    ) -> FzResult<Vec<u8>> {
-        let h = StreamHeader {
-            dtype: T::TYPE,
-            bits,
-            block_size,
-            n: input.len() as u64,
-        };
-        let len = h
-            .stream_len()
-            .ok_or_else(|| FzError::InvalidArgument("input too large".into()))?;
-        let mut out = vec![0u8; len];
-        self.compress_stream_into(input, bits, block_size, &mut out)?;
-        Ok(out)
-    }
-
-    /// [`Dispatcher::compress_stream`] into a caller buffer of at least
-    /// [`StreamHeader::stream_len`] bytes; returns the bytes written.
-    pub fn compress_stream_into<T: Element>(
-        &self,
-        input: &[T],
-        bits: BitWidth,
-        block_size: BlockSize,
-        out: &mut [u8],
-    ) -> FzResult<usize> {
-        let h = StreamHeader {
-            dtype: T::TYPE,
-            bits,
-            block_size,
-            n: input.len() as u64,
-        };
-        let len = h
-            .stream_len()
-            .ok_or_else(|| FzError::InvalidArgument("input too large".into()))?;
-        let Some(out) = out.get_mut(..len) else {
-            return Err(FzError::InvalidArgument(format!(
-                "output buffer of {} bytes, the stream needs {len}",
-                out.len()
-            )));
-        };
-        let (head, body) = out.split_at_mut(STREAM_HEADER_LEN);
-        head.copy_from_slice(&h.to_bytes());
-        self.compress_frames_any(input, bits, block_size, 0, body)?;
-        Ok(len)
-    }
-
-    /// Compresses whole frames (scale + block) of `input` into `body`, serially or with the
-    /// parallel driver; `first_index` is the global index of `input[0]` (for error messages).
-    pub(crate) fn compress_frames_any<T: Element>(
-        &self,
-        input: &[T],
-        bits: BitWidth,
-        block_size: BlockSize,
-        first_index: usize,
-        body: &mut [u8],
-    ) -> FzResult<()> {
-        #[cfg(feature = "rayon")]
-        if let Some(par) = &self.par {
-            let e = elements_per_block(bits, block_size);
-            let frame = T::BYTES + block_size.bytes();
-            let blocks = input.len().div_ceil(e);
-            if let Some(per) = par.units_per_task(blocks, e * T::BYTES) {
-                let k = self.kernel;
-                return par.zip_chunks(input, per * e, body, per * frame, |i, a, b| {
-                    compress_frames(&k, bits, block_size, a, first_index + i * per * e, b)
-                });
-            }
-        }
-        compress_frames(&self.kernel, bits, block_size, input, first_index, body)
-    }
-
-    /// Decompresses a PERNIX block stream of element type `T`.
-    pub fn decompress_stream<T: Element>(&self, stream: &[u8]) -> FzResult<Vec<T>> {
-        let h = check_stream::<T>(stream)?;
-        let n = h.n as usize; // checked by check_stream
-        let mut out = vec![T::ZERO; n];
-        self.decompress_body(&h, &stream[STREAM_HEADER_LEN..], 0, &mut out)?;
-        Ok(out)
-    }
-
-    /// [`Dispatcher::decompress_stream`] into a caller buffer of at least `n` values; returns
-    /// the number of values written.
-    pub fn decompress_stream_into<T: Element>(
-        &self,
-        stream: &[u8],
-        out: &mut [T],
-    ) -> FzResult<usize> {
-        let h = check_stream::<T>(stream)?;
-        let n = h.n as usize;
-        let Some(out) = out.get_mut(..n) else {
-            return Err(FzError::InvalidArgument(format!(
-                "output buffer of {} values, the stream holds {n}",
-                out.len()
-            )));
-        };
-        self.decompress_body(&h, &stream[STREAM_HEADER_LEN..], 0, out)?;
-        Ok(n)
-    }
-
-    /// Decodes whole frames of `body` into `out` (`out.len()` values).
-    pub(crate) fn decompress_body<T: Element>(
-        &self,
-        h: &StreamHeader,
-        body: &[u8],
-        first_block: usize,
-        out: &mut [T],
-    ) -> FzResult<()> {
-        #[cfg(feature = "rayon")]
-        if let Some(par) = &self.par {
-            let e = h.elements_per_block();
-            let blocks = out.len().div_ceil(e);
-            if let Some(per) = par.units_per_task(blocks, e * T::BYTES) {
-                let k = self.kernel;
-                let frame = h.frame_len();
-                return par.zip_chunks(body, per * frame, out, per * e, |i, a, b| {
-                    decompress_frames(&k, h, a, first_block + i * per, b)
-                });
-            }
-        }
-        decompress_frames(&self.kernel, h, body, first_block, out)
-    }
 }
 
 #[cfg(feature = "rayon")]
@@ -554,33 +222,6 @@ fn checked_run(
         (Some(a), Some(b)) => Ok((a, b)),
         _ => Err(fzpack_core::pernix::Error::InvalidArgument),
     }
-}
-
-/// Parses the header of `stream` and checks its dtype and exact length.
-fn check_stream<T: Element>(stream: &[u8]) -> FzResult<StreamHeader> {
-    let h = StreamHeader::parse(stream)?;
-    if h.dtype != T::TYPE {
-        return Err(FzError::DTypeMismatch {
-            stored: h.dtype,
-            requested: T::TYPE,
-        });
-    }
-    let Some(len) = h.stream_len() else {
-        return Err(FzError::Corrupt(format!(
-            "PERNIX stream: n = {} is too large",
-            h.n
-        )));
-    };
-    if stream.len() != len {
-        return Err(FzError::Corrupt(format!(
-            "PERNIX stream: {} bytes, the header (n = {}, {} bits, {}-byte blocks) needs {len}",
-            stream.len(),
-            h.n,
-            h.bits.get(),
-            h.block_size.bytes()
-        )));
-    }
-    Ok(h)
 }
 
 /// The dispatcher the free functions use: the parallel driver over the fastest kernel
@@ -616,79 +257,878 @@ pub fn stream_header(stream: &[u8]) -> FzResult<StreamHeader> {
 }
 
 /// The per-block scales of a complete stream (for inspection and error bounds), as `f64`.
+/// Checks the structure (header, exact length), not the chunk checksums ([`verify_stream`]).
 pub fn stream_scales(stream: &[u8]) -> FzResult<Vec<f64>> {
-    let h = StreamHeader::parse(stream)?;
-    let len = h
-        .stream_len()
-        .ok_or_else(|| FzError::Corrupt("PERNIX stream: n too large".into()))?;
-    if stream.len() != len {
-        return Err(FzError::Corrupt(format!(
-            "PERNIX stream: {} bytes, the header needs {len}",
-            stream.len()
-        )));
-    }
-    Ok(stream[STREAM_HEADER_LEN..]
-        .chunks_exact(h.frame_len())
-        .map(|f| match h.dtype {
+    let h = StreamHeader::check(stream, Verify::Skip)?;
+    let ul = h.unit_len().unwrap_or(usize::MAX);
+    let sl = h.unit_sum_len();
+    let mut out = Vec::with_capacity(h.blocks().unwrap_or(0));
+    for unit in stream[h.header_len()..].chunks(ul) {
+        let frames = &unit[..unit.len() - sl];
+        out.extend(frames.chunks_exact(h.frame_len()).map(|f| match h.dtype {
             DType::F32 => f32::read_le(f) as f64,
             DType::F64 => f64::read_le(f),
-        })
-        .collect())
+        }));
+    }
+    Ok(out)
+}
+
+// ---------------------------------------------------------------------------------------------
+// The PERNIX block stream (`.pnx`): header, checksummed chunks of frames, framing and
+// validation (layout in `docs/pernix-stream.md`).
+// ---------------------------------------------------------------------------------------------
+
+/// Magic bytes that open a PERNIX block stream.
+pub const STREAM_MAGIC: [u8; 4] = *b"FZPX";
+/// The stream format version this crate writes (2: checksummed chunks). Version 1 streams are
+/// still read.
+pub const STREAM_VERSION: u8 = 2;
+/// The first stream version (no checksums), still read.
+pub const STREAM_VERSION_V1: u8 = 1;
+/// Length of the version 1 stream header in bytes (also the prefix every version shares).
+pub const STREAM_HEADER_LEN: usize = 24;
+/// Length of the version 2 stream header in bytes.
+pub const STREAM_HEADER_LEN_V2: usize = 32;
+/// Bytes of the checksum that closes every chunk of a version 2 stream.
+pub const CHUNK_SUM_LEN: usize = 4;
+/// Frame bytes per chunk the writer aims at (version 2): 64 KiB, so a chunk is verified while
+/// it is in cache and a flipped bit is located to 64 KiB.
+pub const CHUNK_TARGET_BYTES: usize = 64 << 10;
+/// Frames per decoding unit of a version 1 stream (which has no chunks).
+const V1_UNIT_FRAMES: usize = 1024;
+
+/// Whether a decoder verifies the stream's checksums.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Verify {
+    /// Verify the header and every chunk checksum before decoding the chunk (the default).
+    #[default]
+    Checksums,
+    /// Skip the checksums (for callers that checksum the bytes elsewhere). Every structural
+    /// check (header fields, exact length, scales) still runs.
+    Skip,
+}
+
+/// The CRC-32 (IEEE, as in gzip and `.fzm`) of `unit`'s index and bytes: the index makes a
+/// swapped or repeated chunk fail too.
+fn unit_sum(unit: u64, bytes: &[u8]) -> u32 {
+    let mut h = crc32fast::Hasher::new();
+    h.update(&unit.to_le_bytes());
+    h.update(bytes);
+    h.finalize()
+}
+
+/// The fixed header of a PERNIX block stream.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct StreamHeader {
+    /// Element type of the values.
+    pub dtype: DType,
+    /// Bit width of every block.
+    pub bits: BitWidth,
+    /// Block size of every block.
+    pub block_size: BlockSize,
+    /// Number of values (the last block is padded with zeros).
+    pub n: u64,
+    /// Format version: [`STREAM_VERSION`] (checksummed chunks) or [`STREAM_VERSION_V1`].
+    pub version: u8,
+    /// Frames per checksummed chunk (version 2, at least 1); 0 in a version 1 stream.
+    pub chunk_frames: u32,
+}
+
+impl StreamHeader {
+    /// The header [`Dispatcher::compress_stream`] writes for `n` values of `T`: the current
+    /// version, chunks of about [`CHUNK_TARGET_BYTES`].
+    pub fn new<T: Element>(bits: BitWidth, block_size: BlockSize, n: u64) -> Self {
+        StreamHeader {
+            dtype: T::TYPE,
+            bits,
+            block_size,
+            n,
+            version: STREAM_VERSION,
+            chunk_frames: CHUNK_TARGET_BYTES.div_ceil(block_size.bytes()) as u32,
+        }
+    }
+
+    /// Values per block.
+    pub fn elements_per_block(&self) -> usize {
+        elements_per_block(self.bits, self.block_size)
+    }
+
+    /// Number of blocks (frames): `ceil(n / elements_per_block)`.
+    pub fn blocks(&self) -> Option<usize> {
+        let n = usize::try_from(self.n).ok()?;
+        Some(n.div_ceil(self.elements_per_block()))
+    }
+
+    /// Bytes of one frame: the scale (4 or 8 bytes) and the block.
+    pub fn frame_len(&self) -> usize {
+        self.dtype.size() + self.block_size.bytes()
+    }
+
+    /// Header bytes of this version (24 or 32).
+    pub fn header_len(&self) -> usize {
+        if self.version == STREAM_VERSION_V1 {
+            STREAM_HEADER_LEN
+        } else {
+            STREAM_HEADER_LEN_V2
+        }
+    }
+
+    /// Frames per decoding unit: a checksummed chunk (version 2), or 1024 frames (version 1).
+    pub fn unit_frames(&self) -> usize {
+        if self.version == STREAM_VERSION_V1 {
+            V1_UNIT_FRAMES
+        } else {
+            (self.chunk_frames as usize).max(1)
+        }
+    }
+
+    /// Bytes after the frames of a unit (the chunk checksum; 0 in version 1).
+    pub fn unit_sum_len(&self) -> usize {
+        if self.version == STREAM_VERSION_V1 {
+            0
+        } else {
+            CHUNK_SUM_LEN
+        }
+    }
+
+    /// Bytes of a whole unit (the last one may be shorter), `None` on overflow.
+    pub fn unit_len(&self) -> Option<usize> {
+        self.unit_frames()
+            .checked_mul(self.frame_len())?
+            .checked_add(self.unit_sum_len())
+    }
+
+    /// Values of a whole unit.
+    pub fn unit_values(&self) -> usize {
+        self.unit_frames().saturating_mul(self.elements_per_block())
+    }
+
+    /// Number of units (chunks): `ceil(blocks / unit_frames)`.
+    pub fn units(&self) -> Option<usize> {
+        Some(self.blocks()?.div_ceil(self.unit_frames()))
+    }
+
+    /// Total stream length in bytes, `None` on overflow.
+    pub fn stream_len(&self) -> Option<usize> {
+        self.blocks()?
+            .checked_mul(self.frame_len())?
+            .checked_add(self.units()?.checked_mul(self.unit_sum_len())?)?
+            .checked_add(self.header_len())
+    }
+
+    /// Whether values are sign-extended on decoding (every width but 1).
+    pub fn sign_values(&self) -> bool {
+        self.bits.get() > 1
+    }
+
+    /// The header bytes ([`StreamHeader::header_len`] of them).
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let mut h = vec![0u8; self.header_len()];
+        h[..4].copy_from_slice(&STREAM_MAGIC);
+        h[4] = self.version;
+        h[5] = match self.dtype {
+            DType::F32 => 1,
+            DType::F64 => 2,
+        };
+        h[6] = self.bits.get();
+        h[7] = u8::from(self.sign_values());
+        h[8..12].copy_from_slice(&(self.block_size.bytes() as u32).to_le_bytes());
+        h[16..24].copy_from_slice(&self.n.to_le_bytes());
+        if self.version != STREAM_VERSION_V1 {
+            h[12..16].copy_from_slice(&self.chunk_frames.to_le_bytes());
+            let sum = crc32fast::hash(&h[..28]);
+            h[28..32].copy_from_slice(&sum.to_le_bytes());
+        }
+        h
+    }
+
+    /// Parses and validates the header at the start of `bytes` (version 1 or 2; the version 2
+    /// header checksum is verified). The rest of the stream is not checked.
+    pub fn parse(bytes: &[u8]) -> FzResult<Self> {
+        Self::parse_with(bytes, Verify::Checksums)
+    }
+
+    /// [`StreamHeader::parse`], verifying the header checksum or not.
+    pub fn parse_with(bytes: &[u8], verify: Verify) -> FzResult<Self> {
+        let corrupt = |w: &str| Err(FzError::Corrupt(format!("PERNIX stream: {w}")));
+        let Some(h) = bytes.get(..STREAM_HEADER_LEN) else {
+            return corrupt("shorter than its 24-byte header");
+        };
+        if h[..4] != STREAM_MAGIC {
+            return corrupt("bad magic (not a PERNIX block stream)");
+        }
+        let version = h[4];
+        if version != STREAM_VERSION && version != STREAM_VERSION_V1 {
+            return Err(FzError::Corrupt(format!(
+                "PERNIX stream: unsupported version {version} (this build reads 1 and 2)"
+            )));
+        }
+        let h = if version == STREAM_VERSION_V1 {
+            h
+        } else {
+            let Some(h) = bytes.get(..STREAM_HEADER_LEN_V2) else {
+                return corrupt("shorter than its 32-byte header");
+            };
+            let stored = u32::from_le_bytes([h[28], h[29], h[30], h[31]]);
+            if verify == Verify::Checksums && crc32fast::hash(&h[..28]) != stored {
+                return corrupt("header checksum mismatch (the header is damaged)");
+            }
+            h
+        };
+        let dtype = match h[5] {
+            1 => DType::F32,
+            2 => DType::F64,
+            d => {
+                return Err(FzError::Corrupt(format!(
+                    "PERNIX stream: unknown dtype code {d}"
+                )));
+            }
+        };
+        let Ok(bits) = BitWidth::new(h[6]) else {
+            return Err(FzError::Corrupt(format!(
+                "PERNIX stream: bit width {} outside 1..=24",
+                h[6]
+            )));
+        };
+        let bs = u32::from_le_bytes([h[8], h[9], h[10], h[11]]);
+        let Ok(block_size) = BlockSize::new(bs) else {
+            return Err(FzError::Corrupt(format!(
+                "PERNIX stream: block size {bs} unsupported"
+            )));
+        };
+        let mut n = [0u8; 8];
+        n.copy_from_slice(&h[16..24]);
+        let (chunk_frames, reserved_ok) = if version == STREAM_VERSION_V1 {
+            (0, h[12..16] == [0; 4])
+        } else {
+            (
+                u32::from_le_bytes([h[12], h[13], h[14], h[15]]),
+                h[24..28] == [0; 4],
+            )
+        };
+        let header = StreamHeader {
+            dtype,
+            bits,
+            block_size,
+            n: u64::from_le_bytes(n),
+            version,
+            chunk_frames,
+        };
+        if h[7] != u8::from(header.sign_values()) || !reserved_ok {
+            return corrupt("reserved flag bits set");
+        }
+        if version != STREAM_VERSION_V1 && chunk_frames == 0 {
+            return corrupt("zero frames per chunk");
+        }
+        if header.stream_len().is_none() {
+            return Err(FzError::Corrupt(format!(
+                "PERNIX stream: n = {} is too large",
+                header.n
+            )));
+        }
+        Ok(header)
+    }
+
+    /// Parses the header of a complete stream and checks that `stream` is exactly
+    /// [`StreamHeader::stream_len`] bytes long — before anything is allocated from `n`.
+    pub fn check(stream: &[u8], verify: Verify) -> FzResult<Self> {
+        let h = Self::parse_with(stream, verify)?;
+        let len = h.stream_len().unwrap_or(usize::MAX); // Some: checked by parse
+        if stream.len() != len {
+            return Err(FzError::Corrupt(format!(
+                "PERNIX stream: {} bytes, the header (n = {}, {} bits, {}-byte blocks, v{}) \
+                 needs {len}",
+                stream.len(),
+                h.n,
+                h.bits.get(),
+                h.block_size.bytes(),
+                h.version
+            )));
+        }
+        Ok(h)
+    }
+
+    /// The byte range (in the stream) and the value range of units `units`.
+    pub fn unit_span(
+        &self,
+        units: std::ops::Range<usize>,
+    ) -> (std::ops::Range<usize>, std::ops::Range<usize>) {
+        let n = usize::try_from(self.n).unwrap_or(usize::MAX);
+        let len = self.stream_len().unwrap_or(usize::MAX);
+        let ul = self.unit_len().unwrap_or(usize::MAX);
+        let at = |u: usize| {
+            u.saturating_mul(ul)
+                .saturating_add(self.header_len())
+                .min(len)
+        };
+        let val = |u: usize| u.saturating_mul(self.unit_values()).min(n);
+        (
+            at(units.start)..at(units.end),
+            val(units.start)..val(units.end),
+        )
+    }
+}
+
+/// The scale written for a block whose largest magnitude is `bmax`, and its inverse.
+///
+/// `scale_from_bmax`, except
+/// * when `1 / scale` overflows (tiny subnormal `bmax`): then the `bmax = 0` scale (machine
+///   epsilon) is used, which quantizes the block to zeros within the bound;
+/// * when a code of the block times `scale` would overflow to ±inf on decoding (`bmax` near
+///   `T::MAX`): then the next smaller representable scale whose extreme codes decode finitely
+///   is used (the values clamp to the top code, within the bound of
+///   [`block_error_bound`]). The C ABI keeps upstream's exact helpers; only the stream does
+///   this.
+pub fn block_scales<T: Element>(bmax: T, bits: BitWidth) -> std::result::Result<(T, T), FzError> {
+    let mut scale = scale_from_bmax(bmax, bits)?;
+    let (lo, hi) = if bits.get() == 1 {
+        (0, 1)
+    } else {
+        (-(1i32 << (bits.get() - 1)), (1i32 << (bits.get() - 1)) - 1)
+    };
+    // Quantization is monotone, so the block's extreme codes are those of +bmax and -bmax:
+    // both must decode finitely (bmax near T::MAX can round the scale up so that they do not).
+    let neg = T::from_bits_u64(bmax.to_bits_u64() ^ (1u64 << (8 * T::BYTES - 1)));
+    let decodes_finitely = |s: T| match inverse_scale(s) {
+        Ok(inv) if inv.is_positive_finite() => [bmax, neg]
+            .iter()
+            .all(|&x| T::dequantize(x.quantize(inv, lo, hi), s).is_finite()),
+        _ => true, // the subnormal case below
+    };
+    let mut steps = 0;
+    while !decodes_finitely(scale) {
+        // one ulp down (scale is finite and > 0 here); one or two steps suffice in practice
+        scale = T::from_bits_u64(scale.to_bits_u64() - 1);
+        steps += 1;
+        if steps > 64 {
+            return Err(FzError::InvalidArgument(format!(
+                "no PERNIX scale decodes block maximum {bmax:?} finitely"
+            )));
+        }
+    }
+    match inverse_scale(scale) {
+        Ok(inv) if inv.is_positive_finite() => Ok((scale, inv)),
+        _ => {
+            let s = scale_from_bmax(T::ZERO, bits)?;
+            Ok((s, inverse_scale(s)?))
+        }
+    }
+}
+
+/// The guaranteed absolute error of one decoded block, given its `scale` and width:
+/// `scale / 2` (N > 1; the whole block range `scale` for N = 1, whose codes are 0 and 1 only
+/// and clamp negatives to 0), plus two units of rounding of the block maximum in `T`.
+pub fn block_error_bound<T: Element>(scale: T, bits: BitWidth) -> f64 {
+    let s = scale.to_f64();
+    let levels = T::quantization_levels(bits).to_f64();
+    let eps = T::EPSILON.to_f64();
+    let main = if bits.get() == 1 { s } else { s / 2.0 };
+    main + 2.0 * eps * s * levels
+}
+
+/// Frames (scale + block) of `input` into `out` (`ceil(len / E)` frames); `first_index` is the
+/// global index of `input[0]` (for error messages).
+fn compress_frames<T: Element>(
+    kernel: &CoreDispatcher,
+    bits: BitWidth,
+    bs: BlockSize,
+    input: &[T],
+    first_index: usize,
+    out: &mut [u8],
+) -> FzResult<()> {
+    let e = elements_per_block(bits, bs);
+    let frame = T::BYTES + bs.bytes();
+    for (k, (vals, fr)) in input.chunks(e).zip(out.chunks_exact_mut(frame)).enumerate() {
+        let Some(bmax) = T::max_abs_finite(vals) else {
+            let j = vals.iter().position(|v| !v.is_finite()).unwrap_or(0);
+            return Err(FzError::NonFinite {
+                index: first_index + k * e + j,
+            });
+        };
+        let (scale, inv) = block_scales(bmax, bits)?;
+        let (s, blk) = fr.split_at_mut(T::BYTES);
+        scale.write_le(s);
+        if vals.len() == e {
+            kernel.compress_block(bits, bs, vals, inv, blk)?;
+        } else {
+            let mut tmp = vec![T::ZERO; e];
+            tmp[..vals.len()].copy_from_slice(vals);
+            kernel.compress_block(bits, bs, &tmp, inv, blk)?;
+        }
+    }
+    Ok(())
+}
+
+/// Decodes the frames of `frames` into `out`; `first_block` names blocks in errors.
+fn decompress_frames<T: Element>(
+    kernel: &CoreDispatcher,
+    h: &StreamHeader,
+    frames: &[u8],
+    first_block: usize,
+    out: &mut [T],
+) -> FzResult<()> {
+    let e = h.elements_per_block();
+    let sign = h.sign_values();
+    for (k, (fr, vals)) in frames
+        .chunks_exact(h.frame_len())
+        .zip(out.chunks_mut(e))
+        .enumerate()
+    {
+        let (s, blk) = fr.split_at(T::BYTES);
+        let scale = T::read_le(s);
+        if !scale.is_positive_finite() {
+            return Err(FzError::Corrupt(format!(
+                "PERNIX stream: block {} has scale {scale:?}, not finite and positive",
+                first_block + k
+            )));
+        }
+        if vals.len() == e {
+            kernel.decompress_block(h.bits, h.block_size, blk, scale, vals, sign)?;
+        } else {
+            let mut tmp = vec![T::ZERO; e];
+            kernel.decompress_block(h.bits, h.block_size, blk, scale, &mut tmp, sign)?;
+            vals.copy_from_slice(&tmp[..vals.len()]);
+        }
+    }
+    Ok(())
+}
+
+/// Encodes units (chunks) of `input` into `out`, serially; `first_unit` is the index of the
+/// first one.
+fn compress_units<T: Element>(
+    kernel: &CoreDispatcher,
+    h: &StreamHeader,
+    input: &[T],
+    first_unit: usize,
+    out: &mut [u8],
+) -> FzResult<()> {
+    let uv = h.unit_values();
+    let ul = h.unit_len().unwrap_or(usize::MAX);
+    let e = h.elements_per_block();
+    let sl = h.unit_sum_len();
+    for (k, (vals, dst)) in input.chunks(uv).zip(out.chunks_mut(ul)).enumerate() {
+        let unit = first_unit + k;
+        let frames_len = vals.len().div_ceil(e) * h.frame_len();
+        let Some(dst) = dst.get_mut(..frames_len + sl) else {
+            return Err(FzError::InvalidArgument("stream buffer too short".into()));
+        };
+        let (frames, sum) = dst.split_at_mut(frames_len);
+        compress_frames(kernel, h.bits, h.block_size, vals, unit * uv, frames)?;
+        if sl > 0 {
+            sum.copy_from_slice(&unit_sum(unit as u64, frames).to_le_bytes());
+        }
+    }
+    Ok(())
+}
+
+/// Verifies and decodes units of `body` (starting at unit `first_unit`) into `out`, serially.
+fn decompress_units<T: Element>(
+    kernel: &CoreDispatcher,
+    h: &StreamHeader,
+    body: &[u8],
+    first_unit: usize,
+    out: &mut [T],
+    verify: Verify,
+) -> FzResult<()> {
+    let uv = h.unit_values();
+    let ul = h.unit_len().unwrap_or(usize::MAX);
+    let sl = h.unit_sum_len();
+    let uf = h.unit_frames();
+    for (k, (unit_bytes, vals)) in body.chunks(ul).zip(out.chunks_mut(uv)).enumerate() {
+        let unit = first_unit + k;
+        let Some(split) = unit_bytes.len().checked_sub(sl) else {
+            return Err(FzError::Corrupt("PERNIX stream: truncated chunk".into()));
+        };
+        let (frames, sum) = unit_bytes.split_at(split);
+        if sl > 0 && verify == Verify::Checksums {
+            let stored = u32::from_le_bytes([sum[0], sum[1], sum[2], sum[3]]);
+            if unit_sum(unit as u64, frames) != stored {
+                let b0 = unit * uf;
+                return Err(FzError::Corrupt(format!(
+                    "PERNIX stream: checksum mismatch in chunk {unit} (blocks {b0}..{}, values \
+                     {}..{}); the archive is damaged",
+                    b0 + frames.len() / h.frame_len(),
+                    unit * uv,
+                    unit * uv + vals.len()
+                )));
+            }
+        }
+        decompress_frames(kernel, h, frames, unit * uf, vals)?;
+    }
+    Ok(())
+}
+
+/// Stream framing on a [`Dispatcher`]: serial, or whole chunks per task on the parallel driver
+/// (bytes identical for every thread count).
+impl Dispatcher {
+    /// Compresses `input` into a PERNIX block stream (one scale per block from the block's
+    /// largest magnitude, [`block_scales`]; checksummed chunks). Non-finite values are an
+    /// error naming the first.
+    pub fn compress_stream<T: Element>(
+        &self,
+        input: &[T],
+        bits: BitWidth,
+        block_size: BlockSize,
+    ) -> FzResult<Vec<u8>> {
+        let h = StreamHeader::new::<T>(bits, block_size, input.len() as u64);
+        let len = h
+            .stream_len()
+            .ok_or_else(|| FzError::InvalidArgument("input too large".into()))?;
+        let mut out = vec![0u8; len];
+        self.compress_stream_into(input, bits, block_size, &mut out)?;
+        Ok(out)
+    }
+
+    /// [`Dispatcher::compress_stream`] into a caller buffer of at least
+    /// [`StreamHeader::stream_len`] bytes; returns the bytes written.
+    pub fn compress_stream_into<T: Element>(
+        &self,
+        input: &[T],
+        bits: BitWidth,
+        block_size: BlockSize,
+        out: &mut [u8],
+    ) -> FzResult<usize> {
+        let h = StreamHeader::new::<T>(bits, block_size, input.len() as u64);
+        let len = h
+            .stream_len()
+            .ok_or_else(|| FzError::InvalidArgument("input too large".into()))?;
+        let Some(out) = out.get_mut(..len) else {
+            return Err(FzError::InvalidArgument(format!(
+                "output buffer of {} bytes, the stream needs {len}",
+                out.len()
+            )));
+        };
+        let (head, body) = out.split_at_mut(h.header_len());
+        head.copy_from_slice(&h.to_bytes());
+        self.compress_stream_units(&h, input, 0, body)?;
+        Ok(len)
+    }
+
+    /// Encodes the units (chunks) of the stream `h` that hold `input`, starting at unit
+    /// `first_unit` (`input` starts at value `first_unit · unit_values` and holds whole units
+    /// except at the end of the stream), into `out` ([`StreamHeader::unit_span`] bytes). This
+    /// is how a stream is written piece by piece with bounded memory.
+    pub fn compress_stream_units<T: Element>(
+        &self,
+        h: &StreamHeader,
+        input: &[T],
+        first_unit: usize,
+        out: &mut [u8],
+    ) -> FzResult<()> {
+        if h.dtype != T::TYPE {
+            return Err(FzError::DTypeMismatch {
+                stored: h.dtype,
+                requested: T::TYPE,
+            });
+        }
+        #[cfg(feature = "rayon")]
+        if let Some(par) = self.parallel() {
+            let units = input.len().div_ceil(h.unit_values().max(1));
+            let ul = h.unit_len().unwrap_or(usize::MAX);
+            if let Some(per) = par.units_per_task(units, h.unit_values() * T::BYTES) {
+                let k = *self.core();
+                let uv = h.unit_values();
+                return par.zip_chunks(input, per * uv, out, per * ul, |i, a, b| {
+                    compress_units(&k, h, a, first_unit + i * per, b)
+                });
+            }
+        }
+        compress_units(self.core(), h, input, first_unit, out)
+    }
+
+    /// Decompresses a PERNIX block stream of element type `T`, verifying its checksums.
+    pub fn decompress_stream<T: Element>(&self, stream: &[u8]) -> FzResult<Vec<T>> {
+        self.decompress_stream_with(stream, Verify::Checksums)
+    }
+
+    /// [`Dispatcher::decompress_stream`], verifying the checksums or not.
+    pub fn decompress_stream_with<T: Element>(
+        &self,
+        stream: &[u8],
+        verify: Verify,
+    ) -> FzResult<Vec<T>> {
+        let h = check_stream::<T>(stream, verify)?;
+        let n = h.n as usize; // the exact length check bounds n by the bytes present
+        let mut out = vec![T::ZERO; n];
+        self.decompress_stream_units(&h, &stream[h.header_len()..], 0, &mut out, verify)?;
+        Ok(out)
+    }
+
+    /// [`Dispatcher::decompress_stream`] into a caller buffer of at least `n` values; returns
+    /// the number of values written.
+    pub fn decompress_stream_into<T: Element>(
+        &self,
+        stream: &[u8],
+        out: &mut [T],
+    ) -> FzResult<usize> {
+        self.decompress_stream_into_with(stream, out, Verify::Checksums)
+    }
+
+    /// [`Dispatcher::decompress_stream_into`], verifying the checksums or not.
+    pub fn decompress_stream_into_with<T: Element>(
+        &self,
+        stream: &[u8],
+        out: &mut [T],
+        verify: Verify,
+    ) -> FzResult<usize> {
+        let h = check_stream::<T>(stream, verify)?;
+        let n = h.n as usize;
+        let Some(out) = out.get_mut(..n) else {
+            return Err(FzError::InvalidArgument(format!(
+                "output buffer of {} values, the stream holds {n}",
+                out.len()
+            )));
+        };
+        self.decompress_stream_units(&h, &stream[h.header_len()..], 0, out, verify)?;
+        Ok(n)
+    }
+
+    /// Verifies and decodes the units (chunks) starting at unit `first_unit` of a stream with
+    /// header `h` (from [`StreamHeader::check`] or a reader): `body` holds exactly those units'
+    /// bytes and `out` their values ([`StreamHeader::unit_span`]). This is how a stream is read
+    /// piece by piece with bounded memory; every unit is verified before it is decoded.
+    pub fn decompress_stream_units<T: Element>(
+        &self,
+        h: &StreamHeader,
+        body: &[u8],
+        first_unit: usize,
+        out: &mut [T],
+        verify: Verify,
+    ) -> FzResult<()> {
+        if h.dtype != T::TYPE {
+            return Err(FzError::DTypeMismatch {
+                stored: h.dtype,
+                requested: T::TYPE,
+            });
+        }
+        let uv = h.unit_values().max(1);
+        let units = body.len().div_ceil(h.unit_len().unwrap_or(usize::MAX).max(1));
+        let (bytes, vals) = h.unit_span(first_unit..first_unit + units);
+        if bytes.len() != body.len() || vals.len() != out.len() || vals.start % uv != 0 {
+            return Err(FzError::InvalidArgument(format!(
+                "units from {first_unit}: {} bytes and {} values given, the stream has {} and {}",
+                body.len(),
+                out.len(),
+                bytes.len(),
+                vals.len()
+            )));
+        }
+        self.decompress_units_any(h, body, first_unit, out, verify)
+    }
+
+    /// Decodes whole units of `body` (starting at unit `first_unit`) into `out`.
+    fn decompress_units_any<T: Element>(
+        &self,
+        h: &StreamHeader,
+        body: &[u8],
+        first_unit: usize,
+        out: &mut [T],
+        verify: Verify,
+    ) -> FzResult<()> {
+        #[cfg(feature = "rayon")]
+        if let Some(par) = self.parallel() {
+            let uv = h.unit_values();
+            let units = out.len().div_ceil(uv.max(1));
+            if let Some(per) = par.units_per_task(units, uv * T::BYTES) {
+                let k = *self.core();
+                let ul = h.unit_len().unwrap_or(usize::MAX);
+                return par.zip_chunks(body, per * ul, out, per * uv, |i, a, b| {
+                    decompress_units(&k, h, a, first_unit + i * per, b, verify)
+                });
+            }
+        }
+        decompress_units(self.core(), h, body, first_unit, out, verify)
+    }
+}
+
+/// Parses the header of `stream` and checks its dtype and exact length.
+fn check_stream<T: Element>(stream: &[u8], verify: Verify) -> FzResult<StreamHeader> {
+    let h = StreamHeader::check(stream, verify)?;
+    if h.dtype != T::TYPE {
+        return Err(FzError::DTypeMismatch {
+            stored: h.dtype,
+            requested: T::TYPE,
+        });
+    }
+    Ok(h)
+}
+
+/// Verifies every checksum of a complete stream without decoding (`fzpack info`): the header,
+/// the exact length and every chunk. Returns the header.
+pub fn verify_stream(stream: &[u8]) -> FzResult<StreamHeader> {
+    let h = StreamHeader::check(stream, Verify::Checksums)?;
+    if h.unit_sum_len() == 0 {
+        return Ok(h);
+    }
+    let ul = h.unit_len().unwrap_or(usize::MAX);
+    let body = &stream[h.header_len()..];
+    for (unit, bytes) in body.chunks(ul).enumerate() {
+        let (frames, sum) = bytes.split_at(bytes.len() - CHUNK_SUM_LEN);
+        let stored = u32::from_le_bytes([sum[0], sum[1], sum[2], sum[3]]);
+        if unit_sum(unit as u64, frames) != stored {
+            return Err(FzError::Corrupt(format!(
+                "PERNIX stream: checksum mismatch in chunk {unit}; the archive is damaged"
+            )));
+        }
+    }
+    Ok(h)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    /// The version 1 form of a version 2 stream: 24-byte header, the frames without chunk
+    /// checksums (what the version 1 writer produced for the same values).
+    pub(crate) fn to_v1(v2: &[u8]) -> Vec<u8> {
+        let h = StreamHeader::check(v2, Verify::Checksums).unwrap();
+        let v1h = StreamHeader {
+            version: STREAM_VERSION_V1,
+            chunk_frames: 0,
+            ..h
+        };
+        let mut out = v1h.to_bytes();
+        for unit in v2[h.header_len()..].chunks(h.unit_len().unwrap()) {
+            out.extend_from_slice(&unit[..unit.len() - CHUNK_SUM_LEN]);
+        }
+        out
+    }
+
     #[test]
     fn header_layout_and_hostile_streams() {
         let x: Vec<f32> = (0..100).map(|i| i as f32 - 50.0).collect();
         let s = compress_vec(&x, BitWidth::new(16).unwrap(), BlockSize::B64).unwrap();
-        // 100 values, E = 32, 4 frames of 4 + 64 bytes
-        assert_eq!(s.len(), 24 + 4 * 68);
-        assert_eq!(&s[..8], b"FZPX\x01\x01\x10\x01");
+        // 100 values, E = 32, 4 frames of 4 + 64 bytes in one chunk (1024 frames per chunk)
+        assert_eq!(s.len(), 32 + 4 * 68 + 4);
+        assert_eq!(&s[..8], b"FZPX\x02\x01\x10\x01");
         assert_eq!(u32::from_le_bytes(s[8..12].try_into().unwrap()), 64);
+        assert_eq!(u32::from_le_bytes(s[12..16].try_into().unwrap()), 1024);
         assert_eq!(u64::from_le_bytes(s[16..24].try_into().unwrap()), 100);
         assert_eq!(
-            f32::from_le_bytes(s[24..28].try_into().unwrap()),
+            u32::from_le_bytes(s[28..32].try_into().unwrap()),
+            crc32fast::hash(&s[..28])
+        );
+        assert_eq!(
+            f32::from_le_bytes(s[32..36].try_into().unwrap()),
             50.0 / 32767.0
         );
-        let corrupt = |at: usize, v: u8| {
-            let mut b = s.clone();
-            b[at] = v;
-            decompress_vec::<f32>(&b).unwrap_err()
-        };
-        for (at, v) in [
-            (0, b'X'),
-            (4, 2),
-            (5, 9),
-            (6, 0),
-            (6, 25),
-            (7, 0),
-            (8, 65),
-            (12, 1),
-        ] {
-            assert!(
-                matches!(corrupt(at, v), FzError::Corrupt(_)),
-                "byte {at} = {v}"
-            );
+        let v1 = to_v1(&s);
+        assert_eq!(v1.len(), 24 + 4 * 68);
+        assert_eq!(&v1[..8], b"FZPX\x01\x01\x10\x01");
+        let a: Vec<f32> = decompress_vec(&s).unwrap();
+        let b: Vec<f32> = decompress_vec(&v1).unwrap();
+        assert_eq!(a, b);
+        assert_eq!(stream_scales(&s).unwrap(), stream_scales(&v1).unwrap());
+        for (stream, hdr) in [(&s, 32usize), (&v1, 24)] {
+            let corrupt = |at: usize, v: u8| {
+                let mut b = stream.clone();
+                b[at] = v;
+                decompress_vec::<f32>(&b).unwrap_err()
+            };
+            for (at, v) in [
+                (0, b'X'),
+                (4, 3),
+                (5, 9),
+                (6, 0),
+                (6, 25),
+                (7, 0),
+                (8, 65),
+                (12, 1),
+                (hdr + 3, 0xFF),
+            ] {
+                assert!(
+                    matches!(corrupt(at, v), FzError::Corrupt(_)),
+                    "v{} byte {at} = {v}",
+                    stream[4]
+                );
+            }
+            assert!(matches!(
+                decompress_vec::<f64>(stream).unwrap_err(),
+                FzError::DTypeMismatch { .. }
+            ));
+            for cut in [0, 23, 24, 31, stream.len() - 1] {
+                assert!(decompress_vec::<f32>(&stream[..cut]).is_err());
+            }
+            let mut long = stream.clone();
+            long.push(0);
+            assert!(decompress_vec::<f32>(&long).is_err());
         }
-        assert!(matches!(
-            decompress_vec::<f64>(&s).unwrap_err(),
-            FzError::DTypeMismatch { .. }
-        ));
-        for cut in [0, 23, 24, s.len() - 1] {
-            assert!(decompress_vec::<f32>(&s[..cut]).is_err());
-        }
-        let mut long = s.clone();
-        long.push(0);
-        assert!(decompress_vec::<f32>(&long).is_err());
-        // a huge n with a tiny body is rejected without allocating
-        let mut huge = s.clone();
+        // a huge n with a tiny body is rejected without allocating (v1: no header checksum)
+        let mut huge = v1.clone();
         huge[16..24].copy_from_slice(&u64::MAX.to_le_bytes());
         assert!(decompress_vec::<f32>(&huge).is_err());
         huge[16..24].copy_from_slice(&(1u64 << 40).to_le_bytes());
         assert!(decompress_vec::<f32>(&huge).is_err());
+        // a block bit flip: the checksum names the chunk; skipping verification decodes it
+        let mut flip = s.clone();
+        flip[100] ^= 4;
+        let e = decompress_vec::<f32>(&flip).unwrap_err();
+        assert!(e.to_string().contains("checksum mismatch in chunk 0"), "{e}");
+        assert!(verify_stream(&flip).is_err() && verify_stream(&s).is_ok());
+        let d = default_dispatcher();
+        let y: Vec<f32> = d.decompress_stream_with(&flip, Verify::Skip).unwrap();
+        assert_eq!(y.len(), 100);
+        assert_ne!(y, a);
+        // a header flip under Verify::Skip is still checked structurally
+        let mut hflip = s.clone();
+        hflip[17] ^= 1; // n + 256: more blocks than the bytes hold
+        assert!(decompress_vec::<f32>(&hflip).is_err());
+        assert!(d.decompress_stream_with::<f32>(&hflip, Verify::Skip).is_err());
+    }
+
+    #[test]
+    fn chunks_split_and_stream_by_units() {
+        // 64-byte blocks at 8 bits: E = 64, 1024 frames per chunk, 65536 values per chunk
+        let x: Vec<f32> = (0..200_003).map(|i| ((i % 977) as f32).sin() * 3.0).collect();
+        let (bits, bs) = (BitWidth::new(8).unwrap(), BlockSize::B64);
+        let s = compress_vec(&x, bits, bs).unwrap();
+        let h = StreamHeader::check(&s, Verify::Checksums).unwrap();
+        assert_eq!(h.units(), Some(4));
+        let serial = Dispatcher::new(Backend::Fallback).unwrap();
+        assert_eq!(serial.compress_stream(&x, bits, bs).unwrap(), s);
+        let whole: Vec<f32> = decompress_vec(&s).unwrap();
+        let mut pieces = Vec::new();
+        for u in 0..4 {
+            let (bytes, vals) = h.unit_span(u..u + 1);
+            let mut v = vec![0f32; vals.len()];
+            serial
+                .decompress_stream_units(&h, &s[bytes], u, &mut v, Verify::Checksums)
+                .unwrap();
+            pieces.extend(v);
+        }
+        assert_eq!(pieces, whole);
+        // swapping two whole chunks of equal size is caught (the index is in the checksum)
+        let (a, _) = h.unit_span(0..1);
+        let (b, _) = h.unit_span(1..2);
+        let mut swapped = s.clone();
+        swapped[a.clone()].copy_from_slice(&s[b.clone()]);
+        swapped[b].copy_from_slice(&s[a]);
+        assert!(decompress_vec::<f32>(&swapped).is_err());
+    }
+
+    #[test]
+    fn extreme_magnitudes_never_decode_to_infinity() {
+        fn check<T: Element>(max: T, neg: T) {
+            let x = vec![max, neg, max, T::ZERO, neg];
+            for bits in BitWidth::all() {
+                for bs in [BlockSize::B64, BlockSize::B1024] {
+                    let s = compress_vec(&x, bits, bs).unwrap();
+                    let y: Vec<T> = decompress_vec(&s).unwrap();
+                    let scales = stream_scales(&s).unwrap();
+                    for (a, b) in x.iter().zip(&y) {
+                        assert!(b.is_finite(), "bits {}: {a:?} -> {b:?}", bits.get());
+                        let bound = block_error_bound(scales[0], bits);
+                        assert!(
+                            (a.to_f64() - b.to_f64()).abs() <= bound,
+                            "bits {}: {a:?} -> {b:?}, bound {bound}",
+                            bits.get()
+                        );
+                    }
+                }
+            }
+        }
+        check(f32::MAX, -f32::MAX);
+        check(f64::MAX, -f64::MAX);
     }
 
     #[test]
