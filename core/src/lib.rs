@@ -16,5 +16,7 @@
 #![warn(missing_docs)]
 
 pub mod arch;
+mod bits;
 pub mod pernix;
 pub mod szp;
+pub mod types;

@@ -10,6 +10,9 @@
 
 use core::sync::atomic::{AtomicU32, Ordering};
 
+pub mod generic;
+pub(crate) mod szp;
+
 #[cfg(target_arch = "x86_64")]
 pub mod x86_64;
 

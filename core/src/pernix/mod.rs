@@ -64,14 +64,10 @@
 
 pub mod scalar;
 
-mod float;
 mod types;
 
-pub use float::PernixFloat;
-pub use types::{
-    Backend, BitWidth, BlockSize, Error, Status, compressed_block_size, elements_per_block,
-    status_string,
-};
+pub use crate::types::{BitWidth, BlockSize, PernixFloat};
+pub use types::{Backend, Error, Status, compressed_block_size, elements_per_block, status_string};
 
 /// Forward (decompression) scale for a block whose largest magnitude is `bmax`:
 /// `bmax / (2^(N−1) − 1)` (denominator 1 for N = 1), one IEEE division in `T`.

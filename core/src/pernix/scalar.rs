@@ -31,37 +31,9 @@ use super::{BitWidth, BlockSize, PernixFloat, elements_per_block};
 /// A group of 8 values of at most 24 bits spans at most 192 bits: three 64-bit words.
 type GroupWords = [u64; 3];
 
-/// Calls `$f::<N, G…>($args)` for the runtime bit width `$bits` (written `f::<_, G…>`).
-#[allow(unused_macros)] // unused where the compact loop serves `compress`/`decompress`
-macro_rules! with_width {
-    ($bits:expr, $f:ident :: <_ $(, $g:ty)*>, ($($arg:expr),* $(,)?)) => {
-        match $bits.get() {
-            1 => $f::<1 $(, $g)*>($($arg),*), 2 => $f::<2 $(, $g)*>($($arg),*),
-            3 => $f::<3 $(, $g)*>($($arg),*), 4 => $f::<4 $(, $g)*>($($arg),*),
-            5 => $f::<5 $(, $g)*>($($arg),*), 6 => $f::<6 $(, $g)*>($($arg),*),
-            7 => $f::<7 $(, $g)*>($($arg),*), 8 => $f::<8 $(, $g)*>($($arg),*),
-            9 => $f::<9 $(, $g)*>($($arg),*), 10 => $f::<10 $(, $g)*>($($arg),*),
-            11 => $f::<11 $(, $g)*>($($arg),*), 12 => $f::<12 $(, $g)*>($($arg),*),
-            13 => $f::<13 $(, $g)*>($($arg),*), 14 => $f::<14 $(, $g)*>($($arg),*),
-            15 => $f::<15 $(, $g)*>($($arg),*), 16 => $f::<16 $(, $g)*>($($arg),*),
-            17 => $f::<17 $(, $g)*>($($arg),*), 18 => $f::<18 $(, $g)*>($($arg),*),
-            19 => $f::<19 $(, $g)*>($($arg),*), 20 => $f::<20 $(, $g)*>($($arg),*),
-            21 => $f::<21 $(, $g)*>($($arg),*), 22 => $f::<22 $(, $g)*>($($arg),*),
-            23 => $f::<23 $(, $g)*>($($arg),*), _ => $f::<24 $(, $g)*>($($arg),*),
-        }
-    };
-}
+pub use crate::types::code_range;
 #[allow(unused_imports)] // used by the SIMD backends
-pub(crate) use with_width;
-
-/// The code range `[lo, hi]` of bit width `N`: `[0, 1]` for N = 1, else `[−2^(N−1), 2^(N−1)−1]`.
-pub const fn code_range(n: u32) -> (i32, i32) {
-    if n == 1 {
-        (0, 1)
-    } else {
-        (-(1 << (n - 1)), (1 << (n - 1)) - 1)
-    }
-}
+pub(crate) use crate::types::with_width;
 
 /// Packs 8 codes (each already reduced to its low N bits) into the N bytes of a group.
 #[inline(always)]

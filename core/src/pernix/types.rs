@@ -2,6 +2,8 @@
 
 use core::fmt;
 
+use crate::types::{BitWidth, BlockSize};
+
 /// A PERNIX error. The discriminants are the C `pernix_status` values.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[repr(i32)]
@@ -199,87 +201,23 @@ impl Backend {
     }
 }
 
-/// A PERNIX bit width, 1..=24.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct BitWidth(u8);
-
 impl BitWidth {
-    /// The smallest bit width, 1.
-    pub const MIN: BitWidth = BitWidth(1);
-    /// The largest bit width, 24.
-    pub const MAX: BitWidth = BitWidth(24);
-
     /// Checks `bits` (1..=24); others are [`Error::UnsupportedBitWidth`].
     pub const fn new(bits: u8) -> Result<BitWidth, Error> {
-        if bits >= 1 && bits <= 24 {
-            Ok(BitWidth(bits))
-        } else {
-            Err(Error::UnsupportedBitWidth)
+        match BitWidth::checked(bits) {
+            Some(b) => Ok(b),
+            None => Err(Error::UnsupportedBitWidth),
         }
     }
-
-    /// The width in bits.
-    pub const fn get(self) -> u8 {
-        self.0
-    }
-
-    /// Every valid bit width, 1 to 24.
-    pub fn all() -> impl Iterator<Item = BitWidth> {
-        (1..=24).map(BitWidth)
-    }
-
-    /// `pernix_is_valid_bit_width`.
-    pub const fn is_valid(bits: u8) -> bool {
-        bits >= 1 && bits <= 24
-    }
-}
-
-/// A PERNIX block size in bytes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-#[repr(u32)]
-pub enum BlockSize {
-    /// 64 bytes, the documented interchange format.
-    B64 = 64,
-    /// 128 bytes.
-    B128 = 128,
-    /// 256 bytes.
-    B256 = 256,
-    /// 512 bytes.
-    B512 = 512,
-    /// 1024 bytes.
-    B1024 = 1024,
 }
 
 impl BlockSize {
-    /// Every block size, smallest first.
-    pub const ALL: [BlockSize; 5] = [
-        BlockSize::B64,
-        BlockSize::B128,
-        BlockSize::B256,
-        BlockSize::B512,
-        BlockSize::B1024,
-    ];
-
     /// Checks `bytes`; others are [`Error::UnsupportedBlockSize`].
     pub const fn new(bytes: u32) -> Result<BlockSize, Error> {
-        match bytes {
-            64 => Ok(BlockSize::B64),
-            128 => Ok(BlockSize::B128),
-            256 => Ok(BlockSize::B256),
-            512 => Ok(BlockSize::B512),
-            1024 => Ok(BlockSize::B1024),
-            _ => Err(Error::UnsupportedBlockSize),
+        match BlockSize::checked(bytes) {
+            Some(b) => Ok(b),
+            None => Err(Error::UnsupportedBlockSize),
         }
-    }
-
-    /// The size in bytes.
-    pub const fn bytes(self) -> usize {
-        self as usize
-    }
-
-    /// `pernix_is_valid_block_size`.
-    pub const fn is_valid(bytes: u32) -> bool {
-        BlockSize::new(bytes).is_ok()
     }
 }
 
@@ -287,7 +225,7 @@ impl BlockSize {
 pub const fn elements_per_block(bits: BitWidth, block_size: BlockSize) -> usize {
     // `bits` is never 0 (BitWidth's invariant); `checked_div` lets the compiler drop the
     // division-by-zero panic path, which the firmware build proves absent.
-    match (block_size.bytes() * 8).checked_div(bits.0 as usize) {
+    match (block_size.bytes() * 8).checked_div(bits.get() as usize) {
         Some(v) => v,
         None => 0,
     }

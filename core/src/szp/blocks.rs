@@ -13,9 +13,11 @@
 
 use super::Config;
 use super::{DType, Error, FORMAT_VERSION, HEADER_LEN, MAGIC, MAX_BLOCK_SIZE, Mode, SzpFloat};
+use crate::arch::generic::szp::{ref_decode, ref_encode, ref_width};
+use crate::arch::szp::{BlockError, Quant};
+use crate::bits::{self, LEVEL_LIMIT};
 
-/// Quantized levels must stay below this magnitude (so deltas fit in i64 without wrapping).
-const LEVEL_LIMIT: f64 = 4_611_686_018_427_387_904.0; // 2^62
+pub use crate::bits::{quantize, reconstruct};
 
 /// Resolved parameters of one compression.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -134,6 +136,11 @@ pub fn resolve(
 /// Validates `input` (finite values, `max_abs` if configured, levels in range) and resolves the
 /// bound: one pass over the data.
 pub fn plan<T: SzpFloat>(input: &[T], cfg: &Config) -> Result<Plan, Error> {
+    Ok(plan_mag(input, cfg)?.0)
+}
+
+/// [`plan`] and a bound on `|x|` (the configured `max_abs`, else the data's largest magnitude).
+pub(crate) fn plan_mag<T: SzpFloat>(input: &[T], cfg: &Config) -> Result<(Plan, f64), Error> {
     check_config(cfg)?;
     let (mut lo, mut hi, mut mag) = (f64::INFINITY, f64::NEG_INFINITY, 0f64);
     for (index, x) in input.iter().enumerate() {
@@ -165,64 +172,23 @@ pub fn plan<T: SzpFloat>(input: &[T], cfg: &Config) -> Result<Plan, Error> {
             .unwrap_or(0);
         return Err(Error::LevelOverflow { index });
     }
-    Ok(plan)
-}
-
-/// The quantized level of `x` (spec §1.2: f64 division, round half away from zero).
-#[inline(always)]
-pub fn quantize<T: SzpFloat>(x: T, eb: f64) -> i64 {
-    round_half_away(x.to_f64() / (2.0 * eb))
-}
-
-/// `llround` for `|v| < 2^62` (guaranteed by [`plan`]): exact, without a libm call. The
-/// integer part is exact, so is `a − trunc(a)`, and ties (`frac == 0.5`) go away from zero.
-/// Signed conversions (one instruction each way on x86_64, unlike u64's) suffice below 2^62;
-/// larger magnitudes saturate.
-#[inline(always)]
-fn round_half_away(v: f64) -> i64 {
-    let a = v.abs();
-    let i = a as i64;
-    let r = i.saturating_add(i64::from(a - i as f64 >= 0.5));
-    if v < 0.0 { r.wrapping_neg() } else { r }
-}
-
-/// The reconstruction of level `q` (spec §1.7: `(q·2)·eb`, then the element type).
-#[inline(always)]
-pub fn reconstruct<T: SzpFloat>(q: i64, eb: f64) -> T {
-    T::from_f64(q as f64 * 2.0 * eb)
-}
-
-#[inline(always)]
-fn zigzag(d: i64) -> u64 {
-    ((d << 1) ^ (d >> 63)) as u64
-}
-
-#[inline(always)]
-fn unzigzag(u: u64) -> i64 {
-    ((u >> 1) as i64) ^ -((u & 1) as i64)
+    Ok((plan, cfg.max_abs.unwrap_or(mag)))
 }
 
 /// The width byte of one block: bits of the largest zigzagged delta (0 if all are 0).
 pub fn block_width<T: SzpFloat>(plan: &Plan, block: &[T]) -> u8 {
-    let mut prev = 0i64;
-    let mut any = 0u64;
-    for &x in block {
-        let q = quantize(x, plan.quant_eb);
-        any |= zigzag(q.wrapping_sub(prev));
-        prev = q;
-    }
-    (64 - any.leading_zeros()) as u8
+    ref_width(plan.quant_eb, block)
 }
 
-/// Payload bytes of a block of `len` values at width `width`: `ceil(len·width / 8)`.
+/// Payload bytes of a block of `len` values at width `width`: `ceil(len·width / 8)`
+/// (the rule itself lives in one place, `crate::bits::payload_len`).
 pub fn block_payload_len(width: u8, len: usize) -> usize {
-    // len <= 4096 and width <= 64 in valid archives; saturate for hostile ones.
-    len.saturating_mul(usize::from(width)).div_ceil(8)
+    bits::payload_len(width, len)
 }
 
 /// Encodes one block (`first` = index of its first value, for error reports) into `out`,
 /// which must be exactly `block_payload_len(width, block.len())` bytes. Pad bits are zero.
-/// In strict plans every reconstruction is checked against the bound.
+/// In strict plans every reconstruction is checked against the bound. (The reference kernel.)
 pub fn encode_block<T: SzpFloat>(
     plan: &Plan,
     block: &[T],
@@ -230,72 +196,20 @@ pub fn encode_block<T: SzpFloat>(
     out: &mut [u8],
     first: usize,
 ) -> Result<(), Error> {
-    if out.len() != block_payload_len(width, block.len()) || width > 64 {
-        return Err(Error::OutputTooSmall {
-            needed: block_payload_len(width, block.len()),
-        });
-    }
-    let w = u32::from(width);
-    let mask = if w == 64 { u64::MAX } else { (1u64 << w) - 1 };
-    let mut bits = BitWriter {
-        out,
-        pos: 0,
-        acc: 0,
-        have: 0,
+    let q = Quant {
+        eb: plan.quant_eb,
+        bound: plan.bound,
+        strict: plan.strict,
+        max_abs: 0.0,
     };
-    let mut prev = 0i64;
-    for (i, &x) in block.iter().enumerate() {
-        let q = quantize(x, plan.quant_eb);
-        if plan.strict {
-            let err = (x.to_f64() - reconstruct::<T>(q, plan.quant_eb).to_f64()).abs();
-            if err.is_nan() || err > plan.bound {
-                return Err(Error::BoundViolated { index: first + i });
-            }
-        }
-        let u = zigzag(q.wrapping_sub(prev)) & mask;
-        prev = q;
-        if w > 0 {
-            bits.put(u, w);
-        }
-    }
-    bits.flush();
-    Ok(())
-}
-
-struct BitWriter<'a> {
-    out: &'a mut [u8],
-    pos: usize,
-    acc: u128,
-    have: u32,
-}
-
-impl BitWriter<'_> {
-    #[inline(always)]
-    fn put(&mut self, v: u64, w: u32) {
-        self.acc |= u128::from(v) << self.have;
-        self.have += w;
-        if self.have >= 64 {
-            let word = (self.acc as u64).to_le_bytes();
-            if let Some(dst) = self.out.get_mut(self.pos..self.pos + 8) {
-                dst.copy_from_slice(&word);
-            }
-            self.pos += 8;
-            self.acc >>= 64;
-            self.have -= 64;
-        }
-    }
-    fn flush(&mut self) {
-        let bytes = (self.acc as u64).to_le_bytes();
-        let n = self.have.div_ceil(8) as usize;
-        if let Some(dst) = self.out.get_mut(self.pos..) {
-            for (d, b) in dst.iter_mut().zip(bytes.iter().take(n)) {
-                *d = *b;
-            }
-        }
-    }
+    ref_encode(&q, block, width, out).map_err(|e| match e {
+        BlockError::Violation(i) => Error::BoundViolated { index: first + i },
+        BlockError::Short(needed) => Error::OutputTooSmall { needed },
+    })
 }
 
 /// Decodes one block payload (`block_payload_len(width, out.len())` bytes) into `out`.
+/// (The reference kernel.)
 pub fn decode_block<T: SzpFloat>(
     quant_eb: f64,
     width: u8,
@@ -308,59 +222,7 @@ pub fn decode_block<T: SzpFloat>(
     if payload.len() != block_payload_len(width, out.len()) {
         return Err(Error::Corrupt("block payload length"));
     }
-    if width == 0 {
-        out.fill(reconstruct(0, quant_eb));
-        return Ok(());
-    }
-    let w = u32::from(width);
-    let mask = if w == 64 { u64::MAX } else { (1u64 << w) - 1 };
-    let mut q = 0i64;
-    let mut start = 0usize;
-    if w <= 56 {
-        // Each field lies inside the 8 bytes starting at its first byte: one unaligned load per
-        // value while 8 bytes remain, no carried bit state.
-        let wz = w as usize;
-        for (i, o) in out.iter_mut().enumerate() {
-            let bit = i * wz;
-            let Some(src) = payload.get(bit / 8..bit / 8 + 8) else {
-                break;
-            };
-            let mut b = [0u8; 8];
-            b.copy_from_slice(src);
-            let u = (u64::from_le_bytes(b) >> (bit % 8)) & mask;
-            q = q.wrapping_add(unzigzag(u));
-            *o = reconstruct(q, quant_eb);
-            start = i + 1;
-        }
-    }
-    let mut pos = start * w as usize / 8;
-    let mut acc: u128 = 0;
-    let mut have: u32 = 0;
-    // Skip the bits of a partly consumed first byte.
-    let skip = (start * w as usize % 8) as u32;
-    if skip != 0 {
-        acc = u128::from(payload.get(pos).copied().unwrap_or(0) >> skip);
-        have = 8 - skip;
-        pos += 1;
-    }
-    for o in out.iter_mut().skip(start) {
-        if have < w {
-            // Refill 8 bytes at a time where possible, else the last few.
-            let mut word = [0u8; 8];
-            let take = payload.len().saturating_sub(pos).min(8);
-            if let Some(src) = payload.get(pos..pos + take) {
-                word[..take].copy_from_slice(src);
-            }
-            acc |= u128::from(u64::from_le_bytes(word)) << have;
-            have += 8 * take as u32;
-            pos += take;
-        }
-        let u = (acc as u64) & mask;
-        acc >>= w;
-        have = have.saturating_sub(w);
-        q = q.wrapping_add(unzigzag(u));
-        *o = reconstruct(q, quant_eb);
-    }
+    ref_decode(quant_eb, width, payload, out);
     Ok(())
 }
 

@@ -34,8 +34,17 @@
 //! dependencies beyond `libm`; it is checked against zlib's check value and the Python
 //! reference vector in the tests.
 
-use super::blocks::{self, Header, block_payload_len, block_width, decode_block, encode_block};
-use super::{Config, DType, Error, MAX_BLOCK_SIZE, Mode, SzpFloat};
+use super::blocks::Header;
+use super::engine::{self, Serial, on_path};
+use super::{Config, DType, Error, MAX_BLOCK_SIZE, Mode, Path, SzpFloat};
+#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+use crate::arch::CpuFeatures;
+#[cfg(target_arch = "aarch64")]
+use crate::arch::aarch64::Neon;
+use crate::arch::generic::{Portable, Reference};
+use crate::arch::szp::SzpKernel;
+#[cfg(target_arch = "x86_64")]
+use crate::arch::x86_64::{Avx512Vbmi, Bmi2};
 
 /// Bytes of the FZM header for one stage and one buffer: 80 + 256 + 256.
 pub const FZM_HEADER_LEN: usize = 592;
@@ -88,14 +97,21 @@ pub struct StageConfig {
 /// exact archive size (at most [`max_fzm_len`]); if it does not, [`Error::OutputTooSmall`] is
 /// returned and nothing is written past `out`.
 pub fn write<T: SzpFloat>(input: &[T], cfg: &Config, out: &mut [u8]) -> Result<usize, Error> {
-    let plan = blocks::plan(input, cfg)?;
+    on_path!(Path::best(), k => write_on(k, input, cfg, out))
+}
+
+fn write_on<K: SzpKernel, T: SzpFloat>(
+    k: K,
+    input: &[T],
+    cfg: &Config,
+    out: &mut [u8],
+) -> Result<usize, Error> {
+    let (plan, max_abs) = engine::plan(k, &Serial, input, cfg)?;
+    let e = k.encoder(engine::quant(&plan, max_abs));
     let nb = plan.blocks();
     let bs = plan.block_size as usize;
     // Sizing pass (no writes): the exact stage output size.
-    let mut stage_len = nb;
-    for block in input.chunks(bs) {
-        stage_len += block_payload_len(block_width(&plan, block), block.len());
-    }
+    let stage_len = nb + engine::payload_size(k, &Serial, &e, bs, input);
     if stage_len as u64 >= 1 << 32 {
         return Err(Error::Corrupt(
             "stage output of 4 GiB or more (FZM offsets are 32-bit)",
@@ -108,17 +124,17 @@ pub fn write<T: SzpFloat>(input: &[T], cfg: &Config, out: &mut [u8]) -> Result<u
         .ok_or(Error::OutputTooSmall { needed: total })?;
     let (hdr, body) = out.split_at_mut(FZM_HEADER_LEN);
     let (widths, rest) = body.split_at_mut(nb);
-    let mut pos = 0usize;
-    for ((b, block), wslot) in input.chunks(bs).enumerate().zip(widths.iter_mut()) {
-        let w = block_width(&plan, block);
-        let cost = block_payload_len(w, block.len());
-        let dst = rest
-            .get_mut(pos..pos + cost)
-            .ok_or(Error::OutputTooSmall { needed: total })?;
-        encode_block(&plan, block, w, dst, b * bs)?;
-        *wslot = w;
-        pos += cost;
-    }
+    let pos = engine::encode_range(
+        k,
+        &Serial,
+        &e,
+        bs,
+        input,
+        0,
+        FZM_HEADER_LEN + nb,
+        widths,
+        rest,
+    )?;
     if let Some(pad) = rest.get_mut(pos..) {
         pad.fill(0);
     }
@@ -365,13 +381,8 @@ pub fn read<T: SzpFloat>(archive: &[u8], out: &mut [T]) -> Result<usize, Error> 
     let out = out
         .get_mut(..n)
         .ok_or(Error::OutputTooSmall { needed: n })?;
-    let mut pos = 0usize;
-    for (&w, block) in widths.iter().zip(out.chunks_mut(bs as usize)) {
-        let cost = block_payload_len(w, block.len());
-        let src = payload.get(pos..pos + cost).ok_or(Error::Truncated)?;
-        decode_block(c.error_bound, w, src, block)?;
-        pos += cost;
-    }
+    let (eb, bs) = (c.error_bound, bs as usize);
+    on_path!(Path::best(), k => engine::decode_range(k, &Serial, eb, bs, widths, payload, out))?;
     Ok(n)
 }
 

@@ -48,16 +48,16 @@
 //! ```
 
 pub mod blocks;
-mod float;
+pub mod engine;
 pub mod fzm;
 pub mod ops;
+mod path;
 pub mod scalar;
-mod simd;
 mod stream;
 
+pub use crate::types::{DType, SzpFloat};
 pub use blocks::{ArchiveView, Header, Plan};
-pub use float::SzpFloat;
-pub use simd::{Path, compress_portable, compress_with, decompress_portable, decompress_with};
+pub use path::{Path, compress_portable, compress_with, decompress_portable, decompress_with};
 pub use stream::StreamEncoder;
 
 use core::fmt;
@@ -70,40 +70,6 @@ pub const MAGIC: [u8; 4] = *b"FZSZ";
 pub const FORMAT_VERSION: u8 = 1;
 /// Largest accepted block size.
 pub const MAX_BLOCK_SIZE: u32 = 4096;
-
-/// Element type of an SZp stream.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum DType {
-    /// IEEE binary32 (FZM DataType 8).
-    F32,
-    /// IEEE binary64 (FZM DataType 9).
-    F64,
-}
-
-impl DType {
-    /// The FZGPUModules DataType code: 8 (f32) or 9 (f64).
-    pub const fn code(self) -> u8 {
-        match self {
-            DType::F32 => 8,
-            DType::F64 => 9,
-        }
-    }
-    /// The type with DataType `code`.
-    pub const fn from_code(code: u8) -> Option<DType> {
-        match code {
-            8 => Some(DType::F32),
-            9 => Some(DType::F64),
-            _ => None,
-        }
-    }
-    /// Bytes per element.
-    pub const fn size(self) -> usize {
-        match self {
-            DType::F32 => 4,
-            DType::F64 => 8,
-        }
-    }
-}
 
 /// Error-bound mode.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -200,6 +166,7 @@ impl Default for Config {
 
 /// An SZp error. Variants with an `index` name the first offending element.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Error {
     /// `block_size` is not in 1..=4096.
     InvalidBlockSize,
@@ -257,6 +224,8 @@ pub enum Error {
     },
     /// `finish` was called before all blocks were pushed, or a block came after the last.
     StreamState,
+    /// The requested [`Path`] does not run on this CPU (or target).
+    UnsupportedPath,
     /// Archives given to one [`ops`] operation differ in `what` (e.g. `"quantizer bound"`).
     OpsMismatch {
         /// The differing field.
@@ -314,6 +283,7 @@ impl fmt::Display for Error {
                 write!(f, "block of wrong length ({expected} expected)")
             }
             Error::StreamState => write!(f, "stream finished early or fed past its last block"),
+            Error::UnsupportedPath => write!(f, "the requested SZp path does not run on this CPU"),
             Error::OpsMismatch { what } => write!(f, "archives differ in {what}"),
         }
     }

@@ -8,8 +8,11 @@
 
 use core::marker::PhantomData;
 
-use super::blocks::{self, Plan, block_payload_len, block_width, encode_block, write_header};
+use super::blocks::{self, Plan, write_header};
+use super::engine::{self, Serial};
 use super::{Config, Error, Mode, SzpFloat};
+use crate::arch::generic::Reference;
+use crate::arch::szp::{Quant, SzpKernel};
 
 /// A streaming SZp encoder writing into a borrowed buffer. No allocation.
 pub struct StreamEncoder<'a, T: SzpFloat> {
@@ -38,7 +41,7 @@ impl<'a, T: SzpFloat> StreamEncoder<'a, T> {
             return Err(Error::InvalidErrorBound);
         }
         let plan = blocks::resolve(T::DTYPE, cfg, n, 0.0, max_abs)?;
-        if max_abs / (2.0 * plan.quant_eb) >= 4_611_686_018_427_387_904.0 {
+        if max_abs / (2.0 * plan.quant_eb) >= crate::bits::LEVEL_LIMIT {
             return Err(Error::LevelOverflow { index: 0 });
         }
         let start = plan.payload_offset();
@@ -80,18 +83,23 @@ impl<'a, T: SzpFloat> StreamEncoder<'a, T> {
                 return Err(Error::ValueOutOfRange { index: first + i });
             }
         }
-        let w = block_width(&self.plan, block);
-        let cost = block_payload_len(w, block.len());
-        let needed = self.pos + cost;
-        let dst = self
+        // The width byte's slot lies before the payload written so far.
+        let slot = super::HEADER_LEN + self.next_block;
+        let (head, rest) = self
             .out
-            .get_mut(self.pos..needed)
-            .ok_or(Error::OutputTooSmall { needed })?;
-        encode_block(&self.plan, block, w, dst, first)?;
-        if let Some(slot) = self.out.get_mut(super::HEADER_LEN + self.next_block) {
-            *slot = w;
-        }
-        self.pos = needed;
+            .split_at_mut_checked(self.pos)
+            .ok_or(Error::OutputTooSmall { needed: self.pos })?;
+        let widths = head.get_mut(slot..slot + 1).ok_or(Error::StreamState)?;
+        let k = Reference::new();
+        let e = k.encoder(Quant {
+            eb: self.plan.quant_eb,
+            bound: self.plan.bound,
+            strict: self.plan.strict,
+            max_abs: self.max_abs,
+        });
+        let bs = self.plan.block_size as usize;
+        let len = engine::encode_range(k, &Serial, &e, bs, block, first, self.pos, widths, rest)?;
+        self.pos += len;
         self.next_block += 1;
         Ok(())
     }

@@ -18,11 +18,12 @@
 //! FPCR's rounding mode), which turns NaN into 0 — exactly the fallback's answer.
 
 use crate::arch::CpuFeatures;
-use crate::pernix::{BitWidth, BlockSize, PernixFloat};
+use crate::types::{BitWidth, BlockSize, PernixFloat};
 use core::any::TypeId;
 
-mod pernix;
-pub(crate) mod szp;
+mod neon;
+
+use neon::pernix;
 
 /// Proof that NEON (Advanced SIMD) is usable.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

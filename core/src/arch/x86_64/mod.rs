@@ -29,7 +29,7 @@
 //! the conversion is exact up to the rounding, so the code equals `rint_half_even(clamp(s))`.
 
 use crate::arch::CpuFeatures;
-use crate::pernix::{BitWidth, BlockSize, PernixFloat};
+use crate::types::{BitWidth, BlockSize, PernixFloat};
 use core::any::TypeId;
 
 mod avx2;

@@ -22,8 +22,8 @@
 //! touch bytes that are written again later (the rest of the block, or the next block), in
 //! increasing address order. Bytes read past a field are shifted out, so they never matter.
 
-use crate::pernix::BitWidth;
-use crate::pernix::scalar::{code_range, with_width};
+use crate::types::BitWidth;
+use crate::types::{code_range, with_width};
 use core::arch::aarch64::*;
 
 /// Decompression tables of one bit width `N`.
@@ -267,7 +267,7 @@ fn quantize_f64(q: &Quant<float64x2_t>, a: float64x2_t, b: float64x2_t) -> uint3
 /// # Safety
 /// The CPU must support NEON.
 #[target_feature(enable = "neon")]
-pub(super) unsafe fn compress_f32(
+pub(crate) unsafe fn compress_f32(
     bits: BitWidth,
     bs: usize,
     input: &[f32],
@@ -301,7 +301,7 @@ fn compress_n_f32<const N: usize>(bs: usize, input: &[f32], inv: f32, output: &m
 /// # Safety
 /// The CPU must support NEON.
 #[target_feature(enable = "neon")]
-pub(super) unsafe fn compress_f64(
+pub(crate) unsafe fn compress_f64(
     bits: BitWidth,
     bs: usize,
     input: &[f64],
@@ -448,7 +448,7 @@ fn decompress_blocks<const SIGNED: bool, T: Copy + Default>(
 /// # Safety
 /// The CPU must support NEON.
 #[target_feature(enable = "neon")]
-pub(super) unsafe fn decompress_f32(
+pub(crate) unsafe fn decompress_f32(
     n: usize,
     bs: usize,
     input: &[u8],
@@ -479,7 +479,7 @@ pub(super) unsafe fn decompress_f32(
 /// # Safety
 /// The CPU must support NEON.
 #[target_feature(enable = "neon")]
-pub(super) unsafe fn decompress_f64(
+pub(crate) unsafe fn decompress_f64(
     n: usize,
     bs: usize,
     input: &[u8],

@@ -1,6 +1,6 @@
-//! SZp on aarch64: the NEON path ([`crate::szp::Path::Neon`]).
+//! SZp on aarch64: the NEON leaf (the `Neon` path; token [`Neon`]).
 //!
-//! Same structure as the portable block kernels of `crate::szp::simd` (which LLVM also
+//! Same structure as the portable block kernels of `crate::arch::generic::szp` (which LLVM also
 //! vectorizes for NEON, the aarch64 baseline), with the data-parallel passes written with NEON
 //! intrinsics, two f64 lanes at a time:
 //!
@@ -8,46 +8,22 @@
 //! * quantization by reciprocal multiply (`fmul`, `fabs`, `fcvtzu`, `ucvtf`, round half away
 //!   with a saturating `uqadd`, sign by `bsl`) with the same near-tie detection as the
 //!   portable kernel — a block with a possible near-tie is recomputed with the exact division
-//!   ([`blocks::quantize`]), so the levels always equal the specification's;
+//!   (`bits::quantize`), so the levels always equal the specification's;
 //! * delta (`ext` + `sub`), zigzag (`shl`/`sshr`/`eor`) and the OR-reduction giving the width;
 //! * decoding's scale pass (`scvtf`, two `fmul` in the reference's order, `fcvtn` for f32).
 //!
-//! Packing, unpacking and the prefix sum are sequential bit-stream work and stay scalar
-//! (64-bit accumulator, one unaligned 8-byte load per value). Plan resolution, header and
-//! archive parsing are the shared [`blocks`] functions. Every result equals the scalar path's
+//! Packing, unpacking and the prefix sum are sequential bit-stream work and use the portable
+//! kernels (merged words through a 64-bit accumulator; one unaligned 8-byte load per value).
+//! Plan, layout and archive parsing belong to the driver. Every result equals the scalar path's
 //! bytes and decoded bits (tested in `tests/tests/szp_paths.rs`).
 
-use crate::arch::CpuFeatures;
-use crate::szp::blocks::{self, block_payload_len, parse, reconstruct, write_header};
-use crate::szp::{Config, Error, HEADER_LEN, MAX_BLOCK_SIZE, SzpFloat};
+use crate::arch::aarch64::Neon;
+use crate::arch::generic::szp::{Buffers, first_violation, pack, unpack_levels};
+use crate::arch::szp::{BUF, BlockError, Quant, Stats, SzpKernel};
+use crate::bits::{self, payload_len, reconstruct};
+use crate::types::SzpFloat;
 use core::any::TypeId;
 use core::arch::aarch64::*;
-
-const BUF: usize = MAX_BLOCK_SIZE as usize;
-
-/// [`crate::szp::compress`] on the NEON path (the portable kernels if NEON were missing).
-pub(crate) fn compress<T: SzpFloat>(
-    input: &[T],
-    cfg: &Config,
-    out: &mut [u8],
-) -> Result<usize, Error> {
-    if CpuFeatures::detect().neon() {
-        // SAFETY: NEON was detected (it is architectural on aarch64).
-        unsafe { compress_neon(input, cfg, out) }
-    } else {
-        crate::szp::compress_portable(input, cfg, out)
-    }
-}
-
-/// [`crate::szp::decompress`] on the NEON path.
-pub(crate) fn decompress<T: SzpFloat>(archive: &[u8], out: &mut [T]) -> Result<usize, Error> {
-    if CpuFeatures::detect().neon() {
-        // SAFETY: NEON was detected (it is architectural on aarch64).
-        unsafe { decompress_neon(archive, out) }
-    } else {
-        crate::szp::decompress_portable(archive, out)
-    }
-}
 
 /// Two consecutive values as f64 lanes.
 #[inline]
@@ -68,16 +44,10 @@ fn load2<T: SzpFloat>(x: &[T; 2]) -> float64x2_t {
     }
 }
 
-/// [`blocks::plan`] with a NEON statistics pass; any irregularity (non-finite value,
-/// configured `max_abs`, level overflow) is handed to [`blocks::plan`], which reports the first
-/// offending index. Otherwise the plan is the same value (same min, max and max |x|).
+/// Min, max and the non-finite flag, two lanes at a time.
 #[inline]
 #[target_feature(enable = "neon")]
-fn fast_plan<T: SzpFloat>(input: &[T], cfg: &Config) -> Result<blocks::Plan, Error> {
-    blocks::check_config(cfg)?;
-    if cfg.max_abs.is_some() || input.is_empty() {
-        return blocks::plan(input, cfg);
-    }
+fn stats<T: SzpFloat>(input: &[T]) -> Stats {
     let mut lo = vdupq_n_f64(f64::INFINITY);
     let mut hi = vdupq_n_f64(f64::NEG_INFINITY);
     let max = vdupq_n_f64(f64::MAX);
@@ -98,15 +68,7 @@ fn fast_plan<T: SzpFloat>(input: &[T], cfg: &Config) -> Result<blocks::Plan, Err
         h = h.max(v);
         bad |= v.is_nan() || v.abs() > f64::MAX;
     }
-    if bad {
-        return blocks::plan(input, cfg);
-    }
-    let mag = l.abs().max(h.abs());
-    let plan = blocks::resolve(T::DTYPE, cfg, input.len(), h - l, mag)?;
-    if mag / (2.0 * plan.quant_eb) >= 4_611_686_018_427_387_904.0 {
-        return blocks::plan(input, cfg);
-    }
-    Ok(plan)
+    Stats { lo: l, hi: h, bad }
 }
 
 /// Levels of one block into `q` (exactly the specification's, see the module docs), then
@@ -149,7 +111,7 @@ fn quantize_block<T: SzpFloat>(eb: f64, block: &[T], q: &mut [i64], u: &mut [u64
     }
     if near_tie {
         for (qi, &x) in q.iter_mut().zip(block) {
-            *qi = blocks::quantize(x, eb);
+            *qi = bits::quantize(x, eb);
         }
     }
     // Delta + zigzag + OR, two lanes at a time; `prev` holds the level before the pair in
@@ -178,129 +140,6 @@ fn quantize_block<T: SzpFloat>(eb: f64, block: &[T], q: &mut [i64], u: &mut [u64
         last = qi;
     }
     acc
-}
-
-/// The strict check: the first index whose reconstruction misses `bound`, if any.
-fn first_violation<T: SzpFloat>(eb: f64, bound: f64, block: &[T], q: &[i64]) -> Option<usize> {
-    block.iter().zip(q).position(|(&x, &qi)| {
-        let err = (x.to_f64() - reconstruct::<T>(qi, eb).to_f64()).abs();
-        err.is_nan() || err > bound
-    })
-}
-
-/// LSB-first packing of `u` (each `< 2^w`, `1 <= w <= 64`) into exactly `out`
-/// (`ceil(len·w/8)` bytes), pad bits 0, through a 64-bit accumulator.
-fn pack(u: &[u64], w: u32, out: &mut [u8]) {
-    if w == 0 {
-        return;
-    }
-    let (mut acc, mut fill, mut pos) = (0u64, 0u32, 0usize);
-    for &v in u {
-        acc |= if fill == 64 { 0 } else { v << fill };
-        let nf = fill + w;
-        if nf >= 64 {
-            if let Some(dst) = out.get_mut(pos..pos + 8) {
-                dst.copy_from_slice(&acc.to_le_bytes());
-            }
-            pos += 8;
-            acc = if fill == 0 { 0 } else { v >> (64 - fill) };
-            fill = nf - 64;
-        } else {
-            fill = nf;
-        }
-    }
-    let tail = fill.div_ceil(8) as usize;
-    if let Some(dst) = out.get_mut(pos..pos + tail) {
-        dst.copy_from_slice(&acc.to_le_bytes()[..tail]);
-    }
-}
-
-/// NEON build of the compressor.
-///
-/// # Safety
-/// The CPU must support NEON.
-#[target_feature(enable = "neon")]
-unsafe fn compress_neon<T: SzpFloat>(
-    input: &[T],
-    cfg: &Config,
-    out: &mut [u8],
-) -> Result<usize, Error> {
-    let plan = fast_plan(input, cfg)?;
-    let bs = plan.block_size as usize;
-    let eb = plan.quant_eb;
-    let start = plan.payload_offset();
-    let mut q = [0i64; BUF];
-    let mut u = [0u64; BUF];
-    // Exact size first when `out` might be too small, so nothing is written on failure.
-    let fits = crate::szp::max_compressed_len(input.len(), plan.block_size, T::DTYPE)
-        .is_some_and(|m| out.len() >= m);
-    if !fits {
-        let mut total = start;
-        for block in input.chunks(bs) {
-            let len = block.len().min(BUF);
-            let any = quantize_block(eb, block, &mut q[..len], &mut u[..len]);
-            total += block_payload_len((64 - any.leading_zeros()) as u8, block.len());
-        }
-        if out.len() < total {
-            return Err(Error::OutputTooSmall { needed: total });
-        }
-    }
-    let Some((head, body)) = out.split_at_mut_checked(start) else {
-        return Err(Error::OutputTooSmall { needed: start });
-    };
-    let Some((hdr, widths)) = head.split_at_mut_checked(HEADER_LEN) else {
-        return Err(Error::OutputTooSmall { needed: start });
-    };
-    let mut pos = 0usize;
-    for ((b, block), wslot) in input.chunks(bs).enumerate().zip(widths.iter_mut()) {
-        let len = block.len().min(BUF);
-        let (qb, ub) = (&mut q[..len], &mut u[..len]);
-        let any = quantize_block(eb, block, qb, ub);
-        if plan.strict
-            && let Some(i) = first_violation(eb, plan.bound, block, qb)
-        {
-            return Err(Error::BoundViolated { index: b * bs + i });
-        }
-        let w = 64 - any.leading_zeros();
-        let cost = block_payload_len(w as u8, len);
-        let Some(dst) = body.get_mut(pos..pos + cost) else {
-            return Err(Error::OutputTooSmall {
-                needed: start + pos + cost,
-            });
-        };
-        pack(ub, w, dst);
-        *wslot = w as u8;
-        pos += cost;
-    }
-    write_header(&plan, hdr)?;
-    Ok(start + pos)
-}
-
-/// Unpack + unzigzag + prefix sum of one block into `q` (`payload` is exactly
-/// `ceil(len·w/8)` bytes, `1 <= w <= 64`).
-fn unpack_levels(payload: &[u8], w: u32, q: &mut [i64]) {
-    let mask = if w == 64 { u64::MAX } else { (1u64 << w) - 1 };
-    let mut acc = 0i64;
-    for (i, qi) in q.iter_mut().enumerate() {
-        let bit = i * w as usize;
-        let from = bit / 8;
-        let v = if let Some(src) = payload.get(from..from + 8)
-            && w <= 56
-        {
-            let mut b = [0u8; 8];
-            b.copy_from_slice(src);
-            (u64::from_le_bytes(b) >> (bit % 8)) & mask
-        } else {
-            let mut b = [0u8; 16];
-            let take = payload.len().saturating_sub(from).min(9);
-            if let Some(src) = payload.get(from..from + take) {
-                b[..take].copy_from_slice(src);
-            }
-            ((u128::from_le_bytes(b) >> (bit % 8)) as u64) & mask
-        };
-        acc = acc.wrapping_add(((v >> 1) as i64) ^ -((v & 1) as i64));
-        *qi = acc;
-    }
 }
 
 /// `reconstruct(q, eb)` for every level: `T::from_f64(q as f64 · 2 · eb)`, two lanes at a
@@ -333,35 +172,108 @@ fn scale_block<T: SzpFloat>(q: &[i64], eb: f64, out: &mut [T]) {
     }
 }
 
-/// NEON build of the decompressor.
+/// Encodes one block (see [`SzpKernel::encode`]).
+#[inline]
+#[target_feature(enable = "neon")]
+fn encode<T: SzpFloat>(
+    e: &Quant,
+    block: &[T],
+    dst: &mut [u8],
+    s: &mut Buffers,
+) -> Result<u8, BlockError> {
+    let len = block.len().min(BUF);
+    let (qb, ub) = (
+        s.q.get_mut(..len).unwrap_or_default(),
+        s.u.get_mut(..len).unwrap_or_default(),
+    );
+    let any = quantize_block(e.eb, block, qb, ub);
+    if e.strict
+        && let Some(i) = first_violation(e.eb, e.bound, block, qb)
+    {
+        return Err(BlockError::Violation(i));
+    }
+    let w = bits::width(any);
+    let cost = payload_len(w, len);
+    let out = dst.get_mut(..cost).ok_or(BlockError::Short(cost))?;
+    pack(ub, u32::from(w), out, qb);
+    Ok(w)
+}
+
+/// The width of one block (the sizing pass).
+#[inline]
+#[target_feature(enable = "neon")]
+fn width<T: SzpFloat>(eb: f64, block: &[T], s: &mut Buffers) -> u8 {
+    let len = block.len().min(BUF);
+    let (qb, ub) = (
+        s.q.get_mut(..len).unwrap_or_default(),
+        s.u.get_mut(..len).unwrap_or_default(),
+    );
+    bits::width(quantize_block(eb, block, qb, ub))
+}
+
+/// Decodes one block (see [`SzpKernel::decode`]): scalar unpack + prefix sum, NEON scale.
+#[inline]
+#[target_feature(enable = "neon")]
+fn decode<T: SzpFloat>(eb: f64, w: u8, src: &[u8], out: &mut [T], q: &mut [i64; BUF]) {
+    if w == 0 {
+        out.fill(reconstruct(0, eb));
+        return;
+    }
+    let qb = q.get_mut(..out.len().min(BUF)).unwrap_or_default();
+    unpack_levels(src, u32::from(w), qb);
+    scale_block(qb, eb, out);
+}
+
+/// Calls `f` with NEON enabled for everything inlined into it.
 ///
 /// # Safety
 /// The CPU must support NEON.
 #[target_feature(enable = "neon")]
-unsafe fn decompress_neon<T: SzpFloat>(archive: &[u8], out: &mut [T]) -> Result<usize, Error> {
-    let view = parse(archive)?;
-    if view.header.dtype != T::DTYPE {
-        return Err(Error::DTypeMismatch);
+unsafe fn enter<R>(f: impl FnOnce() -> R) -> R {
+    f()
+}
+
+impl SzpKernel for Neon {
+    type Enc = Quant;
+    type Scratch = Buffers;
+
+    #[inline(always)]
+    fn scratch(self) -> Buffers {
+        Buffers::new()
     }
-    let out = out
-        .get_mut(..view.n)
-        .ok_or(Error::OutputTooSmall { needed: view.n })?;
-    let bs = view.header.block_size as usize;
-    let eb = view.header.quant_eb;
-    let mut q = [0i64; BUF];
-    let mut pos = 0usize;
-    for (&w, block) in view.widths.iter().zip(out.chunks_mut(bs)) {
-        let len = block.len();
-        let cost = block_payload_len(w, len);
-        let src = view.payload.get(pos..pos + cost).ok_or(Error::Truncated)?;
-        pos += cost;
-        if w == 0 {
-            block.fill(reconstruct(0, eb));
-            continue;
-        }
-        let qb = &mut q[..len.min(BUF)];
-        unpack_levels(src, u32::from(w), qb);
-        scale_block(qb, eb, block);
+    #[inline(always)]
+    fn encoder(self, q: Quant) -> Quant {
+        q
     }
-    Ok(view.n)
+    #[inline(always)]
+    fn enter<R>(self, f: impl FnOnce() -> R) -> R {
+        // SAFETY: the token proves NEON.
+        unsafe { enter(f) }
+    }
+    #[inline(always)]
+    fn stats<T: SzpFloat>(self, x: &[T]) -> Stats {
+        // SAFETY: the token proves NEON.
+        unsafe { stats(x) }
+    }
+    #[inline(always)]
+    fn width<T: SzpFloat>(self, e: &Quant, block: &[T], s: &mut Buffers) -> u8 {
+        // SAFETY: the token proves NEON.
+        unsafe { width(e.eb, block, s) }
+    }
+    #[inline(always)]
+    fn encode<T: SzpFloat>(
+        self,
+        e: &Quant,
+        block: &[T],
+        dst: &mut [u8],
+        s: &mut Buffers,
+    ) -> Result<u8, BlockError> {
+        // SAFETY: the token proves NEON.
+        unsafe { encode(e, block, dst, s) }
+    }
+    #[inline(always)]
+    fn decode<T: SzpFloat>(self, eb: f64, w: u8, src: &[u8], out: &mut [T], s: &mut Buffers) {
+        // SAFETY: the token proves NEON.
+        unsafe { decode(eb, w, src, out, &mut s.q) }
+    }
 }

@@ -14,7 +14,7 @@
 //! group only touch bytes that are written again later (the rest of the block, or the next
 //! block), in increasing address order.
 
-use super::tables::{Y256, Y256_TABLES};
+use crate::arch::x86_64::tables::{Y256, Y256_TABLES};
 use core::arch::x86_64::*;
 
 /// Lane masks for `vmaskmov`: entry r enables the first r dwords.
@@ -94,17 +94,17 @@ fn quantize_pd(q: &Quant<__m256d>, a: __m256d, b: __m256d) -> __m256i {
 /// # Safety
 /// The CPU must support AVX2.
 #[target_feature(enable = "avx2")]
-pub(super) unsafe fn compress_f32(n: u32, bs: usize, input: &[f32], inv: f32, output: &mut [u8]) {
-    let Ok(bits) = crate::pernix::BitWidth::new(n as u8) else {
+pub(crate) unsafe fn compress_f32(n: u32, bs: usize, input: &[f32], inv: f32, output: &mut [u8]) {
+    let Some(bits) = crate::types::BitWidth::checked(n as u8) else {
         return;
     };
-    crate::pernix::scalar::with_width!(bits, compress_n_f32::<_>, (bs, input, inv, output));
+    crate::types::with_width!(bits, compress_n_f32::<_>, (bs, input, inv, output));
 }
 
 #[target_feature(enable = "avx2")]
 fn compress_n_f32<const N: usize>(bs: usize, input: &[f32], inv: f32, output: &mut [u8]) {
     let n = N as u32;
-    let (lo, hi) = crate::pernix::scalar::code_range(n);
+    let (lo, hi) = crate::types::code_range(n);
     let q = Quant {
         inv: _mm256_set1_ps(inv),
         lo: _mm256_set1_ps(lo as f32),
@@ -133,17 +133,17 @@ fn compress_n_f32<const N: usize>(bs: usize, input: &[f32], inv: f32, output: &m
 /// # Safety
 /// The CPU must support AVX2.
 #[target_feature(enable = "avx2")]
-pub(super) unsafe fn compress_f64(n: u32, bs: usize, input: &[f64], inv: f64, output: &mut [u8]) {
-    let Ok(bits) = crate::pernix::BitWidth::new(n as u8) else {
+pub(crate) unsafe fn compress_f64(n: u32, bs: usize, input: &[f64], inv: f64, output: &mut [u8]) {
+    let Some(bits) = crate::types::BitWidth::checked(n as u8) else {
         return;
     };
-    crate::pernix::scalar::with_width!(bits, compress_n_f64::<_>, (bs, input, inv, output));
+    crate::types::with_width!(bits, compress_n_f64::<_>, (bs, input, inv, output));
 }
 
 #[target_feature(enable = "avx2")]
 fn compress_n_f64<const N: usize>(bs: usize, input: &[f64], inv: f64, output: &mut [u8]) {
     let n = N as u32;
-    let (lo, hi) = crate::pernix::scalar::code_range(n);
+    let (lo, hi) = crate::types::code_range(n);
     let q = Quant {
         inv: _mm256_set1_pd(inv),
         lo: _mm256_set1_pd(f64::from(lo)),
@@ -240,7 +240,7 @@ fn compress_blocks<const N: usize, T>(
 /// # Safety
 /// The CPU must support AVX2.
 #[target_feature(enable = "avx2")]
-pub(super) unsafe fn decompress_f32(
+pub(crate) unsafe fn decompress_f32(
     n: u32,
     bs: usize,
     input: &[u8],
@@ -267,7 +267,7 @@ pub(super) unsafe fn decompress_f32(
 /// # Safety
 /// The CPU must support AVX2.
 #[target_feature(enable = "avx2")]
-pub(super) unsafe fn decompress_f64(
+pub(crate) unsafe fn decompress_f64(
     n: u32,
     bs: usize,
     input: &[u8],

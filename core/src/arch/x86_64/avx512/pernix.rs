@@ -14,7 +14,7 @@
 //!   with one `vpermb` per possible contributor (one when `2N` is a multiple of 8, else up to 4),
 //!   OR-ing them. N = 8 and 16 use truncating `vpmovdb`/`vpmovdw`, N = 1 a test-into-mask.
 
-use super::tables::{BYTE_GATHER, BYTE_GATHER64, DEC24, Z512, Z512_TABLES};
+use crate::arch::x86_64::tables::{BYTE_GATHER, BYTE_GATHER64, DEC24, Z512, Z512_TABLES};
 use core::arch::x86_64::*;
 
 /// Round to nearest, ties to even, exceptions suppressed (independent of MXCSR).
@@ -89,8 +89,8 @@ pub(crate) fn pack16<const PERMS: usize, const SHIFT: bool>(
 /// # Safety
 /// The CPU must support AVX-512 F, BW, VL, DQ and VBMI.
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi")]
-pub(super) unsafe fn compress_f32(n: u32, bs: usize, input: &[f32], inv: f32, output: &mut [u8]) {
-    let (lo, hi) = crate::pernix::scalar::code_range(n);
+pub(crate) unsafe fn compress_f32(n: u32, bs: usize, input: &[f32], inv: f32, output: &mut [u8]) {
+    let (lo, hi) = crate::types::code_range(n);
     let q = Quant {
         inv: _mm512_set1_ps(inv),
         lo: _mm512_set1_ps(lo as f32),
@@ -135,8 +135,8 @@ pub(super) unsafe fn compress_f32(n: u32, bs: usize, input: &[f32], inv: f32, ou
 /// # Safety
 /// The CPU must support AVX-512 F, BW, VL, DQ and VBMI.
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi")]
-pub(super) unsafe fn compress_f64(n: u32, bs: usize, input: &[f64], inv: f64, output: &mut [u8]) {
-    let (lo, hi) = crate::pernix::scalar::code_range(n);
+pub(crate) unsafe fn compress_f64(n: u32, bs: usize, input: &[f64], inv: f64, output: &mut [u8]) {
+    let (lo, hi) = crate::types::code_range(n);
     let q = Quant {
         inv: _mm512_set1_pd(inv),
         lo: _mm512_set1_pd(f64::from(lo)),
@@ -410,7 +410,7 @@ unsafe fn compress_run<T>(
 /// # Safety
 /// The CPU must support AVX-512 F, BW, VL, DQ and VBMI.
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi")]
-pub(super) unsafe fn decompress_f32(
+pub(crate) unsafe fn decompress_f32(
     n: u32,
     bs: usize,
     input: &[u8],
@@ -438,7 +438,7 @@ pub(super) unsafe fn decompress_f32(
 /// # Safety
 /// The CPU must support AVX-512 F, BW, VL, DQ and VBMI.
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi")]
-pub(super) unsafe fn decompress_f64(
+pub(crate) unsafe fn decompress_f64(
     n: u32,
     bs: usize,
     input: &[u8],

@@ -1,5 +1,5 @@
-//! Hand-written AVX-512 VBMI kernels of the SZp hot loops (the [`Path::Avx512`] path on CPUs
-//! with VBMI; without VBMI that path runs the compiler-vectorized kernels of [`super`]).
+//! Hand-written AVX-512 VBMI kernels of the SZp hot loops (the `Avx512` path; its token is
+//! [`Avx512Vbmi`]).
 //!
 //! * **Block scan** (compress): 16 values per step as two vectors of 8 f64 lanes: `y = x·r`
 //!   (`r = 1/(2·eb)`), `q = rne(y)` (`vrndscalepd`), the delta against the previous step's
@@ -7,11 +7,11 @@
 //!   a block buffer, and — for strict plans — the reconstruction check `|x − T(q·2eb)| ≤ bound`,
 //!   all branch-free. Round-half-even and the spec's round-half-away from zero of the exact
 //!   quotient `x/(2·eb)` can only disagree near a tie; a lane whose fractional part is within
-//!   `2⁻⁴⁷·max|y|` of ½ flags its block, which is then redone by the exact kernel of
-//!   [`super`] (see `quantize_block`), so the levels are always the spec's.
+//!   `2⁻⁴⁷·max|y|` of ½ flags its block, which is then redone by the exact portable kernel
+//!   (`quantize_block`), so the levels are always the spec's.
 //! * **Pack** (widths 1..=24): the 16 zigzagged values of a step, narrowed to dwords, are
 //!   exactly the codes of a PERNIX 16-value step (`2w` bytes, LSB-first), packed by the PERNIX
-//!   AVX-512 VBMI packer ([`crate::arch::x86_64::avx512::pack16`], `vpermb` gathers); a block's
+//!   AVX-512 VBMI packer (`pack16` of this leaf, `vpermb` gathers); a block's
 //!   partial last step stores only its `ceil(r·w/8)` bytes with a byte mask.
 //! * **Decode** (widths 1..=24): `vpermb` + `vpmultishiftqb` extract 16 fields per step (the
 //!   PERNIX decoder's tables), unzigzag, a 16-lane inclusive prefix sum in 4 `valignd` steps
@@ -22,24 +22,27 @@
 //!
 //! Every operation is the same IEEE operation as in the scalar reference (products with the
 //! exactly representable `2·eb` instead of `(q·2)·eb`: both are one rounding of the same exact
-//! product), so the bytes and the decoded bits equal the scalar path's (`tests/szp_paths.rs`).
+//! product), so the bytes and the decoded bits equal the reference's (`tests/szp_paths.rs`).
 
 use core::arch::x86_64::*;
 
-use super::super::blocks;
-use super::super::blocks::{block_payload_len, parse, reconstruct, write_header};
-use super::super::{Config, Error, SzpFloat};
-use super::{BUF, compress_impl, first_violation, pack, quantize_block, unpack_levels};
+use crate::arch::generic::szp::{
+    Buffers, first_violation, pack, portable_decode, portable_encode, portable_width,
+    quantize_block,
+};
+use crate::arch::szp::{BUF, BlockError, Quant, Stats, SzpKernel};
+use crate::arch::x86_64::Avx512Vbmi;
 use crate::arch::x86_64::avx512::pack16;
 use crate::arch::x86_64::tables::{Z512, Z512_TABLES};
-use crate::szp::DType;
+use crate::bits::{self, payload_len};
+use crate::types::{DType, SzpFloat};
 
 /// Round to nearest, ties to even, exceptions suppressed.
 const RNE: i32 = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;
 
 /// Loop invariants of one compression call.
 #[derive(Clone, Copy)]
-pub(super) struct Scan {
+pub(crate) struct Scan {
     /// `1/(2·eb)`.
     r: __m512d,
     /// `2·eb` (exact).
@@ -56,7 +59,7 @@ pub(super) struct Scan {
 
 /// What the scan of one block found.
 #[derive(Clone, Copy, Debug)]
-pub(super) struct ScanResult {
+pub(crate) struct ScanResult {
     /// OR of the zigzagged deltas (its bit length is the block width).
     pub any: u64,
     /// Some lane was near a rounding tie: the levels must be recomputed exactly.
@@ -70,7 +73,7 @@ impl Scan {
     /// when the fast scan cannot prove its levels equal the spec's: `1/(2·eb)` or `2·eb` not
     /// finite, or `max_abs/(2·eb) >= 2⁴⁶`.
     #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi")]
-    pub(super) fn new(eb: f64, bound: f64, strict: bool, max_abs: f64) -> Option<Scan> {
+    pub(crate) fn new(eb: f64, bound: f64, strict: bool, max_abs: f64) -> Option<Scan> {
         let e2 = 2.0 * eb;
         let r = 1.0 / e2;
         let ymax = max_abs * r;
@@ -249,7 +252,7 @@ impl Flags {
 /// Quantize + delta + zigzag + width (+ strict check) of one block, with i64 levels; the
 /// zigzagged deltas go to `u[..block.len()]`.
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi")]
-pub(super) fn scan_block<T: SzpFloat>(s: &Scan, block: &[T], u: &mut [u64]) -> ScanResult {
+pub(crate) fn scan_block<T: SzpFloat>(s: &Scan, block: &[T], u: &mut [u64]) -> ScanResult {
     let len = block.len().min(u.len());
     let (x, up) = (block.as_ptr(), u.as_mut_ptr());
     let mut prev = _mm512_setzero_si512();
@@ -283,7 +286,7 @@ pub(super) fn scan_block<T: SzpFloat>(s: &Scan, block: &[T], u: &mut [u64]) -> S
 /// levels and deltas then fit in i32 and zigzag to the same values, and 16 lanes share one
 /// vector. The zigzagged deltas go to `u[..block.len()]` as u32.
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi")]
-pub(super) fn scan_block32<T: SzpFloat>(s: &Scan, block: &[T], u: &mut [u32]) -> ScanResult {
+pub(crate) fn scan_block32<T: SzpFloat>(s: &Scan, block: &[T], u: &mut [u32]) -> ScanResult {
     let len = block.len().min(u.len());
     let (x, up) = (block.as_ptr(), u.as_mut_ptr());
     let mut prev = _mm512_setzero_si512();
@@ -354,7 +357,7 @@ impl Packer<'_> {
 #[inline]
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi")]
 fn pack_with(len: usize, w: u32, out: &mut [u8], load: impl Fn(usize, u16) -> __m512i) {
-    if out.len() != block_payload_len(w as u8, len) {
+    if out.len() != payload_len(w as u8, len) {
         return;
     }
     let Some(p) = Packer::new(w) else {
@@ -392,7 +395,7 @@ fn pack_steps<const P: usize, const S: bool>(
 /// Packs `u` (each `< 2^w`, `1 <= w <= 24`) LSB-first into exactly `out`
 /// (`ceil(u.len()·w/8)` bytes; pad bits 0). Does nothing if `out` has another length.
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi")]
-pub(super) fn pack_block(u: &[u64], w: u32, out: &mut [u8]) {
+pub(crate) fn pack_block(u: &[u64], w: u32, out: &mut [u8]) {
     let src = u.as_ptr();
     pack_with(u.len(), w, out, |i, m| {
         // SAFETY: the lanes of `m` are values i.. of `u` (`pack_steps` passes the lanes left); masked-off lanes are not accessed.
@@ -411,7 +414,7 @@ pub(super) fn pack_block(u: &[u64], w: u32, out: &mut [u8]) {
 
 /// [`pack_block`] for values held as u32.
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi")]
-pub(super) fn pack_block32(u: &[u32], w: u32, out: &mut [u8]) {
+pub(crate) fn pack_block32(u: &[u32], w: u32, out: &mut [u8]) {
     let src = u.as_ptr();
     pack_with(u.len(), w, out, |i, m| {
         // SAFETY: the lanes of `m` are values i.. of `u` (`pack_steps` passes the lanes left); masked-off lanes are not accessed.
@@ -421,19 +424,19 @@ pub(super) fn pack_block32(u: &[u32], w: u32, out: &mut [u8]) {
 
 /// Whether [`decode_block`] handles a block of `len` values at width `w` (see module docs).
 #[inline]
-pub(super) fn decodes(w: u8, len: usize) -> bool {
+pub(crate) fn decodes(w: u8, len: usize) -> bool {
     (1..=24).contains(&w) && (len as u64) << (w - 1) < 1 << 31
 }
 
 /// Decodes one block (`payload` exactly `ceil(out.len()·w/8)` bytes, [`decodes`] true) into
 /// `out`: `T((prefix sum of unzigzag(fields))·2eb)`. Does nothing on a length mismatch.
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi")]
-pub(super) fn decode_block<T: SzpFloat>(payload: &[u8], w: u8, e2: f64, out: &mut [T]) {
+pub(crate) fn decode_block<T: SzpFloat>(payload: &[u8], w: u8, e2: f64, out: &mut [T]) {
     let len = out.len();
     let Some(t) = Z512_TABLES.get(usize::from(w)) else {
         return;
     };
-    if !decodes(w, len) || payload.len() != block_payload_len(w, len) {
+    if !decodes(w, len) || payload.len() != payload_len(w, len) {
         return;
     }
     // SAFETY: the tables are plain arrays of 64 bytes; unaligned loads.
@@ -587,164 +590,169 @@ fn stats<T: SzpFloat>(input: &[T]) -> (f64, f64, bool) {
     }
 }
 
-/// [`super::fast_plan`] with the [`stats`] kernel: the same plan, or [`blocks::plan`]'s
-/// error (which finds the first offending index) for any irregular input; plus a bound on
-/// `|x|` (`max |x|`, or the configured `max_abs`, which [`blocks::plan`] enforces).
+/// The encoder invariants: the fast scan's, or `None` when it cannot prove its levels equal
+/// the spec's (then the block goes through the portable kernels).
+#[derive(Clone, Copy)]
+pub(crate) struct Enc {
+    q: Quant,
+    scan: Option<Scan>,
+}
+
+// SAFETY: `Scan` holds plain vector registers' values (no pointers); sharing them between
+// threads is sharing numbers.
+unsafe impl Send for Enc {}
+// SAFETY: as above.
+unsafe impl Sync for Enc {}
+
+/// The VBMI leaf's block buffers.
+pub(crate) struct Scratch {
+    p: Buffers,
+    u32s: [u32; BUF],
+}
+
+/// One block on the fast scan: the width, and the block's zigzagged deltas in `s.p.u` (when
+/// the second value is true) or `s.u32s`; exact levels in `s.p.q` when a lane was near a tie.
+#[inline]
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi")]
-fn plan_avx512<T: SzpFloat>(input: &[T], cfg: &Config) -> Result<(blocks::Plan, f64), Error> {
-    // Validates the config's own fields (cheap: no data).
-    blocks::check_config(cfg)?;
-    if let Some(m) = cfg.max_abs {
-        return Ok((blocks::plan(input, cfg)?, m));
+fn scan<T: SzpFloat>(sc: &Scan, eb: f64, block: &[T], s: &mut Scratch) -> (ScanResult, bool) {
+    let len = block.len().min(BUF);
+    let (qb, ub, vb) = (
+        s.p.q.get_mut(..len).unwrap_or_default(),
+        s.p.u.get_mut(..len).unwrap_or_default(),
+        s.u32s.get_mut(..len).unwrap_or_default(),
+    );
+    let res = if sc.narrow {
+        scan_block32(sc, block, vb)
+    } else {
+        scan_block(sc, block, ub)
+    };
+    if res.near_tie {
+        let any = quantize_block(eb, block, qb, ub);
+        (ScanResult { any, ..res }, true)
+    } else {
+        (res, !sc.narrow)
     }
-    if input.is_empty() {
-        return Ok((blocks::plan(input, cfg)?, 0.0));
-    }
-    let (lo, hi, bad) = stats(input);
-    let mag = lo.abs().max(hi.abs());
-    if bad {
-        return Ok((blocks::plan(input, cfg)?, mag));
-    }
-    let plan = blocks::resolve(T::DTYPE, cfg, input.len(), hi - lo, mag)?;
-    if mag / (2.0 * plan.quant_eb) >= 4_611_686_018_427_387_904.0 {
-        return Ok((blocks::plan(input, cfg)?, mag));
-    }
-    Ok((plan, mag))
 }
 
-/// The whole-archive compressor of the VBMI path: [`super::compress_impl`] with the scan, pack
-/// and strict-check kernels above (same results, same errors, same bytes).
-///
-/// # Safety
-/// The CPU must support AVX-512 F, BW, VL, DQ, VBMI and BMI1/BMI2/LZCNT.
-#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi,bmi1,bmi2,lzcnt,popcnt")]
-pub(super) unsafe fn compress<T: SzpFloat>(
-    input: &[T],
-    cfg: &Config,
-    out: &mut [u8],
-) -> Result<usize, Error> {
-    let (plan, max_abs) = plan_avx512(input, cfg)?;
-    let Some(s) = Scan::new(plan.quant_eb, plan.bound, plan.strict, max_abs) else {
-        return compress_impl(input, cfg, out);
-    };
-    let bs = plan.block_size as usize;
-    let eb = plan.quant_eb;
-    let start = plan.payload_offset();
-    let mut q = [0i64; BUF];
-    let mut u = [0u64; BUF];
-    let mut u32s = [0u32; BUF];
-    // One block: the scan, then the exact kernel if a lane was near a tie; returns the OR of
-    // the zigzagged deltas and whether they are in `u` (exact or wide scan) or `u32s`.
-    let scan = |block: &[T], q: &mut [i64], u: &mut [u64], u32s: &mut [u32]| {
-        let res = if s.narrow {
-            scan_block32(&s, block, u32s)
-        } else {
-            scan_block(&s, block, u)
-        };
-        if res.near_tie {
-            let any = quantize_block(eb, block, q, u);
-            (ScanResult { any, ..res }, true)
-        } else {
-            (res, !s.narrow)
+/// Encodes one block on the fast scan (see [`SzpKernel::encode`]).
+#[inline]
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi")]
+fn encode<T: SzpFloat>(
+    sc: &Scan,
+    q: &Quant,
+    block: &[T],
+    dst: &mut [u8],
+    s: &mut Scratch,
+) -> Result<u8, BlockError> {
+    let eb = q.eb;
+    let len = block.len().min(BUF);
+    let (res, in_u64) = scan(sc, eb, block, s);
+    let (qb, ub, vb) = (
+        s.p.q.get_mut(..len).unwrap_or_default(),
+        s.p.u.get_mut(..len).unwrap_or_default(),
+        s.u32s.get(..len).unwrap_or_default(),
+    );
+    if q.strict && (res.violation || res.near_tie) {
+        if !res.near_tie {
+            quantize_block(eb, block, qb, ub);
         }
-    };
-    let fits = super::super::max_compressed_len(input.len(), plan.block_size, T::DTYPE)
-        .is_some_and(|m| out.len() >= m);
-    if !fits {
-        let mut total = start;
-        for block in input.chunks(bs) {
-            let len = block.len().min(BUF);
-            let (res, _) = scan(block, &mut q[..len], &mut u[..len], &mut u32s[..len]);
-            total += block_payload_len((64 - res.any.leading_zeros()) as u8, block.len());
-        }
-        if out.len() < total {
-            return Err(Error::OutputTooSmall { needed: total });
+        if let Some(i) = first_violation(eb, q.bound, block, qb) {
+            return Err(BlockError::Violation(i));
         }
     }
-    let Some((head, body)) = out.split_at_mut_checked(start) else {
-        return Err(Error::OutputTooSmall { needed: start });
-    };
-    let Some((hdr, widths)) = head.split_at_mut_checked(super::super::HEADER_LEN) else {
-        return Err(Error::OutputTooSmall { needed: start });
-    };
-    let mut pos = 0usize;
-    for ((b, block), wslot) in input.chunks(bs).enumerate().zip(widths.iter_mut()) {
-        let len = block.len().min(BUF);
-        let (qb, ub, vb) = (&mut q[..len], &mut u[..len], &mut u32s[..len]);
-        let (res, in_u64) = scan(block, qb, ub, vb);
-        if plan.strict && (res.violation || res.near_tie) {
-            if !res.near_tie {
-                quantize_block(eb, block, qb, ub);
+    let w = bits::width(res.any);
+    let cost = payload_len(w, len);
+    let dst = dst.get_mut(..cost).ok_or(BlockError::Short(cost))?;
+    let w32 = u32::from(w);
+    match (in_u64, w) {
+        (_, 0) => {}
+        (true, 1..=24) => pack_block(ub, w32, dst),
+        (false, 1..=24) => pack_block32(vb, w32, dst),
+        (true, _) => pack(ub, w32, dst, qb),
+        (false, _) => {
+            for (d, &v) in ub.iter_mut().zip(vb.iter()) {
+                *d = u64::from(v);
             }
-            if let Some(i) = first_violation(eb, plan.bound, block, qb) {
-                return Err(Error::BoundViolated { index: b * bs + i });
-            }
+            pack(ub, w32, dst, qb);
         }
-        let w = 64 - res.any.leading_zeros();
-        let cost = block_payload_len(w as u8, len);
-        let Some(dst) = body.get_mut(pos..pos + cost) else {
-            return Err(Error::OutputTooSmall {
-                needed: start + pos + cost,
-            });
-        };
-        match (in_u64, w) {
-            (_, 0) => {}
-            (true, 1..=24) => pack_block(ub, w, dst),
-            (false, 1..=24) => pack_block32(vb, w, dst),
-            (true, _) => pack(ub, w, dst, qb),
-            (false, _) => {
-                for (d, &v) in ub.iter_mut().zip(vb.iter()) {
-                    *d = u64::from(v);
-                }
-                pack(ub, w, dst, qb);
-            }
-        }
-        *wslot = w as u8;
-        pos += cost;
     }
-    write_header(&plan, hdr)?;
-    Ok(start + pos)
+    Ok(w)
 }
 
-/// The whole-archive decompressor of the VBMI path: [`super::decompress_impl`] with
-/// [`decode_block`] for the blocks it handles.
-///
-/// # Safety
-/// As [`compress`].
-#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi,bmi1,bmi2,lzcnt,popcnt")]
-pub(super) unsafe fn decompress<T: SzpFloat>(
-    archive: &[u8],
-    out: &mut [T],
-) -> Result<usize, Error> {
-    let view = parse(archive)?;
-    if view.header.dtype != T::DTYPE {
-        return Err(Error::DTypeMismatch);
-    }
-    let out = out
-        .get_mut(..view.n)
-        .ok_or(Error::OutputTooSmall { needed: view.n })?;
-    let bs = view.header.block_size as usize;
-    let eb = view.header.quant_eb;
+/// Decodes one block (see [`SzpKernel::decode`]).
+#[inline]
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi")]
+fn decode<T: SzpFloat>(eb: f64, w: u8, src: &[u8], out: &mut [T], q: &mut [i64; BUF]) {
     let e2 = 2.0 * eb;
-    let fast = e2.is_finite();
-    let mut q = [0i64; BUF];
-    let mut pos = 0usize;
-    for (&w, block) in view.widths.iter().zip(out.chunks_mut(bs)) {
-        let len = block.len();
-        let cost = block_payload_len(w, len);
-        let src = view.payload.get(pos..pos + cost).ok_or(Error::Truncated)?;
-        pos += cost;
-        if w == 0 {
-            block.fill(reconstruct(0, eb));
-        } else if fast && decodes(w, len) {
-            decode_block(src, w, e2, block);
-        } else {
-            let qb = &mut q[..len.min(BUF)];
-            unpack_levels(src, u32::from(w), qb);
-            for (o, &qi) in block.iter_mut().zip(qb.iter()) {
-                *o = reconstruct(qi, eb);
-            }
+    if w != 0 && e2.is_finite() && decodes(w, out.len()) {
+        decode_block(src, w, e2, out);
+    } else {
+        portable_decode(eb, w, src, out, q);
+    }
+}
+
+/// Calls `f` with the VBMI leaf's features enabled for everything inlined into it.
+///
+/// # Safety
+/// The CPU must support AVX-512 F, BW, VL, DQ and VBMI.
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi")]
+unsafe fn enter<R>(f: impl FnOnce() -> R) -> R {
+    f()
+}
+
+impl SzpKernel for Avx512Vbmi {
+    type Enc = Enc;
+    type Scratch = Scratch;
+
+    #[inline(always)]
+    fn scratch(self) -> Scratch {
+        Scratch {
+            p: Buffers::new(),
+            u32s: [0; BUF],
         }
     }
-    Ok(view.n)
+    #[inline(always)]
+    fn encoder(self, q: Quant) -> Enc {
+        // SAFETY: the token proves AVX-512 F/BW/VL/DQ/VBMI (and the OS ZMM state).
+        let scan = unsafe { Scan::new(q.eb, q.bound, q.strict, q.max_abs) };
+        Enc { q, scan }
+    }
+    #[inline(always)]
+    fn enter<R>(self, f: impl FnOnce() -> R) -> R {
+        // SAFETY: as in `encoder`.
+        unsafe { enter(f) }
+    }
+    #[inline(always)]
+    fn stats<T: SzpFloat>(self, x: &[T]) -> Stats {
+        // SAFETY: as in `encoder`.
+        let (lo, hi, bad) = unsafe { stats(x) };
+        Stats { lo, hi, bad }
+    }
+    #[inline(always)]
+    fn width<T: SzpFloat>(self, e: &Enc, block: &[T], s: &mut Scratch) -> u8 {
+        match &e.scan {
+            // SAFETY: as in `encoder`.
+            Some(sc) => bits::width(unsafe { scan(sc, e.q.eb, block, s) }.0.any),
+            None => portable_width(e.q.eb, block, &mut s.p),
+        }
+    }
+    #[inline(always)]
+    fn encode<T: SzpFloat>(
+        self,
+        e: &Enc,
+        block: &[T],
+        dst: &mut [u8],
+        s: &mut Scratch,
+    ) -> Result<u8, BlockError> {
+        match &e.scan {
+            // SAFETY: as in `encoder`.
+            Some(sc) => unsafe { encode(sc, &e.q, block, dst, s) },
+            None => portable_encode(&e.q, block, dst, &mut s.p),
+        }
+    }
+    #[inline(always)]
+    fn decode<T: SzpFloat>(self, eb: f64, w: u8, src: &[u8], out: &mut [T], s: &mut Scratch) {
+        // SAFETY: as in `encoder`.
+        unsafe { decode(eb, w, src, out, &mut s.p.q) }
+    }
 }

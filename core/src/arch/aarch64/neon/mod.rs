@@ -1,0 +1,4 @@
+//! The NEON leaf: PERNIX kernels and the SZp kernels.
+
+pub(super) mod pernix;
+pub(crate) mod szp;

@@ -1,0 +1,574 @@
+//! The SZp reference and portable block kernels.
+//!
+//! **Reference** ([`Reference`]): one pass per value — quantize (the f64 division), the strict
+//! check, delta, zigzag, width — with the zigzagged values parked in the caller's output slice
+//! (from the block's payload offset on) and packed in place. Packing in place is safe: when
+//! value `i` is appended, the words written so far end at bit `(i+1)·w <= 64·(i+1)`, i.e. at
+//! or before the end of value `i`'s own 8-byte slot, so the writer only overwrites values
+//! already read. Where the output is too short for that scratch, a two-pass encoder (width,
+//! then a 128-bit bit writer) gives the same bytes.
+//!
+//! **Portable** ([`Portable`]): kernels written for vectorization — quantize + delta + zigzag +
+//! width as one branch-free pass into a block buffer, a separate branch-free strict check,
+//! word-at-a-time LSB-first packing, and decode as unpack + prefix sum into a level buffer
+//! followed by a scale pass. Not hand-written intrinsics: the x86_64 AVX2 leaf compiles these
+//! same functions under its target features, and the other leaves reuse pieces of them. Every
+//! result is the reference's bits (the same IEEE operations in the same order).
+
+use super::{Portable, Reference};
+use crate::arch::szp::{BUF, BlockError, Quant, Stats, SzpKernel};
+use crate::bits::{self, BitAcc, payload_len, quantize, reconstruct, unzigzag, zigzag};
+use crate::types::SzpFloat;
+
+// ---------------------------------------------------------------------------------------
+// Reference
+
+/// The reference width of one block.
+#[inline(always)]
+pub(crate) fn ref_width<T: SzpFloat>(eb: f64, block: &[T]) -> u8 {
+    let mut prev = 0i64;
+    let mut any = 0u64;
+    for &x in block {
+        let q = quantize(x, eb);
+        any |= zigzag(q.wrapping_sub(prev));
+        prev = q;
+    }
+    bits::width(any)
+}
+
+/// The reference two-pass block encoder: `out` must be exactly `payload_len(width, len)`
+/// bytes (else `Short`); pad bits zero; strict plans check every reconstruction.
+pub(crate) fn ref_encode<T: SzpFloat>(
+    q: &Quant,
+    block: &[T],
+    width: u8,
+    out: &mut [u8],
+) -> Result<(), BlockError> {
+    let cost = payload_len(width, block.len());
+    if out.len() != cost || width > 64 {
+        return Err(BlockError::Short(cost));
+    }
+    let w = u32::from(width);
+    let mask = bits::mask(w);
+    let mut bits = BitWriter {
+        out,
+        pos: 0,
+        acc: 0,
+        have: 0,
+    };
+    let mut prev = 0i64;
+    for (i, &x) in block.iter().enumerate() {
+        let l = quantize(x, q.eb);
+        if q.strict && bits::misses(x, l, q.eb, q.bound) {
+            return Err(BlockError::Violation(i));
+        }
+        let u = zigzag(l.wrapping_sub(prev)) & mask;
+        prev = l;
+        if w > 0 {
+            bits.put(u, w);
+        }
+    }
+    bits.flush();
+    Ok(())
+}
+
+struct BitWriter<'a> {
+    out: &'a mut [u8],
+    pos: usize,
+    acc: u128,
+    have: u32,
+}
+
+impl BitWriter<'_> {
+    #[inline(always)]
+    fn put(&mut self, v: u64, w: u32) {
+        self.acc |= u128::from(v) << self.have;
+        self.have += w;
+        if self.have >= 64 {
+            let word = (self.acc as u64).to_le_bytes();
+            if let Some(dst) = self.out.get_mut(self.pos..self.pos + 8) {
+                dst.copy_from_slice(&word);
+            }
+            self.pos += 8;
+            self.acc >>= 64;
+            self.have -= 64;
+        }
+    }
+    fn flush(&mut self) {
+        let bytes = (self.acc as u64).to_le_bytes();
+        let n = self.have.div_ceil(8) as usize;
+        if let Some(dst) = self.out.get_mut(self.pos..) {
+            for (d, b) in dst.iter_mut().zip(bytes.iter().take(n)) {
+                *d = *b;
+            }
+        }
+    }
+}
+
+/// The reference one-pass encoder: `None` (nothing written) when `rest` is shorter than
+/// `8·block.len()`.
+#[inline(always)]
+fn ref_encode_onepass<T: SzpFloat>(
+    q: &Quant,
+    block: &[T],
+    rest: &mut [u8],
+) -> Option<Result<u8, BlockError>> {
+    let len = block.len();
+    let buf = rest.get_mut(..len.saturating_mul(8))?;
+    let (mut prev, mut any) = (0i64, 0u64);
+    for (i, (&x, slot)) in block.iter().zip(buf.chunks_exact_mut(8)).enumerate() {
+        let l = quantize(x, q.eb);
+        if q.strict && bits::misses(x, l, q.eb, q.bound) {
+            return Some(Err(BlockError::Violation(i)));
+        }
+        let z = zigzag(l.wrapping_sub(prev));
+        prev = l;
+        any |= z;
+        slot.copy_from_slice(&z.to_le_bytes());
+    }
+    let w = bits::width(any);
+    if w > 0 {
+        pack_in_place(buf, len, u32::from(w));
+    }
+    Some(Ok(w))
+}
+
+/// Packs the `len` little-endian u64 values of `buf` (each `< 2^w`, `1 <= w <= 64`) LSB-first
+/// into its first `ceil(len·w/8)` bytes.
+#[inline(always)]
+fn pack_in_place(buf: &mut [u8], len: usize, w: u32) {
+    let (mut acc, mut fill, mut pos) = (0u64, 0u32, 0usize);
+    for i in 0..len {
+        let mut b = [0u8; 8];
+        if let Some(s) = buf.get(8 * i..8 * i + 8) {
+            b.copy_from_slice(s);
+        }
+        let v = u64::from_le_bytes(b);
+        acc |= v << fill; // fill < 64
+        let nf = fill + w;
+        if nf >= 64 {
+            if let Some(d) = buf.get_mut(pos..pos + 8) {
+                d.copy_from_slice(&acc.to_le_bytes());
+            }
+            pos += 8;
+            acc = if fill == 0 { 0 } else { v >> (64 - fill) };
+            fill = nf - 64;
+        } else {
+            fill = nf;
+        }
+    }
+    let tail = fill.div_ceil(8) as usize;
+    let bytes = acc.to_le_bytes();
+    if let (Some(d), Some(s)) = (buf.get_mut(pos..pos + tail), bytes.get(..tail)) {
+        d.copy_from_slice(s);
+    }
+}
+
+/// The reference block decoder (`payload` exactly `payload_len(width, out.len())` bytes,
+/// `width <= 64`; anything else decodes nothing).
+pub(crate) fn ref_decode<T: SzpFloat>(quant_eb: f64, width: u8, payload: &[u8], out: &mut [T]) {
+    if width > 64 || payload.len() != payload_len(width, out.len()) {
+        return;
+    }
+    if width == 0 {
+        out.fill(reconstruct(0, quant_eb));
+        return;
+    }
+    let w = u32::from(width);
+    let mask = bits::mask(w);
+    let mut q = 0i64;
+    let mut start = 0usize;
+    if w <= 56 {
+        // Each field lies inside the 8 bytes starting at its first byte: one unaligned load per
+        // value while 8 bytes remain, no carried bit state.
+        let wz = w as usize;
+        for (i, o) in out.iter_mut().enumerate() {
+            let bit = i * wz;
+            let Some(src) = payload.get(bit / 8..bit / 8 + 8) else {
+                break;
+            };
+            let mut b = [0u8; 8];
+            b.copy_from_slice(src);
+            let u = (u64::from_le_bytes(b) >> (bit % 8)) & mask;
+            q = q.wrapping_add(unzigzag(u));
+            *o = reconstruct(q, quant_eb);
+            start = i + 1;
+        }
+    }
+    let mut pos = start * w as usize / 8;
+    let mut acc: u128 = 0;
+    let mut have: u32 = 0;
+    // Skip the bits of a partly consumed first byte.
+    let skip = (start * w as usize % 8) as u32;
+    if skip != 0 {
+        acc = u128::from(payload.get(pos).copied().unwrap_or(0) >> skip);
+        have = 8 - skip;
+        pos += 1;
+    }
+    for o in out.iter_mut().skip(start) {
+        if have < w {
+            // Refill 8 bytes at a time where possible, else the last few.
+            let mut word = [0u8; 8];
+            let take = payload.len().saturating_sub(pos).min(8);
+            if let (Some(dst), Some(src)) = (word.get_mut(..take), payload.get(pos..pos + take)) {
+                dst.copy_from_slice(src);
+            }
+            acc |= u128::from(u64::from_le_bytes(word)) << have;
+            have += 8 * take as u32;
+            pos += take;
+        }
+        let u = (acc as u64) & mask;
+        acc >>= w;
+        have = have.saturating_sub(w);
+        q = q.wrapping_add(unzigzag(u));
+        *o = reconstruct(q, quant_eb);
+    }
+}
+
+impl SzpKernel for Reference {
+    type Enc = Quant;
+    type Scratch = ();
+    const EXACT_PLAN: bool = true;
+
+    #[inline(always)]
+    fn scratch(self) {}
+    #[inline(always)]
+    fn encoder(self, q: Quant) -> Quant {
+        q
+    }
+    #[inline(always)]
+    fn enter<R>(self, f: impl FnOnce() -> R) -> R {
+        f()
+    }
+    fn stats<T: SzpFloat>(self, x: &[T]) -> Stats {
+        let mut s = Stats::EMPTY;
+        for v in x.iter().map(|v| v.to_f64()) {
+            s.lo = s.lo.min(v);
+            s.hi = s.hi.max(v);
+            s.bad |= !v.is_finite();
+        }
+        s
+    }
+    #[inline(always)]
+    fn width<T: SzpFloat>(self, e: &Quant, block: &[T], _: &mut ()) -> u8 {
+        ref_width(e.eb, block)
+    }
+    #[inline(always)]
+    fn encode<T: SzpFloat>(
+        self,
+        e: &Quant,
+        block: &[T],
+        dst: &mut [u8],
+        _: &mut (),
+    ) -> Result<u8, BlockError> {
+        if let Some(r) = ref_encode_onepass(e, block, dst) {
+            return r;
+        }
+        // Too little room for the one-pass scratch: the two-pass block encoder.
+        let w = ref_width(e.eb, block);
+        let cost = payload_len(w, block.len());
+        let out = dst.get_mut(..cost).ok_or(BlockError::Short(cost))?;
+        ref_encode(e, block, w, out)?;
+        Ok(w)
+    }
+    #[inline(always)]
+    fn decode<T: SzpFloat>(self, eb: f64, w: u8, src: &[u8], out: &mut [T], _: &mut ()) {
+        ref_decode(eb, w, src, out)
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Portable
+
+/// The portable kernels' block buffers.
+pub(crate) struct Buffers {
+    pub q: [i64; BUF],
+    pub u: [u64; BUF],
+}
+
+impl Buffers {
+    #[inline(always)]
+    pub(crate) fn new() -> Self {
+        Buffers {
+            q: [0; BUF],
+            u: [0; BUF],
+        }
+    }
+}
+
+/// Quantize + delta + zigzag of one block into `u`, returning the OR of all values (its bit
+/// length is the block width). Branch-free; the delta is a first-order recurrence on `q`.
+///
+/// The level is first computed with a multiplication by `1/(2·eb)`: `y = fl(x·r)` differs from
+/// the spec's `v = fl(x/(2·eb))` by at most `|y|·2⁻⁵⁰`, and `round_half_away` can only differ
+/// between `y` and `v` if a half-integer lies within that distance of `y`. Any block with a
+/// value whose fractional part is within `|y|·2⁻⁴⁸` of ½ (or with `|y| >= 2⁴⁷`) is recomputed
+/// with the exact division, so the levels always equal the spec's.
+#[inline(always)]
+pub(crate) fn quantize_block<T: SzpFloat>(
+    eb: f64,
+    block: &[T],
+    q: &mut [i64],
+    u: &mut [u64],
+) -> u64 {
+    const REL: f64 = 3.552_713_678_800_501e-15; // 2^-48
+    let r = 1.0 / (2.0 * eb);
+    let mut near_tie = false;
+    for (qi, &x) in q.iter_mut().zip(block) {
+        let y = x.to_f64() * r;
+        let a = y.abs();
+        let i = a as u64;
+        let frac = a - i as f64;
+        near_tie |= (frac - 0.5).abs() <= a * REL;
+        let m = i.saturating_add(u64::from(frac >= 0.5)) as i64;
+        *qi = if y < 0.0 { -m } else { m };
+    }
+    if near_tie {
+        for (qi, &x) in q.iter_mut().zip(block) {
+            *qi = quantize(x, eb);
+        }
+    }
+    let mut any = 0u64;
+    let mut prev = 0i64;
+    for (ui, &qi) in u.iter_mut().zip(q.iter()) {
+        let z = zigzag(qi.wrapping_sub(prev));
+        prev = qi;
+        *ui = z;
+        any |= z;
+    }
+    any
+}
+
+/// The strict check: the first index whose reconstruction misses `bound`, if any.
+#[inline(always)]
+pub(crate) fn first_violation<T: SzpFloat>(
+    eb: f64,
+    bound: f64,
+    block: &[T],
+    q: &[i64],
+) -> Option<usize> {
+    let mut bad = false;
+    for (&x, &qi) in block.iter().zip(q) {
+        bad |= bits::misses(x, qi, eb, bound);
+    }
+    if !bad {
+        return None;
+    }
+    block
+        .iter()
+        .zip(q)
+        .position(|(&x, &qi)| bits::misses(x, qi, eb, bound))
+}
+
+/// Merges groups of `K` consecutive `w`-bit values into one `K·w`-bit word each (`K·w <= 64`),
+/// LSB-first, so the bit stream is unchanged: `words[i] = Σ_j u[K·i + j] << (j·w)`.
+/// A data-parallel loop (vectorizable); returns the number of words.
+#[inline(always)]
+fn merge<const K: usize>(u: &[u64], w: u32, words: &mut [i64]) -> usize {
+    let mut n = 0;
+    for (dst, g) in words.iter_mut().zip(u.chunks_exact(K)) {
+        let mut x = 0u64;
+        for (j, &v) in g.iter().enumerate() {
+            x |= v << (j as u32 * w);
+        }
+        *dst = x as i64;
+        n += 1;
+    }
+    n
+}
+
+/// LSB-first packing of `u` (each `< 2^w`) at width `w` into exactly `out`
+/// (`ceil(len·w/8)` bytes); pad bits 0. For `w <= 32`, groups of `K = 2^floor(log2(64/w))`
+/// values are first merged into `K·w`-bit words (in `scratch`), which the accumulator then
+/// packs `K` values at a time; the leftover values follow at width `w`.
+#[inline(always)]
+pub(crate) fn pack(u: &[u64], w: u32, out: &mut [u8], scratch: &mut [i64]) {
+    if w == 0 {
+        return;
+    }
+    if w == 64 {
+        for (dst, v) in out.chunks_exact_mut(8).zip(u) {
+            dst.copy_from_slice(&v.to_le_bytes());
+        }
+        return;
+    }
+    let k = 1usize << (64 / w).ilog2();
+    let words = match k {
+        1 => 0,
+        2 => merge::<2>(u, w, scratch),
+        4 => merge::<4>(u, w, scratch),
+        8 => merge::<8>(u, w, scratch),
+        16 => merge::<16>(u, w, scratch),
+        32 => merge::<32>(u, w, scratch),
+        _ => merge::<64>(u, w, scratch),
+    };
+    let mut bits = BitAcc::new(out);
+    let ww = k as u32 * w;
+    for &x in scratch.iter().take(words) {
+        bits.put(x as u64, ww);
+    }
+    for &v in u.iter().skip(words * k) {
+        bits.put(v, w);
+    }
+    bits.finish();
+}
+
+/// Unpack + unzigzag + prefix sum of one block into `q` (`payload` is exactly
+/// `ceil(len·w/8)` bytes, `1 <= w <= 64`).
+#[inline(always)]
+pub(crate) fn unpack_levels(payload: &[u8], w: u32, q: &mut [i64]) {
+    let mask = bits::mask(w);
+    let mut acc = 0i64;
+    let mut done = 0usize;
+    if w <= 56 {
+        let wz = w as usize;
+        // Values whose 8-byte window lies inside the payload: one unaligned load each.
+        let safe = if payload.len() >= 8 {
+            ((payload.len() - 8) * 8 / wz + 1).min(q.len())
+        } else {
+            0
+        };
+        for (i, qi) in q.iter_mut().enumerate().take(safe) {
+            let bit = i * wz;
+            let mut b = [0u8; 8];
+            if let Some(src) = payload.get(bit / 8..bit / 8 + 8) {
+                b.copy_from_slice(src);
+            }
+            let v = (u64::from_le_bytes(b) >> (bit % 8)) & mask;
+            acc = acc.wrapping_add(unzigzag(v));
+            *qi = acc;
+        }
+        done = safe;
+    }
+    // The rest: read each value bytewise through a 128-bit window.
+    for (i, qi) in q.iter_mut().enumerate().skip(done) {
+        acc = acc.wrapping_add(unzigzag(bits::field(payload, i, w)));
+        *qi = acc;
+    }
+}
+
+/// Min, max and the non-finite flag in 16 branch-free lanes (vectorizes).
+#[inline(always)]
+pub(crate) fn lane_stats<T: SzpFloat>(input: &[T]) -> Stats {
+    const L: usize = 16;
+    let mut lo = [f64::INFINITY; L];
+    let mut hi = [f64::NEG_INFINITY; L];
+    let mut bad = false;
+    let (chunks, rest) = input.as_chunks::<L>();
+    for c in chunks {
+        for ((l, h), x) in lo.iter_mut().zip(hi.iter_mut()).zip(c) {
+            let v = x.to_f64();
+            *l = if v < *l { v } else { *l };
+            *h = if v > *h { v } else { *h };
+            bad |= v.is_nan() || v.abs() > f64::MAX;
+        }
+    }
+    for ((l, h), x) in lo.iter_mut().zip(hi.iter_mut()).zip(rest) {
+        let v = x.to_f64();
+        *l = if v < *l { v } else { *l };
+        *h = if v > *h { v } else { *h };
+        bad |= v.is_nan() || v.abs() > f64::MAX;
+    }
+    Stats {
+        lo: lo.iter().fold(f64::INFINITY, |a, &b| a.min(b)),
+        hi: hi.iter().fold(f64::NEG_INFINITY, |a, &b| a.max(b)),
+        bad,
+    }
+}
+
+/// The portable encoder of one block (also the AVX2 leaf's, under its features).
+#[inline(always)]
+pub(crate) fn portable_encode<T: SzpFloat>(
+    e: &Quant,
+    block: &[T],
+    dst: &mut [u8],
+    s: &mut Buffers,
+) -> Result<u8, BlockError> {
+    let len = block.len().min(BUF);
+    let (qb, ub) = (
+        s.q.get_mut(..len).unwrap_or_default(),
+        s.u.get_mut(..len).unwrap_or_default(),
+    );
+    let any = quantize_block(e.eb, block, qb, ub);
+    if e.strict
+        && let Some(i) = first_violation(e.eb, e.bound, block, qb)
+    {
+        return Err(BlockError::Violation(i));
+    }
+    let w = bits::width(any);
+    let cost = payload_len(w, len);
+    let out = dst.get_mut(..cost).ok_or(BlockError::Short(cost))?;
+    pack(ub, u32::from(w), out, qb);
+    Ok(w)
+}
+
+/// The portable width of one block.
+#[inline(always)]
+pub(crate) fn portable_width<T: SzpFloat>(eb: f64, block: &[T], s: &mut Buffers) -> u8 {
+    let len = block.len().min(BUF);
+    let (qb, ub) = (
+        s.q.get_mut(..len).unwrap_or_default(),
+        s.u.get_mut(..len).unwrap_or_default(),
+    );
+    bits::width(quantize_block(eb, block, qb, ub))
+}
+
+/// The portable decoder of one block.
+#[inline(always)]
+pub(crate) fn portable_decode<T: SzpFloat>(
+    eb: f64,
+    w: u8,
+    src: &[u8],
+    out: &mut [T],
+    q: &mut [i64; BUF],
+) {
+    if w == 0 {
+        out.fill(reconstruct(0, eb));
+        return;
+    }
+    let qb = q.get_mut(..out.len().min(BUF)).unwrap_or_default();
+    unpack_levels(src, u32::from(w), qb);
+    for (o, &qi) in out.iter_mut().zip(qb.iter()) {
+        *o = reconstruct(qi, eb);
+    }
+}
+
+impl SzpKernel for Portable {
+    type Enc = Quant;
+    type Scratch = Buffers;
+
+    #[inline(always)]
+    fn scratch(self) -> Buffers {
+        Buffers::new()
+    }
+    #[inline(always)]
+    fn encoder(self, q: Quant) -> Quant {
+        q
+    }
+    #[inline(always)]
+    fn enter<R>(self, f: impl FnOnce() -> R) -> R {
+        f()
+    }
+    #[inline(always)]
+    fn stats<T: SzpFloat>(self, x: &[T]) -> Stats {
+        lane_stats(x)
+    }
+    #[inline(always)]
+    fn width<T: SzpFloat>(self, e: &Quant, block: &[T], s: &mut Buffers) -> u8 {
+        portable_width(e.eb, block, s)
+    }
+    #[inline(always)]
+    fn encode<T: SzpFloat>(
+        self,
+        e: &Quant,
+        block: &[T],
+        dst: &mut [u8],
+        s: &mut Buffers,
+    ) -> Result<u8, BlockError> {
+        portable_encode(e, block, dst, s)
+    }
+    #[inline(always)]
+    fn decode<T: SzpFloat>(self, eb: f64, w: u8, src: &[u8], out: &mut [T], s: &mut Buffers) {
+        portable_decode(eb, w, src, out, &mut s.q)
+    }
+}

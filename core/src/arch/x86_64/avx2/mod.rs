@@ -1,0 +1,7 @@
+//! The AVX2 leaf: PERNIX kernels (hand-written) and the SZp kernels (the portable kernels
+//! compiled under AVX2 + BMI2).
+
+mod pernix;
+pub(crate) mod szp;
+
+pub(super) use pernix::{compress_f32, compress_f64, decompress_f32, decompress_f64};

@@ -1,0 +1,7 @@
+//! The AVX-512 VBMI leaf: PERNIX kernels and the SZp kernels (hand-written).
+
+mod pernix;
+pub(crate) mod szp;
+
+pub(crate) use pernix::pack16;
+pub(super) use pernix::{compress_f32, compress_f64, decompress_f32, decompress_f64};

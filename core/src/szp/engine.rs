@@ -1,0 +1,449 @@
+//! The one SZp archive driver: plan, layout and block loop, generic over the block kernel
+//! (an ISA proof token, [`crate::arch::szp::SzpKernel`]) and over how block ranges are run
+//! ([`Join`]: [`Serial`] here, rayon in the `fzpack` crate). One-shot compression, the
+//! streaming encoder, FZM and the parallel driver all go through these functions.
+//!
+//! Encoding a range of blocks writes its width bytes into their final place and its payload
+//! at the start of the range's payload slice. A [`Join`] that splits a range runs the two
+//! halves independently — the right half encodes at its worst-case offset (8 bytes per value
+//! before it) — and then moves the right half's payload down to follow the left's (one
+//! `copy_within` of compressed bytes per split). Decoding splits at block boundaries whose
+//! payload offset is the sum of the left blocks' costs. Every block is encoded by the same
+//! kernel call whatever the split, so the bytes are the same for every thread count.
+//!
+//! Archive parsing ([`super::blocks::parse`], called once per decode in [`decompress`]) is the
+//! single place where an archive is verified before any block is decoded.
+
+use super::blocks::{self, Plan, parse, write_header};
+use super::{Config, Error, HEADER_LEN, Path, max_compressed_len};
+#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+use crate::arch::CpuFeatures;
+use crate::arch::generic::{Portable, Reference};
+use crate::arch::szp::{BlockError, Quant, Stats, SzpKernel};
+use crate::bits::{LEVEL_LIMIT, payload_len};
+use crate::types::SzpFloat;
+
+#[cfg(target_arch = "aarch64")]
+use crate::arch::aarch64::Neon;
+#[cfg(target_arch = "x86_64")]
+use crate::arch::x86_64::{Avx512Vbmi, Bmi2};
+
+/// How the driver runs independent block ranges: one after the other ([`Serial`]) or in
+/// parallel (the `fzpack` crate's rayon `Join`, BLAKE3-style).
+pub trait Join: Sync {
+    /// Runs `a` and `b` (possibly in parallel) and returns both results.
+    fn join<A, B, RA, RB>(&self, a: A, b: B) -> (RA, RB)
+    where
+        A: FnOnce() -> RA + Send,
+        B: FnOnce() -> RB + Send,
+        RA: Send,
+        RB: Send;
+    /// Whether a range of `bytes` bytes of floats is worth splitting into two tasks.
+    fn split(&self, bytes: usize) -> bool;
+}
+
+/// Runs every range on the calling thread, never splitting.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Serial;
+
+impl Join for Serial {
+    #[inline(always)]
+    fn join<A, B, RA, RB>(&self, a: A, b: B) -> (RA, RB)
+    where
+        A: FnOnce() -> RA + Send,
+        B: FnOnce() -> RB + Send,
+        RA: Send,
+        RB: Send,
+    {
+        (a(), b())
+    }
+    #[inline(always)]
+    fn split(&self, _: usize) -> bool {
+        false
+    }
+}
+
+/// Evaluates `$body` with `$k` bound to the proof token of `$path`, or returns
+/// [`Error::UnsupportedPath`] when this CPU (or target) cannot run it. No fallback.
+macro_rules! on_path {
+    ($path:expr, $k:ident => $body:expr) => {
+        match $path {
+            Path::Scalar => {
+                let $k = Reference::new();
+                $body
+            }
+            Path::Portable => {
+                let $k = Portable::new();
+                $body
+            }
+            #[cfg(target_arch = "x86_64")]
+            Path::Avx2 => match Bmi2::new(CpuFeatures::detect()) {
+                Some($k) => $body,
+                None => Err(Error::UnsupportedPath),
+            },
+            #[cfg(target_arch = "x86_64")]
+            Path::Avx512 => match Avx512Vbmi::new(CpuFeatures::detect()) {
+                Some($k) => $body,
+                None => Err(Error::UnsupportedPath),
+            },
+            #[cfg(target_arch = "aarch64")]
+            Path::Neon => match Neon::new(CpuFeatures::detect()) {
+                Some($k) => $body,
+                None => Err(Error::UnsupportedPath),
+            },
+            #[allow(unreachable_patterns)]
+            _ => Err(Error::UnsupportedPath),
+        }
+    };
+}
+pub(crate) use on_path;
+
+/// The quantizer parameters of `plan` with `|x| <= max_abs`.
+pub(crate) fn quant(plan: &Plan, max_abs: f64) -> Quant {
+    Quant {
+        eb: plan.quant_eb,
+        bound: plan.bound,
+        strict: plan.strict,
+        max_abs,
+    }
+}
+
+#[inline]
+fn stats_range<K: SzpKernel, T: SzpFloat, J: Join>(k: K, j: &J, x: &[T]) -> Stats {
+    if x.len() >= 2 && j.split(size_of_val(x)) {
+        let (a, b) = x.split_at(x.len() / 2);
+        let (sa, sb) = j.join(|| stats_range(k, j, a), || stats_range(k, j, b));
+        sa.merge(sb)
+    } else {
+        k.stats(x)
+    }
+}
+
+/// The plan of `input` and a bound on `|x|`: the kernel's statistics pass (split by `j`),
+/// or — for irregular inputs (non-finite values, a configured `max_abs`, a level overflow) and
+/// for the reference kernel — [`blocks::plan`], which names the first offending index. The
+/// plan is the same value either way (same min, max and max |x|).
+pub(crate) fn plan<K: SzpKernel, T: SzpFloat, J: Join>(
+    k: K,
+    j: &J,
+    input: &[T],
+    cfg: &Config,
+) -> Result<(Plan, f64), Error> {
+    if K::EXACT_PLAN || cfg.max_abs.is_some() || input.is_empty() {
+        return blocks::plan_mag(input, cfg);
+    }
+    blocks::check_config(cfg)?;
+    let st = stats_range(k, j, input);
+    if st.bad {
+        return blocks::plan_mag(input, cfg);
+    }
+    let mag = st.lo.abs().max(st.hi.abs());
+    let plan = blocks::resolve(T::DTYPE, cfg, input.len(), st.hi - st.lo, mag)?;
+    if mag / (2.0 * plan.quant_eb) >= LEVEL_LIMIT {
+        return blocks::plan_mag(input, cfg);
+    }
+    Ok((plan, mag))
+}
+
+/// Payload bytes of `input`'s blocks (the sizing pass; writes nothing).
+pub(crate) fn payload_size<K: SzpKernel, T: SzpFloat, J: Join>(
+    k: K,
+    j: &J,
+    e: &K::Enc,
+    bs: usize,
+    input: &[T],
+) -> usize {
+    let nb = input.len().div_ceil(bs);
+    if nb >= 2 && j.split(size_of_val(input)) {
+        let (a, b) = input.split_at((nb / 2) * bs);
+        let (x, y) = j.join(
+            || payload_size(k, j, e, bs, a),
+            || payload_size(k, j, e, bs, b),
+        );
+        x + y
+    } else {
+        k.enter(|| {
+            let mut s = k.scratch();
+            input
+                .chunks(bs)
+                .map(|b| payload_len(k.width(e, b, &mut s), b.len()))
+                .sum()
+        })
+    }
+}
+
+#[inline(always)]
+#[allow(clippy::too_many_arguments)] // the range's coordinates in input and archive
+fn encode_serial<K: SzpKernel, T: SzpFloat>(
+    k: K,
+    e: &K::Enc,
+    bs: usize,
+    input: &[T],
+    first: usize,
+    base: usize,
+    widths: &mut [u8],
+    payload: &mut [u8],
+) -> Result<usize, Error> {
+    let mut s = k.scratch();
+    let mut pos = 0usize;
+    for ((b, block), slot) in input.chunks(bs).enumerate().zip(widths.iter_mut()) {
+        let dst = payload.get_mut(pos..).unwrap_or_default();
+        let w = k.encode(e, block, dst, &mut s).map_err(|err| match err {
+            BlockError::Violation(i) => Error::BoundViolated {
+                index: first + b * bs + i,
+            },
+            BlockError::Short(c) => Error::OutputTooSmall {
+                needed: base + pos + c,
+            },
+        })?;
+        *slot = w;
+        pos += payload_len(w, block.len());
+    }
+    Ok(pos)
+}
+
+/// Encodes the blocks of `input` (whose first value has index `first`; `bs` values per block)
+/// with width bytes into `widths` (one per block) and the payload at the start of `payload`
+/// (`base` = its offset in the archive, for error reports); returns the payload length.
+/// Ranges are split only where `payload` holds the worst case (8 bytes per value).
+#[allow(clippy::too_many_arguments)] // the range's coordinates in input and archive
+pub(crate) fn encode_range<K: SzpKernel, T: SzpFloat, J: Join>(
+    k: K,
+    j: &J,
+    e: &K::Enc,
+    bs: usize,
+    input: &[T],
+    first: usize,
+    base: usize,
+    widths: &mut [u8],
+    payload: &mut [u8],
+) -> Result<usize, Error> {
+    let nb = widths.len();
+    let worst = input.len().saturating_mul(8);
+    if nb >= 2 && j.split(size_of_val(input)) && payload.len() >= worst {
+        let mid = nb / 2;
+        let mv = mid * bs;
+        let (il, ir) = input.split_at(mv.min(input.len()));
+        let (wl, wr) = widths.split_at_mut(mid);
+        let (pl, pr) = payload.split_at_mut(mv * 8);
+        let (a, b) = j.join(
+            || encode_range(k, j, e, bs, il, first, base, wl, pl),
+            || encode_range(k, j, e, bs, ir, first + mv, base + mv * 8, wr, pr),
+        );
+        let (a, b) = (a?, b?);
+        payload.copy_within(mv * 8..mv * 8 + b, a);
+        Ok(a + b)
+    } else {
+        k.enter(|| encode_serial(k, e, bs, input, first, base, widths, payload))
+    }
+}
+
+/// Compresses with kernel `k`, ranges run by `j`: plan once, then [`compress_planned`].
+pub(crate) fn compress<K: SzpKernel, T: SzpFloat, J: Join>(
+    k: K,
+    j: &J,
+    input: &[T],
+    cfg: &Config,
+    out: &mut [u8],
+) -> Result<usize, Error> {
+    let (plan, max_abs) = plan(k, j, input, cfg)?;
+    compress_planned(k, j, &plan, max_abs, input, out)
+}
+
+/// Writes the archive of `input` under `plan` (`|x| <= max_abs`) into `out`: when `out` may be
+/// too small, a sizing pass first, so that nothing is written on failure; then the block
+/// ranges; the header last.
+pub(crate) fn compress_planned<K: SzpKernel, T: SzpFloat, J: Join>(
+    k: K,
+    j: &J,
+    plan: &Plan,
+    max_abs: f64,
+    input: &[T],
+    out: &mut [u8],
+) -> Result<usize, Error> {
+    let e = k.encoder(quant(plan, max_abs));
+    let bs = plan.block_size.max(1) as usize;
+    let start = plan.payload_offset();
+    let fits =
+        max_compressed_len(input.len(), plan.block_size, T::DTYPE).is_some_and(|m| out.len() >= m);
+    if !fits {
+        let total = start + payload_size(k, j, &e, bs, input);
+        if out.len() < total {
+            return Err(Error::OutputTooSmall { needed: total });
+        }
+    }
+    let Some((head, body)) = out.split_at_mut_checked(start) else {
+        return Err(Error::OutputTooSmall { needed: start });
+    };
+    let Some((hdr, widths)) = head.split_at_mut_checked(HEADER_LEN) else {
+        return Err(Error::OutputTooSmall { needed: start });
+    };
+    let len = encode_range(k, j, &e, bs, input, 0, start, widths, body)?;
+    write_header(plan, hdr)?;
+    Ok(start + len)
+}
+
+#[inline(always)]
+fn decode_serial<K: SzpKernel, T: SzpFloat>(
+    k: K,
+    eb: f64,
+    bs: usize,
+    widths: &[u8],
+    payload: &[u8],
+    out: &mut [T],
+) -> Result<(), Error> {
+    let mut s = k.scratch();
+    let mut pos = 0usize;
+    for (&w, block) in widths.iter().zip(out.chunks_mut(bs)) {
+        if w > 64 {
+            return Err(Error::Corrupt("width above 64"));
+        }
+        let cost = payload_len(w, block.len());
+        let src = payload.get(pos..pos + cost).ok_or(Error::Truncated)?;
+        k.decode(eb, w, src, block, &mut s);
+        pos += cost;
+    }
+    Ok(())
+}
+
+/// Decodes the blocks whose width bytes are `widths` and whose payloads lie back to back at
+/// the start of `payload` into `out` (`bs` values per block, the last one possibly shorter),
+/// with quantizer bound `eb`.
+pub(crate) fn decode_range<K: SzpKernel, T: SzpFloat, J: Join>(
+    k: K,
+    j: &J,
+    eb: f64,
+    bs: usize,
+    widths: &[u8],
+    payload: &[u8],
+    out: &mut [T],
+) -> Result<(), Error> {
+    let nb = widths.len();
+    if nb >= 2 && j.split(size_of_val(out)) && out.len() > (nb / 2) * bs {
+        let mid = nb / 2;
+        let (wl, wr) = widths.split_at(mid);
+        let lbytes: usize = wl.iter().map(|&w| payload_len(w, bs)).sum();
+        let (pl, pr) = payload.split_at_checked(lbytes).ok_or(Error::Truncated)?;
+        let (ol, or) = out.split_at_mut(mid * bs);
+        let (a, b) = j.join(
+            || decode_range(k, j, eb, bs, wl, pl, ol),
+            || decode_range(k, j, eb, bs, wr, pr, or),
+        );
+        a.and(b)
+    } else {
+        k.enter(|| decode_serial(k, eb, bs, widths, payload, out))
+    }
+}
+
+/// Decompresses an archive with kernel `k`, ranges run by `j`.
+pub(crate) fn decompress<K: SzpKernel, T: SzpFloat, J: Join>(
+    k: K,
+    j: &J,
+    archive: &[u8],
+    out: &mut [T],
+) -> Result<usize, Error> {
+    // The single verification point of an archive (an archive checksum would be checked here).
+    let view = parse(archive)?;
+    if view.header.dtype != T::DTYPE {
+        return Err(Error::DTypeMismatch);
+    }
+    let out = out
+        .get_mut(..view.n)
+        .ok_or(Error::OutputTooSmall { needed: view.n })?;
+    let bs = view.header.block_size as usize;
+    decode_range(
+        k,
+        j,
+        view.header.quant_eb,
+        bs,
+        view.widths,
+        view.payload,
+        out,
+    )?;
+    Ok(view.n)
+}
+
+// ---------------------------------------------------------------------------------------
+// The public, path-selected API.
+
+/// [`super::compress`] on `path` with block ranges run by `join` (e.g. [`Serial`], or the
+/// `fzpack` crate's rayon driver). The bytes are the same for every path and every `join`.
+/// [`Error::UnsupportedPath`] if this CPU cannot run `path`.
+pub fn compress_on<T: SzpFloat, J: Join>(
+    path: Path,
+    join: &J,
+    input: &[T],
+    cfg: &Config,
+    out: &mut [u8],
+) -> Result<usize, Error> {
+    on_path!(path, k => compress(k, join, input, cfg, out))
+}
+
+/// [`super::decompress`] on `path` with block ranges run by `join`.
+pub fn decompress_on<T: SzpFloat, J: Join>(
+    path: Path,
+    join: &J,
+    archive: &[u8],
+    out: &mut [T],
+) -> Result<usize, Error> {
+    on_path!(path, k => decompress(k, join, archive, out))
+}
+
+/// The plan of `input` (statistics pass on `path`, split by `join`) and a bound on `|x|`
+/// (the data's largest magnitude, or the configured `max_abs`): what [`encode_blocks`] needs.
+pub fn plan_on<T: SzpFloat, J: Join>(
+    path: Path,
+    join: &J,
+    input: &[T],
+    cfg: &Config,
+) -> Result<(Plan, f64), Error> {
+    on_path!(path, k => plan(k, join, input, cfg))
+}
+
+/// Encodes a run of whole blocks with a given plan into its final place: `input` holds the
+/// run's values (block `first_block` of the plan on), `widths` receives one width byte per
+/// block, and the payload is written at the start of `payload` (which must hold it; 8 bytes
+/// per value always do). Returns the payload length. `max_abs` bounds `|x|` (from
+/// [`plan_on`]). Errors name absolute element indices.
+#[allow(clippy::too_many_arguments)] // the run's plan, place in the input and place in the archive
+pub fn encode_blocks<T: SzpFloat, J: Join>(
+    path: Path,
+    join: &J,
+    plan: &Plan,
+    max_abs: f64,
+    input: &[T],
+    first_block: usize,
+    widths: &mut [u8],
+    payload: &mut [u8],
+) -> Result<usize, Error> {
+    let bs = plan.block_size.max(1) as usize;
+    if widths.len() != input.len().div_ceil(bs) {
+        return Err(Error::OutputTooSmall {
+            needed: input.len().div_ceil(bs),
+        });
+    }
+    let first = first_block.saturating_mul(bs);
+    on_path!(path, k => {
+        let e = k.encoder(quant(plan, max_abs));
+        encode_range(k, join, &e, bs, input, first, 0, widths, payload)
+    })
+}
+
+/// Decodes a run of whole blocks into its final place: `widths` (each <= 64) and their
+/// payloads back to back in `payload`, `block_size` values per block (the last may be
+/// shorter: `out.len()` decides), quantizer bound `quant_eb` (the header's).
+pub fn decode_blocks<T: SzpFloat, J: Join>(
+    path: Path,
+    join: &J,
+    quant_eb: f64,
+    block_size: u32,
+    widths: &[u8],
+    payload: &[u8],
+    out: &mut [T],
+) -> Result<(), Error> {
+    let bs = block_size.max(1) as usize;
+    if widths.len() != out.len().div_ceil(bs) {
+        return Err(Error::Corrupt("width count differs from the block count"));
+    }
+    on_path!(path, k => decode_range(k, join, quant_eb, bs, widths, payload, out))
+}

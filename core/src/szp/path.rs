@@ -1,0 +1,114 @@
+//! The public choice of an SZp implementation path. Each path is backed by a proof token of
+//! [`crate::arch`] (the `SzpKernel` leaves); selecting a path this CPU cannot run is
+//! [`Error::UnsupportedPath`], never a silent fallback (as in PERNIX).
+
+use super::engine::{self, Serial};
+use super::{Config, Error, SzpFloat};
+use crate::arch::CpuFeatures;
+
+/// An implementation path of the SZp codec.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Path {
+    /// The portable scalar reference ([`super::scalar`], token `arch::generic::Reference`).
+    Scalar,
+    /// The portable vectorization-friendly kernels, compiled for the target's baseline
+    /// (token `arch::generic::Portable`). Always available.
+    Portable,
+    /// x86_64 AVX2 (with BMI2): the portable kernels under AVX2 (token `arch::x86_64::Bmi2`).
+    Avx2,
+    /// x86_64 AVX-512 F/DQ/BW/VL + VBMI: hand-written kernels (token
+    /// `arch::x86_64::Avx512Vbmi`).
+    Avx512,
+    /// aarch64 NEON (token `arch::aarch64::Neon`).
+    Neon,
+}
+
+impl Path {
+    /// Every path, slowest first.
+    pub const ALL: [Path; 5] = [
+        Path::Scalar,
+        Path::Portable,
+        Path::Avx2,
+        Path::Avx512,
+        Path::Neon,
+    ];
+
+    /// Whether this path runs on this CPU (detected once, [`CpuFeatures::detect`]).
+    pub fn is_available(self) -> bool {
+        self.is_available_with(CpuFeatures::detect())
+    }
+
+    /// Whether this path runs on a CPU with `f` (e.g. a detected set narrowed with
+    /// [`CpuFeatures::without`]).
+    pub fn is_available_with(self, f: CpuFeatures) -> bool {
+        match self {
+            Path::Scalar | Path::Portable => true,
+            Path::Avx2 => cfg!(target_arch = "x86_64") && f.avx2_bmi2(),
+            Path::Avx512 => cfg!(target_arch = "x86_64") && f.avx512_vbmi(),
+            Path::Neon => cfg!(target_arch = "aarch64") && f.neon(),
+        }
+    }
+
+    /// The fastest available path: AVX-512 VBMI, AVX2, NEON, then scalar. Inlined, so that on
+    /// targets without SIMD paths (microcontrollers) it folds to `Scalar` and the portable
+    /// kernels are not linked.
+    #[inline]
+    pub fn best() -> Path {
+        if Path::Avx512.is_available() {
+            Path::Avx512
+        } else if Path::Avx2.is_available() {
+            Path::Avx2
+        } else if Path::Neon.is_available() {
+            Path::Neon
+        } else {
+            Path::Scalar
+        }
+    }
+
+    /// A short lower-case name (`scalar`, `portable`, `avx2`, `avx512`, `neon`).
+    pub const fn name(self) -> &'static str {
+        match self {
+            Path::Scalar => "scalar",
+            Path::Portable => "portable",
+            Path::Avx2 => "avx2",
+            Path::Avx512 => "avx512",
+            Path::Neon => "neon",
+        }
+    }
+}
+
+/// [`super::compress`] on a given path, on the calling thread. A path this CPU cannot run is
+/// [`Error::UnsupportedPath`] (check [`Path::is_available`]).
+pub fn compress_with<T: SzpFloat>(
+    path: Path,
+    input: &[T],
+    cfg: &Config,
+    out: &mut [u8],
+) -> Result<usize, Error> {
+    engine::compress_on(path, &Serial, input, cfg, out)
+}
+
+/// [`super::decompress`] on a given path (unavailable paths are errors as in
+/// [`compress_with`]).
+pub fn decompress_with<T: SzpFloat>(
+    path: Path,
+    archive: &[u8],
+    out: &mut [T],
+) -> Result<usize, Error> {
+    engine::decompress_on(path, &Serial, archive, out)
+}
+
+/// [`compress_with`] on [`Path::Portable`].
+pub fn compress_portable<T: SzpFloat>(
+    input: &[T],
+    cfg: &Config,
+    out: &mut [u8],
+) -> Result<usize, Error> {
+    compress_with(Path::Portable, input, cfg, out)
+}
+
+/// [`decompress_with`] on [`Path::Portable`].
+pub fn decompress_portable<T: SzpFloat>(archive: &[u8], out: &mut [T]) -> Result<usize, Error> {
+    decompress_with(Path::Portable, archive, out)
+}
