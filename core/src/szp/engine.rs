@@ -19,7 +19,7 @@ use super::{Config, Error, HEADER_LEN, Path, max_compressed_len};
 #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
 use crate::arch::CpuFeatures;
 use crate::arch::generic::{Portable, Reference};
-use crate::arch::szp::{BlockError, Quant, Stats, SzpKernel};
+use crate::arch::szp::{BlockError, DecodeError, Quant, Stats, SzpKernel};
 use crate::bits::{LEVEL_LIMIT, payload_len};
 use crate::types::SzpFloat;
 
@@ -162,44 +162,8 @@ pub(crate) fn payload_size<K: SzpKernel, T: SzpFloat, J: Join>(
         );
         x + y
     } else {
-        k.enter(|| {
-            let mut s = k.scratch();
-            input
-                .chunks(bs)
-                .map(|b| payload_len(k.width(e, b, &mut s), b.len()))
-                .sum()
-        })
+        k.size_blocks(e, bs, input)
     }
-}
-
-#[inline(always)]
-#[allow(clippy::too_many_arguments)] // the range's coordinates in input and archive
-fn encode_serial<K: SzpKernel, T: SzpFloat>(
-    k: K,
-    e: &K::Enc,
-    bs: usize,
-    input: &[T],
-    first: usize,
-    base: usize,
-    widths: &mut [u8],
-    payload: &mut [u8],
-) -> Result<usize, Error> {
-    let mut s = k.scratch();
-    let mut pos = 0usize;
-    for ((b, block), slot) in input.chunks(bs).enumerate().zip(widths.iter_mut()) {
-        let dst = payload.get_mut(pos..).unwrap_or_default();
-        let w = k.encode(e, block, dst, &mut s).map_err(|err| match err {
-            BlockError::Violation(i) => Error::BoundViolated {
-                index: first + b * bs + i,
-            },
-            BlockError::Short(c) => Error::OutputTooSmall {
-                needed: base + pos + c,
-            },
-        })?;
-        *slot = w;
-        pos += payload_len(w, block.len());
-    }
-    Ok(pos)
 }
 
 /// Encodes the blocks of `input` (whose first value has index `first`; `bs` values per block)
@@ -234,7 +198,15 @@ pub(crate) fn encode_range<K: SzpKernel, T: SzpFloat, J: Join>(
         payload.copy_within(mv * 8..mv * 8 + b, a);
         Ok(a + b)
     } else {
-        k.enter(|| encode_serial(k, e, bs, input, first, base, widths, payload))
+        k.encode_blocks(e, bs, input, widths, payload)
+            .map_err(|r| match r.err {
+                BlockError::Violation(i) => Error::BoundViolated {
+                    index: first + r.block * bs + i,
+                },
+                BlockError::Short(c) => Error::OutputTooSmall {
+                    needed: base + r.pos + c,
+                },
+            })
     }
 }
 
@@ -283,29 +255,6 @@ pub(crate) fn compress_planned<K: SzpKernel, T: SzpFloat, J: Join>(
     Ok(start + len)
 }
 
-#[inline(always)]
-fn decode_serial<K: SzpKernel, T: SzpFloat>(
-    k: K,
-    eb: f64,
-    bs: usize,
-    widths: &[u8],
-    payload: &[u8],
-    out: &mut [T],
-) -> Result<(), Error> {
-    let mut s = k.scratch();
-    let mut pos = 0usize;
-    for (&w, block) in widths.iter().zip(out.chunks_mut(bs)) {
-        if w > 64 {
-            return Err(Error::Corrupt("width above 64"));
-        }
-        let cost = payload_len(w, block.len());
-        let src = payload.get(pos..pos + cost).ok_or(Error::Truncated)?;
-        k.decode(eb, w, src, block, &mut s);
-        pos += cost;
-    }
-    Ok(())
-}
-
 /// Decodes the blocks whose width bytes are `widths` and whose payloads lie back to back at
 /// the start of `payload` into `out` (`bs` values per block, the last one possibly shorter),
 /// with quantizer bound `eb`.
@@ -331,7 +280,11 @@ pub(crate) fn decode_range<K: SzpKernel, T: SzpFloat, J: Join>(
         );
         a.and(b)
     } else {
-        k.enter(|| decode_serial(k, eb, bs, widths, payload, out))
+        k.decode_blocks(eb, bs, widths, payload, out)
+            .map_err(|e| match e {
+                DecodeError::Width => Error::Corrupt("width above 64"),
+                DecodeError::Truncated => Error::Truncated,
+            })
     }
 }
 

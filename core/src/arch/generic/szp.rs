@@ -236,10 +236,6 @@ impl SzpKernel for Reference {
     fn encoder(self, q: Quant) -> Quant {
         q
     }
-    #[inline(always)]
-    fn enter<R>(self, f: impl FnOnce() -> R) -> R {
-        f()
-    }
     fn stats<T: SzpFloat>(self, x: &[T]) -> Stats {
         let mut s = Stats::EMPTY;
         for v in x.iter().map(|v| v.to_f64()) {
@@ -544,10 +540,6 @@ impl SzpKernel for Portable {
     #[inline(always)]
     fn encoder(self, q: Quant) -> Quant {
         q
-    }
-    #[inline(always)]
-    fn enter<R>(self, f: impl FnOnce() -> R) -> R {
-        f()
     }
     #[inline(always)]
     fn stats<T: SzpFloat>(self, x: &[T]) -> Stats {

@@ -19,7 +19,7 @@
 
 use crate::arch::aarch64::Neon;
 use crate::arch::generic::szp::{Buffers, first_violation, pack, unpack_levels};
-use crate::arch::szp::{BUF, BlockError, Quant, Stats, SzpKernel};
+use crate::arch::szp::{BUF, BlockError, Quant, Stats, SzpKernel, target_runs};
 use crate::bits::{self, payload_len, reconstruct};
 use crate::types::SzpFloat;
 use core::any::TypeId;
@@ -224,15 +224,6 @@ fn decode<T: SzpFloat>(eb: f64, w: u8, src: &[u8], out: &mut [T], q: &mut [i64; 
     scale_block(qb, eb, out);
 }
 
-/// Calls `f` with NEON enabled for everything inlined into it.
-///
-/// # Safety
-/// The CPU must support NEON.
-#[target_feature(enable = "neon")]
-unsafe fn enter<R>(f: impl FnOnce() -> R) -> R {
-    f()
-}
-
 impl SzpKernel for Neon {
     type Enc = Quant;
     type Scratch = Buffers;
@@ -245,11 +236,8 @@ impl SzpKernel for Neon {
     fn encoder(self, q: Quant) -> Quant {
         q
     }
-    #[inline(always)]
-    fn enter<R>(self, f: impl FnOnce() -> R) -> R {
-        // SAFETY: the token proves NEON.
-        unsafe { enter(f) }
-    }
+    target_runs!("neon");
+
     #[inline(always)]
     fn stats<T: SzpFloat>(self, x: &[T]) -> Stats {
         // SAFETY: the token proves NEON.

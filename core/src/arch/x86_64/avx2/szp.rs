@@ -1,6 +1,6 @@
 //! SZp on AVX2: the portable block kernels ([`crate::arch::generic::szp`]) compiled under AVX2
-//! and BMI2 — the driver's per-range loop runs inside [`enter`]'s `#[target_feature]`
-//! function, where LLVM emits 256-bit code for the data-parallel passes (f64 division,
+//! and BMI2 — the driver's per-run loops run inside `#[target_feature]` functions
+//! ([`target_runs!`](crate::arch::szp::target_runs)), where LLVM emits 256-bit code for the data-parallel passes (f64 division,
 //! rounding, i64↔f64 conversions, zigzag, OR-reduction, scaling). Same bits as the reference.
 //!
 //! The token is [`Bmi2`] (AVX2 **and** BMI2, what this path has always required).
@@ -8,17 +8,14 @@
 use crate::arch::generic::szp::{
     Buffers, lane_stats, portable_decode, portable_encode, portable_width,
 };
-use crate::arch::szp::{BlockError, Quant, Stats, SzpKernel};
+use crate::arch::szp::{BlockError, Quant, Stats, SzpKernel, target_runs};
 use crate::arch::x86_64::Bmi2;
 use crate::types::SzpFloat;
 
-/// Calls `f` with AVX2 and BMI2 enabled for everything inlined into it.
-///
-/// # Safety
-/// The CPU must support AVX2 and BMI2.
+/// The portable statistics pass under AVX2.
 #[target_feature(enable = "avx2,bmi2")]
-unsafe fn enter<R>(f: impl FnOnce() -> R) -> R {
-    f()
+fn stats<T: SzpFloat>(x: &[T]) -> Stats {
+    lane_stats(x)
 }
 
 impl SzpKernel for Bmi2 {
@@ -33,15 +30,12 @@ impl SzpKernel for Bmi2 {
     fn encoder(self, q: Quant) -> Quant {
         q
     }
-    #[inline(always)]
-    fn enter<R>(self, f: impl FnOnce() -> R) -> R {
-        // SAFETY: the token proves AVX2 and BMI2 (and the OS YMM state).
-        unsafe { enter(f) }
-    }
+    target_runs!("avx2,bmi2");
+
     #[inline(always)]
     fn stats<T: SzpFloat>(self, x: &[T]) -> Stats {
-        // SAFETY: as in `enter`.
-        unsafe { enter(|| lane_stats(x)) }
+        // SAFETY: the token proves AVX2 and BMI2 (and the OS YMM state).
+        unsafe { stats(x) }
     }
     #[inline(always)]
     fn width<T: SzpFloat>(self, e: &Quant, block: &[T], s: &mut Buffers) -> u8 {

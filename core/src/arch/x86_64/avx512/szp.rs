@@ -30,7 +30,7 @@ use crate::arch::generic::szp::{
     Buffers, first_violation, pack, portable_decode, portable_encode, portable_width,
     quantize_block,
 };
-use crate::arch::szp::{BUF, BlockError, Quant, Stats, SzpKernel};
+use crate::arch::szp::{BUF, BlockError, Quant, Stats, SzpKernel, target_runs};
 use crate::arch::x86_64::Avx512Vbmi;
 use crate::arch::x86_64::avx512::pack16;
 use crate::arch::x86_64::tables::{Z512, Z512_TABLES};
@@ -691,15 +691,6 @@ fn decode<T: SzpFloat>(eb: f64, w: u8, src: &[u8], out: &mut [T], q: &mut [i64; 
     }
 }
 
-/// Calls `f` with the VBMI leaf's features enabled for everything inlined into it.
-///
-/// # Safety
-/// The CPU must support AVX-512 F, BW, VL, DQ and VBMI.
-#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi")]
-unsafe fn enter<R>(f: impl FnOnce() -> R) -> R {
-    f()
-}
-
 impl SzpKernel for Avx512Vbmi {
     type Enc = Enc;
     type Scratch = Scratch;
@@ -717,11 +708,8 @@ impl SzpKernel for Avx512Vbmi {
         let scan = unsafe { Scan::new(q.eb, q.bound, q.strict, q.max_abs) };
         Enc { q, scan }
     }
-    #[inline(always)]
-    fn enter<R>(self, f: impl FnOnce() -> R) -> R {
-        // SAFETY: as in `encoder`.
-        unsafe { enter(f) }
-    }
+    target_runs!("avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi");
+
     #[inline(always)]
     fn stats<T: SzpFloat>(self, x: &[T]) -> Stats {
         // SAFETY: as in `encoder`.
