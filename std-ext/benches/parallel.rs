@@ -91,9 +91,12 @@ fn runs(c: &mut Criterion) {
     g.finish();
 }
 
+/// SZp serial (best single-thread path) against the rayon driver, warm: every iteration writes
+/// into the same reused buffers (`*_into`), so page faults of fresh allocations are not timed.
 fn szp(c: &mut Criterion) {
-    use fzpack::szp::{self, Config};
+    use fzpack::szp::{self, Config, Path};
     let par = Parallel::new();
+    let best = Path::best();
     for (label, bytes) in [("64MiB", 64usize << 20), ("64KiB", 64 << 10)] {
         let x = field(bytes / 4);
         let mut g = c.benchmark_group(format!("szp_f32_{label}"));
@@ -101,17 +104,23 @@ fn szp(c: &mut Criterion) {
         for eb in [1e-3, 1e-5] {
             let cfg = Config::noa(eb);
             let archive = szp::compress_serial_vec(&x, &cfg).unwrap();
+            let mut out = Vec::new();
+            let mut back: Vec<f32> = Vec::new();
             g.bench_function(BenchmarkId::new("compress_serial", eb), |b| {
-                b.iter(|| szp::compress_serial_vec(black_box(&x), &cfg).unwrap())
+                b.iter(|| szp::compress_path_into(black_box(&x), &cfg, best, &mut out).unwrap())
             });
             g.bench_function(BenchmarkId::new("compress_parallel", eb), |b| {
-                b.iter(|| szp::compress_par(black_box(&x), &cfg, &par).unwrap())
+                b.iter(|| {
+                    szp::compress_par_into(black_box(&x), &cfg, &par, best, &mut out).unwrap()
+                })
             });
             g.bench_function(BenchmarkId::new("decompress_serial", eb), |b| {
-                b.iter(|| szp::decompress_serial_vec::<f32>(black_box(&archive)).unwrap())
+                b.iter(|| szp::decompress_path_into(black_box(&archive), best, &mut back).unwrap())
             });
             g.bench_function(BenchmarkId::new("decompress_parallel", eb), |b| {
-                b.iter(|| szp::decompress_par::<f32>(black_box(&archive), &par).unwrap())
+                b.iter(|| {
+                    szp::decompress_par_into(black_box(&archive), &par, best, &mut back).unwrap()
+                })
             });
         }
         g.finish();

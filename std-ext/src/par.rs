@@ -119,6 +119,16 @@ impl Parallel {
         if per >= units { None } else { Some(per) }
     }
 
+    /// The core driver's rayon [`Join`](fzpack_core::szp::engine::Join) for a job of `bytes`
+    /// input bytes, or `None` when it should stay serial (one thread, or less than two
+    /// minimum chunks). Ranges split down to about `bytes / (4·threads)`, never below the
+    /// minimum chunk.
+    pub(crate) fn join_for(&self, bytes: usize) -> Option<RayonJoin> {
+        let threads = self.threads();
+        let grain = self.min_chunk_bytes.max(bytes / (threads * 4)).max(1);
+        (threads > 1 && bytes >= 2 * grain).then_some(RayonJoin { grain })
+    }
+
     /// Splits `input` into chunks of `in_per` items and `output` into chunks of `out_per`
     /// items (the same number of chunks), runs `f(chunk_index, in_chunk, out_chunk)` on all of
     /// them in parallel, and returns the first error in chunk order (deterministic).
@@ -139,5 +149,27 @@ impl Parallel {
                 .collect()
         });
         results.into_iter().collect()
+    }
+}
+
+/// The rayon `Join` of the core's SZp driver: `rayon::join` (run it inside
+/// [`Parallel::install`] to use that pool), splitting ranges of at least two grains.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct RayonJoin {
+    grain: usize,
+}
+
+impl fzpack_core::szp::engine::Join for RayonJoin {
+    fn join<A, B, RA, RB>(&self, a: A, b: B) -> (RA, RB)
+    where
+        A: FnOnce() -> RA + Send,
+        B: FnOnce() -> RB + Send,
+        RA: Send,
+        RB: Send,
+    {
+        rayon::join(a, b)
+    }
+    fn split(&self, bytes: usize) -> bool {
+        bytes >= 2 * self.grain
     }
 }

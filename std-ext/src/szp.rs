@@ -1,11 +1,14 @@
 //! SZp for `std`: everything of [`fzpack_core::szp`], `Vec` helpers, and (feature `rayon`) the
 //! parallel encoder and decoder.
 //!
-//! The parallel encoder follows the archive's own structure: the block widths (and so the
-//! block costs) are computed in parallel, an exclusive scan of the costs gives every block's
-//! payload offset, and each task then encodes its run of blocks into its own disjoint slice of
-//! the output. The decoder scans the costs from the width bytes and decodes runs of blocks in
-//! parallel. Output is byte-identical to the core's serial encoder for every thread count.
+//! The parallel encoder and decoder are the core's one archive driver
+//! ([`fzpack_core::szp::engine`]) with a rayon [`engine::Join`]: the statistics pass runs
+//! split across the pool and the plan is resolved once; each task then encodes its range of
+//! blocks on the chosen path straight into the output (width bytes in their final place, the
+//! payload at the range's worst-case offset, moved down once per split), and the decoder
+//! splits at block boundaries whose payload offsets are sums of the width bytes' costs. Output
+//! pages are first written by the task that owns them. Bytes are identical to the core's
+//! serial encoder for every thread count.
 //!
 //! ```
 //! use fzpack::szp::{self, Config};
@@ -25,14 +28,26 @@ use crate::element::Element;
 use crate::par::Parallel;
 use crate::{Error as FzError, Result as FzResult};
 
-/// Compresses `input` into an fzpack SZp archive with the core's fastest path of this CPU
-/// ([`Path::best`]), on the calling thread.
-///
-/// (The parallel encoder [`compress_par`] produces the same bytes; on the 2-core development
-/// machine it does not beat the single-threaded AVX-512 path yet — see BENCHMARKS.md — so the
-/// default helper does not use it.)
+/// Compresses `input` into an fzpack SZp archive on the fastest path of this CPU
+/// ([`Path::best`]); with feature `rayon`, in parallel on the global pool for inputs of at
+/// least two minimum chunks (the bytes do not depend on it).
 pub fn compress_vec<T: Element>(input: &[T], cfg: &Config) -> FzResult<Vec<u8>> {
-    compress_serial_vec(input, cfg)
+    let mut out = Vec::new();
+    compress_into(input, cfg, &mut out)?;
+    Ok(out)
+}
+
+/// [`compress_vec`] into `out` (cleared first; its capacity is reused, so a loop over many
+/// inputs allocates once). Returns the archive length (`out.len()`).
+pub fn compress_into<T: Element>(input: &[T], cfg: &Config, out: &mut Vec<u8>) -> FzResult<usize> {
+    #[cfg(feature = "rayon")]
+    {
+        compress_par_into(input, cfg, &Parallel::new(), Path::best(), out)
+    }
+    #[cfg(not(feature = "rayon"))]
+    {
+        compress_path_into(input, cfg, Path::best(), out)
+    }
 }
 
 /// Compresses on one thread with the fastest path of this CPU ([`Path::best`]) into a `Vec`.
@@ -40,15 +55,78 @@ pub fn compress_serial_vec<T: Element>(input: &[T], cfg: &Config) -> FzResult<Ve
     compress_path_vec(input, cfg, Path::best())
 }
 
-/// Compresses on one thread on `path` (an unavailable path falls back as in
-/// [`compress_with`]) into a `Vec`.
+/// Compresses on one thread on `path` into a `Vec` ([`Error::UnsupportedPath`] if this CPU
+/// cannot run it).
 pub fn compress_path_vec<T: Element>(input: &[T], cfg: &Config, path: Path) -> FzResult<Vec<u8>> {
-    let cap = max_compressed_len(input.len(), cfg.block_size, T::TYPE.into())
-        .ok_or(FzError::Szp(Error::InvalidBlockSize))?;
-    let mut out = vec![0u8; cap];
-    let len = compress_with(path, input, cfg, &mut out)?;
-    out.truncate(len);
+    let mut out = Vec::new();
+    compress_path_into(input, cfg, path, &mut out)?;
     Ok(out)
+}
+
+/// [`compress_path_vec`] into `out` (capacity reused); returns the archive length.
+pub fn compress_path_into<T: Element>(
+    input: &[T],
+    cfg: &Config,
+    path: Path,
+    out: &mut Vec<u8>,
+) -> FzResult<usize> {
+    compress_planned_into(input, cfg, path, &engine::Serial, out)
+}
+
+/// Plans once, sizes `out` to the plan's worst case ([`engine::worst_len`]: usually a small
+/// multiple of the archive, so reusing `out` re-zeroes little), then encodes on `join`.
+/// The reference path gets the format's worst case (its one-pass encoder parks 8 bytes per
+/// value in the output).
+fn compress_planned_into<T: Element, J: engine::Join>(
+    input: &[T],
+    cfg: &Config,
+    path: Path,
+    join: &J,
+    out: &mut Vec<u8>,
+) -> FzResult<usize> {
+    let (plan, max_abs) = match engine::plan_on(path, join, input, cfg) {
+        Ok(p) => p,
+        Err(e) => return finish(out, Err(e)),
+    };
+    let cap = if path == Path::Scalar {
+        worst_len::<T>(input.len(), cfg)?
+    } else {
+        engine::worst_len(&plan, max_abs)
+    };
+    prepare(out, cap, 0u8);
+    let r = engine::compress_planned_on(path, join, &plan, max_abs, input, out);
+    finish(out, r)
+}
+
+/// The archive's worst-case length, or the block-size error.
+fn worst_len<T: Element>(n: usize, cfg: &Config) -> FzResult<usize> {
+    max_compressed_len(n, cfg.block_size, T::TYPE.into())
+        .ok_or(FzError::Szp(Error::InvalidBlockSize))
+}
+
+/// Makes `out` exactly `len` elements of `zero`, reusing its capacity; a fresh allocation is
+/// zeroed lazily by the allocator, so its pages are first touched by whoever writes them.
+fn prepare<E: Clone + Copy>(out: &mut Vec<E>, len: usize, zero: E) {
+    if out.capacity() < len {
+        *out = vec![zero; len];
+    } else {
+        out.resize(len, zero);
+        out.truncate(len);
+    }
+}
+
+/// Truncates `out` to the written length (or empties it on error).
+fn finish(out: &mut Vec<u8>, r: Result<usize, Error>) -> FzResult<usize> {
+    match r {
+        Ok(len) => {
+            out.truncate(len);
+            Ok(len)
+        }
+        Err(e) => {
+            out.clear();
+            Err(e.into())
+        }
+    }
 }
 
 /// Decompresses an fzpack SZp archive (parallel with feature `rayon`).
@@ -56,13 +134,21 @@ pub fn compress_path_vec<T: Element>(input: &[T], cfg: &Config, path: Path) -> F
 /// The value count comes from the header and is bounded by the archive itself (one width byte
 /// per block), so at most `block_size` values are allocated per archive byte.
 pub fn decompress_vec<T: Element>(archive: &[u8]) -> FzResult<Vec<T>> {
+    let mut out = Vec::new();
+    decompress_into(archive, &mut out)?;
+    Ok(out)
+}
+
+/// [`decompress_vec`] into `out` (resized to the value count, capacity reused); returns the
+/// number of values.
+pub fn decompress_into<T: Element>(archive: &[u8], out: &mut Vec<T>) -> FzResult<usize> {
     #[cfg(feature = "rayon")]
     {
-        decompress_par(archive, &Parallel::new())
+        decompress_par_into(archive, &Parallel::new(), Path::best(), out)
     }
     #[cfg(not(feature = "rayon"))]
     {
-        decompress_serial_vec(archive)
+        decompress_path_into(archive, Path::best(), out)
     }
 }
 
@@ -73,10 +159,23 @@ pub fn decompress_serial_vec<T: Element>(archive: &[u8]) -> FzResult<Vec<T>> {
 
 /// Decompresses on one thread on `path` into a `Vec`.
 pub fn decompress_path_vec<T: Element>(archive: &[u8], path: Path) -> FzResult<Vec<T>> {
-    let view = checked_view::<T>(archive)?;
-    let mut out = vec![T::ZERO; view.n];
-    decompress_with(path, archive, &mut out)?;
+    let mut out = Vec::new();
+    decompress_path_into(archive, path, &mut out)?;
     Ok(out)
+}
+
+/// [`decompress_path_vec`] into `out` (capacity reused); returns the number of values.
+pub fn decompress_path_into<T: Element>(
+    archive: &[u8],
+    path: Path,
+    out: &mut Vec<T>,
+) -> FzResult<usize> {
+    let view = checked_view::<T>(archive)?;
+    prepare(out, view.n, T::ZERO);
+    decompress_with(path, archive, out).map_err(|e| {
+        out.clear();
+        e.into()
+    })
 }
 
 /// Parses `archive` and checks its element type against `T`.
@@ -92,112 +191,18 @@ fn checked_view<T: Element>(archive: &[u8]) -> FzResult<ArchiveView<'_>> {
     Ok(view)
 }
 
-/// The plan of `input`, with the statistics pass run in parallel.
-///
-/// A plan depends on the data only through its minimum and maximum (range and largest
-/// magnitude), so the parallel pass reduces those and resolves the plan from the two extreme
-/// values; any anomaly (non-finite value, `max_abs` exceeded, plan error) re-runs the core's
-/// serial [`blocks::plan`] so errors name exactly the index the serial encoder names.
-#[cfg(feature = "rayon")]
-fn plan_par<T: Element>(input: &[T], cfg: &Config, par: &Parallel) -> Result<(Plan, f64), Error> {
-    use rayon::prelude::*;
-    let serial = || {
-        let p = blocks::plan(input, cfg)?;
-        let mag = input.iter().fold(0f64, |m, x| m.max(x.to_f64().abs()));
-        Ok((p, mag))
-    };
-    let Some(per) = par.units_per_task(input.len(), T::BYTES) else {
-        return serial();
-    };
-    let limit = cfg.max_abs.unwrap_or(f64::INFINITY);
-    let stats = par.install(|| {
-        input
-            .par_chunks(per)
-            .map(|c| {
-                // Branch-free lanes (vectorizes): min, max, and "anything irregular".
-                const L: usize = 16;
-                let (mut lo, mut hi) = ([f64::INFINITY; L], [f64::NEG_INFINITY; L]);
-                let mut bad = false;
-                let mut it = c.chunks_exact(L);
-                for g in &mut it {
-                    for j in 0..L {
-                        let v = g[j].to_f64();
-                        lo[j] = if v < lo[j] { v } else { lo[j] };
-                        hi[j] = if v > hi[j] { v } else { hi[j] };
-                        bad |= v.is_nan() || v.abs() > limit || v.abs() > f64::MAX;
-                    }
-                }
-                for (j, x) in it.remainder().iter().enumerate() {
-                    let v = x.to_f64();
-                    lo[j] = if v < lo[j] { v } else { lo[j] };
-                    hi[j] = if v > hi[j] { v } else { hi[j] };
-                    bad |= v.is_nan() || v.abs() > limit || v.abs() > f64::MAX;
-                }
-                let lo = lo.iter().fold(f64::INFINITY, |a, &b| a.min(b));
-                let hi = hi.iter().fold(f64::NEG_INFINITY, |a, &b| a.max(b));
-                (!bad, T::from_f64(lo), T::from_f64(hi))
-            })
-            .collect::<Vec<_>>()
-    });
-    let mut it = stats.iter();
-    let Some(&(mut ok, mut lo, mut hi)) = it.next() else {
-        return serial();
-    };
-    for &(o, l, h) in it {
-        ok &= o;
-        if l < lo {
-            lo = l;
-        }
-        if h > hi {
-            hi = h;
-        }
-    }
-    if !ok {
-        return serial();
-    }
-    match blocks::plan(&[lo, hi], cfg) {
-        Ok(mut p) => {
-            p.n = input.len();
-            Ok((p, lo.to_f64().abs().max(hi.to_f64().abs())))
-        }
-        Err(_) => serial(),
-    }
-}
-
 /// Compresses `input` with the parallel driver `par` over the fastest path of this CPU.
-/// Byte-identical to [`fzpack_core::szp::compress`]; inputs below two minimum chunks run
-/// serially. See [`compress_par_with`].
+/// Byte-identical to [`fzpack_core::szp::compress`]; inputs below two minimum chunks (or a
+/// one-thread pool) run serially. See [`compress_par_with`].
 #[cfg(feature = "rayon")]
 pub fn compress_par<T: Element>(input: &[T], cfg: &Config, par: &Parallel) -> FzResult<Vec<u8>> {
     compress_par_with(input, cfg, par, Path::best())
 }
 
-/// Adds `off` to the element index an error names.
-#[cfg(feature = "rayon")]
-fn shift(e: Error, off: usize) -> Error {
-    match e {
-        Error::NonFinite { index } => Error::NonFinite { index: index + off },
-        Error::ValueOutOfRange { index } => Error::ValueOutOfRange { index: index + off },
-        Error::LevelOverflow { index } => Error::LevelOverflow { index: index + off },
-        Error::BoundViolated { index } => Error::BoundViolated { index: index + off },
-        e => e,
-    }
-}
-
-/// Compresses `input` with the parallel driver on the kernels of `path`.
-///
-/// The statistics pass runs in parallel and resolves the global plan; every task then
-/// compresses its run of whole blocks with the core's `path` kernels under a stage-compatible
-/// ABS config whose bound is exactly the global quantizer bound (checked per task); the tasks'
-/// width bytes and payloads — one exclusive scan of their sizes — are laid after one
-/// global header. The bytes are those of the serial encoder: blocks are independent and the
-/// quantizer bound is the same.
-///
-/// Strict configs: the bound is guaranteed by the core's tightened quantizer bound (module
-/// docs of [`fzpack_core::szp`]); the core's extra per-element re-check (a safety net, "never
-/// observed") is *not* repeated here, because the core's whole-archive SIMD API takes no
-/// precomputed plan and a separate check pass costs as much as the encoding. Use
-/// [`compress_par_blocks`] for a parallel encoder that keeps the re-check.
+/// Compresses `input` with the parallel driver on the kernels of `path`: the core's archive
+/// driver ([`engine::compress_on`]) with `par`'s rayon `Join` — plan once (statistics split
+/// across the pool), every task encodes its block range into its final place. The strict
+/// per-element re-check runs in every task, as in the serial encoder.
 #[cfg(feature = "rayon")]
 pub fn compress_par_with<T: Element>(
     input: &[T],
@@ -205,230 +210,80 @@ pub fn compress_par_with<T: Element>(
     par: &Parallel,
     path: Path,
 ) -> FzResult<Vec<u8>> {
-    use rayon::prelude::*;
-    if cfg.block_size == 0 || cfg.block_size > MAX_BLOCK_SIZE {
-        return Err(FzError::Szp(Error::InvalidBlockSize));
-    }
-    let bs = cfg.block_size as usize;
-    let nb = input.len().div_ceil(bs);
-    let Some(per) = par.units_per_task(nb, bs * T::BYTES) else {
-        return compress_path_vec(input, cfg, path);
-    };
-    let (plan, _) = plan_par(input, cfg, par)?;
-    // The tasks quantize with exactly the global bound: a stage-compatible ABS config whose
-    // bound *is* the global quantizer bound (no tightening, no re-planning of the statistics).
-    let ccfg = Config {
-        mode: Mode::Abs,
-        error_bound: plan.quant_eb,
-        block_size: cfg.block_size,
-        max_abs: None,
-        strict: false,
-    };
-    let dtype = T::TYPE.into();
-    let parts: Vec<Result<Option<Vec<u8>>, Error>> = par.install(|| {
-        input
-            .par_chunks(per * bs)
-            .enumerate()
-            .map(|(t, c)| {
-                let cap = max_compressed_len(c.len(), cfg.block_size, dtype)
-                    .ok_or(Error::InvalidBlockSize)?;
-                let mut tmp = vec![0u8; cap];
-                let len =
-                    compress_with(path, c, &ccfg, &mut tmp).map_err(|e| shift(e, t * per * bs))?;
-                tmp.truncate(len);
-                let same = Header::read(&tmp)?.quant_eb.to_bits() == plan.quant_eb.to_bits();
-                Ok(same.then_some(tmp))
-            })
-            .collect()
-    });
-    let parts: Vec<Option<Vec<u8>>> = parts.into_iter().collect::<Result<_, _>>()?;
-    let Some(parts) = parts.into_iter().collect::<Option<Vec<Vec<u8>>>>() else {
-        // Not expected: a task's tightened bound differs; use the block-level driver.
-        return compress_par_blocks(input, cfg, par);
-    };
-    let start = plan.payload_offset();
-    let payload: usize = parts
-        .iter()
-        .enumerate()
-        .map(|(t, p)| p.len() - HEADER_LEN - (nb - t * per).min(per))
-        .sum();
-    let mut out = Vec::with_capacity(start + payload);
-    out.resize(HEADER_LEN, 0);
-    blocks::write_header(&plan, &mut out)?;
-    for (t, p) in parts.iter().enumerate() {
-        let k = (nb - t * per).min(per);
-        out.extend_from_slice(&p[HEADER_LEN..HEADER_LEN + k]);
-    }
-    for (t, p) in parts.iter().enumerate() {
-        let k = (nb - t * per).min(per);
-        out.extend_from_slice(&p[HEADER_LEN + k..]);
-    }
+    let mut out = Vec::new();
+    compress_par_into(input, cfg, par, path, &mut out)?;
     Ok(out)
 }
 
-/// The block-level parallel encoder on the core's scalar block kernels: block widths (and so
-/// costs) in parallel, an exclusive scan of the costs, then every task encodes its blocks into
-/// its own disjoint slice of the output. Byte-identical to the serial encoder; slower than
-/// [`compress_par`] where the core has SIMD paths (its block API is scalar).
+/// [`compress_par_with`] into `out` (capacity reused); returns the archive length.
+#[cfg(feature = "rayon")]
+pub fn compress_par_into<T: Element>(
+    input: &[T],
+    cfg: &Config,
+    par: &Parallel,
+    path: Path,
+    out: &mut Vec<u8>,
+) -> FzResult<usize> {
+    let Some(j) = par.join_for(size_of_val(input)) else {
+        return compress_path_into(input, cfg, path, out);
+    };
+    par.install(|| compress_planned_into(input, cfg, path, &j, out))
+}
+
+/// The parallel encoder on the scalar reference kernels ([`compress_par_with`] on
+/// [`Path::Scalar`]).
 #[cfg(feature = "rayon")]
 pub fn compress_par_blocks<T: Element>(
     input: &[T],
     cfg: &Config,
     par: &Parallel,
 ) -> FzResult<Vec<u8>> {
-    use rayon::prelude::*;
-    if cfg.block_size == 0 || cfg.block_size > MAX_BLOCK_SIZE {
-        return Err(FzError::Szp(Error::InvalidBlockSize));
-    }
-    let bs = cfg.block_size as usize;
-    let nb = input.len().div_ceil(bs);
-    let Some(per) = par.units_per_task(nb, bs * T::BYTES) else {
-        return compress_path_vec(input, cfg, Path::Scalar);
-    };
-    let (plan, _) = plan_par(input, cfg, par)?;
-    // 1. widths in parallel
-    let mut widths = vec![0u8; nb];
-    par.zip_chunks(input, per * bs, &mut widths, per, |_, vals, w| {
-        for (b, wb) in vals.chunks(bs).zip(w.iter_mut()) {
-            *wb = blocks::block_width(&plan, b);
-        }
-        Ok::<(), Error>(())
-    })?;
-    // 2. exclusive scan of the costs, at task granularity
-    let tasks = nb.div_ceil(per);
-    let mut task_bytes = Vec::with_capacity(tasks);
-    for (t, w) in widths.chunks(per).enumerate() {
-        let first = t * per;
-        let cost: usize = w
-            .iter()
-            .enumerate()
-            .map(|(k, &wb)| blocks::block_payload_len(wb, plan.block_len(first + k)))
-            .sum();
-        task_bytes.push(cost);
-    }
-    let payload: usize = task_bytes.iter().sum();
-    let start = plan.payload_offset();
-    let mut out = vec![0u8; start + payload];
-    blocks::write_header(&plan, &mut out)?;
-    out[HEADER_LEN..start].copy_from_slice(&widths);
-    // 3. every task encodes into its own disjoint slice
-    let mut slices = Vec::with_capacity(tasks);
-    let mut rest = &mut out[start..];
-    for &len in &task_bytes {
-        let (a, b) = rest.split_at_mut(len);
-        slices.push(a);
-        rest = b;
-    }
-    let results: Vec<Result<(), Error>> = par.install(|| {
-        slices
-            .into_par_iter()
-            .enumerate()
-            .map(|(t, dst)| {
-                let first = t * per;
-                let mut off = 0;
-                let end = (first + per).min(nb);
-                for b in first..end {
-                    let vals = &input[b * bs..(b * bs + bs).min(input.len())];
-                    let w = widths[b];
-                    let len = blocks::block_payload_len(w, vals.len());
-                    blocks::encode_block(&plan, vals, w, &mut dst[off..off + len], b * bs)?;
-                    off += len;
-                }
-                Ok(())
-            })
-            .collect()
-    });
-    results.into_iter().collect::<Result<(), Error>>()?;
-    Ok(out)
+    compress_par_with(input, cfg, par, Path::Scalar)
 }
 
-/// Decompresses with the parallel driver `par` over the fastest path of this CPU: costs
-/// scanned from the width bytes, runs of blocks decoded in parallel. Same values as
-/// [`fzpack_core::szp::decompress`].
+/// Decompresses with the parallel driver `par` over the fastest path of this CPU. Same values
+/// as [`fzpack_core::szp::decompress`].
 #[cfg(feature = "rayon")]
 pub fn decompress_par<T: Element>(archive: &[u8], par: &Parallel) -> FzResult<Vec<T>> {
     decompress_par_with(archive, par, Path::best())
 }
 
-/// [`decompress_par`] on the kernels of `path`: each task hands its run of blocks (its width
-/// bytes and payload slice, behind a header with the archive's quantizer bound) to the core's
-/// `path` decoder.
+/// [`decompress_par`] on the kernels of `path`: the core's driver ([`engine::decompress_on`])
+/// with `par`'s rayon `Join`, splitting at block boundaries.
 #[cfg(feature = "rayon")]
 pub fn decompress_par_with<T: Element>(
     archive: &[u8],
     par: &Parallel,
     path: Path,
 ) -> FzResult<Vec<T>> {
-    let view = checked_view::<T>(archive)?;
-    let bs = view.header.block_size as usize;
-    let nb = view.widths.len();
-    let Some(per) = par.units_per_task(nb, bs * T::BYTES) else {
-        return decompress_path_vec(archive, path);
-    };
-    let mut task_start = Vec::with_capacity(nb.div_ceil(per) + 1);
-    let mut off = 0usize;
-    for (b, &w) in view.widths.iter().enumerate() {
-        if b % per == 0 {
-            task_start.push(off);
-        }
-        off += blocks::block_payload_len(w, view.block_len(b));
-    }
-    task_start.push(off);
-    let mut out = vec![T::ZERO; view.n];
-    let h = view.header;
-    par.zip_chunks(view.widths, per, &mut out, per * bs, |t, ws, vals| {
-        let payload = &view.payload[task_start[t]..task_start[t + 1]];
-        let sub = Plan {
-            dtype: h.dtype,
-            mode: Mode::Abs,
-            block_size: h.block_size,
-            n: vals.len(),
-            requested: h.quant_eb,
-            bound: h.quant_eb,
-            quant_eb: h.quant_eb,
-            value_base: 0.0,
-            strict: false,
-        };
-        let mut tmp = Vec::with_capacity(HEADER_LEN + ws.len() + payload.len());
-        tmp.resize(HEADER_LEN, 0);
-        blocks::write_header(&sub, &mut tmp)?;
-        tmp.extend_from_slice(ws);
-        tmp.extend_from_slice(payload);
-        decompress_with(path, &tmp, vals).map(|_| ())
-    })?;
+    let mut out = Vec::new();
+    decompress_par_into(archive, par, path, &mut out)?;
     Ok(out)
 }
 
-/// The block-level parallel decoder on the core's scalar block kernels (see
-/// [`compress_par_blocks`]).
+/// [`decompress_par_with`] into `out` (capacity reused); returns the number of values.
+#[cfg(feature = "rayon")]
+pub fn decompress_par_into<T: Element>(
+    archive: &[u8],
+    par: &Parallel,
+    path: Path,
+    out: &mut Vec<T>,
+) -> FzResult<usize> {
+    let view = checked_view::<T>(archive)?;
+    let Some(j) = par.join_for(view.n.saturating_mul(T::BYTES)) else {
+        return decompress_path_into(archive, path, out);
+    };
+    prepare(out, view.n, T::ZERO);
+    par.install(|| engine::decompress_on(path, &j, archive, out))
+        .map_err(|e| {
+            out.clear();
+            e.into()
+        })
+}
+
+/// The parallel decoder on the scalar reference kernels ([`decompress_par_with`] on
+/// [`Path::Scalar`]).
 #[cfg(feature = "rayon")]
 pub fn decompress_par_blocks<T: Element>(archive: &[u8], par: &Parallel) -> FzResult<Vec<T>> {
-    let view = checked_view::<T>(archive)?;
-    let bs = view.header.block_size as usize;
-    let nb = view.widths.len();
-    let Some(per) = par.units_per_task(nb, bs * T::BYTES) else {
-        return decompress_path_vec(archive, Path::Scalar);
-    };
-    // payload offset of the first block of every task
-    let mut task_start = Vec::with_capacity(nb.div_ceil(per) + 1);
-    let mut off = 0usize;
-    for (b, &w) in view.widths.iter().enumerate() {
-        if b % per == 0 {
-            task_start.push(off);
-        }
-        off += blocks::block_payload_len(w, view.block_len(b));
-    }
-    let mut out = vec![T::ZERO; view.n];
-    let eb = view.header.quant_eb;
-    par.zip_chunks(view.widths, per, &mut out, per * bs, |t, ws, vals| {
-        let mut off = task_start[t];
-        for (w, o) in ws.iter().zip(vals.chunks_mut(bs)) {
-            let len = blocks::block_payload_len(*w, o.len());
-            let src = view.payload.get(off..off + len).ok_or(Error::Truncated)?;
-            blocks::decode_block(eb, *w, src, o)?;
-            off += len;
-        }
-        Ok::<(), Error>(())
-    })?;
-    Ok(out)
+    decompress_par_with(archive, par, Path::Scalar)
 }

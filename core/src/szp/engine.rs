@@ -5,9 +5,9 @@
 //!
 //! Encoding a range of blocks writes its width bytes into their final place and its payload
 //! at the start of the range's payload slice. A [`Join`] that splits a range runs the two
-//! halves independently — the right half encodes at its worst-case offset (8 bytes per value
-//! before it) — and then moves the right half's payload down to follow the left's (one
-//! `copy_within` of compressed bytes per split). Decoding splits at block boundaries whose
+//! halves independently — the right half encodes at its worst-case offset ([`worst_len`]:
+//! the plan's widest possible blocks before it) — and then moves the right half's payload
+//! down to follow the left's (one `copy_within` of compressed bytes per split). Decoding splits at block boundaries whose
 //! payload offset is the sum of the left blocks' costs. Every block is encoded by the same
 //! kernel call whatever the split, so the bytes are the same for every thread count.
 //!
@@ -20,7 +20,7 @@ use super::{Config, Error, HEADER_LEN, Path, max_compressed_len};
 use crate::arch::CpuFeatures;
 use crate::arch::generic::{Portable, Reference};
 use crate::arch::szp::{BlockError, DecodeError, Quant, Stats, SzpKernel};
-use crate::bits::{LEVEL_LIMIT, payload_len};
+use crate::bits::{self, LEVEL_LIMIT, payload_len};
 use crate::types::SzpFloat;
 
 #[cfg(target_arch = "aarch64")]
@@ -108,6 +108,30 @@ pub(crate) fn quant(plan: &Plan, max_abs: f64) -> Quant {
     }
 }
 
+/// The largest width any block of a plan can have: levels satisfy `|q| <= L` with
+/// `L = trunc(max_abs/(2·eb)) + 2`, deltas `|d| <= 2L`, zigzag `<= 4L`.
+fn worst_width(plan: &Plan, max_abs: f64) -> u8 {
+    let l = max_abs / (2.0 * plan.quant_eb);
+    if !(0.0..1.0e17).contains(&l) {
+        return 64;
+    }
+    let lq = (l * (1.0 + 1.0e-15)) as u64 + 2; // >= ceil(l) + 1 (no libm in the core)
+    bits::width(lq.saturating_mul(4)).min(64)
+}
+
+/// Worst-case payload bytes of one full block under `plan` (`|x| <= max_abs`).
+fn worst_block(plan: &Plan, max_abs: f64) -> usize {
+    payload_len(worst_width(plan, max_abs), plan.block_size as usize)
+}
+
+/// The largest archive `plan` can produce for inputs with `|x| <= max_abs` (at most
+/// [`max_compressed_len`]; usually far less): a buffer this long needs no sizing pass, and the
+/// parallel driver splits inside it.
+pub fn worst_len(plan: &Plan, max_abs: f64) -> usize {
+    plan.payload_offset()
+        .saturating_add(plan.blocks().saturating_mul(worst_block(plan, max_abs)))
+}
+
 #[inline]
 fn stats_range<K: SzpKernel, T: SzpFloat, J: Join>(k: K, j: &J, x: &[T]) -> Stats {
     if x.len() >= 2 && j.split(size_of_val(x)) {
@@ -169,13 +193,15 @@ pub(crate) fn payload_size<K: SzpKernel, T: SzpFloat, J: Join>(
 /// Encodes the blocks of `input` (whose first value has index `first`; `bs` values per block)
 /// with width bytes into `widths` (one per block) and the payload at the start of `payload`
 /// (`base` = its offset in the archive, for error reports); returns the payload length.
-/// Ranges are split only where `payload` holds the worst case (8 bytes per value).
+/// Ranges are split only where `payload` holds `wcost` (the worst case of a full block)
+/// bytes per block.
 #[allow(clippy::too_many_arguments)] // the range's coordinates in input and archive
 pub(crate) fn encode_range<K: SzpKernel, T: SzpFloat, J: Join>(
     k: K,
     j: &J,
     e: &K::Enc,
     bs: usize,
+    wcost: usize,
     input: &[T],
     first: usize,
     base: usize,
@@ -183,19 +209,19 @@ pub(crate) fn encode_range<K: SzpKernel, T: SzpFloat, J: Join>(
     payload: &mut [u8],
 ) -> Result<usize, Error> {
     let nb = widths.len();
-    let worst = input.len().saturating_mul(8);
-    if nb >= 2 && j.split(size_of_val(input)) && payload.len() >= worst {
+    if nb >= 2 && j.split(size_of_val(input)) && payload.len() >= nb.saturating_mul(wcost) {
         let mid = nb / 2;
         let mv = mid * bs;
+        let off = mid * wcost;
         let (il, ir) = input.split_at(mv.min(input.len()));
         let (wl, wr) = widths.split_at_mut(mid);
-        let (pl, pr) = payload.split_at_mut(mv * 8);
+        let (pl, pr) = payload.split_at_mut(off);
         let (a, b) = j.join(
-            || encode_range(k, j, e, bs, il, first, base, wl, pl),
-            || encode_range(k, j, e, bs, ir, first + mv, base + mv * 8, wr, pr),
+            || encode_range(k, j, e, bs, wcost, il, first, base, wl, pl),
+            || encode_range(k, j, e, bs, wcost, ir, first + mv, base + off, wr, pr),
         );
         let (a, b) = (a?, b?);
-        payload.copy_within(mv * 8..mv * 8 + b, a);
+        payload.copy_within(off..off + b, a);
         Ok(a + b)
     } else {
         k.encode_blocks(e, bs, input, widths, payload)
@@ -236,8 +262,9 @@ pub(crate) fn compress_planned<K: SzpKernel, T: SzpFloat, J: Join>(
     let e = k.encoder(quant(plan, max_abs));
     let bs = plan.block_size.max(1) as usize;
     let start = plan.payload_offset();
-    let fits =
-        max_compressed_len(input.len(), plan.block_size, T::DTYPE).is_some_and(|m| out.len() >= m);
+    let fits = out.len() >= worst_len(plan, max_abs)
+        || max_compressed_len(input.len(), plan.block_size, T::DTYPE)
+            .is_some_and(|m| out.len() >= m);
     if !fits {
         let total = start + payload_size(k, j, &e, bs, input);
         if out.len() < total {
@@ -250,7 +277,8 @@ pub(crate) fn compress_planned<K: SzpKernel, T: SzpFloat, J: Join>(
     let Some((hdr, widths)) = head.split_at_mut_checked(HEADER_LEN) else {
         return Err(Error::OutputTooSmall { needed: start });
     };
-    let len = encode_range(k, j, &e, bs, input, 0, start, widths, body)?;
+    let wcost = worst_block(plan, max_abs);
+    let len = encode_range(k, j, &e, bs, wcost, input, 0, start, widths, body)?;
     write_header(plan, hdr)?;
     Ok(start + len)
 }
@@ -332,6 +360,22 @@ pub fn compress_on<T: SzpFloat, J: Join>(
     on_path!(path, k => compress(k, join, input, cfg, out))
 }
 
+/// [`compress_on`] with a plan from [`plan_on`] (so that a caller can size `out` with
+/// [`worst_len`] first).
+pub fn compress_planned_on<T: SzpFloat, J: Join>(
+    path: Path,
+    join: &J,
+    plan: &Plan,
+    max_abs: f64,
+    input: &[T],
+    out: &mut [u8],
+) -> Result<usize, Error> {
+    if plan.n != input.len() || plan.dtype != T::DTYPE {
+        return Err(Error::Corrupt("plan is for another input"));
+    }
+    on_path!(path, k => compress_planned(k, join, plan, max_abs, input, out))
+}
+
 /// [`super::decompress`] on `path` with block ranges run by `join`.
 pub fn decompress_on<T: SzpFloat, J: Join>(
     path: Path,
@@ -355,8 +399,8 @@ pub fn plan_on<T: SzpFloat, J: Join>(
 
 /// Encodes a run of whole blocks with a given plan into its final place: `input` holds the
 /// run's values (block `first_block` of the plan on), `widths` receives one width byte per
-/// block, and the payload is written at the start of `payload` (which must hold it; 8 bytes
-/// per value always do). Returns the payload length. `max_abs` bounds `|x|` (from
+/// block, and the payload is written at the start of `payload` (which must hold it;
+/// [`worst_len`]'s per-block share always does). Returns the payload length. `max_abs` bounds `|x|` (from
 /// [`plan_on`]). Errors name absolute element indices.
 #[allow(clippy::too_many_arguments)] // the run's plan, place in the input and place in the archive
 pub fn encode_blocks<T: SzpFloat, J: Join>(
@@ -378,7 +422,8 @@ pub fn encode_blocks<T: SzpFloat, J: Join>(
     let first = first_block.saturating_mul(bs);
     on_path!(path, k => {
         let e = k.encoder(quant(plan, max_abs));
-        encode_range(k, join, &e, bs, input, first, 0, widths, payload)
+        let wcost = worst_block(plan, max_abs);
+        encode_range(k, join, &e, bs, wcost, input, first, 0, widths, payload)
     })
 }
 

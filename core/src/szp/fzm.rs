@@ -129,6 +129,7 @@ fn write_on<K: SzpKernel, T: SzpFloat>(
         &Serial,
         &e,
         bs,
+        0,
         input,
         0,
         FZM_HEADER_LEN + nb,
