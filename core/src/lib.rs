@@ -14,6 +14,10 @@
 #![no_std]
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(missing_docs)]
+#![cfg_attr(
+    not(test),
+    deny(clippy::unwrap_used, clippy::panic, clippy::indexing_slicing)
+)]
 
 pub mod arch;
 mod bits;

@@ -58,7 +58,9 @@ fn pack_group<const N: usize>(codes: [u32; 8]) -> [u8; N] {
         *chunk = word.to_le_bytes();
     }
     let mut out = [0u8; N];
-    out.copy_from_slice(&bytes[..N]);
+    if let Some(src) = bytes.get(..N) {
+        out.copy_from_slice(src); // N <= 24: always
+    }
     out
 }
 
@@ -66,7 +68,9 @@ fn pack_group<const N: usize>(codes: [u32; 8]) -> [u8; N] {
 #[inline(always)]
 fn unpack_group<const N: usize>(group: &[u8; N]) -> [u32; 8] {
     let mut bytes = [0u8; 24];
-    bytes[..N].copy_from_slice(group);
+    if let Some(dst) = bytes.get_mut(..N) {
+        dst.copy_from_slice(group); // N <= 24: always
+    }
     let mut w: GroupWords = [0; 3];
     for (word, chunk) in w.iter_mut().zip(bytes.as_chunks::<8>().0) {
         *word = u64::from_le_bytes(*chunk);

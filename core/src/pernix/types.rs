@@ -172,6 +172,7 @@ impl Backend {
     ];
 
     /// The backend with C value `code`; unknown values are [`Error::UnsupportedBackend`].
+    #[allow(clippy::indexing_slicing)] // index checked on the line above (a const fn)
     pub const fn from_code(code: i32) -> Result<Backend, Error> {
         if code >= 0 && (code as usize) < Self::ALL.len() {
             Ok(Self::ALL[code as usize])

@@ -258,6 +258,7 @@ impl Header {
     }
 
     /// Reads and validates the 48-byte header.
+    #[allow(clippy::indexing_slicing)] // constant offsets into a local [u8; HEADER_LEN]
     pub fn read(archive: &[u8]) -> Result<Header, Error> {
         let h = archive.get(..HEADER_LEN).ok_or(Error::Truncated)?;
         let mut a = [0u8; HEADER_LEN];

@@ -143,68 +143,79 @@ fn write_on<K: SzpKernel, T: SzpFloat>(
     let mut cfg_bytes = [0u8; CONFIG_LEN];
     cfg_bytes[0] = plan.dtype.code();
     cfg_bytes[1] = plan.mode.code();
-    cfg_bytes[4..8].copy_from_slice(&plan.block_size.to_le_bytes());
-    cfg_bytes[8..16].copy_from_slice(&(plan.n as u64).to_le_bytes());
-    cfg_bytes[16..24].copy_from_slice(&plan.quant_eb.to_le_bytes());
-    cfg_bytes[24..32].copy_from_slice(&plan.value_base.to_le_bytes());
+    put(&mut cfg_bytes, 4, &plan.block_size.to_le_bytes());
+    put(&mut cfg_bytes, 8, &(plan.n as u64).to_le_bytes());
+    put(&mut cfg_bytes, 16, &plan.quant_eb.to_le_bytes());
+    put(&mut cfg_bytes, 24, &plan.value_base.to_le_bytes());
 
     let input_bytes = (plan.n as u64) * plan.dtype.size() as u64;
     let mut h = [0u8; FZM_HEADER_LEN];
     // Core.
-    h[0..4].copy_from_slice(&FZM_MAGIC);
-    h[4..6].copy_from_slice(&FZM_VERSION.to_le_bytes());
-    h[6..8].copy_from_slice(&1u16.to_le_bytes());
-    h[8..16].copy_from_slice(&input_bytes.to_le_bytes());
-    h[16..24].copy_from_slice(&(padded as u64).to_le_bytes());
-    h[24..32].copy_from_slice(&(FZM_HEADER_LEN as u64).to_le_bytes());
-    h[32..36].copy_from_slice(&1u32.to_le_bytes());
-    h[36..38].copy_from_slice(&1u16.to_le_bytes());
-    h[38..40].copy_from_slice(&3u16.to_le_bytes());
-    h[40..48].copy_from_slice(&input_bytes.to_le_bytes());
-    h[72..76].copy_from_slice(&crc32(body).to_le_bytes());
+    put(&mut h, 0, &FZM_MAGIC);
+    put(&mut h, 4, &FZM_VERSION.to_le_bytes());
+    put(&mut h, 6, &1u16.to_le_bytes());
+    put(&mut h, 8, &input_bytes.to_le_bytes());
+    put(&mut h, 16, &(padded as u64).to_le_bytes());
+    put(&mut h, 24, &(FZM_HEADER_LEN as u64).to_le_bytes());
+    put(&mut h, 32, &1u32.to_le_bytes());
+    put(&mut h, 36, &1u16.to_le_bytes());
+    put(&mut h, 38, &3u16.to_le_bytes());
+    put(&mut h, 40, &input_bytes.to_le_bytes());
+    put(&mut h, 72, &crc32(body).to_le_bytes());
     // Stage record.
     let s = STAGE_OFF;
-    h[s..s + 2].copy_from_slice(&STAGE_SZP.to_le_bytes());
-    h[s + 2..s + 4].copy_from_slice(&1u16.to_le_bytes());
-    h[s + 4] = 1;
-    h[s + 5] = 1;
-    h[s + 6..s + 8].copy_from_slice(&1u16.to_le_bytes());
+    put(&mut h, s, &STAGE_SZP.to_le_bytes());
+    put(&mut h, s + 2, &1u16.to_le_bytes());
+    put(&mut h, s + 4, &[1]);
+    put(&mut h, s + 5, &[1]);
+    put(&mut h, s + 6, &1u16.to_le_bytes());
     for k in 0..8 {
         let (inp, outp) = if k == 0 {
             (1u16, 0u16)
         } else {
             (0xFFFF, 0xFFFF)
         };
-        h[s + 8 + 2 * k..s + 10 + 2 * k].copy_from_slice(&inp.to_le_bytes());
-        h[s + 24 + 2 * k..s + 26 + 2 * k].copy_from_slice(&outp.to_le_bytes());
+        put(&mut h, s + 8 + 2 * k, &inp.to_le_bytes());
+        put(&mut h, s + 24 + 2 * k, &outp.to_le_bytes());
     }
-    h[s + 40..s + 40 + CONFIG_LEN].copy_from_slice(&cfg_bytes);
-    h[s + 168..s + 172].copy_from_slice(&(CONFIG_LEN as u32).to_le_bytes());
+    put(&mut h, s + 40, &cfg_bytes);
+    put(&mut h, s + 168, &(CONFIG_LEN as u32).to_le_bytes());
     // Buffer record.
     let b = BUF_OFF;
-    h[b..b + 2].copy_from_slice(&STAGE_SZP.to_le_bytes());
-    h[b + 2..b + 4].copy_from_slice(&1u16.to_le_bytes());
-    h[b + 8..b + 14].copy_from_slice(b"output");
+    put(&mut h, b, &STAGE_SZP.to_le_bytes());
+    put(&mut h, b + 2, &1u16.to_le_bytes());
+    put(&mut h, b + 8, b"output");
     let allocated = (nb as u64) + 8 * plan.n as u64 + 64;
-    h[b + 72..b + 80].copy_from_slice(&(stage_len as u64).to_le_bytes());
-    h[b + 80..b + 88].copy_from_slice(&allocated.to_le_bytes());
-    h[b + 88..b + 96].copy_from_slice(&(stage_len as u64).to_le_bytes());
-    h[b + 104..b + 104 + CONFIG_LEN].copy_from_slice(&cfg_bytes);
-    h[b + 232..b + 236].copy_from_slice(&(CONFIG_LEN as u32).to_le_bytes());
+    put(&mut h, b + 72, &(stage_len as u64).to_le_bytes());
+    put(&mut h, b + 80, &allocated.to_le_bytes());
+    put(&mut h, b + 88, &(stage_len as u64).to_le_bytes());
+    put(&mut h, b + 104, &cfg_bytes);
+    put(&mut h, b + 232, &(CONFIG_LEN as u32).to_le_bytes());
     let hcrc = crc32(&h);
-    h[76..80].copy_from_slice(&hcrc.to_le_bytes());
+    put(&mut h, 76, &hcrc.to_le_bytes());
     hdr.copy_from_slice(&h);
     Ok(total)
 }
 
+/// Writes `bytes` at `off` of a fixed-size header buffer (offsets are constants inside it).
+fn put(h: &mut [u8], off: usize, bytes: &[u8]) {
+    if let Some(d) = h.get_mut(off..off + bytes.len()) {
+        d.copy_from_slice(bytes);
+    }
+}
+
 fn u16_at(a: &[u8], o: usize) -> Result<u16, Error> {
     let s = a.get(o..o + 2).ok_or(Error::Truncated)?;
-    Ok(u16::from_le_bytes([s[0], s[1]]))
+    Ok(u16::from_le_bytes(
+        s.try_into().map_err(|_| Error::Truncated)?,
+    ))
 }
 
 fn u32_at(a: &[u8], o: usize) -> Result<u32, Error> {
     let s = a.get(o..o + 4).ok_or(Error::Truncated)?;
-    Ok(u32::from_le_bytes([s[0], s[1], s[2], s[3]]))
+    Ok(u32::from_le_bytes(
+        s.try_into().map_err(|_| Error::Truncated)?,
+    ))
 }
 
 fn u64_at(a: &[u8], o: usize) -> Result<u64, Error> {
@@ -253,7 +264,7 @@ struct FzmView<'a> {
 
 fn parse(archive: &[u8]) -> Result<FzmView<'_>, Error> {
     let core = archive.get(..CORE_LEN).ok_or(Error::Truncated)?;
-    if core[0..4] != FZM_MAGIC {
+    if core.get(0..4) != Some(&FZM_MAGIC[..]) {
         return Err(Error::BadMagic);
     }
     let version = u16_at(core, 4)?;
@@ -280,25 +291,27 @@ fn parse(archive: &[u8]) -> Result<FzmView<'_>, Error> {
         let stored = u32_at(header, 76)?;
         let mut h = [0u8; FZM_HEADER_LEN];
         h.copy_from_slice(header);
-        h[76..80].fill(0);
+        put(&mut h, 76, &[0; 4]);
         if crc32(&h) != stored {
             return Err(Error::Corrupt("FZM: header CRC-32 mismatch"));
         }
     }
-    let body_all = &archive[FZM_HEADER_LEN..];
+    let body_all = archive.get(FZM_HEADER_LEN..).ok_or(Error::Truncated)?;
     if compressed > body_all.len() as u64 {
         return Err(Error::Truncated);
     }
-    let body = &body_all[..compressed as usize];
+    let body = body_all
+        .get(..compressed as usize)
+        .ok_or(Error::Truncated)?;
     if flags & 1 != 0 && crc32(body) != u32_at(header, 72)? {
         return Err(Error::Corrupt("FZM: data CRC-32 mismatch"));
     }
-    let st = &header[STAGE_OFF..BUF_OFF];
-    let buf = &header[BUF_OFF..];
+    let st = header.get(STAGE_OFF..BUF_OFF).ok_or(Error::Truncated)?;
+    let buf = header.get(BUF_OFF..).ok_or(Error::Truncated)?;
     if u16_at(st, 0)? != STAGE_SZP || u16_at(buf, 0)? != STAGE_SZP {
         return Err(Error::Corrupt("FZM: stage type is not SZp (37)"));
     }
-    if u32_at(st, 168)? < CONFIG_LEN as u32 || st[168..172] != buf[232..236] {
+    if u32_at(st, 168)? < CONFIG_LEN as u32 || st.get(168..172) != buf.get(232..236) {
         return Err(Error::Corrupt("FZM: SZpConfig size"));
     }
     // The stage's output buffer id must be the buffer entry's DAG id.
@@ -307,7 +320,7 @@ fn parse(archive: &[u8]) -> Result<FzmView<'_>, Error> {
             "FZM: buffer id does not match the stage output",
         ));
     }
-    let config = parse_config(&st[40..40 + CONFIG_LEN])?;
+    let config = parse_config(st.get(40..40 + CONFIG_LEN).ok_or(Error::Truncated)?)?;
     let data_size = u64_at(buf, 72)?;
     let offset = u64_at(buf, 96)?;
     let end = offset
@@ -316,7 +329,9 @@ fn parse(archive: &[u8]) -> Result<FzmView<'_>, Error> {
     if end > body.len() as u64 {
         return Err(Error::Truncated);
     }
-    let stage = &body[offset as usize..end as usize];
+    let stage = body
+        .get(offset as usize..end as usize)
+        .ok_or(Error::Truncated)?;
     Ok(FzmView { config, stage })
 }
 

@@ -2,6 +2,9 @@
 //!
 //! Index `n` (1..=24) of each table belongs to bit width `n`; index 0 is unused. Value `i` of a
 //! group occupies stream bits `[i·N, i·N+N)` (LSB first, see the specification §1).
+// The tables are built by `const fn`s at compile time: an index out of range there is a
+// compile error, not a run-time panic.
+#![allow(clippy::indexing_slicing)]
 
 /// Tables of the AVX-512 kernels (16 values, i.e. two 8-value groups of `2N` bytes, per step).
 #[derive(Clone, Copy)]

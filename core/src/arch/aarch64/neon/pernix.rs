@@ -35,6 +35,7 @@ struct Dec {
     shl: [i32; 8],
 }
 
+#[allow(clippy::indexing_slicing)] // evaluated at compile time
 const fn dec(n: usize) -> Dec {
     let mut t = Dec {
         idx: [0; 32],
@@ -59,6 +60,7 @@ const fn dec(n: usize) -> Dec {
 }
 
 /// [`Dec`] for every bit width (index 0 unused).
+#[allow(clippy::indexing_slicing)] // evaluated at compile time
 static DEC: [Dec; 25] = {
     let mut a = [dec(0); 25];
     let mut n = 1;

@@ -18,6 +18,7 @@ use crate::arch::x86_64::tables::{Y256, Y256_TABLES};
 use core::arch::x86_64::*;
 
 /// Lane masks for `vmaskmov`: entry r enables the first r dwords.
+#[allow(clippy::indexing_slicing)] // evaluated at compile time
 static LANE_MASKS: [[i32; 8]; 9] = {
     let mut m = [[0; 8]; 9];
     let mut r = 0;

@@ -521,11 +521,11 @@ fn stats<T: SzpFloat>(input: &[T]) -> (f64, f64, bool) {
             let mut bad = 0u16;
             let mut i = 0;
             while i + 64 <= n {
-                for k in 0..4 {
+                for (k, (l, h)) in lo.iter_mut().zip(hi.iter_mut()).enumerate() {
                     // SAFETY: i + 64 <= n, so the 16 values at i + 16k are inside `input`.
                     let x = unsafe { _mm512_loadu_ps(p.wrapping_add(i + 16 * k)) };
-                    lo[k] = _mm512_min_ps(lo[k], x);
-                    hi[k] = _mm512_max_ps(hi[k], x);
+                    *l = _mm512_min_ps(*l, x);
+                    *h = _mm512_max_ps(*h, x);
                     bad |= _mm512_fpclass_ps_mask::<NONFINITE>(x);
                 }
                 i += 64;
@@ -560,11 +560,11 @@ fn stats<T: SzpFloat>(input: &[T]) -> (f64, f64, bool) {
             let mut bad = 0u8;
             let mut i = 0;
             while i + 32 <= n {
-                for k in 0..4 {
+                for (k, (l, h)) in lo.iter_mut().zip(hi.iter_mut()).enumerate() {
                     // SAFETY: i + 32 <= n, so the 8 values at i + 8k are inside `input`.
                     let x = unsafe { _mm512_loadu_pd(p.wrapping_add(i + 8 * k)) };
-                    lo[k] = _mm512_min_pd(lo[k], x);
-                    hi[k] = _mm512_max_pd(hi[k], x);
+                    *l = _mm512_min_pd(*l, x);
+                    *h = _mm512_max_pd(*h, x);
                     bad |= _mm512_fpclass_pd_mask::<NONFINITE>(x);
                 }
                 i += 32;
