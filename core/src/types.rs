@@ -322,7 +322,6 @@ impl SzpFloat for f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::pernix::BitWidth;
 
     #[test]
     fn rounding_is_half_to_even() {

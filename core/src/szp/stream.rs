@@ -98,7 +98,8 @@ impl<'a, T: SzpFloat> StreamEncoder<'a, T> {
             max_abs: self.max_abs,
         });
         let bs = self.plan.block_size as usize;
-        let len = engine::encode_range(k, &Serial, &e, bs, 0, block, first, self.pos, widths, rest)?;
+        let len =
+            engine::encode_range(k, &Serial, &e, bs, 0, block, first, self.pos, widths, rest)?;
         self.pos += len;
         self.next_block += 1;
         Ok(())
