@@ -18,6 +18,10 @@ pub use fzpack_core::*;
 mod element;
 mod error;
 pub mod io;
+/// Compressed MPI collectives (feature `mpi`).
+#[cfg(feature = "mpi")]
+pub mod mpi;
+pub mod ops;
 #[cfg(feature = "rayon")]
 pub mod par;
 pub mod pernix;

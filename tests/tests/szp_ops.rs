@@ -45,7 +45,8 @@ fn check_all<T: SzpFloat>(a: &[T], b: &[T], eb: f64, bs: u32) {
     let za = encode(a, &cfg).unwrap();
     let zb = encode(b, &cfg).unwrap();
     let (oa, ob) = (back(a), back(b));
-    let cases: [(Vec<&[u8]>, Vec<i64>, Vec<Vec<f64>>); 6] = [
+    type Case<'a> = (Vec<&'a [u8]>, Vec<i64>, Vec<Vec<f64>>);
+    let cases: [Case<'_>; 6] = [
         (vec![&za, &zb], vec![1, 1], vec![oa.clone(), ob.clone()]),
         (vec![&za, &zb], vec![1, -1], vec![oa.clone(), ob.clone()]),
         (vec![&za], vec![-1], vec![oa.clone()]),

@@ -190,36 +190,51 @@ fn field(p: &[u8], i: usize, w: u32, mask: u64) -> u64 {
 /// `dst[i] (+)= c · unzigzag(field)` with wrapping arithmetic.
 #[inline(always)]
 fn unpack_combine(p: &[u8], w: u32, first: usize, c: i64, dst: &mut [i64], init: bool) {
-    if w == 0 {
-        if init {
-            dst.fill(0);
-        }
-        return;
+    macro_rules! widths {
+        ($($w:literal)*) => {
+            match (w, init) {
+                (0, true) => dst.fill(0),
+                (0, false) => {}
+                $(($w, true) => unpack_const::<$w, true>(p, first, c, dst),
+                  ($w, false) => unpack_const::<$w, false>(p, first, c, dst),)*
+                _ => unpack_wide(p, w, first, c, dst, init),
+            }
+        };
     }
-    let mask = mask_of(w);
-    // Fields whose 16-byte window lies inside `p`: no bounds bookkeeping in the hot loop.
-    let fast = if p.len() >= 16 {
-        ((p.len() - 16) * 8 / w as usize + 1).saturating_sub(first)
-    } else {
-        0
-    }
-    .min(dst.len());
-    let (head, tail) = dst.split_at_mut(fast);
-    let wz = w as usize;
-    for (i, d) in head.iter_mut().enumerate() {
+    widths!(1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30
+        31 32 33 34 35 36 37 38 39 40 41 42 43 44 45 46 47 48 49 50 51 52 53 54 55 56);
+}
+
+/// [`unpack_combine`] for a width `W` of 1..=56: each field lies inside the 8 bytes starting
+/// at its first byte, so one unaligned load, a constant-pattern shift and a mask per value.
+#[inline(always)]
+fn unpack_const<const W: u32, const INIT: bool>(p: &[u8], first: usize, c: i64, dst: &mut [i64]) {
+    let mask = (1u64 << W) - 1;
+    let wz = W as usize;
+    for (i, d) in dst.iter_mut().enumerate() {
         let bit = (first + i) * wz;
         let byte = bit >> 3;
-        let mut b = [0u8; 16];
-        if let Some(s) = p.get(byte..byte + 16) {
+        let u = if let Some(s) = p.get(byte..byte + 8) {
+            let mut b = [0u8; 8];
             b.copy_from_slice(s);
-        }
-        let u = ((u128::from_le_bytes(b) >> (bit & 7)) as u64) & mask;
-        let v = c.wrapping_mul(unzigzag(u));
-        *d = if init { v } else { d.wrapping_add(v) };
+            (u64::from_le_bytes(b) >> (bit & 7)) & mask
+        } else {
+            field(p, first + i, W, mask)
+        };
+        let v = if c == 1 {
+            unzigzag(u)
+        } else {
+            c.wrapping_mul(unzigzag(u))
+        };
+        *d = if INIT { v } else { d.wrapping_add(v) };
     }
-    for (i, d) in tail.iter_mut().enumerate() {
-        let u = field(p, first + fast + i, w, mask);
-        let v = c.wrapping_mul(unzigzag(u));
+}
+
+/// [`unpack_combine`] for widths 57..=64 (16-byte windows).
+fn unpack_wide(p: &[u8], w: u32, first: usize, c: i64, dst: &mut [i64], init: bool) {
+    let mask = mask_of(w);
+    for (i, d) in dst.iter_mut().enumerate() {
+        let v = c.wrapping_mul(unzigzag(field(p, first + i, w, mask)));
         *d = if init { v } else { d.wrapping_add(v) };
     }
 }
@@ -340,6 +355,13 @@ fn engine(
     let mut fits = out.len() >= payload_start;
     let mut acc = [0i64; CHUNK];
     let mut zz = [0u64; CHUNK];
+    #[cfg(target_arch = "x86_64")]
+    let simd = !exact_only
+        && terms.len() <= 2
+        && terms.iter().all(|t| t.c == 1 || t.c == -1)
+        && x86::available();
+    #[cfg(target_arch = "x86_64")]
+    let mut z32 = [0u32; CHUNK];
     for b in 0..nb {
         let start = b * bs;
         let len = (n - start).min(bs);
@@ -355,8 +377,31 @@ fn engine(
         }
         let fast =
             !exact_only && crude < (1u64 << 61) as f64 && crude * 2.0 * eb * (1.0 + 1e-12) <= tmax;
-        let width;
-        if fast && len <= CHUNK {
+        let mut width = u32::MAX;
+        #[cfg(target_arch = "x86_64")]
+        if simd && fast && len <= CHUNK {
+            let mut ins: [(&[u8], u8, bool); 2] = [(&[], 0, false); 2];
+            for (slot, t) in ins.iter_mut().zip(terms.iter()) {
+                let w = t.widths.get(b).copied().unwrap_or(0);
+                *slot = (t.payload.get(t.off..).unwrap_or(&[]), w, t.c < 0);
+            }
+            // SAFETY: `x86::available` checked AVX-512 F/BW/VL/DQ and VBMI at run time.
+            let any = unsafe { x86::combine(&ins[..terms.len()], len, &mut z32) };
+            if let Some(any) = any {
+                let w = 32 - any.leading_zeros();
+                if w <= 24 {
+                    width = w;
+                    let cost = block_payload_len(w as u8, len);
+                    if fits && pos + cost <= out.len() && w > 0 {
+                        // SAFETY: as above; the values are below 2^w, 1 <= w <= 24.
+                        unsafe { x86::pack(&z32[..len], w, &mut out[pos..pos + cost]) };
+                    }
+                }
+            }
+        }
+        if width != u32::MAX {
+            // done by the SIMD path
+        } else if fast && len <= CHUNK {
             let (a, z) = (&mut acc[..len], &mut zz[..len]);
             for (j, t) in terms.iter().enumerate() {
                 let w = u32::from(t.widths.get(b).copied().unwrap_or(0));
@@ -601,4 +646,100 @@ pub fn mean(archive: &[u8]) -> Result<Option<f64>, Error> {
 /// The smallest and largest level ([`Stats::min_max_levels`]).
 pub fn min_max_levels(archive: &[u8]) -> Result<Option<(i64, i64)>, Error> {
     stats(archive).map(|s| s.min_max_levels)
+}
+
+/// The AVX-512 VBMI combine of one or two inputs with coefficients ±1 and widths up to 24
+/// (the decoder's `vpermb` + `vpmultishiftqb` field extraction, i32 lanes), packed by the
+/// encoder's VBMI packer; blocks it does not cover take the scalar code. Same bytes.
+#[cfg(target_arch = "x86_64")]
+mod x86 {
+    use core::arch::x86_64::*;
+
+    use crate::arch::CpuFeatures;
+    use crate::arch::x86_64::tables::Z512_TABLES;
+
+    /// Whether this CPU runs [`combine`] and [`pack`].
+    pub(super) fn available() -> bool {
+        CpuFeatures::detect().has(
+            CpuFeatures::AVX512F
+                | CpuFeatures::AVX512BW
+                | CpuFeatures::AVX512VL
+                | CpuFeatures::AVX512DQ
+                | CpuFeatures::AVX512VBMI,
+        )
+    }
+
+    /// The zigzagged `Σ ±dⱼ` of fields `0..len` of up to two blocks (`(payload from the block
+    /// start, width 0..=24, negate)`) into `u[..len]`; returns the OR of the values, or `None`
+    /// (nothing written that matters) if an input is not covered.
+    #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi")]
+    pub(super) fn combine(ins: &[(&[u8], u8, bool)], len: usize, u: &mut [u32]) -> Option<u32> {
+        if u.len() < len || ins.len() > 2 {
+            return None;
+        }
+        let zero = _mm512_setzero_si512();
+        let one = _mm512_set1_epi32(1);
+        let mut tab = [(zero, zero, _mm_setzero_si128(), 0usize, false, 0usize); 2];
+        let mut k = 0;
+        for &(p, w, neg) in ins {
+            if w == 0 {
+                continue;
+            }
+            let t = Z512_TABLES.get(usize::from(w))?;
+            if p.len() < super::block_payload_len(w, len) {
+                return None;
+            }
+            // SAFETY: the tables are plain arrays of 64 bytes; unaligned loads.
+            let (idx, ctrl) = unsafe {
+                (
+                    _mm512_loadu_si512(t.dec_idx.as_ptr().cast()),
+                    _mm512_loadu_si512(t.dec_ctrl.as_ptr().cast()),
+                )
+            };
+            let cnt = _mm_cvtsi32_si128(32 - i32::from(w));
+            tab[k] = (idx, ctrl, cnt, usize::from(w), neg, p.as_ptr() as usize);
+            k += 1;
+        }
+        let tab = &tab[..k];
+        let mut or = zero;
+        let mut i = 0;
+        while i < len {
+            let r = (len - i).min(16);
+            let lm: u16 = if r == 16 { u16::MAX } else { (1u16 << r) - 1 };
+            let mut s = zero;
+            for &(idx, ctrl, cnt, wz, neg, base) in tab {
+                let bm = u64::MAX >> (64 - (r * wz).div_ceil(8));
+                let src = base as *const u8;
+                // SAFETY: the step's bytes [i·w/8, i·w/8 + ceil(r·w/8)) lie inside the input's payload slice (its length is at least ceil(len·w/8), checked above); masked-off bytes are not accessed.
+                let b = unsafe { _mm512_maskz_loadu_epi8(bm, src.wrapping_add(i / 8 * wz).cast()) };
+                let f = _mm512_srl_epi32(
+                    _mm512_multishift_epi64_epi8(ctrl, _mm512_permutexvar_epi8(idx, b)),
+                    cnt,
+                );
+                let d = _mm512_xor_si512(
+                    _mm512_srli_epi32::<1>(f),
+                    _mm512_sub_epi32(zero, _mm512_and_si512(f, one)),
+                );
+                s = if neg {
+                    _mm512_sub_epi32(s, d)
+                } else {
+                    _mm512_add_epi32(s, d)
+                };
+            }
+            // |s| <= 2 · 2^23: the i32 zigzag is exact.
+            let z =
+                _mm512_maskz_xor_epi32(lm, _mm512_slli_epi32::<1>(s), _mm512_srai_epi32::<31>(s));
+            or = _mm512_or_si512(or, z);
+            // SAFETY: lanes i..i+r of `u` (u.len() >= len checked); masked-off lanes are not accessed.
+            unsafe { _mm512_mask_storeu_epi32(u.as_mut_ptr().wrapping_add(i).cast(), lm, z) };
+            i += 16;
+        }
+        Some(_mm512_reduce_or_epi32(or) as u32)
+    }
+
+    /// Packs `u` (each `< 2^w`, `1 <= w <= 24`) into exactly `out` (the encoder's VBMI packer).
+    #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi")]
+    pub(super) fn pack(u: &[u32], w: u32, out: &mut [u8]) {
+        crate::arch::x86_64::avx512::szp::pack_block32(u, w, out);
+    }
 }

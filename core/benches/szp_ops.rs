@@ -1,0 +1,114 @@
+//! Compressed-domain `szp::ops::add` vs decompress-add-compress on the fastest path, single
+//! thread, f32 and f64 at block size 128 (and f32 at 1024), one criterion run so the ratio is
+//! measured side by side. A real field from `../shared/data` when present
+//! (`proj_egm96_geoid_721x1440.f32`, split into two halves), a generated smooth field plus
+//! noise otherwise. Throughput is GB/s of float data of one operand.
+//! Run: `cargo bench -p fzpack-core --bench szp_ops`.
+
+#![allow(missing_docs)] // criterion_group! generates undocumented public functions
+
+use std::hint::black_box;
+use std::time::Duration;
+
+use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use fzpack_core::szp::{self, Config, SzpFloat, ops};
+
+fn generated(n: usize, seed: u64) -> Vec<f64> {
+    let mut s = 0x9E37_79B9_7F4A_7C15u64 ^ seed;
+    (0..n)
+        .map(|i| {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            let noise = (s >> 11) as f64 / (1u64 << 53) as f64 - 0.5;
+            let t = i as f64 * 1e-3 + seed as f64;
+            250.0 + 20.0 * (t.sin() + (3.1 * t).cos()) + 0.02 * noise
+        })
+        .collect()
+}
+
+fn fields() -> (String, Vec<f64>, Vec<f64>) {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../shared/data/proj_egm96_geoid_721x1440.f32");
+    if let Ok(bytes) = std::fs::read(&path) {
+        let v: Vec<f64> = bytes
+            .chunks_exact(4)
+            .map(|c| f64::from(f32::from_le_bytes([c[0], c[1], c[2], c[3]])))
+            .collect();
+        let h = v.len() / 2;
+        return ("geoid halves".into(), v[..h].to_vec(), v[h..2 * h].to_vec());
+    }
+    (
+        "generated".into(),
+        generated(1 << 19, 1),
+        generated(1 << 19, 2),
+    )
+}
+
+fn bench_type<T: SzpFloat>(c: &mut Criterion, label: &str, name: &str, bs: u32, eb_rel: f64) {
+    let (_, a64, b64) = fields();
+    let a: Vec<T> = a64.iter().map(|&x| T::from_f64(x)).collect();
+    let b: Vec<T> = b64.iter().map(|&x| T::from_f64(x)).collect();
+    let mag = a64.iter().chain(&b64).map(|x| x.abs()).fold(0.0, f64::max);
+    let lo = a64
+        .iter()
+        .chain(&b64)
+        .copied()
+        .fold(f64::INFINITY, f64::min);
+    let eb = (mag.max(mag - lo)) * eb_rel;
+    let cfg = Config::abs(eb).with_block_size(bs).with_max_abs(mag);
+    let cfg2 = Config::abs(2.0 * eb)
+        .with_block_size(bs)
+        .with_max_abs(2.0 * mag);
+    let n = a.len();
+    let cap = szp::max_compressed_len(n, bs, T::DTYPE).unwrap();
+    let (mut za, mut zb) = (vec![0u8; cap], vec![0u8; cap]);
+    let la = szp::compress(&a, &cfg, &mut za).unwrap();
+    let lb = szp::compress(&b, &cfg, &mut zb).unwrap();
+    let (za, zb) = (za[..la].to_vec(), zb[..lb].to_vec());
+    let mut out = vec![0u8; cap];
+    let lc = ops::add(&za, &zb, &mut out).unwrap();
+    println!(
+        "szp_ops {label} bs={bs} {name}: n={n} eb={eb:.3e} archives {la}+{lb} -> {lc} B, ratio {:.2}",
+        (n * size_of::<T>()) as f64 / la as f64
+    );
+    let (mut da, mut db) = (vec![T::default(); n], vec![T::default(); n]);
+    let mut g = c.benchmark_group(format!("szp_ops_{label}_bs{bs}"));
+    g.throughput(Throughput::Bytes((n * size_of::<T>()) as u64));
+    g.sample_size(20)
+        .warm_up_time(Duration::from_millis(300))
+        .measurement_time(Duration::from_secs(2));
+    g.bench_function("ops_add", |bch| {
+        bch.iter(|| ops::add(black_box(&za), black_box(&zb), &mut out).unwrap())
+    });
+    g.bench_function("decompress_add_compress", |bch| {
+        bch.iter(|| {
+            szp::decompress(black_box(&za), &mut da).unwrap();
+            szp::decompress(black_box(&zb), &mut db).unwrap();
+            for (x, y) in da.iter_mut().zip(&db) {
+                *x = T::from_f64(x.to_f64() + y.to_f64());
+            }
+            szp::compress(&da, &cfg2, &mut out).unwrap()
+        })
+    });
+    g.bench_function("decompress_one", |bch| {
+        bch.iter(|| szp::decompress(black_box(&za), &mut da).unwrap())
+    });
+    g.bench_function("compress_one", |bch| {
+        bch.iter(|| szp::compress(black_box(&a), &cfg, &mut out).unwrap())
+    });
+    g.bench_function("ops_stats", |bch| {
+        bch.iter(|| ops::stats(black_box(&za)).unwrap())
+    });
+    g.finish();
+}
+
+fn benches(c: &mut Criterion) {
+    let (name, _, _) = fields();
+    bench_type::<f32>(c, "f32", &name, 128, 1e-4);
+    bench_type::<f32>(c, "f32", &name, 1024, 1e-4);
+    bench_type::<f64>(c, "f64", &name, 128, 1e-6);
+}
+
+criterion_group!(szp_ops, benches);
+criterion_main!(szp_ops);
