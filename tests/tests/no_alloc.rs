@@ -96,3 +96,33 @@ fn szp_never_allocates() {
     });
     assert_eq!(n, 0, "the SZp API allocated {n} times");
 }
+
+#[test]
+fn szp_ops_never_allocate() {
+    use fzpack_core::szp::{self, Config, ops};
+    let a: Vec<f32> = (0..5000).map(|i| (i as f32 * 0.01).sin() * 30.0).collect();
+    let b: Vec<f32> = (0..5000).map(|i| (i as f32 * 0.02).cos() * 20.0).collect();
+    let cap = szp::max_compressed_len(5000, 1, szp::DType::F64).unwrap();
+    let (mut za, mut zb, mut out) = (vec![0u8; cap], vec![0u8; cap], vec![0u8; cap]);
+    let ((), n) = count_allocations(|| {
+        for bs in [1u32, 7, 128, 513, 4096] {
+            let cfg = Config::abs(1e-3).with_block_size(bs).with_max_abs(32.0);
+            let la = szp::compress(&a, &cfg, &mut za).unwrap();
+            let lb = szp::compress(&b, &cfg, &mut zb).unwrap();
+            let (x, y) = (&za[..la], &zb[..lb]);
+            ops::add(x, y, &mut out).unwrap();
+            ops::sub(x, y, &mut out).unwrap();
+            ops::negate(x, &mut out).unwrap();
+            ops::scale_int(x, 7, &mut out).unwrap();
+            ops::sum(&[x, y, x], &mut out).unwrap();
+            ops::linear_reference(&[x, y], &[2, -1], &mut out).unwrap();
+            ops::stats(x).unwrap();
+            ops::mean(x).unwrap();
+            // Error paths.
+            assert!(ops::add(x, &y[..10], &mut out).is_err());
+            assert!(ops::add(x, y, &mut out[..20]).is_err());
+            assert!(ops::scale_int(x, i64::MAX, &mut out).is_err());
+        }
+    });
+    assert_eq!(n, 0, "szp::ops allocated {n} times");
+}
