@@ -16,7 +16,9 @@ fn fail_of(paths: &[&Path], e: fzpack::Error) -> Fail {
     match e {
         fzpack::Error::Szp(szp::Error::OpsMismatch { what }) => Fail::new(
             Kind::Input,
-            format!("{names}: the archives differ in {what}; compressed-domain operations need the same dtype, length, block size and quantizer bound (compress with the same --eb and --max-abs)"),
+            format!(
+                "{names}: the archives differ in {what}; compressed-domain operations need the same dtype, length, block size and quantizer bound (compress with the same --eb and --max-abs)"
+            ),
         ),
         fzpack::Error::Szp(
             szp::Error::Truncated
