@@ -125,8 +125,8 @@ impl Dispatcher {
             .compress_block(bits, block_size, input, inverse_scale, output)
     }
 
-    /// As [`CoreDispatcher::compress_blocks`]; the parallel backend splits the run into chunks
-    /// of whole blocks.
+    /// As [`CoreDispatcher::compress_blocks`] (the C ABI's parameter order); the same as
+    /// [`Dispatcher::compress_run`] with `Run::new(bits, block_size, blocks)`.
     pub fn compress_blocks<T: Element>(
         &self,
         bits: BitWidth,
@@ -136,27 +136,47 @@ impl Dispatcher {
         output: &mut [u8],
         blocks: usize,
     ) -> std::result::Result<(), fzpack_core::pernix::Error> {
+        self.compress_run(
+            Run::new(bits, block_size, blocks),
+            input,
+            inverse_scale,
+            output,
+        )
+    }
+
+    /// Compresses the `run.blocks` blocks of `input` into `output`; the parallel backend
+    /// splits the run into chunks of whole blocks (same bytes).
+    pub fn compress_run<T: Element>(
+        &self,
+        run: Run,
+        input: &[T],
+        inverse_scale: T,
+        output: &mut [u8],
+    ) -> std::result::Result<(), fzpack_core::pernix::Error> {
+        let k = self.kernel;
+        let (e, bs) = (run.values_per_block(), run.block_size.bytes());
         #[cfg(feature = "rayon")]
-        if let Some(par) = &self.par {
-            let e = elements_per_block(bits, block_size);
-            let bs = block_size.bytes();
-            if let Some(per) = par.units_per_task(blocks, e * T::BYTES) {
-                let (n_in, n_out) = checked_run(e, bs, blocks)?;
-                if !inverse_scale.is_positive_finite() {
-                    return Err(fzpack_core::pernix::Error::InvalidArgument);
-                }
-                let (Some(input), Some(output)) = (input.get(..n_in), output.get_mut(..n_out))
-                else {
-                    return Err(fzpack_core::pernix::Error::InvalidArgument);
-                };
-                let k = self.kernel;
-                return par.zip_chunks(input, per * e, output, per * bs, |_, a, b| {
-                    k.compress_blocks(bits, block_size, a, inverse_scale, b, a.len() / e)
-                });
-            }
+        if let Some(r) = self.split_run(
+            run,
+            T::BYTES,
+            inverse_scale.is_positive_finite(),
+            input,
+            e,
+            output,
+            bs,
+            |a, b| k.compress_blocks(run.bits, run.block_size, a, inverse_scale, b, a.len() / e),
+        ) {
+            return r;
         }
-        self.kernel
-            .compress_blocks(bits, block_size, input, inverse_scale, output, blocks)
+        let _ = (e, bs);
+        k.compress_blocks(
+            run.bits,
+            run.block_size,
+            input,
+            inverse_scale,
+            output,
+            run.blocks,
+        )
     }
 
     /// As [`CoreDispatcher::decompress_block`].
@@ -173,7 +193,8 @@ impl Dispatcher {
             .decompress_block(bits, block_size, input, scale, output, sign_values)
     }
 
-    /// As [`CoreDispatcher::decompress_blocks`]; the parallel backend splits the run.
+    /// As [`CoreDispatcher::decompress_blocks`] (the C ABI's parameter order); the same as
+    /// [`Dispatcher::decompress_run`].
     #[allow(clippy::too_many_arguments)] // mirrors the C ABI's parameter list
     pub fn decompress_blocks<T: Element>(
         &self,
@@ -185,43 +206,135 @@ impl Dispatcher {
         blocks: usize,
         sign_values: bool,
     ) -> std::result::Result<(), fzpack_core::pernix::Error> {
+        let run = Run::new(bits, block_size, blocks).with_sign_values(sign_values);
+        self.decompress_run(run, input, scale, output)
+    }
+
+    /// Decompresses the `run.blocks` blocks of `input` into `output`; the parallel backend
+    /// splits the run (same values).
+    pub fn decompress_run<T: Element>(
+        &self,
+        run: Run,
+        input: &[u8],
+        scale: T,
+        output: &mut [T],
+    ) -> std::result::Result<(), fzpack_core::pernix::Error> {
+        let k = self.kernel;
+        let (e, bs, sign) = (
+            run.values_per_block(),
+            run.block_size.bytes(),
+            run.sign_values,
+        );
         #[cfg(feature = "rayon")]
-        if let Some(par) = &self.par {
-            let e = elements_per_block(bits, block_size);
-            let bs = block_size.bytes();
-            if let Some(per) = par.units_per_task(blocks, e * T::BYTES) {
-                let (n_out, n_in) = checked_run(e, bs, blocks)?;
-                if !scale.is_positive_finite() {
-                    return Err(fzpack_core::pernix::Error::InvalidArgument);
-                }
-                let (Some(input), Some(output)) = (input.get(..n_in), output.get_mut(..n_out))
-                else {
-                    return Err(fzpack_core::pernix::Error::InvalidArgument);
-                };
-                let k = self.kernel;
-                return par.zip_chunks(input, per * bs, output, per * e, |_, a, b| {
-                    k.decompress_blocks(bits, block_size, a, scale, b, a.len() / bs, sign_values)
-                });
-            }
+        if let Some(r) = self.split_run(
+            run,
+            T::BYTES,
+            scale.is_positive_finite(),
+            input,
+            bs,
+            output,
+            e,
+            |a, b| k.decompress_blocks(run.bits, run.block_size, a, scale, b, a.len() / bs, sign),
+        ) {
+            return r;
         }
-        self.kernel
-            .decompress_blocks(bits, block_size, input, scale, output, blocks, sign_values)
+        let _ = (e, bs);
+        k.decompress_blocks(
+            run.bits,
+            run.block_size,
+            input,
+            scale,
+            output,
+            run.blocks,
+            sign,
+        )
+    }
+
+    /// The parallel split of a run shared by [`Dispatcher::compress_run`] and
+    /// [`Dispatcher::decompress_run`]: `None` when the run stays on the calling thread, else
+    /// the result of `f` over chunks of whole blocks (`in_per`/`out_per` items per block),
+    /// after the checks the serial kernel would make.
+    #[cfg(feature = "rayon")]
+    #[allow(clippy::too_many_arguments)] // the run and both sides' per-block sizes
+    fn split_run<I: Sync, O: Send>(
+        &self,
+        run: Run,
+        elem_bytes: usize,
+        scale_ok: bool,
+        input: &[I],
+        in_per: usize,
+        output: &mut [O],
+        out_per: usize,
+        f: impl Fn(&[I], &mut [O]) -> std::result::Result<(), fzpack_core::pernix::Error> + Sync + Send,
+    ) -> Option<std::result::Result<(), fzpack_core::pernix::Error>> {
+        use fzpack_core::pernix::Error as PErr;
+        let par = self.par.as_ref()?;
+        let per = par.units_per_task(run.blocks, run.values_per_block() * elem_bytes)?;
+        let (Some(n_in), Some(n_out)) = (
+            checked_run(in_per, run.blocks),
+            checked_run(out_per, run.blocks),
+        ) else {
+            return Some(Err(PErr::InvalidArgument));
+        };
+        if !scale_ok {
+            return Some(Err(PErr::InvalidArgument));
+        }
+        let (Some(input), Some(output)) = (input.get(..n_in), output.get_mut(..n_out)) else {
+            return Some(Err(PErr::InvalidArgument));
+        };
+        Some(
+            par.zip_chunks(input, per * in_per, output, per * out_per, |_, a, b| {
+                f(a, b)
+            }),
+        )
+    }
+}
+
+/// One run of PERNIX blocks: what every block call needs besides the data and the scale
+/// (instead of the C ABI's long parameter lists).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Run {
+    /// Bits per value.
+    pub bits: BitWidth,
+    /// Bytes per block.
+    pub block_size: BlockSize,
+    /// Number of blocks.
+    pub blocks: usize,
+    /// Decode codes as two's-complement signed values (the upstream default, `true`).
+    pub sign_values: bool,
+}
+
+impl Run {
+    /// `blocks` blocks of `block_size` bytes at `bits` bits, signed values.
+    pub const fn new(bits: BitWidth, block_size: BlockSize, blocks: usize) -> Run {
+        Run {
+            bits,
+            block_size,
+            blocks,
+            sign_values: true,
+        }
+    }
+
+    /// This run with `sign_values` set.
+    pub const fn with_sign_values(self, sign_values: bool) -> Run {
+        Run {
+            sign_values,
+            ..self
+        }
+    }
+
+    /// Values per block ([`elements_per_block`]).
+    pub const fn values_per_block(&self) -> usize {
+        elements_per_block(self.bits, self.block_size)
     }
 }
 
 #[cfg(feature = "rayon")]
-fn checked_run(
-    e: usize,
-    bs: usize,
-    blocks: usize,
-) -> std::result::Result<(usize, usize), fzpack_core::pernix::Error> {
+fn checked_run(per_block: usize, blocks: usize) -> Option<usize> {
     if blocks == 0 {
-        return Err(fzpack_core::pernix::Error::InvalidArgument);
+        return None;
     }
-    match (e.checked_mul(blocks), bs.checked_mul(blocks)) {
-        (Some(a), Some(b)) => Ok((a, b)),
-        _ => Err(fzpack_core::pernix::Error::InvalidArgument),
-    }
+    per_block.checked_mul(blocks)
 }
 
 /// The dispatcher the free functions use: the parallel driver over the fastest kernel
@@ -902,7 +1015,9 @@ impl Dispatcher {
             });
         }
         let uv = h.unit_values().max(1);
-        let units = body.len().div_ceil(h.unit_len().unwrap_or(usize::MAX).max(1));
+        let units = body
+            .len()
+            .div_ceil(h.unit_len().unwrap_or(usize::MAX).max(1));
         let (bytes, vals) = h.unit_span(first_unit..first_unit + units);
         if bytes.len() != body.len() || vals.len() != out.len() || vals.start % uv != 0 {
             return Err(FzError::InvalidArgument(format!(
@@ -1063,7 +1178,10 @@ mod tests {
         let mut flip = s.clone();
         flip[100] ^= 4;
         let e = decompress_vec::<f32>(&flip).unwrap_err();
-        assert!(e.to_string().contains("checksum mismatch in chunk 0"), "{e}");
+        assert!(
+            e.to_string().contains("checksum mismatch in chunk 0"),
+            "{e}"
+        );
         assert!(verify_stream(&flip).is_err() && verify_stream(&s).is_ok());
         let d = default_dispatcher();
         let y: Vec<f32> = d.decompress_stream_with(&flip, Verify::Skip).unwrap();
@@ -1073,13 +1191,18 @@ mod tests {
         let mut hflip = s.clone();
         hflip[17] ^= 1; // n + 256: more blocks than the bytes hold
         assert!(decompress_vec::<f32>(&hflip).is_err());
-        assert!(d.decompress_stream_with::<f32>(&hflip, Verify::Skip).is_err());
+        assert!(
+            d.decompress_stream_with::<f32>(&hflip, Verify::Skip)
+                .is_err()
+        );
     }
 
     #[test]
     fn chunks_split_and_stream_by_units() {
         // 64-byte blocks at 8 bits: E = 64, 1024 frames per chunk, 65536 values per chunk
-        let x: Vec<f32> = (0..200_003).map(|i| ((i % 977) as f32).sin() * 3.0).collect();
+        let x: Vec<f32> = (0..200_003)
+            .map(|i| ((i % 977) as f32).sin() * 3.0)
+            .collect();
         let (bits, bs) = (BitWidth::new(8).unwrap(), BlockSize::B64);
         let s = compress_vec(&x, bits, bs).unwrap();
         let h = StreamHeader::check(&s, Verify::Checksums).unwrap();
