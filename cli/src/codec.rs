@@ -5,6 +5,14 @@ use fzpack::pernix::{self, Backend, BitWidth, BlockSize, Dispatcher};
 use fzpack::{DType, Element};
 
 use crate::fail::{Fail, Kind, lib};
+pub use fzpack_cli::container::ArchiveKind;
+
+/// The largest `--threads`: 4 per core, and never above 1024 (a pool that size is pure
+/// overhead; a typo like 100000 fails at once instead of spawning threads).
+pub fn max_threads() -> usize {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    (4 * cores).min(1024)
+}
 
 /// Which implementation runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -73,6 +81,15 @@ pub struct Engines {
 impl Engines {
     pub fn new(threads: Option<usize>) -> Result<Self, Fail> {
         let par = match threads {
+            Some(t) if t == 0 || t > max_threads() => {
+                return Err(Fail::new(
+                    Kind::Usage,
+                    format!(
+                        "--threads {t} is outside 1..={} (4 per core, at most 1024)",
+                        max_threads()
+                    ),
+                ));
+            }
             Some(t) => {
                 Parallel::with_threads(t).map_err(|e| Fail::new(Kind::Usage, e.to_string()))?
             }
@@ -97,25 +114,13 @@ impl Engines {
     }
 }
 
-/// What kind of archive a byte string is.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ArchiveKind {
-    Pernix,
-    Szp,
-    Fzm,
-}
-
 pub fn detect(name: &str, bytes: &[u8]) -> Result<ArchiveKind, Fail> {
-    if bytes.starts_with(&pernix::STREAM_MAGIC) {
-        return Ok(ArchiveKind::Pernix);
-    }
-    if let Some(k) = crate::szpcli::detect(bytes) {
-        return Ok(k);
-    }
-    Err(Fail::new(
-        Kind::Corrupt,
-        format!("{name}: not an fzpack archive (unknown magic bytes)"),
-    ))
+    fzpack_cli::container::detect(bytes).ok_or_else(|| {
+        Fail::new(
+            Kind::Corrupt,
+            format!("{name}: not an fzpack archive (unknown magic bytes)"),
+        )
+    })
 }
 
 /// Decoded values of either type.
@@ -139,9 +144,21 @@ impl Decoded {
     }
 }
 
-/// Trait to move a `Vec<T>` in and out of [`Decoded`].
-pub trait Wrap: Element {
+/// Trait to move a `Vec<T>` in and out of [`Decoded`], and to view raw bytes as values.
+pub trait Wrap: Element + bytemuck::Pod {
     fn unwrap(d: Decoded) -> Option<Vec<Self>>;
+    /// `bytes` as values in place: little-endian machines, aligned, whole elements.
+    fn view(bytes: &[u8]) -> Option<&[Self]> {
+        if cfg!(target_endian = "little") {
+            bytemuck::try_cast_slice(bytes).ok()
+        } else {
+            None
+        }
+    }
+    /// The values as their little-endian bytes in place (little-endian machines).
+    fn as_le_bytes(v: &[Self]) -> Option<&[u8]> {
+        cfg!(target_endian = "little").then(|| bytemuck::cast_slice(v))
+    }
 }
 impl Wrap for f32 {
     fn unwrap(d: Decoded) -> Option<Vec<Self>> {
@@ -261,57 +278,4 @@ pub fn worst_ratio<T: Element>(a: &[T], b: &[T], bound: &Bound) -> (f64, usize) 
         }
     }
     worst
-}
-
-/// Human description of an archive (`fzpack info`).
-pub fn describe(name: &str, bytes: &[u8]) -> Result<Vec<(String, String)>, Fail> {
-    match detect(name, bytes)? {
-        ArchiveKind::Pernix => {
-            let h = pernix::stream_header(bytes).map_err(|e| lib(name, e))?;
-            let scales = pernix::stream_scales(bytes).map_err(|e| lib(name, e))?;
-            let raw = h.n as f64 * h.dtype.size() as f64;
-            let (lo, hi) = scales
-                .iter()
-                .fold((f64::INFINITY, 0f64), |(l, h), &s| (l.min(s), h.max(s)));
-            let b = bound(name, bytes)?;
-            let mut rows = vec![
-                (
-                    "format".into(),
-                    format!("PERNIX block stream v{}", pernix::STREAM_VERSION),
-                ),
-                ("dtype".into(), h.dtype.to_string()),
-                ("values".into(), h.n.to_string()),
-                ("bits".into(), h.bits.get().to_string()),
-                (
-                    "block size".into(),
-                    format!("{} bytes", h.block_size.bytes()),
-                ),
-                (
-                    "values per block".into(),
-                    h.elements_per_block().to_string(),
-                ),
-                ("blocks".into(), scales.len().to_string()),
-                ("archive size".into(), format!("{} bytes", bytes.len())),
-            ];
-            if !scales.is_empty() {
-                rows.push(("scale range".into(), format!("{lo:.6e} .. {hi:.6e}")));
-                rows.push(("max error bound".into(), format!("{:.6e}", b.max())));
-            }
-            rows.push(ratio_row(raw, bytes.len()));
-            rows.push(bpv_row(h.n, bytes.len()));
-            Ok(rows)
-        }
-        k => crate::szpcli::describe(name, bytes, k),
-    }
-}
-
-pub fn ratio_row(raw: f64, len: usize) -> (String, String) {
-    ("ratio".into(), format!("{:.3}", raw / len.max(1) as f64))
-}
-
-pub fn bpv_row(n: u64, len: usize) -> (String, String) {
-    (
-        "bits/value".into(),
-        format!("{:.3}", len as f64 * 8.0 / (n.max(1)) as f64),
-    )
 }

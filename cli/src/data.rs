@@ -1,6 +1,6 @@
 //! Input files, built-in fields and error statistics for the CLI.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use fzpack::{DType, Element};
 
@@ -78,28 +78,12 @@ pub fn check_finite<T: Element>(path: &Path, v: &[T]) -> Result<(), Fail> {
     }
 }
 
-/// Writes `bytes` to `path`: refuses to overwrite without `force`; writes a temporary file
-/// next to it first and renames, so a failure never leaves a half-written output.
+/// Writes `bytes` to `path` safely ([`crate::files::Output`]: regular files only, a unique
+/// temporary file renamed at the end; refuses to overwrite without `force`).
 pub fn write_output(path: &Path, bytes: &[u8], force: bool) -> Result<(), Fail> {
-    if path.exists() && !force {
-        return Err(Fail::new(
-            Kind::Exists,
-            format!(
-                "{} already exists (use --force to overwrite)",
-                path.display()
-            ),
-        ));
-    }
-    let mut tmp = path.as_os_str().to_owned();
-    tmp.push(".fzpack-partial");
-    let tmp = PathBuf::from(tmp);
-    let io =
-        |e: std::io::Error| Fail::new(Kind::Io, format!("cannot write {}: {e}", path.display()));
-    std::fs::write(&tmp, bytes).map_err(io)?;
-    std::fs::rename(&tmp, path).map_err(|e| {
-        let _ = std::fs::remove_file(&tmp);
-        io(e)
-    })
+    let mut out = crate::files::Output::create(path, force, &[])?;
+    out.write_all(bytes)?;
+    out.finish(force)
 }
 
 /// Quality of a reconstruction.

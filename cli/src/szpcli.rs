@@ -1,22 +1,12 @@
 //! SZp in the CLI: the three paths, the archive's bound and description.
 
-use fzpack::szp::{self, Config, Mode};
+use fzpack::szp::{self, Config};
 
-use crate::codec::{ArchiveKind, Decoded, Engines, ModeArg, PathKind, Wrap, bpv_row, ratio_row};
+use crate::codec::{ArchiveKind, Decoded, Engines, ModeArg, PathKind, Wrap};
 use crate::fail::{Fail, lib};
 
 pub fn available() -> bool {
     true
-}
-
-pub fn detect(bytes: &[u8]) -> Option<ArchiveKind> {
-    if bytes.starts_with(&szp::MAGIC) {
-        Some(ArchiveKind::Szp)
-    } else if bytes.starts_with(&szp::fzm::FZM_MAGIC) {
-        Some(ArchiveKind::Fzm)
-    } else {
-        None
-    }
 }
 
 fn config(mode: ModeArg, eb: f64, block: u32) -> Config {
@@ -132,76 +122,4 @@ pub fn bound(name: &str, bytes: &[u8], k: ArchiveKind) -> Result<f64, Fail> {
         // stage-compatible archives: the bound plus half an ulp of the f32 result (spec §1.8)
         h.bound() * (1.0 + f32::EPSILON as f64)
     })
-}
-
-pub fn describe(name: &str, bytes: &[u8], k: ArchiveKind) -> Result<Vec<(String, String)>, Fail> {
-    if k == ArchiveKind::Fzm {
-        let c = szp::fzm::config(bytes).map_err(|e| lib(name, e.into()))?;
-        let dtype: fzpack::DType = c.dtype.into();
-        let mode = match c.mode {
-            Mode::Abs => "ABS".to_string(),
-            Mode::Noa => format!("NOA (value range {:.6e})", c.value_base),
-        };
-        return Ok(vec![
-            (
-                "format".into(),
-                "FZGPUModules .fzm v3.1, one SZp stage".into(),
-            ),
-            ("dtype".into(), dtype.to_string()),
-            ("values".into(), c.n.to_string()),
-            ("block size".into(), format!("{} values", c.block_size)),
-            (
-                "error bound".into(),
-                format!("{:.6e} absolute, {mode}", c.error_bound),
-            ),
-            ("archive size".into(), format!("{} bytes", bytes.len())),
-            ratio_row(c.n as f64 * dtype.size() as f64, bytes.len()),
-            bpv_row(c.n, bytes.len()),
-        ]);
-    }
-    let v = szp::blocks::parse(bytes).map_err(|e| lib(name, e.into()))?;
-    let h = v.header;
-    let dtype: fzpack::DType = h.dtype.into();
-    let mode = match h.mode {
-        Mode::Abs => format!("ABS {:.6e}", h.requested),
-        Mode::Noa => format!(
-            "NOA {:.6e} of the value range {:.6e}",
-            h.requested, h.value_base
-        ),
-    };
-    let mut hist = [0usize; 65];
-    for &w in v.widths {
-        hist[w as usize] += 1;
-    }
-    let zero = hist[0];
-    let wmax = (0..65).rev().find(|&w| hist[w] > 0).unwrap_or(0);
-    Ok(vec![
-        (
-            "format".into(),
-            format!("fzpack SZp archive v{}", szp::FORMAT_VERSION),
-        ),
-        ("dtype".into(), dtype.to_string()),
-        ("values".into(), h.n.to_string()),
-        ("block size".into(), format!("{} values", h.block_size)),
-        ("blocks".into(), v.widths.len().to_string()),
-        ("error bound".into(), mode),
-        ("absolute bound".into(), format!("{:.6e}", h.bound())),
-        ("quantizer bound".into(), format!("{:.6e}", h.quant_eb)),
-        (
-            "strict".into(),
-            if h.strict {
-                "yes (every value checked against the bound)"
-            } else {
-                "no (stage-compatible)"
-            }
-            .into(),
-        ),
-        (
-            "block widths".into(),
-            format!("max {wmax} bits, {zero} constant (0-bit) blocks"),
-        ),
-        ("archive size".into(), format!("{} bytes", bytes.len())),
-        ratio_row(h.n as f64 * dtype.size() as f64, bytes.len()),
-        bpv_row(h.n, bytes.len()),
-    ])
 }

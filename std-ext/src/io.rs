@@ -214,9 +214,7 @@ impl<R: Read> PernixReader<R> {
         let mut h = [0u8; STREAM_HEADER_LEN_V2];
         inner.read_exact(&mut h[..STREAM_HEADER_LEN]).map_err(eof)?;
         let len = if h[..4] == crate::pernix::STREAM_MAGIC && h[4] != STREAM_VERSION_V1 {
-            inner
-                .read_exact(&mut h[STREAM_HEADER_LEN..])
-                .map_err(eof)?;
+            inner.read_exact(&mut h[STREAM_HEADER_LEN..]).map_err(eof)?;
             STREAM_HEADER_LEN_V2
         } else {
             STREAM_HEADER_LEN

@@ -1,0 +1,427 @@
+//! Input and output files.
+//!
+//! * Inputs are memory-mapped (regular files; `-` and non-regular files such as FIFOs are read
+//!   into memory), so a large input costs page-cache pages, not a private copy.
+//! * Outputs are only ever regular files. An existing output that is not a regular file (a
+//!   device node, a FIFO, a symbolic link, a directory) is refused even with `--force`, and so is
+//!   an output that is one of the inputs (same device and inode, after resolving links). The
+//!   bytes go to a unique temporary file next to the output (the `tempfile` crate's naming,
+//!   created with `O_CREAT|O_EXCL|O_NOFOLLOW`, so a planted symlink is never followed and two
+//!   runs never share a file), which is fsynced, renamed over the output, and the directory
+//!   fsynced. On an error the temporary file is removed (drop), and on SIGINT/SIGTERM/SIGHUP
+//!   the signal thread removes it before the process dies of the signal. `-o -` writes to
+//!   standard output.
+
+use std::fs::{File, OpenOptions};
+use std::io::{Read, Write};
+use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use crate::fail::{Fail, Kind};
+
+/// Temporary files to remove if a terminating signal arrives. The signal thread holds the lock
+/// while it removes them and kills the process, so a file is never created or renamed half-way
+/// through that.
+static TEMPS: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+
+/// Installs the SIGINT/SIGTERM/SIGHUP handler thread (once, at start-up).
+///
+/// `signal-hook`'s iterator runs the cleanup in an ordinary thread rather than in the
+/// async-signal context, so it may take the lock and call `unlink`; afterwards it restores the
+/// default disposition and re-raises the signal, so the exit status still says "killed by
+/// SIGTERM" (as `ctrlc` would not for SIGTERM without extra features, and a hand-written
+/// handler could not safely take a lock).
+pub fn install_signal_cleanup() {
+    use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+    let Ok(mut signals) = signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP]) else {
+        return; // no handler: temporary files are still removed on every error path
+    };
+    std::thread::spawn(move || {
+        if let Some(sig) = signals.forever().next() {
+            let temps = TEMPS.lock().unwrap_or_else(|e| e.into_inner());
+            for p in temps.iter() {
+                let _ = std::fs::remove_file(p);
+            }
+            let _ = signal_hook::low_level::emulate_default_handler(sig);
+            std::process::exit(128 + sig);
+        }
+    });
+}
+
+fn is_dash(p: &Path) -> bool {
+    p.as_os_str() == "-"
+}
+
+/// What a non-regular file type is, for messages.
+fn kind_name(ft: std::fs::FileType) -> &'static str {
+    if ft.is_symlink() {
+        "a symbolic link"
+    } else if ft.is_dir() {
+        "a directory"
+    } else if ft.is_char_device() {
+        "a character device"
+    } else if ft.is_block_device() {
+        "a block device"
+    } else if ft.is_fifo() {
+        "a FIFO"
+    } else if ft.is_socket() {
+        "a socket"
+    } else {
+        "not a regular file"
+    }
+}
+
+fn read_error(path: &Path, e: std::io::Error) -> Fail {
+    let what = match e.kind() {
+        std::io::ErrorKind::NotFound => "no such file".to_string(),
+        _ => e.to_string(),
+    };
+    Fail::new(Kind::Io, format!("cannot read {}: {what}", path.display()))
+}
+
+enum Bytes {
+    Map(memmap2::Mmap),
+    Owned(Vec<u8>),
+}
+
+/// An input file's bytes (mapped or read) and its identity.
+pub struct Input {
+    bytes: Bytes,
+    /// (device, inode) of a file input; `None` for a pipe on standard input.
+    id: Option<(u64, u64)>,
+}
+
+impl Input {
+    /// Opens `path` (`-`: standard input) and maps or reads all of it.
+    pub fn open(path: &Path) -> Result<Input, Fail> {
+        Self::open_checked(path, |_| Ok(()))
+    }
+
+    /// As [`Input::open`]; for a non-regular input (a pipe, a device), `check` sees the first
+    /// bytes (up to 4 KiB) before the rest is read, so e.g. `/dev/zero` is refused at once.
+    pub fn open_checked(
+        path: &Path,
+        check: impl Fn(&[u8]) -> Result<(), Fail>,
+    ) -> Result<Input, Fail> {
+        let file = if is_dash(path) {
+            let fd = std::io::stdin()
+                .lock()
+                .as_fd_owned()
+                .map_err(|e| read_error(path, e))?;
+            File::from(fd)
+        } else {
+            File::open(path).map_err(|e| read_error(path, e))?
+        };
+        let meta = file.metadata().map_err(|e| read_error(path, e))?;
+        let id = Some((meta.dev(), meta.ino()));
+        if meta.is_dir() {
+            return Err(Fail::new(
+                Kind::Io,
+                format!("cannot read {}: it is a directory", path.display()),
+            ));
+        }
+        if meta.is_file() {
+            if meta.len() == 0 {
+                return Ok(Input {
+                    bytes: Bytes::Owned(Vec::new()),
+                    id,
+                });
+            }
+            // SAFETY: the mapping is read-only and private to this process. If another process
+            // truncates or rewrites the file while it is mapped, reads may see the new bytes or
+            // fault (SIGBUS) — the documented risk of every mmap-based tool; fzpack never writes
+            // through it and treats the bytes as untrusted input either way.
+            let map = unsafe { memmap2::MmapOptions::new().map(&file) }
+                .map_err(|e| read_error(path, e))?;
+            let _ = map.advise(memmap2::Advice::Sequential);
+            return Ok(Input {
+                bytes: Bytes::Map(map),
+                id,
+            });
+        }
+        // A pipe or device: read the head, check it, then the rest.
+        let mut head = Vec::new();
+        (&file)
+            .take(4096)
+            .read_to_end(&mut head)
+            .map_err(|e| read_error(path, e))?;
+        check(&head)?;
+        (&file)
+            .read_to_end(&mut head)
+            .map_err(|e| read_error(path, e))?;
+        let id = if meta.file_type().is_fifo() && is_dash(path) {
+            None
+        } else {
+            id
+        };
+        Ok(Input {
+            bytes: Bytes::Owned(head),
+            id,
+        })
+    }
+
+    /// The bytes.
+    pub fn bytes(&self) -> &[u8] {
+        match &self.bytes {
+            Bytes::Map(m) => m,
+            Bytes::Owned(v) => v,
+        }
+    }
+
+    /// (device, inode), when the input is a file.
+    pub fn id(&self) -> Option<(u64, u64)> {
+        self.id
+    }
+}
+
+/// Reads at most `max` bytes from the start of `path` (`info`: only the header is needed),
+/// with the file's size when it is a regular file.
+pub fn read_head(path: &Path, max: u64) -> Result<(Vec<u8>, Option<u64>), Fail> {
+    let file = File::open(path).map_err(|e| read_error(path, e))?;
+    let meta = file.metadata().map_err(|e| read_error(path, e))?;
+    if meta.is_dir() {
+        return Err(Fail::new(
+            Kind::Io,
+            format!("cannot read {}: it is a directory", path.display()),
+        ));
+    }
+    let mut head = Vec::new();
+    (&file)
+        .take(max)
+        .read_to_end(&mut head)
+        .map_err(|e| read_error(path, e))?;
+    Ok((head, meta.is_file().then_some(meta.len())))
+}
+
+trait AsFdOwned {
+    fn as_fd_owned(&self) -> std::io::Result<std::os::fd::OwnedFd>;
+}
+
+impl AsFdOwned for std::io::StdinLock<'_> {
+    fn as_fd_owned(&self) -> std::io::Result<std::os::fd::OwnedFd> {
+        use std::os::fd::AsFd;
+        self.as_fd().try_clone_to_owned()
+    }
+}
+
+enum Dest {
+    Stdout(std::io::StdoutLock<'static>),
+    File {
+        tmp: tempfile::NamedTempFile,
+        dir: PathBuf,
+        _guard: TempGuard,
+    },
+}
+
+/// Forgets a temporary file for the signal thread when dropped (the file itself is removed by
+/// `NamedTempFile`'s drop, or renamed).
+struct TempGuard(PathBuf);
+
+impl Drop for TempGuard {
+    fn drop(&mut self) {
+        let mut temps = TEMPS.lock().unwrap_or_else(|e| e.into_inner());
+        temps.retain(|q| *q != self.0);
+    }
+}
+
+/// An output being written: standard output, or a temporary file that becomes `path` in
+/// [`Output::finish`].
+pub struct Output {
+    path: PathBuf,
+    dest: Dest,
+    written: u64,
+}
+
+impl Output {
+    /// Checks `path` and creates the temporary file next to it.
+    ///
+    /// Refuses (nothing is touched): an existing output without `force` (exit 7); an existing
+    /// output that is not a regular file, even with `force` (exit 3); an output that is one of
+    /// `inputs` (exit 2).
+    pub fn create(path: &Path, force: bool, inputs: &[&Input]) -> Result<Output, Fail> {
+        if is_dash(path) {
+            return Ok(Output {
+                path: path.to_path_buf(),
+                dest: Dest::Stdout(std::io::stdout().lock()),
+                written: 0,
+            });
+        }
+        check_target(path, force, inputs)?;
+        let parent = match path.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+            _ => PathBuf::from("."),
+        };
+        let stem = path
+            .file_name()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "out".into());
+        let mut temps = TEMPS.lock().unwrap_or_else(|e| e.into_inner());
+        let tmp = tempfile::Builder::new()
+            .prefix(&format!(".{stem}."))
+            .suffix(".fzpack-tmp")
+            .rand_bytes(8)
+            .make_in(&parent, |p| {
+                let f = OpenOptions::new()
+                    .write(true)
+                    .create_new(true) // O_CREAT | O_EXCL: never an existing file or link
+                    .mode(0o666) // as any new file: the umask applies
+                    .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+                    .open(p)?;
+                temps.push(p.to_path_buf());
+                Ok(f)
+            })
+            .map_err(|e| {
+                Fail::new(
+                    Kind::Io,
+                    format!(
+                        "cannot create a temporary file in {} for {}: {e}",
+                        parent.display(),
+                        path.display()
+                    ),
+                )
+            })?;
+        drop(temps);
+        let guard = TempGuard(tmp.path().to_path_buf());
+        Ok(Output {
+            path: path.to_path_buf(),
+            dest: Dest::File {
+                tmp,
+                dir: parent,
+                _guard: guard,
+            },
+            written: 0,
+        })
+    }
+
+    /// Whether this writes to standard output.
+    pub fn is_stdout(&self) -> bool {
+        matches!(self.dest, Dest::Stdout(_))
+    }
+
+    /// Bytes written so far.
+    pub fn written(&self) -> u64 {
+        self.written
+    }
+
+    fn write_fail(&self, e: std::io::Error) -> Fail {
+        match &self.dest {
+            Dest::Stdout(_) => Fail::new(Kind::Io, format!("cannot write to standard output: {e}")),
+            Dest::File { tmp, .. } => Fail::new(
+                Kind::Io,
+                format!(
+                    "cannot write {} (temporary file for {}): {e}",
+                    tmp.path().display(),
+                    self.path.display()
+                ),
+            ),
+        }
+    }
+
+    /// Appends `bytes`.
+    pub fn write_all(&mut self, bytes: &[u8]) -> Result<(), Fail> {
+        let r = match &mut self.dest {
+            Dest::Stdout(s) => s.write_all(bytes),
+            Dest::File { tmp, .. } => tmp.as_file_mut().write_all(bytes),
+        };
+        r.map_err(|e| self.write_fail(e))?;
+        self.written += bytes.len() as u64;
+        Ok(())
+    }
+
+    /// Makes the output final: flush (stdout), or fsync, rename over the output and fsync the
+    /// directory.
+    pub fn finish(self, force: bool) -> Result<(), Fail> {
+        match self.dest {
+            Dest::Stdout(mut s) => s
+                .flush()
+                .map_err(|e| Fail::new(Kind::Io, format!("cannot write to standard output: {e}"))),
+            Dest::File { tmp, dir, _guard } => {
+                let tmp_path = tmp.path().to_path_buf();
+                let fail = |what: &str, e: std::io::Error| {
+                    Fail::new(
+                        Kind::Io,
+                        format!(
+                            "cannot {what} {} (temporary file for {}): {e}",
+                            tmp_path.display(),
+                            self.path.display()
+                        ),
+                    )
+                };
+                tmp.as_file().sync_all().map_err(|e| fail("fsync", e))?;
+                // The output may have changed while we worked: check it again.
+                check_target(&self.path, force, &[])?;
+                let mut temps = TEMPS.lock().unwrap_or_else(|e| e.into_inner());
+                let r = tmp.persist(&self.path);
+                temps.retain(|p| *p != tmp_path);
+                drop(temps);
+                drop(_guard);
+                r.map_err(|e| {
+                    let _ = std::fs::remove_file(&tmp_path);
+                    Fail::new(
+                        Kind::Io,
+                        format!(
+                            "cannot rename {} to {}: {}",
+                            tmp_path.display(),
+                            self.path.display(),
+                            e.error
+                        ),
+                    )
+                })?;
+                // The rename is durable once the directory is.
+                if let Ok(d) = File::open(&dir) {
+                    let _ = d.sync_all();
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
+/// The checks of [`Output::create`] on the output path itself.
+fn check_target(path: &Path, force: bool, inputs: &[&Input]) -> Result<(), Fail> {
+    let meta = match std::fs::symlink_metadata(path) {
+        Ok(m) => m,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => {
+            return Err(Fail::new(
+                Kind::Io,
+                format!("cannot write {}: {e}", path.display()),
+            ));
+        }
+    };
+    let ft = meta.file_type();
+    if !ft.is_file() {
+        return Err(Fail::new(
+            Kind::Io,
+            format!(
+                "{} is {}; fzpack writes only regular files and does not replace it, even \
+                 with --force",
+                path.display(),
+                kind_name(ft)
+            ),
+        ));
+    }
+    if inputs
+        .iter()
+        .any(|i| i.id() == Some((meta.dev(), meta.ino())))
+    {
+        return Err(Fail::new(
+            Kind::Usage,
+            format!(
+                "{} is the input file itself; refusing to overwrite it",
+                path.display()
+            ),
+        ));
+    }
+    if !force {
+        return Err(Fail::new(
+            Kind::Exists,
+            format!(
+                "{} already exists (use --force to overwrite)",
+                path.display()
+            ),
+        ));
+    }
+    Ok(())
+}
