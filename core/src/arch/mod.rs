@@ -19,6 +19,27 @@ pub mod x86_64;
 #[cfg(target_arch = "aarch64")]
 pub mod aarch64;
 
+/// (The PERNIX token entry points select their f32/f64 kernels with these.)
+/// `&[T]` as `&[U]` when `T` and `U` are the same type.
+pub(crate) fn cast<T: 'static, U: 'static>(s: &[T]) -> Option<&[U]> {
+    if core::any::TypeId::of::<T>() == core::any::TypeId::of::<U>() {
+        // SAFETY: `T` and `U` are the same type, so the slice's layout and validity are unchanged.
+        Some(unsafe { core::slice::from_raw_parts(s.as_ptr().cast::<U>(), s.len()) })
+    } else {
+        None
+    }
+}
+
+/// `&mut [T]` as `&mut [U]` when `T` and `U` are the same type.
+pub(crate) fn cast_mut<T: 'static, U: 'static>(s: &mut [T]) -> Option<&mut [U]> {
+    if core::any::TypeId::of::<T>() == core::any::TypeId::of::<U>() {
+        // SAFETY: `T` and `U` are the same type; the borrow is moved into the result.
+        Some(unsafe { core::slice::from_raw_parts_mut(s.as_mut_ptr().cast::<U>(), s.len()) })
+    } else {
+        None
+    }
+}
+
 /// A set of CPU features relevant to fzpack's kernels.
 ///
 /// A `CpuFeatures` value obtained from [`CpuFeatures::detect`] describes the running CPU; the

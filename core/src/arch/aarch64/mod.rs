@@ -18,8 +18,8 @@
 //! FPCR's rounding mode), which turns NaN into 0 — exactly the fallback's answer.
 
 use crate::arch::CpuFeatures;
+use crate::arch::{cast, cast_mut};
 use crate::types::{BitWidth, BlockSize, PernixFloat};
-use core::any::TypeId;
 
 mod neon;
 
@@ -37,26 +37,6 @@ impl Neon {
         } else {
             None
         }
-    }
-}
-
-/// `&[T]` as `&[U]` when `T` and `U` are the same type.
-fn cast<T: 'static, U: 'static>(s: &[T]) -> Option<&[U]> {
-    if TypeId::of::<T>() == TypeId::of::<U>() {
-        // SAFETY: `T` and `U` are the same type, so the slice's layout and validity are unchanged.
-        Some(unsafe { core::slice::from_raw_parts(s.as_ptr().cast::<U>(), s.len()) })
-    } else {
-        None
-    }
-}
-
-/// `&mut [T]` as `&mut [U]` when `T` and `U` are the same type.
-fn cast_mut<T: 'static, U: 'static>(s: &mut [T]) -> Option<&mut [U]> {
-    if TypeId::of::<T>() == TypeId::of::<U>() {
-        // SAFETY: `T` and `U` are the same type; the borrow is moved into the result.
-        Some(unsafe { core::slice::from_raw_parts_mut(s.as_mut_ptr().cast::<U>(), s.len()) })
-    } else {
-        None
     }
 }
 

@@ -480,12 +480,25 @@ pub(crate) fn portable_encode<T: SzpFloat>(
     dst: &mut [u8],
     s: &mut Buffers,
 ) -> Result<u8, BlockError> {
+    encode_with(e, block, dst, s, quantize_block)
+}
+
+/// One block's encoder around a quantize + delta + zigzag pass `quantize` (writing levels and
+/// zigzagged deltas, returning their OR): the strict check, the width, the portable packer.
+#[inline(always)]
+pub(crate) fn encode_with<T: SzpFloat>(
+    e: &Quant,
+    block: &[T],
+    dst: &mut [u8],
+    s: &mut Buffers,
+    quantize: impl FnOnce(f64, &[T], &mut [i64], &mut [u64]) -> u64,
+) -> Result<u8, BlockError> {
     let len = block.len().min(BUF);
     let (qb, ub) = (
         s.q.get_mut(..len).unwrap_or_default(),
         s.u.get_mut(..len).unwrap_or_default(),
     );
-    let any = quantize_block(e.eb, block, qb, ub);
+    let any = quantize(e.eb, block, qb, ub);
     if e.strict
         && let Some(i) = first_violation(e.eb, e.bound, block, qb)
     {
@@ -501,12 +514,23 @@ pub(crate) fn portable_encode<T: SzpFloat>(
 /// The portable width of one block.
 #[inline(always)]
 pub(crate) fn portable_width<T: SzpFloat>(eb: f64, block: &[T], s: &mut Buffers) -> u8 {
+    width_with(eb, block, s, quantize_block)
+}
+
+/// One block's width through the pass `quantize` (see [`encode_with`]).
+#[inline(always)]
+pub(crate) fn width_with<T: SzpFloat>(
+    eb: f64,
+    block: &[T],
+    s: &mut Buffers,
+    quantize: impl FnOnce(f64, &[T], &mut [i64], &mut [u64]) -> u64,
+) -> u8 {
     let len = block.len().min(BUF);
     let (qb, ub) = (
         s.q.get_mut(..len).unwrap_or_default(),
         s.u.get_mut(..len).unwrap_or_default(),
     );
-    bits::width(quantize_block(eb, block, qb, ub))
+    bits::width(quantize(eb, block, qb, ub))
 }
 
 /// The portable decoder of one block.
@@ -529,38 +553,56 @@ pub(crate) fn portable_decode<T: SzpFloat>(
     }
 }
 
-impl SzpKernel for Portable {
-    type Enc = Quant;
-    type Scratch = Buffers;
+/// The block methods of a kernel made of the portable kernels (the `Portable` token, and the
+/// AVX2 leaf, which compiles them under its features): everything but `stats` and the runs.
+macro_rules! portable_block_methods {
+    () => {
+        type Enc = $crate::arch::szp::Quant;
+        type Scratch = $crate::arch::generic::szp::Buffers;
 
-    #[inline(always)]
-    fn scratch(self) -> Buffers {
-        Buffers::new()
-    }
-    #[inline(always)]
-    fn encoder(self, q: Quant) -> Quant {
-        q
-    }
+        #[inline(always)]
+        fn scratch(self) -> Self::Scratch {
+            $crate::arch::generic::szp::Buffers::new()
+        }
+        #[inline(always)]
+        fn encoder(self, q: Self::Enc) -> Self::Enc {
+            q
+        }
+        #[inline(always)]
+        fn width<T: SzpFloat>(self, e: &Self::Enc, block: &[T], s: &mut Self::Scratch) -> u8 {
+            $crate::arch::generic::szp::portable_width(e.eb, block, s)
+        }
+        #[inline(always)]
+        fn encode<T: SzpFloat>(
+            self,
+            e: &Self::Enc,
+            block: &[T],
+            dst: &mut [u8],
+            s: &mut Self::Scratch,
+        ) -> Result<u8, $crate::arch::szp::BlockError> {
+            $crate::arch::generic::szp::portable_encode(e, block, dst, s)
+        }
+        #[inline(always)]
+        fn decode<T: SzpFloat>(
+            self,
+            eb: f64,
+            w: u8,
+            src: &[u8],
+            out: &mut [T],
+            s: &mut Self::Scratch,
+        ) {
+            $crate::arch::generic::szp::portable_decode(eb, w, src, out, &mut s.q)
+        }
+    };
+}
+#[allow(unused_imports)] // the AVX2 leaf exists on x86_64 only
+pub(crate) use portable_block_methods;
+
+impl SzpKernel for Portable {
+    portable_block_methods!();
+
     #[inline(always)]
     fn stats<T: SzpFloat>(self, x: &[T]) -> Stats {
         lane_stats(x)
-    }
-    #[inline(always)]
-    fn width<T: SzpFloat>(self, e: &Quant, block: &[T], s: &mut Buffers) -> u8 {
-        portable_width(e.eb, block, s)
-    }
-    #[inline(always)]
-    fn encode<T: SzpFloat>(
-        self,
-        e: &Quant,
-        block: &[T],
-        dst: &mut [u8],
-        s: &mut Buffers,
-    ) -> Result<u8, BlockError> {
-        portable_encode(e, block, dst, s)
-    }
-    #[inline(always)]
-    fn decode<T: SzpFloat>(self, eb: f64, w: u8, src: &[u8], out: &mut [T], s: &mut Buffers) {
-        portable_decode(eb, w, src, out, &mut s.q)
     }
 }

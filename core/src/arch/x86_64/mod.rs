@@ -29,80 +29,46 @@
 //! the conversion is exact up to the rounding, so the code equals `rint_half_even(clamp(s))`.
 
 use crate::arch::CpuFeatures;
+use crate::arch::{cast, cast_mut};
 use crate::types::{BitWidth, BlockSize, PernixFloat};
-use core::any::TypeId;
 
 mod avx2;
 pub(crate) mod avx512;
 pub(crate) mod tables;
 
-/// Proof that AVX2 is usable on this CPU (and enabled by the OS).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Avx2(());
+/// Declares a zero-sized proof token constructible only from features passing `$check`.
+macro_rules! token {
+    ($(#[$doc:meta])* $name:ident, $check:ident, $what:literal) => {
+        $(#[$doc])*
+        #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+        pub struct $name(());
 
-impl Avx2 {
-    /// The token, if `features` has AVX2.
-    pub const fn new(features: CpuFeatures) -> Option<Self> {
-        if features.avx2() {
-            Some(Self(()))
-        } else {
-            None
+        impl $name {
+            #[doc = concat!("The token, if `features` has ", $what, ".")]
+            pub const fn new(features: CpuFeatures) -> Option<Self> {
+                if features.$check() { Some(Self(())) } else { None }
+            }
         }
-    }
+    };
 }
 
-/// Proof that AVX2 **and** BMI2 are usable (the upstream BMI2 backend's requirement).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Bmi2(());
+token!(
+    /// Proof that AVX2 is usable on this CPU (and enabled by the OS).
+    Avx2, avx2, "AVX2"
+);
+token!(
+    /// Proof that AVX2 **and** BMI2 are usable (the upstream BMI2 backend's requirement).
+    Bmi2, avx2_bmi2, "AVX2 and BMI2"
+);
+token!(
+    /// Proof that AVX-512 F, DQ, BW, VL and VBMI are usable (and the OS saves ZMM state).
+    Avx512Vbmi, avx512_vbmi, "all five AVX-512 subsets"
+);
 
 impl Bmi2 {
-    /// The token, if `features` has AVX2 and BMI2.
-    pub const fn new(features: CpuFeatures) -> Option<Self> {
-        if features.avx2_bmi2() {
-            Some(Self(()))
-        } else {
-            None
-        }
-    }
-
     /// The AVX2 token that this token implies.
     pub const fn avx2(self) -> Avx2 {
         Avx2(())
-    }
-}
-
-/// Proof that AVX-512 F, DQ, BW, VL and VBMI are usable (and the OS saves ZMM state).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Avx512Vbmi(());
-
-impl Avx512Vbmi {
-    /// The token, if `features` has all five AVX-512 subsets.
-    pub const fn new(features: CpuFeatures) -> Option<Self> {
-        if features.avx512_vbmi() {
-            Some(Self(()))
-        } else {
-            None
-        }
-    }
-}
-
-/// `&[T]` as `&[U]` when `T` and `U` are the same type.
-fn cast<T: 'static, U: 'static>(s: &[T]) -> Option<&[U]> {
-    if TypeId::of::<T>() == TypeId::of::<U>() {
-        // SAFETY: `T` and `U` are the same type, so the slice's layout and validity are unchanged.
-        Some(unsafe { core::slice::from_raw_parts(s.as_ptr().cast::<U>(), s.len()) })
-    } else {
-        None
-    }
-}
-
-/// `&mut [T]` as `&mut [U]` when `T` and `U` are the same type.
-fn cast_mut<T: 'static, U: 'static>(s: &mut [T]) -> Option<&mut [U]> {
-    if TypeId::of::<T>() == TypeId::of::<U>() {
-        // SAFETY: `T` and `U` are the same type; the borrow is moved into the result.
-        Some(unsafe { core::slice::from_raw_parts_mut(s.as_mut_ptr().cast::<U>(), s.len()) })
-    } else {
-        None
     }
 }
 

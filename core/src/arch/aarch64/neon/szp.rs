@@ -18,9 +18,9 @@
 //! bytes and decoded bits (tested in `tests/tests/szp_paths.rs`).
 
 use crate::arch::aarch64::Neon;
-use crate::arch::generic::szp::{Buffers, first_violation, pack, unpack_levels};
+use crate::arch::generic::szp::{Buffers, encode_with, unpack_levels, width_with};
 use crate::arch::szp::{BUF, BlockError, Quant, Stats, SzpKernel, target_runs};
-use crate::bits::{self, payload_len, reconstruct};
+use crate::bits::{self, reconstruct};
 use crate::types::SzpFloat;
 use core::any::TypeId;
 use core::arch::aarch64::*;
@@ -181,34 +181,14 @@ fn encode<T: SzpFloat>(
     dst: &mut [u8],
     s: &mut Buffers,
 ) -> Result<u8, BlockError> {
-    let len = block.len().min(BUF);
-    let (qb, ub) = (
-        s.q.get_mut(..len).unwrap_or_default(),
-        s.u.get_mut(..len).unwrap_or_default(),
-    );
-    let any = quantize_block(e.eb, block, qb, ub);
-    if e.strict
-        && let Some(i) = first_violation(e.eb, e.bound, block, qb)
-    {
-        return Err(BlockError::Violation(i));
-    }
-    let w = bits::width(any);
-    let cost = payload_len(w, len);
-    let out = dst.get_mut(..cost).ok_or(BlockError::Short(cost))?;
-    pack(ub, u32::from(w), out, qb);
-    Ok(w)
+    encode_with(e, block, dst, s, |eb, x, q, u| quantize_block(eb, x, q, u))
 }
 
 /// The width of one block (the sizing pass).
 #[inline]
 #[target_feature(enable = "neon")]
 fn width<T: SzpFloat>(eb: f64, block: &[T], s: &mut Buffers) -> u8 {
-    let len = block.len().min(BUF);
-    let (qb, ub) = (
-        s.q.get_mut(..len).unwrap_or_default(),
-        s.u.get_mut(..len).unwrap_or_default(),
-    );
-    bits::width(quantize_block(eb, block, qb, ub))
+    width_with(eb, block, s, |eb, x, q, u| quantize_block(eb, x, q, u))
 }
 
 /// Decodes one block (see [`SzpKernel::decode`]): scalar unpack + prefix sum, NEON scale.

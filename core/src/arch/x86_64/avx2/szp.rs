@@ -5,10 +5,8 @@
 //!
 //! The token is [`Bmi2`] (AVX2 **and** BMI2, what this path has always required).
 
-use crate::arch::generic::szp::{
-    Buffers, lane_stats, portable_decode, portable_encode, portable_width,
-};
-use crate::arch::szp::{BlockError, Quant, Stats, SzpKernel, target_runs};
+use crate::arch::generic::szp::{lane_stats, portable_block_methods};
+use crate::arch::szp::{Stats, SzpKernel, target_runs};
 use crate::arch::x86_64::Bmi2;
 use crate::types::SzpFloat;
 
@@ -19,40 +17,12 @@ fn stats<T: SzpFloat>(x: &[T]) -> Stats {
 }
 
 impl SzpKernel for Bmi2 {
-    type Enc = Quant;
-    type Scratch = Buffers;
-
-    #[inline(always)]
-    fn scratch(self) -> Buffers {
-        Buffers::new()
-    }
-    #[inline(always)]
-    fn encoder(self, q: Quant) -> Quant {
-        q
-    }
+    portable_block_methods!();
     target_runs!("avx2,bmi2");
 
     #[inline(always)]
     fn stats<T: SzpFloat>(self, x: &[T]) -> Stats {
         // SAFETY: the token proves AVX2 and BMI2 (and the OS YMM state).
         unsafe { stats(x) }
-    }
-    #[inline(always)]
-    fn width<T: SzpFloat>(self, e: &Quant, block: &[T], s: &mut Buffers) -> u8 {
-        portable_width(e.eb, block, s)
-    }
-    #[inline(always)]
-    fn encode<T: SzpFloat>(
-        self,
-        e: &Quant,
-        block: &[T],
-        dst: &mut [u8],
-        s: &mut Buffers,
-    ) -> Result<u8, BlockError> {
-        portable_encode(e, block, dst, s)
-    }
-    #[inline(always)]
-    fn decode<T: SzpFloat>(self, eb: f64, w: u8, src: &[u8], out: &mut [T], s: &mut Buffers) {
-        portable_decode(eb, w, src, out, &mut s.q)
     }
 }
