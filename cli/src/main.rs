@@ -6,6 +6,7 @@ mod codec;
 mod data;
 mod fail;
 mod files;
+mod ops;
 mod plot;
 mod szpcli;
 
@@ -49,6 +50,57 @@ enum Cmd {
     Verify(VerifyArgs),
     /// Measure ratio, quality and speed of every codec, setting and path.
     Bench(bench::BenchArgs),
+    /// Add two SZp archives in the compressed domain (same dtype, length, block size and
+    /// quantizer bound).
+    Add {
+        /// First archive.
+        a: PathBuf,
+        /// Second archive.
+        b: PathBuf,
+        /// Output archive.
+        #[arg(short, long)]
+        output: PathBuf,
+        /// A - B instead of A + B.
+        #[arg(long)]
+        sub: bool,
+        /// Replace an existing output (regular files only).
+        #[arg(long)]
+        force: bool,
+    },
+    /// Sum any number of SZp archives in the compressed domain.
+    Sum {
+        /// The archives.
+        #[arg(required = true)]
+        inputs: Vec<PathBuf>,
+        /// Output archive.
+        #[arg(short, long)]
+        output: PathBuf,
+        /// Replace an existing output (regular files only).
+        #[arg(long)]
+        force: bool,
+    },
+    /// Multiply an SZp archive by an integer in the compressed domain.
+    Scale {
+        /// The archive.
+        a: PathBuf,
+        /// The integer factor.
+        #[arg(long, allow_negative_numbers = true)]
+        by: i64,
+        /// Output archive.
+        #[arg(short, long)]
+        output: PathBuf,
+        /// Replace an existing output (regular files only).
+        #[arg(long)]
+        force: bool,
+    },
+    /// Sum, mean, min and max of an SZp archive from its quantized levels.
+    Stats {
+        /// The archive.
+        a: PathBuf,
+        /// One JSON object instead of text.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -159,6 +211,25 @@ fn main() -> ExitCode {
         Cmd::Info { file, no_verify } => info(&file, verify_of(no_verify)),
         Cmd::Verify(a) => verify(a),
         Cmd::Bench(a) => bench::run(a),
+        Cmd::Add {
+            a,
+            b,
+            output,
+            sub,
+            force,
+        } => ops::add(&a, &b, &output, sub, force).map(say),
+        Cmd::Sum {
+            inputs,
+            output,
+            force,
+        } => ops::sum(&inputs, &output, force).map(say),
+        Cmd::Scale {
+            a,
+            by,
+            output,
+            force,
+        } => ops::scale(&a, by, &output, force).map(say),
+        Cmd::Stats { a, json } => ops::stats(&a, json).map(say),
     };
     match r {
         Ok(()) => ExitCode::SUCCESS,
@@ -167,6 +238,11 @@ fn main() -> ExitCode {
             ExitCode::from(f.exit_code())
         }
     }
+}
+
+/// Prints a subcommand's report line(s) to stdout.
+fn say(text: String) {
+    println!("{text}");
 }
 
 /// A progress bar on stderr (hidden when stderr is not a terminal).

@@ -361,3 +361,244 @@ fn bench_json_and_plot() {
         "dims",
     );
 }
+
+fn read_f32(path: &Path) -> Vec<f32> {
+    fzpack::values_from_le_bytes(&std::fs::read(path).unwrap()).unwrap()
+}
+
+#[test]
+fn compressed_domain_add_sum_scale_stats() {
+    let d = dir("ops");
+    let (ia, ib) = (d.join("a.f32"), d.join("b.f32"));
+    let a = write_f32(&ia, 5000);
+    // Same magnitude (max |x| 50.12), so the two archives share the quantizer grid.
+    let b: Vec<f32> = a.iter().rev().copied().collect();
+    std::fs::write(&ib, fzpack::values_to_le_bytes(&b)).unwrap();
+    let (za, zb) = (d.join("a.szp"), d.join("b.szp"));
+    for (i, z) in [(&ia, &za), (&ib, &zb)] {
+        ok(&[
+            "compress",
+            s(i),
+            "--codec",
+            "szp",
+            "--eb",
+            "1e-3",
+            "--mode",
+            "abs",
+            "-o",
+            s(z),
+        ]);
+    }
+    let zc = d.join("c.szp");
+    let out = ok(&["add", s(&za), s(&zb), "-o", s(&zc)]);
+    assert!(out.contains("bound 2e-3"), "{out}");
+    let back = d.join("c.f32");
+    ok(&["decompress", s(&zc), "-o", s(&back)]);
+    let c = read_f32(&back);
+    assert_eq!(c.len(), a.len());
+    for i in 0..c.len() {
+        let exact = a[i] as f64 + b[i] as f64;
+        assert!(
+            (c[i] as f64 - exact).abs() <= 2e-3,
+            "element {i}: {} vs {exact}",
+            c[i]
+        );
+    }
+    let zs = d.join("s.szp");
+    let out = ok(&["sum", s(&za), s(&za), s(&zb), "-o", s(&zs)]);
+    assert!(out.contains("bound 3e-3"), "{out}");
+    let zk = d.join("k.szp");
+    ok(&["scale", s(&za), "--by", "-3", "-o", s(&zk)]);
+    let kb = d.join("k.f32");
+    ok(&["decompress", s(&zk), "-o", s(&kb)]);
+    for (i, v) in read_f32(&kb).iter().enumerate() {
+        assert!((*v as f64 + 3.0 * a[i] as f64).abs() <= 3e-3, "element {i}");
+    }
+    let st = ok(&["stats", s(&za), "--json"]);
+    let j: serde_json::Value = serde_json::from_str(st.trim()).expect("stats --json is JSON");
+    let exact: f64 = a.iter().map(|&x| x as f64).sum();
+    let sum = j["sum"].as_f64().expect("sum field");
+    assert!((sum - exact).abs() <= 5000.0 * 1e-3, "{sum} vs {exact}");
+    // A different bound is a different grid: refused, naming the field.
+    let zd = d.join("d.szp");
+    ok(&[
+        "compress",
+        s(&ib),
+        "--codec",
+        "szp",
+        "--eb",
+        "1e-2",
+        "--mode",
+        "abs",
+        "-o",
+        s(&zd),
+    ]);
+    fails(
+        &["add", s(&za), s(&zd), "-o", s(&d.join("x.szp"))],
+        4,
+        "bound",
+    );
+    assert!(!d.join("x.szp").exists());
+}
+
+#[cfg(unix)]
+#[test]
+fn outputs_that_are_not_regular_files_or_the_input_are_refused() {
+    use std::os::unix::fs::symlink;
+    let d = dir("outsafety");
+    let input = d.join("in.f32");
+    let orig = std::fs::read(&{
+        write_f32(&input, 1000);
+        input.clone()
+    })
+    .unwrap();
+    let szp = ["--codec", "szp", "--eb", "1e-3"];
+    // Output == input (also through a symlink), even with --force: the input survives.
+    let link_in = d.join("alias.f32");
+    symlink(&input, &link_in).unwrap();
+    for out in [&input, &link_in] {
+        let o = run(&[
+            &["compress", s(&input)][..],
+            &szp[..],
+            &["-o", s(out), "--force"],
+        ]
+        .concat());
+        assert!(!o.status.success(), "{}", text(&o));
+        assert_eq!(std::fs::read(&input).unwrap(), orig, "input changed");
+    }
+    // A symlink at the output is not followed or replaced, even with --force.
+    let victim = d.join("victim");
+    std::fs::write(&victim, b"keep").unwrap();
+    let link = d.join("out.szp");
+    symlink(&victim, &link).unwrap();
+    let o = run(&[
+        &["compress", s(&input)][..],
+        &szp[..],
+        &["-o", s(&link), "--force"],
+    ]
+    .concat());
+    assert!(!o.status.success(), "{}", text(&o));
+    assert_eq!(std::fs::read(&victim).unwrap(), b"keep");
+    assert!(
+        std::fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+    // A FIFO at the output (mkfifo from coreutils) is refused without blocking.
+    let fifo = d.join("fifo");
+    if Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .is_ok_and(|s| s.success())
+    {
+        let o = run(&[
+            &["compress", s(&input)][..],
+            &szp[..],
+            &["-o", s(&fifo), "--force"],
+        ]
+        .concat());
+        assert!(!o.status.success(), "{}", text(&o));
+    } else {
+        println!("skipped: FIFO case (mkfifo failed)");
+    }
+    // A character device (/dev/null exists everywhere) is never replaced.
+    let o = run(&[
+        &["compress", s(&input)][..],
+        &szp[..],
+        &["-o", "/dev/null", "--force"],
+    ]
+    .concat());
+    assert!(!o.status.success(), "{}", text(&o));
+    assert!(!std::fs::metadata("/dev/null").unwrap().is_file());
+    // No temp file left behind by the refused runs.
+    let left: Vec<_> = std::fs::read_dir(&d)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.contains("tmp") || n.contains("partial"))
+        .collect();
+    assert!(left.is_empty(), "temp files left: {left:?}");
+}
+
+#[test]
+fn hostile_arguments_and_inputs_fail_fast() {
+    let d = dir("hostile");
+    let input = d.join("in.f32");
+    write_f32(&input, 1000);
+    let out = d.join("o.szp");
+    let o = run(&[
+        "compress",
+        s(&input),
+        "--codec",
+        "szp",
+        "--eb",
+        "1e-3",
+        "--threads",
+        "100000",
+        "-o",
+        s(&out),
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    let o = run(&[
+        "compress",
+        s(&input),
+        "--codec",
+        "szp",
+        "--eb",
+        "1e-3",
+        "--bits",
+        "8",
+        "-o",
+        s(&out),
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    let t = std::time::Instant::now();
+    let o = run(&["info", "/dev/zero"]);
+    assert!(!o.status.success(), "{}", text(&o));
+    assert!(
+        t.elapsed().as_secs() < 30,
+        "info /dev/zero took {:?}",
+        t.elapsed()
+    );
+}
+
+#[test]
+fn pnx_bit_flips_are_detected() {
+    let d = dir("pnxflips");
+    let input = d.join("in.f32");
+    write_f32(&input, 20_000);
+    let arch = d.join("a.pnx");
+    ok(&[
+        "compress",
+        s(&input),
+        "--codec",
+        "pernix",
+        "--bits",
+        "12",
+        "-o",
+        s(&arch),
+    ]);
+    let bytes = std::fs::read(&arch).unwrap();
+    let bad = d.join("bad.pnx");
+    let back = d.join("back.f32");
+    let mut rng = 0x9e37_79b9_7f4a_7c15u64;
+    let (mut detected, trials) = (0, 200);
+    for _ in 0..trials {
+        rng ^= rng << 13;
+        rng ^= rng >> 7;
+        rng ^= rng << 17;
+        let bit = (rng % (bytes.len() as u64 * 8)) as usize;
+        let mut b = bytes.clone();
+        b[bit / 8] ^= 1 << (bit % 8);
+        std::fs::write(&bad, &b).unwrap();
+        let o = run(&["decompress", s(&bad), "-o", s(&back), "--force"]);
+        if !o.status.success() {
+            detected += 1;
+        }
+    }
+    assert_eq!(
+        detected, trials,
+        "{detected}/{trials} single-bit flips detected"
+    );
+}
