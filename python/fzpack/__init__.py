@@ -1,0 +1,140 @@
+"""fzpack: error-bounded lossy compression of scientific floats (SZp, PERNIX).
+
+The functions take numpy arrays of ``float32`` or ``float64`` (any shape, compressed in C
+order) and return ``bytes``; the decompressors return a 1-D array whose dtype comes from the
+archive (the caller reshapes). C-contiguous native-endian arrays are read in place
+(zero-copy); anything else is copied once. The GIL is released while the Rust code runs, and
+large inputs are split across a rayon thread pool. Every failure raises :class:`Error`, a
+subclass of :class:`ValueError`, with the message of the Rust core.
+
+Submodules: :mod:`fzpack.numcodecs` (codecs ``fzpack_szp``/``fzpack_pernix``),
+:mod:`fzpack.zarr` (a Zarr v3 array-to-bytes codec), :mod:`fzpack.hdf5` (h5py keyword
+arguments and the bundled HDF5 filter plugin), ``python -m fzpack.bench`` (speed table).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import _fzpack
+from ._fzpack import Error, __version__
+
+__all__ = [
+    "Error",
+    "__version__",
+    "szp_compress",
+    "szp_decompress",
+    "szp_header",
+    "pernix_compress",
+    "pernix_decompress",
+    "pernix_block_bounds",
+    "read_fzm",
+    "write_fzm",
+]
+
+
+def _floats(arr) -> np.ndarray:
+    """The input as a C-contiguous, native-endian float32/float64 array (copied only if needed)."""
+    a = np.asarray(arr)
+    if a.dtype.kind != "f" or a.dtype.itemsize not in (4, 8):
+        raise Error(f"expected a float32 or float64 array, got dtype {a.dtype}")
+    if not a.dtype.isnative:
+        a = a.astype(a.dtype.newbyteorder("="))
+    return np.ascontiguousarray(a)
+
+
+def _bytes(buf) -> np.ndarray:
+    """Any buffer (bytes, bytearray, memoryview, numpy array) as a 1-D uint8 view, no copy."""
+    if isinstance(buf, np.ndarray):
+        a = np.ascontiguousarray(buf).reshape(-1)
+        return a.view(np.uint8)
+    try:
+        return np.frombuffer(buf, dtype=np.uint8)
+    except (TypeError, ValueError) as e:
+        raise Error(f"expected a bytes-like archive, got {type(buf).__name__}: {e}") from None
+
+
+def szp_compress(arr, eb: float, mode: str = "abs", block_size: int = 128) -> bytes:
+    """Compress ``arr`` into an fzpack SZp archive.
+
+    Every decoded value ``y`` satisfies ``|x - y| <= eb`` (``mode="abs"``) or
+    ``|x - y| <= eb * (max(x) - min(x))`` (``mode="noa"``), or the call raises.
+
+    Args:
+        arr: float32 or float64 array of any shape (C order); must be finite.
+        eb: the error bound, finite and > 0 (relative to the value range for ``"noa"``).
+        mode: ``"abs"`` or ``"noa"``.
+        block_size: values per block, 1..=4096.
+
+    Raises:
+        Error: non-float input, NaN/inf (naming the index), a bad bound, mode or block size,
+            or a bound the data cannot meet.
+    """
+    return _fzpack.szp_compress(_floats(arr), float(eb), mode, int(block_size))
+
+
+def szp_decompress(buf) -> np.ndarray:
+    """Decompress an fzpack SZp archive into a new 1-D array (dtype from the archive).
+
+    Raises:
+        Error: the archive is truncated, has a bad magic/version or inconsistent fields.
+    """
+    return _fzpack.szp_decompress(_bytes(buf))
+
+
+def szp_header(buf) -> dict:
+    """The header of an SZp archive: ``dtype``, ``n``, ``mode``, ``block_size``, ``bound``
+    (the absolute bound every value meets), ``requested``, ``quant_eb``, ``value_base``,
+    ``strict``."""
+    return _fzpack.szp_header(_bytes(buf))
+
+
+def pernix_compress(arr, bits: int, block_size: int = 64) -> bytes:
+    """Compress ``arr`` into a PERNIX block stream (``.pnx``): ``bits``-bit codes (1..=24) in
+    blocks of ``block_size`` bytes (64, 128, 256, 512 or 1024), one scale per block.
+
+    Raises:
+        Error: non-float input, NaN/inf (naming the index), bad bits or block size.
+    """
+    return _fzpack.pernix_compress(_floats(arr), int(bits), int(block_size))
+
+
+def pernix_decompress(buf) -> np.ndarray:
+    """Decompress a PERNIX block stream into a new 1-D array (dtype from the stream); the
+    stream's chunk checksums are verified.
+
+    Raises:
+        Error: a truncated, corrupt or checksum-failing stream.
+    """
+    return _fzpack.pernix_decompress(_bytes(buf))
+
+
+def pernix_block_bounds(buf) -> tuple[np.ndarray, int]:
+    """``(bounds, values_per_block)``: the guaranteed absolute error bound of every block of
+    a PERNIX stream, and how many values each block holds."""
+    return _fzpack.pernix_block_bounds(_bytes(buf))
+
+
+def write_fzm(
+    arr,
+    eb: float,
+    mode: str = "abs",
+    block_size: int = 128,
+    stage_compatible: bool = False,
+) -> bytes:
+    """Compress ``arr`` into a single-stage FZGPUModules ``.fzm`` archive (FZM v3.1, CRCs).
+
+    ``stage_compatible=True`` quantizes with the bound itself, as the FZGPUModules stage does
+    (its guarantee then is the bound plus half an ulp); the default uses fzpack's tightened
+    bound so every value meets ``eb`` exactly.
+    """
+    return _fzpack.write_fzm(_floats(arr), float(eb), mode, int(block_size), bool(stage_compatible))
+
+
+def read_fzm(buf) -> np.ndarray:
+    """Decompress a single-stage SZp ``.fzm`` archive into a new 1-D array.
+
+    Raises:
+        Error: bad magic/version, CRC mismatch, wrong stage layout, truncation.
+    """
+    return _fzpack.read_fzm(_bytes(buf))

@@ -1,0 +1,102 @@
+"""A Zarr v3 array-to-bytes codec: ``fzpack.zarr.SZp``.
+
+Use it as the serializer of a float32/float64 array::
+
+    import zarr, fzpack.zarr
+    z = zarr.create_array("data.zarr", shape=(721, 1440), chunks=(180, 360), dtype="f4",
+                          serializer=fzpack.zarr.SZp(eb=1e-3, mode="abs"))
+
+The array's ``zarr.json`` then names the codec ``"fzpack_szp"`` with configuration
+``{"eb", "mode", "block_size"}``; fzpack registers that name with zarr's codec registry
+through the ``zarr.codecs`` entry point, so ``zarr.open_array("data.zarr")`` in a fresh
+process decodes the array from its metadata alone. Each chunk is one fzpack SZp archive
+(``docs/szp-archive.md``); with ``mode="noa"`` the bound is relative to each chunk's range.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+from zarr.abc.codec import ArrayBytesCodec
+from zarr.core.common import parse_named_configuration
+
+import fzpack
+
+if TYPE_CHECKING:
+    from typing import Self
+
+    from zarr.core.array_spec import ArraySpec
+    from zarr.core.buffer import Buffer, NDBuffer
+
+__all__ = ["SZp", "CODEC_NAME"]
+
+#: The codec name stored in zarr.json (and the ``zarr.codecs`` entry-point name).
+CODEC_NAME = "fzpack_szp"
+
+
+@dataclass(frozen=True)
+class SZp(ArrayBytesCodec):
+    """SZp as a Zarr v3 array-to-bytes codec (see the module docs).
+
+    Args:
+        eb: the error bound, finite and > 0.
+        mode: ``"abs"`` or ``"noa"`` (relative to each chunk's value range).
+        block_size: values per SZp block, 1..=4096.
+    """
+
+    is_fixed_size = False
+
+    eb: float
+    mode: str
+    block_size: int
+
+    def __init__(self, eb: float, mode: str = "abs", block_size: int = 128) -> None:
+        mode = str(mode).lower()
+        if mode not in ("abs", "noa"):
+            raise fzpack.Error(f'invalid argument: mode must be "abs" or "noa", got {mode!r}')
+        eb = float(eb)
+        if not (np.isfinite(eb) and eb > 0):
+            raise fzpack.Error(f"invalid argument: eb must be finite and > 0, got {eb}")
+        object.__setattr__(self, "eb", eb)
+        object.__setattr__(self, "mode", mode)
+        object.__setattr__(self, "block_size", int(block_size))
+
+    @classmethod
+    def from_dict(cls, data: dict) -> Self:
+        _, cfg = parse_named_configuration(data, CODEC_NAME)
+        return cls(**cfg)
+
+    def to_dict(self) -> dict:
+        return {
+            "name": CODEC_NAME,
+            "configuration": {"eb": self.eb, "mode": self.mode, "block_size": self.block_size},
+        }
+
+    def validate(self, *, shape, dtype, chunk_grid) -> None:
+        native = dtype.to_native_dtype() if hasattr(dtype, "to_native_dtype") else np.dtype(dtype)
+        if np.dtype(native).kind != "f" or np.dtype(native).itemsize not in (4, 8):
+            raise fzpack.Error(f"fzpack.zarr.SZp needs a float32 or float64 array, got {native}")
+
+    async def _decode_single(self, chunk_bytes: Buffer, chunk_spec: ArraySpec) -> NDBuffer:
+        values = fzpack.szp_decompress(chunk_bytes.as_numpy_array())
+        dtype = np.dtype(chunk_spec.dtype.to_native_dtype())
+        if values.dtype != dtype.newbyteorder("="):
+            raise fzpack.Error(f"chunk holds {values.dtype}, the array is {dtype}")
+        if values.size != int(np.prod(chunk_spec.shape)):
+            raise fzpack.Error(
+                f"chunk holds {values.size} values, the chunk shape {chunk_spec.shape} needs "
+                f"{int(np.prod(chunk_spec.shape))}"
+            )
+        return chunk_spec.prototype.nd_buffer.from_ndarray_like(
+            values.astype(dtype, copy=False).reshape(chunk_spec.shape)
+        )
+
+    async def _encode_single(self, chunk_array: NDBuffer, chunk_spec: ArraySpec) -> Buffer | None:
+        arr = chunk_array.as_numpy_array()
+        out = fzpack.szp_compress(arr, self.eb, self.mode, self.block_size)
+        return chunk_spec.prototype.buffer.from_bytes(out)
+
+    def compute_encoded_size(self, input_byte_length: int, _chunk_spec: ArraySpec) -> int:
+        raise NotImplementedError  # variable size

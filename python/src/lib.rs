@@ -1,0 +1,304 @@
+//! `fzpack._fzpack`: the Rust half of the Python package `fzpack`.
+//!
+//! Thin bindings over the public facade of the `fzpack` crate (`fzpack::szp`,
+//! `fzpack::pernix`, `fzpack::szp::fzm`). The Python half (`fzpack/__init__.py`) normalizes
+//! its inputs first (C-contiguous, native byte order, a float dtype, archives as 1-D `uint8`
+//! arrays), so every function here reads numpy memory in place (zero-copy), runs with the GIL
+//! released, and returns either `bytes` or a 1-D array that takes over the decoded `Vec`
+//! (no copy). Every failure is a `fzpack.Error` (a `ValueError`) carrying the message of the
+//! Rust error: nothing here panics on user data.
+
+use fzpack::pernix::{BitWidth, BlockSize};
+use fzpack::szp::{Config, Mode, fzm};
+use fzpack::{DType, Element};
+use numpy::{IntoPyArray, PyArray1, PyReadonlyArray1, PyReadonlyArrayDyn};
+use pyo3::create_exception;
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::types::PyBytes;
+
+create_exception!(
+    fzpack,
+    Error,
+    PyValueError,
+    "Any fzpack failure: bad argument, non-finite input, a bound the data cannot meet, or a \
+     corrupt archive. The message is the Rust core's."
+);
+
+fn err(e: impl std::fmt::Display) -> PyErr {
+    Error::new_err(e.to_string())
+}
+
+/// A read-only, C-contiguous float array of either element type.
+enum Floats<'py> {
+    F32(PyReadonlyArrayDyn<'py, f32>),
+    F64(PyReadonlyArrayDyn<'py, f64>),
+}
+
+impl<'py> Floats<'py> {
+    fn extract(obj: &Bound<'py, PyAny>) -> PyResult<Self> {
+        if let Ok(a) = obj.extract::<PyReadonlyArrayDyn<'py, f32>>() {
+            return Ok(Floats::F32(a));
+        }
+        if let Ok(a) = obj.extract::<PyReadonlyArrayDyn<'py, f64>>() {
+            return Ok(Floats::F64(a));
+        }
+        Err(err(
+            "expected a numpy array of float32 or float64 in native byte order",
+        ))
+    }
+}
+
+/// The contiguous slice of `a` (the Python wrapper made it contiguous; this re-checks).
+fn slice<'a, T: numpy::Element>(a: &'a PyReadonlyArrayDyn<'_, T>) -> PyResult<&'a [T]> {
+    a.as_slice()
+        .map_err(|_| err("the array must be C-contiguous"))
+}
+
+fn bytes_of<'a>(buf: &'a PyReadonlyArray1<'_, u8>) -> PyResult<&'a [u8]> {
+    buf.as_slice()
+        .map_err(|_| err("the archive buffer must be contiguous"))
+}
+
+fn szp_config(eb: f64, mode: &str, block_size: u32) -> PyResult<Config> {
+    let cfg = match mode.to_ascii_lowercase().as_str() {
+        "abs" => Config::abs(eb),
+        "noa" | "rel" => Config::noa(eb),
+        other => {
+            return Err(err(format!(
+                "invalid argument: mode must be \"abs\" or \"noa\", got {other:?}"
+            )));
+        }
+    };
+    Ok(cfg.with_block_size(block_size))
+}
+
+/// Runs `f` with the GIL released and turns its error into `fzpack.Error`.
+fn detached<T: Send, E: std::fmt::Display + Send>(
+    py: Python<'_>,
+    f: impl FnOnce() -> Result<T, E> + Send,
+) -> PyResult<T> {
+    py.detach(f).map_err(err)
+}
+
+fn to_bytes<'py>(py: Python<'py>, v: Vec<u8>) -> Bound<'py, PyBytes> {
+    PyBytes::new(py, &v)
+}
+
+/// szp_compress(arr, eb, mode="abs", block_size=128) -> bytes
+#[pyfunction]
+#[pyo3(signature = (arr, eb, mode = "abs", block_size = 128))]
+fn szp_compress<'py>(
+    py: Python<'py>,
+    arr: &Bound<'py, PyAny>,
+    eb: f64,
+    mode: &str,
+    block_size: u32,
+) -> PyResult<Bound<'py, PyBytes>> {
+    let cfg = szp_config(eb, mode, block_size)?;
+    let out = match Floats::extract(arr)? {
+        Floats::F32(a) => {
+            let s = slice(&a)?;
+            detached(py, || fzpack::szp::compress_vec(s, &cfg))?
+        }
+        Floats::F64(a) => {
+            let s = slice(&a)?;
+            detached(py, || fzpack::szp::compress_vec(s, &cfg))?
+        }
+    };
+    Ok(to_bytes(py, out))
+}
+
+fn decoded<'py, T: Element + numpy::Element>(
+    py: Python<'py>,
+    f: impl FnOnce() -> fzpack::Result<Vec<T>> + Send,
+) -> PyResult<Bound<'py, PyAny>> {
+    let v = detached(py, f)?;
+    Ok(v.into_pyarray(py).into_any())
+}
+
+/// szp_decompress(buf) -> numpy.ndarray
+#[pyfunction]
+fn szp_decompress<'py>(
+    py: Python<'py>,
+    buf: PyReadonlyArray1<'py, u8>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let b = bytes_of(&buf)?;
+    let h = fzpack::szp::header(b).map_err(|e| err(fzpack::Error::from(e)))?;
+    match DType::from(h.dtype) {
+        DType::F32 => decoded::<f32>(py, || fzpack::szp::decompress_vec(b)),
+        DType::F64 => decoded::<f64>(py, || fzpack::szp::decompress_vec(b)),
+    }
+}
+
+/// szp_header(buf) -> dict (the archive header: dtype, n, mode, block_size, bounds, strict)
+#[pyfunction]
+fn szp_header<'py>(
+    py: Python<'py>,
+    buf: PyReadonlyArray1<'py, u8>,
+) -> PyResult<Bound<'py, pyo3::types::PyDict>> {
+    let b = bytes_of(&buf)?;
+    let h = fzpack::szp::header(b).map_err(|e| err(fzpack::Error::from(e)))?;
+    header_dict(py, &h)
+}
+
+fn header_dict<'py>(
+    py: Python<'py>,
+    h: &fzpack::szp::Header,
+) -> PyResult<Bound<'py, pyo3::types::PyDict>> {
+    let d = pyo3::types::PyDict::new(py);
+    d.set_item("dtype", DType::from(h.dtype).name())?;
+    d.set_item("n", h.n)?;
+    d.set_item(
+        "mode",
+        match h.mode {
+            Mode::Abs => "abs",
+            Mode::Noa => "noa",
+        },
+    )?;
+    d.set_item("block_size", h.block_size)?;
+    d.set_item("bound", h.bound())?;
+    d.set_item("requested", h.requested)?;
+    d.set_item("quant_eb", h.quant_eb)?;
+    d.set_item("value_base", h.value_base)?;
+    d.set_item("strict", h.strict)?;
+    Ok(d)
+}
+
+/// pernix_compress(arr, bits, block_size=64) -> bytes
+#[pyfunction]
+#[pyo3(signature = (arr, bits, block_size = 64))]
+fn pernix_compress<'py>(
+    py: Python<'py>,
+    arr: &Bound<'py, PyAny>,
+    bits: u32,
+    block_size: u32,
+) -> PyResult<Bound<'py, PyBytes>> {
+    let bits = u8::try_from(bits)
+        .ok()
+        .and_then(|b| BitWidth::new(b).ok())
+        .ok_or_else(|| err(format!("invalid argument: bits must be 1..=24, got {bits}")))?;
+    let bs = BlockSize::new(block_size).map_err(|e| err(fzpack::Error::from(e)))?;
+    let out = match Floats::extract(arr)? {
+        Floats::F32(a) => {
+            let s = slice(&a)?;
+            detached(py, || fzpack::pernix::compress_vec(s, bits, bs))?
+        }
+        Floats::F64(a) => {
+            let s = slice(&a)?;
+            detached(py, || fzpack::pernix::compress_vec(s, bits, bs))?
+        }
+    };
+    Ok(to_bytes(py, out))
+}
+
+/// pernix_decompress(buf) -> numpy.ndarray
+#[pyfunction]
+fn pernix_decompress<'py>(
+    py: Python<'py>,
+    buf: PyReadonlyArray1<'py, u8>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let b = bytes_of(&buf)?;
+    let h = fzpack::pernix::stream_header(b).map_err(err)?;
+    match h.dtype {
+        DType::F32 => decoded::<f32>(py, || fzpack::pernix::decompress_vec(b)),
+        DType::F64 => decoded::<f64>(py, || fzpack::pernix::decompress_vec(b)),
+    }
+}
+
+/// pernix_block_bounds(buf) -> ndarray[float64]: the guaranteed bound of every block.
+#[pyfunction]
+fn pernix_block_bounds<'py>(
+    py: Python<'py>,
+    buf: PyReadonlyArray1<'py, u8>,
+) -> PyResult<(Bound<'py, PyArray1<f64>>, usize)> {
+    let b = bytes_of(&buf)?;
+    let h = fzpack::pernix::stream_header(b).map_err(err)?;
+    let scales = fzpack::pernix::stream_scales(b).map_err(err)?;
+    let bounds: Vec<f64> = scales
+        .iter()
+        .map(|&s| match h.dtype {
+            DType::F32 => fzpack::pernix::block_error_bound(s as f32, h.bits),
+            DType::F64 => fzpack::pernix::block_error_bound(s, h.bits),
+        })
+        .collect();
+    Ok((bounds.into_pyarray(py), h.elements_per_block()))
+}
+
+fn fzm_write<T: Element>(input: &[T], cfg: &Config) -> fzpack::Result<Vec<u8>> {
+    let cap = fzm::max_fzm_len(input.len(), cfg.block_size, T::TYPE.into())
+        .ok_or(fzpack::Error::Szp(fzpack::szp::Error::InvalidBlockSize))?;
+    let mut out = vec![0u8; cap];
+    let len = fzm::write(input, cfg, &mut out)?;
+    out.truncate(len);
+    Ok(out)
+}
+
+fn fzm_read<T: Element>(archive: &[u8], n: usize) -> fzpack::Result<Vec<T>> {
+    let mut out = vec![T::ZERO; n];
+    let got = fzm::read(archive, &mut out)?;
+    out.truncate(got);
+    Ok(out)
+}
+
+/// write_fzm(arr, eb, mode="abs", block_size=128, stage_compatible=False) -> bytes
+#[pyfunction]
+#[pyo3(signature = (arr, eb, mode = "abs", block_size = 128, stage_compatible = false))]
+fn write_fzm<'py>(
+    py: Python<'py>,
+    arr: &Bound<'py, PyAny>,
+    eb: f64,
+    mode: &str,
+    block_size: u32,
+    stage_compatible: bool,
+) -> PyResult<Bound<'py, PyBytes>> {
+    let mut cfg = szp_config(eb, mode, block_size)?;
+    if stage_compatible {
+        cfg = cfg.stage_compatible();
+    }
+    let out = match Floats::extract(arr)? {
+        Floats::F32(a) => {
+            let s = slice(&a)?;
+            detached(py, || fzm_write(s, &cfg))?
+        }
+        Floats::F64(a) => {
+            let s = slice(&a)?;
+            detached(py, || fzm_write(s, &cfg))?
+        }
+    };
+    Ok(to_bytes(py, out))
+}
+
+/// read_fzm(buf) -> numpy.ndarray
+#[pyfunction]
+fn read_fzm<'py>(py: Python<'py>, buf: PyReadonlyArray1<'py, u8>) -> PyResult<Bound<'py, PyAny>> {
+    let b = bytes_of(&buf)?;
+    let c = fzm::config(b).map_err(|e| err(fzpack::Error::from(e)))?;
+    // The header's count is checked against the archive before allocating: one width byte per
+    // block must be present, so at most `block_size` values are allocated per archive byte.
+    let blocks = c.n.div_ceil(u64::from(c.block_size.max(1)));
+    if blocks > b.len() as u64 {
+        return Err(err(fzpack::Error::from(fzpack::szp::Error::Truncated)));
+    }
+    let n = usize::try_from(c.n).map_err(|_| err("SZp: corrupt archive: element count"))?;
+    match DType::from(c.dtype) {
+        DType::F32 => decoded::<f32>(py, || fzm_read(b, n)),
+        DType::F64 => decoded::<f64>(py, || fzm_read(b, n)),
+    }
+}
+
+/// The native half of `fzpack`; use the `fzpack` package, not this module.
+#[pymodule]
+fn _fzpack(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("Error", m.py().get_type::<Error>())?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    m.add_function(wrap_pyfunction!(szp_compress, m)?)?;
+    m.add_function(wrap_pyfunction!(szp_decompress, m)?)?;
+    m.add_function(wrap_pyfunction!(szp_header, m)?)?;
+    m.add_function(wrap_pyfunction!(pernix_compress, m)?)?;
+    m.add_function(wrap_pyfunction!(pernix_decompress, m)?)?;
+    m.add_function(wrap_pyfunction!(pernix_block_bounds, m)?)?;
+    m.add_function(wrap_pyfunction!(write_fzm, m)?)?;
+    m.add_function(wrap_pyfunction!(read_fzm, m)?)?;
+    Ok(())
+}
