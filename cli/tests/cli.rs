@@ -602,3 +602,44 @@ fn pnx_bit_flips_are_detected() {
         "{detected}/{trials} single-bit flips detected"
     );
 }
+
+/// `tests/golden/pnx`: `v1_bits12.pnx` was written by the version 1 writer (commit 6e3f9fd),
+/// `v2_bits12.pnx` by the version 2 writer, both from `field_3000.f32` at 12 bits. Both must
+/// still read to the same values, and today's writer must reproduce v2 byte for byte.
+#[test]
+fn golden_pnx_v1_and_v2_streams() {
+    let g = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/golden/pnx");
+    let d = dir("golden-pnx");
+    let fresh = d.join("fresh.pnx");
+    ok(&[
+        "compress",
+        s(&g.join("field_3000.f32")),
+        "--codec",
+        "pernix",
+        "--bits",
+        "12",
+        "-o",
+        s(&fresh),
+    ]);
+    assert_eq!(
+        std::fs::read(&fresh).unwrap(),
+        std::fs::read(g.join("v2_bits12.pnx")).unwrap(),
+        "the v2 writer's bytes changed"
+    );
+    let (b1, b2) = (d.join("v1.f32"), d.join("v2.f32"));
+    ok(&["decompress", s(&g.join("v1_bits12.pnx")), "-o", s(&b1)]);
+    ok(&["decompress", s(&g.join("v2_bits12.pnx")), "-o", s(&b2)]);
+    let (v1, v2) = (read_f32(&b1), read_f32(&b2));
+    assert_eq!(v1.len(), 3000);
+    assert_eq!(
+        v1, v2,
+        "v1 and v2 streams of the same field decode differently"
+    );
+    let orig = read_f32(&g.join("field_3000.f32"));
+    let worst = orig
+        .iter()
+        .zip(&v1)
+        .map(|(a, b)| (a - b).abs())
+        .fold(0f32, f32::max);
+    assert!(worst <= 50.2 / 2047.0, "worst error {worst}");
+}
