@@ -1,16 +1,26 @@
 //! `fzpack bench`: ratio, quality and speed per codec, setting and path.
+//!
+//! By default the codec is timed on warm, reused buffers (the facade's `*_into` variants and
+//! `compress_stream_into`/`decompress_stream_into`, one output buffer per path reused by every
+//! repetition, as lzbench and pcodec's bench do); `--e2e` times the allocating API a user of
+//! `compress_vec` sees. A warm single-thread `memcpy` of the same size (M) is measured in the
+//! same run and every row carries its ratio to it. `--isa` narrows the detected CPU features,
+//! so the `simd` and `parallel` rows run the kernels a CPU with only that ISA would get.
 
 use std::fmt::Write as _;
+use std::hint::black_box;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use fzpack::DType;
-use fzpack::pernix::{BitWidth, BlockSize};
+use fzpack::arch::CpuFeatures;
+use fzpack::pernix::{self, Backend, BitWidth, BlockSize, Dispatcher, StreamHeader, Verify};
+use fzpack::szp::{self, Config};
 
 use crate::CodecArg;
 use crate::codec::{self, Engines, ModeArg, PathKind, Setting, Wrap};
 use crate::data;
-use crate::fail::{Fail, Kind};
+use crate::fail::{Fail, Kind, lib};
 
 #[derive(clap::Args, Debug)]
 pub struct BenchArgs {
@@ -25,15 +35,37 @@ pub struct BenchArgs {
     /// A finer range of settings (SZp bounds 1e-1..1e-6 of the range, PERNIX bits 1..=24).
     #[arg(long)]
     sweep: bool,
+    /// PERNIX bit widths, e.g. `4-24` or `4,8,12` (overrides the default and --sweep).
+    #[arg(long)]
+    bits: Option<String>,
+    /// SZp bounds relative to the value range, e.g. `1e-2,1e-3,1e-4` (overrides the default
+    /// and --sweep).
+    #[arg(long)]
+    eb: Option<String>,
+    /// Add a generated random-walk f32 field of this many values (`16777216`, `16Mi`: 64 MiB),
+    /// the running sum of standard normals; without files, it replaces the built-in fields.
+    #[arg(long, value_name = "VALUES")]
+    random_walk: Option<String>,
     /// Draw the rate-distortion curve (PSNR vs bits/value) per codec into this SVG file.
     #[arg(long)]
     plot: Option<PathBuf>,
     /// Only this codec.
     #[arg(long, value_enum)]
     codec: Option<CodecArg>,
+    /// Only these paths (comma-separated) [default: scalar,simd,parallel].
+    #[arg(long, value_enum, value_delimiter = ',')]
+    paths: Vec<PathArg>,
     /// Threads of the parallel path [default: all cores].
     #[arg(long)]
     threads: Option<usize>,
+    /// Narrow the detected CPU features to this ISA: the simd and parallel rows run what a CPU
+    /// with only it would get (scalar = no SIMD kernels). An ISA this CPU lacks is an error.
+    #[arg(long, value_enum)]
+    isa: Option<IsaArg>,
+    /// Time the allocating API (compress_vec, decompress_stream, ...: a fresh output per
+    /// repetition, page faults included) instead of warm reused buffers.
+    #[arg(long)]
+    e2e: bool,
     /// Minimum measuring time per timing, in seconds (the best repetition is reported).
     #[arg(long, default_value_t = 0.05)]
     min_time: f64,
@@ -42,8 +74,40 @@ pub struct BenchArgs {
     force: bool,
 }
 
-/// One result line.
-#[derive(Clone, Debug)]
+/// `--paths` values.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum PathArg {
+    Scalar,
+    Simd,
+    Parallel,
+}
+
+impl PathArg {
+    fn kind(self) -> PathKind {
+        match self {
+            PathArg::Scalar => PathKind::Scalar,
+            PathArg::Simd => PathKind::Simd,
+            PathArg::Parallel => PathKind::Parallel,
+        }
+    }
+}
+
+/// `--isa` values.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum IsaArg {
+    /// No SIMD kernels (the scalar reference paths).
+    Scalar,
+    /// x86_64 AVX2 + BMI2 (AVX-512 masked off).
+    Avx2,
+    /// x86_64 AVX-512 F/DQ/BW/VL + VBMI.
+    Avx512,
+    /// aarch64 NEON.
+    Neon,
+}
+
+/// One result line. The JSON keys of the first fields (through `identical_to_scalar`) are the
+/// stable ones; later fields were added for issue #15.
+#[derive(Clone, Debug, serde::Serialize)]
 pub struct Row {
     pub file: String,
     pub codec: &'static str,
@@ -57,11 +121,33 @@ pub struct Row {
     pub psnr_db: f64,
     pub compress_gbps: f64,
     pub decompress_gbps: f64,
-    /// Compress speed over the scalar path's, same run.
+    /// Compress speed over the scalar path's, same run (null without a scalar row).
     pub compress_vs_scalar: f64,
     /// Decompress speed over the scalar path's, same run.
     pub decompress_vs_scalar: f64,
+    #[serde(rename = "identical_to_scalar")]
     pub identical: bool,
+    /// The kernel that ran (`scalar`, `portable`, `avx2`, `bmi2`, `avx512`, `neon`).
+    pub kernel: &'static str,
+    /// The ISA the features were narrowed to (`--isa`), or `detected`.
+    pub isa: &'static str,
+    /// Threads of this row (1 except on the parallel path).
+    pub threads: usize,
+    /// `warm` (reused output buffers) or `e2e` (the allocating API).
+    pub timing: &'static str,
+    pub values: usize,
+    pub raw_bytes: usize,
+    /// Warm single-thread memcpy of `raw_bytes` in this run (M), GB/s.
+    pub memcpy_gbps: f64,
+    pub compress_vs_memcpy: f64,
+    pub decompress_vs_memcpy: f64,
+    /// Speed over the simd row of the same setting (null without one).
+    pub compress_vs_simd: f64,
+    pub decompress_vs_simd: f64,
+    /// PERNIX decompress without checksum verification (`Verify::Skip`); null for SZp.
+    pub decompress_noverify_gbps: Option<f64>,
+    /// 1-minute load average when the row was measured (null where unknown).
+    pub load1: Option<f64>,
 }
 
 struct Dataset {
@@ -74,8 +160,49 @@ enum Values {
     F64(Vec<f64>),
 }
 
+impl Values {
+    fn len(&self) -> usize {
+        match self {
+            Values::F32(v) => v.len(),
+            Values::F64(v) => v.len(),
+        }
+    }
+    fn bytes(&self) -> &[u8] {
+        match self {
+            Values::F32(v) => bytemuck::cast_slice(v),
+            Values::F64(v) => bytemuck::cast_slice(v),
+        }
+    }
+}
+
+/// `16777216`, `16Mi`, `64Ki`.
+fn parse_count(s: &str) -> Result<usize, Fail> {
+    let t = s.trim();
+    let (num, mul) = if let Some(n) = t.strip_suffix("Mi") {
+        (n, 1usize << 20)
+    } else if let Some(n) = t.strip_suffix("Ki") {
+        (n, 1 << 10)
+    } else {
+        (t, 1)
+    };
+    num.parse::<usize>()
+        .ok()
+        .and_then(|n| n.checked_mul(mul))
+        .filter(|&n| n > 0 && n <= 1 << 32)
+        .ok_or_else(|| {
+            Fail::new(
+                Kind::Usage,
+                format!("--random-walk {s:?}: expected a value count in 1..=4Gi (e.g. 16Mi)"),
+            )
+        })
+}
+
 fn load(args: &BenchArgs) -> Result<Vec<Dataset>, Fail> {
-    if args.files.is_empty() {
+    let walk = match &args.random_walk {
+        Some(s) => Some(parse_count(s)?),
+        None => None,
+    };
+    if args.files.is_empty() && walk.is_none() {
         return Ok(vec![
             Dataset {
                 name: "builtin:climate_1024x2048.f32".into(),
@@ -104,10 +231,7 @@ fn load(args: &BenchArgs) -> Result<Vec<Dataset>, Fail> {
             DType::F32 => Values::F32(load_t(f, &bytes)?),
             DType::F64 => Values::F64(load_t(f, &bytes)?),
         };
-        let n = match &values {
-            Values::F32(v) => v.len(),
-            Values::F64(v) => v.len(),
-        };
+        let n = values.len();
         if let Some(d) = dims.clone().or_else(|| data::dims_from_name(f)) {
             let p: usize = d.iter().product();
             if p != n {
@@ -130,6 +254,12 @@ fn load(args: &BenchArgs) -> Result<Vec<Dataset>, Fail> {
             .unwrap_or_else(|| f.display().to_string());
         out.push(Dataset { name, values });
     }
+    if let Some(n) = walk {
+        out.push(Dataset {
+            name: format!("builtin:random_walk_{n}.f32"),
+            values: Values::F32(data::random_walk(n)),
+        });
+    }
     Ok(out)
 }
 
@@ -139,11 +269,57 @@ fn load_t<T: Wrap>(f: &Path, bytes: &[u8]) -> Result<Vec<T>, Fail> {
     Ok(v)
 }
 
-fn settings(args: &BenchArgs) -> Vec<Setting> {
+/// `4-24` or `4,8,12` (ranges inclusive, mixable: `1,4-6`).
+fn parse_bits(s: &str) -> Result<Vec<BitWidth>, Fail> {
+    let bad = || {
+        Fail::new(
+            Kind::Usage,
+            format!("--bits {s:?}: expected widths 1..=24 like 4-24 or 4,8,12"),
+        )
+    };
+    let mut out = Vec::new();
+    for part in s.split(',') {
+        let (a, b) = match part.split_once('-') {
+            Some((a, b)) => (a, b),
+            None => (part, part),
+        };
+        let a: u8 = a.trim().parse().map_err(|_| bad())?;
+        let b: u8 = b.trim().parse().map_err(|_| bad())?;
+        if a > b {
+            return Err(bad());
+        }
+        for w in a..=b {
+            out.push(BitWidth::new(w).map_err(|_| bad())?);
+        }
+    }
+    Ok(out)
+}
+
+/// `1e-2,1e-3` (each in (0, 1]).
+fn parse_ebs(s: &str) -> Result<Vec<f64>, Fail> {
+    s.split(',')
+        .map(|p| {
+            p.trim()
+                .parse::<f64>()
+                .ok()
+                .filter(|e| e.is_finite() && *e > 0.0 && *e <= 1.0)
+                .ok_or_else(|| {
+                    Fail::new(
+                        Kind::Usage,
+                        format!("--eb {s:?}: expected bounds in (0, 1] like 1e-2,1e-3"),
+                    )
+                })
+        })
+        .collect()
+}
+
+fn settings(args: &BenchArgs) -> Result<Vec<Setting>, Fail> {
     let mut s = Vec::new();
     let want = |c: CodecArg| args.codec.is_none_or(|x| x == c);
     if want(CodecArg::Szp) && crate::szpcli::available() {
-        let rels: Vec<f64> = if args.sweep {
+        let rels: Vec<f64> = if let Some(e) = &args.eb {
+            parse_ebs(e)?
+        } else if args.sweep {
             (2..=12).map(|k| 10f64.powf(-(k as f64) / 2.0)).collect()
         } else {
             vec![1e-2, 1e-3, 1e-4]
@@ -157,34 +333,204 @@ fn settings(args: &BenchArgs) -> Vec<Setting> {
         }
     }
     if want(CodecArg::Pernix) {
-        let bits: Vec<u8> = if args.sweep {
-            (1..=24).collect()
+        let bits: Vec<BitWidth> = if let Some(b) = &args.bits {
+            parse_bits(b)?
         } else {
-            vec![4, 8, 12, 16, 20, 24]
+            let w: Vec<u8> = if args.sweep {
+                (1..=24).collect()
+            } else {
+                vec![4, 8, 12, 16, 20, 24]
+            };
+            w.into_iter()
+                .filter_map(|b| BitWidth::new(b).ok())
+                .collect()
         };
-        for b in bits {
+        for bits in bits {
             s.push(Setting::Pernix {
-                bits: BitWidth::new(b).expect("valid"),
+                bits,
                 block: BlockSize::B64,
             });
         }
     }
-    s
+    Ok(s)
 }
 
-/// Best wall time of `f` over repetitions lasting at least `min_time` (at least 2 runs).
-fn best_time(min_time: f64, mut f: impl FnMut()) -> f64 {
+/// The kernels of the simd and parallel rows, from the (possibly narrowed) CPU features.
+struct Kernels {
+    isa: &'static str,
+    szp: szp::Path,
+    pernix_scalar: Dispatcher,
+    pernix_simd: Dispatcher,
+    pernix_par: Dispatcher,
+}
+
+fn feature_names(f: CpuFeatures) -> String {
+    let names = [
+        (CpuFeatures::AVX2, "avx2"),
+        (CpuFeatures::BMI2, "bmi2"),
+        (CpuFeatures::AVX512F, "avx512f"),
+        (CpuFeatures::AVX512DQ, "avx512dq"),
+        (CpuFeatures::AVX512BW, "avx512bw"),
+        (CpuFeatures::AVX512VL, "avx512vl"),
+        (CpuFeatures::AVX512VBMI, "avx512vbmi"),
+        (CpuFeatures::NEON, "neon"),
+        (CpuFeatures::SVE2, "sve2"),
+    ];
+    let have: Vec<&str> = names
+        .iter()
+        .filter(|(m, _)| f.has(*m))
+        .map(|(_, n)| *n)
+        .collect();
+    if have.is_empty() {
+        "none".into()
+    } else {
+        have.join(", ")
+    }
+}
+
+/// The detected features narrowed to `isa`, or the error for an ISA this CPU lacks.
+fn narrow(isa: Option<IsaArg>, f: CpuFeatures) -> Result<(&'static str, CpuFeatures), Fail> {
+    const AVX512: u32 = CpuFeatures::AVX512F
+        | CpuFeatures::AVX512DQ
+        | CpuFeatures::AVX512BW
+        | CpuFeatures::AVX512VL
+        | CpuFeatures::AVX512VBMI;
+    let arch = std::env::consts::ARCH;
+    let lacks = |name: &str, what: &str, want_arch: &str| {
+        let why = if arch != want_arch {
+            format!("{name} is an ISA of {want_arch}; this build runs on {arch}")
+        } else {
+            format!("this CPU lacks {what} (detected: {})", feature_names(f))
+        };
+        Fail::new(Kind::Usage, format!("--isa {name}: {why}"))
+    };
+    match isa {
+        None => Ok(("detected", f)),
+        Some(IsaArg::Scalar) => Ok(("scalar", CpuFeatures::none())),
+        Some(IsaArg::Avx2) if cfg!(target_arch = "x86_64") && f.avx2_bmi2() => {
+            Ok(("avx2", f.without(AVX512)))
+        }
+        Some(IsaArg::Avx2) => Err(lacks("avx2", "AVX2 + BMI2", "x86_64")),
+        Some(IsaArg::Avx512) if cfg!(target_arch = "x86_64") && f.avx512_vbmi() => {
+            Ok(("avx512", f))
+        }
+        Some(IsaArg::Avx512) => Err(lacks("avx512", "AVX-512 F/DQ/BW/VL + VBMI", "x86_64")),
+        Some(IsaArg::Neon) if cfg!(target_arch = "aarch64") && f.neon() => {
+            Ok(("neon", f.without(CpuFeatures::SVE2)))
+        }
+        Some(IsaArg::Neon) => Err(lacks("neon", "NEON", "aarch64")),
+    }
+}
+
+/// [`szp::Path::best`] for the features `f`.
+fn best_szp_path(f: CpuFeatures) -> szp::Path {
+    [szp::Path::Avx512, szp::Path::Avx2, szp::Path::Neon]
+        .into_iter()
+        .find(|p| p.is_available_with(f))
+        .unwrap_or(szp::Path::Scalar)
+}
+
+fn backend_name(b: Backend) -> &'static str {
+    match b {
+        Backend::Fallback => "scalar",
+        Backend::X86Avx2 => "avx2",
+        Backend::X86Bmi2 => "bmi2",
+        Backend::X86Avx512Vbmi => "avx512",
+        Backend::Arm64Neon => "neon",
+        Backend::Arm64Sve => "sve",
+        _ => "other",
+    }
+}
+
+impl Kernels {
+    fn new(isa: Option<IsaArg>, eng: &Engines) -> Result<Self, Fail> {
+        let (name, f) = narrow(isa, CpuFeatures::detect())?;
+        let usage = |e: pernix::Error| Fail::new(Kind::Usage, e.to_string());
+        let backend = pernix::CoreDispatcher::with_features(Backend::Auto, f)
+            .map_err(usage)?
+            .backend();
+        Ok(Kernels {
+            isa: name,
+            szp: best_szp_path(f),
+            pernix_scalar: Dispatcher::new(Backend::Fallback).map_err(usage)?,
+            pernix_simd: Dispatcher::new(backend).map_err(usage)?,
+            pernix_par: Dispatcher::with_parallel(backend, eng.par.clone()).map_err(usage)?,
+        })
+    }
+
+    fn szp_path(&self, p: PathKind) -> szp::Path {
+        match p {
+            PathKind::Scalar => szp::Path::Scalar,
+            _ => self.szp,
+        }
+    }
+
+    fn pernix(&self, p: PathKind) -> &Dispatcher {
+        match p {
+            PathKind::Scalar => &self.pernix_scalar,
+            PathKind::Simd => &self.pernix_simd,
+            PathKind::Parallel => &self.pernix_par,
+        }
+    }
+}
+
+/// Best wall time of `f` over repetitions lasting at least `min_time` (at least 2 timed runs,
+/// after one untimed warm-up run when `warm_up`). Only the call is timed: the previous result
+/// is dropped after the clock stops. Returns the time and the last result.
+fn best_time<R>(
+    min_time: f64,
+    warm_up: bool,
+    mut f: impl FnMut() -> Result<R, Fail>,
+) -> Result<(f64, R), Fail> {
+    let mut last = if warm_up { Some(f()?) } else { None };
     let start = Instant::now();
     let mut best = f64::INFINITY;
     for rep in 0.. {
         let t = Instant::now();
-        f();
+        let r = black_box(f()?);
         best = best.min(t.elapsed().as_secs_f64());
+        last = Some(r);
         if (rep >= 1 && start.elapsed().as_secs_f64() >= min_time) || rep >= 200 {
             break;
         }
     }
-    best
+    match last {
+        Some(r) => Ok((best, r)),
+        None => unreachable!("the loop runs at least once"),
+    }
+}
+
+/// A warm single-thread memcpy of `src.len()` bytes (destination allocated and touched
+/// first), GB/s, best of repetitions.
+fn memcpy_gbps(src: &[u8], min_time: f64) -> f64 {
+    let mut dst = vec![0u8; src.len()];
+    let r = best_time(min_time.max(0.02), true, || {
+        black_box(&mut dst[..]).copy_from_slice(black_box(src));
+        Ok(())
+    });
+    match r {
+        Ok((t, ())) if t > 0.0 => src.len() as f64 / t / 1e9,
+        _ => f64::NAN,
+    }
+}
+
+/// The 1-minute load average (Linux), for the record.
+fn load1() -> Option<f64> {
+    std::fs::read_to_string("/proc/loadavg")
+        .ok()?
+        .split_whitespace()
+        .next()?
+        .parse()
+        .ok()
+}
+
+struct Run<'a> {
+    eng: &'a Engines,
+    k: &'a Kernels,
+    paths: &'a [PathKind],
+    min_time: f64,
+    e2e: bool,
+    memcpy: f64,
 }
 
 pub fn run(args: BenchArgs) -> Result<(), Fail> {
@@ -201,8 +547,9 @@ pub fn run(args: BenchArgs) -> Result<(), Fail> {
         return Err(Fail::new(Kind::Usage, "--min-time must be >= 0"));
     }
     let eng = Engines::new(args.threads)?;
+    let kernels = Kernels::new(args.isa, &eng)?;
+    let settings = settings(&args)?;
     let datasets = load(&args)?;
-    let settings = settings(&args);
     if args.codec == Some(CodecArg::Szp) && !crate::szpcli::available() {
         return Err(Fail::new(
             Kind::Usage,
@@ -212,6 +559,14 @@ pub fn run(args: BenchArgs) -> Result<(), Fail> {
     if !crate::szpcli::available() {
         eprintln!("fzpack: note: SZp is not available in this build; PERNIX only");
     }
+    let paths: Vec<PathKind> = if args.paths.is_empty() {
+        PathKind::ALL.to_vec()
+    } else {
+        PathKind::ALL
+            .into_iter()
+            .filter(|p| args.paths.iter().any(|a| a.kind() == *p))
+            .collect()
+    };
     let total = (datasets.len() * settings.len()) as u64;
     let pb = indicatif::ProgressBar::new(total);
     pb.set_style(
@@ -219,22 +574,51 @@ pub fn run(args: BenchArgs) -> Result<(), Fail> {
             .expect("valid template")
             .progress_chars("=> "),
     );
+    let load_start = load1();
     let mut rows = Vec::new();
+    let mut copies = Vec::new();
     for ds in &datasets {
+        let before = memcpy_gbps(ds.values.bytes(), args.min_time);
+        let mut r = Run {
+            eng: &eng,
+            k: &kernels,
+            paths: &paths,
+            min_time: args.min_time,
+            e2e: args.e2e,
+            memcpy: before,
+        };
+        let first = rows.len();
         for s in &settings {
             pb.set_message(format!("{} {}", s.codec(), s.label()));
             match &ds.values {
-                Values::F32(v) => bench_one(&ds.name, v, s, &eng, args.min_time, &mut rows)?,
-                Values::F64(v) => bench_one(&ds.name, v, s, &eng, args.min_time, &mut rows)?,
+                Values::F32(v) => bench_one(&ds.name, v, s, &r, &mut rows)?,
+                Values::F64(v) => bench_one(&ds.name, v, s, &r, &mut rows)?,
             }
             pb.inc(1);
         }
+        // M is the better of a copy before and after the dataset's rows (the machine is
+        // shared: the faster one is the closer to the real copy speed).
+        let after = memcpy_gbps(ds.values.bytes(), args.min_time);
+        r.memcpy = before.max(after);
+        for row in &mut rows[first..] {
+            row.memcpy_gbps = r.memcpy;
+            row.compress_vs_memcpy = row.compress_gbps / r.memcpy;
+            row.decompress_vs_memcpy = row.decompress_gbps / r.memcpy;
+        }
+        copies.push((ds.name.clone(), ds.values.bytes().len(), r.memcpy));
     }
     pb.finish_and_clear();
+    let foot = Footer {
+        threads: eng.par.threads(),
+        e2e: args.e2e,
+        isa: kernels.isa,
+        copies,
+        load: (load_start, load1()),
+    };
     if args.json {
-        println!("{}", to_json(&rows));
+        println!("{}", to_json(&rows)?);
     } else {
-        print!("{}", table(&rows, eng.par.threads()));
+        print!("{}", table(&rows, &foot));
     }
     if let Some(p) = &args.plot {
         let svg = crate::plot::svg(&rows);
@@ -244,40 +628,174 @@ pub fn run(args: BenchArgs) -> Result<(), Fail> {
     Ok(())
 }
 
+fn szp_config(mode: ModeArg, eb: f64, block: u32) -> Config {
+    match mode {
+        ModeArg::Abs => Config::abs(eb),
+        ModeArg::Noa => Config::noa(eb),
+    }
+    .with_block_size(block)
+}
+
+/// Compress and decompress times of one path, whether the outputs equal the references, and
+/// (PERNIX) the decompress time without checksum verification.
+struct Timed {
+    tc: f64,
+    td: f64,
+    td_noverify: Option<f64>,
+    same: bool,
+}
+
+fn time_szp<T: Wrap>(
+    file: &str,
+    values: &[T],
+    cfg: &Config,
+    path: PathKind,
+    r: &Run,
+    reference: &[u8],
+    ref_bits: &[u8],
+) -> Result<Timed, Fail> {
+    let p = r.k.szp_path(path);
+    let par = &r.eng.par;
+    let e = |e| lib(file, e);
+    let (tc, td, arch, dec): (f64, f64, Vec<u8>, Vec<T>) = if r.e2e {
+        let (tc, arch) = best_time(r.min_time, false, || {
+            match path {
+                PathKind::Parallel => szp::compress_par_with(values, cfg, par, p),
+                _ => szp::compress_path_vec(values, cfg, p),
+            }
+            .map_err(e)
+        })?;
+        let (td, dec) = best_time(r.min_time, false, || {
+            match path {
+                PathKind::Parallel => szp::decompress_par_with(reference, par, p),
+                _ => szp::decompress_path_vec(reference, p),
+            }
+            .map_err(e)
+        })?;
+        (tc, td, arch, dec)
+    } else {
+        let mut arch = Vec::new();
+        let (tc, _) = best_time(r.min_time, true, || {
+            match path {
+                PathKind::Parallel => szp::compress_par_into(values, cfg, par, p, &mut arch),
+                _ => szp::compress_path_into(values, cfg, p, &mut arch),
+            }
+            .map_err(e)
+        })?;
+        let mut dec = Vec::new();
+        let (td, _) = best_time(r.min_time, true, || {
+            match path {
+                PathKind::Parallel => szp::decompress_par_into(reference, par, p, &mut dec),
+                _ => szp::decompress_path_into(reference, p, &mut dec),
+            }
+            .map_err(e)
+        })?;
+        (tc, td, arch, dec)
+    };
+    Ok(Timed {
+        tc,
+        td,
+        td_noverify: None,
+        same: arch == reference && fzpack::values_to_le_bytes(&dec) == ref_bits,
+    })
+}
+
+#[allow(clippy::too_many_arguments)]
+fn time_pernix<T: Wrap>(
+    file: &str,
+    values: &[T],
+    bits: BitWidth,
+    block: BlockSize,
+    path: PathKind,
+    r: &Run,
+    reference: &[u8],
+    ref_bits: &[u8],
+) -> Result<Timed, Fail> {
+    let d = r.k.pernix(path);
+    let e = |e| lib(file, e);
+    let (tc, td, tn, arch, dec) = if r.e2e {
+        let (tc, arch) = best_time(r.min_time, false, || {
+            d.compress_stream(values, bits, block).map_err(e)
+        })?;
+        let (td, dec) = best_time(r.min_time, false, || {
+            d.decompress_stream::<T>(reference).map_err(e)
+        })?;
+        let (tn, _) = best_time(r.min_time, false, || {
+            d.decompress_stream_with::<T>(reference, Verify::Skip)
+                .map_err(e)
+        })?;
+        (tc, td, tn, arch, dec)
+    } else {
+        let h = StreamHeader::new::<T>(bits, block, values.len() as u64);
+        let len = h
+            .stream_len()
+            .ok_or_else(|| Fail::new(Kind::Input, format!("{file}: input too large")))?;
+        let mut arch = vec![0u8; len];
+        let (tc, _) = best_time(r.min_time, true, || {
+            d.compress_stream_into(values, bits, block, &mut arch)
+                .map_err(e)
+        })?;
+        let mut dec = vec![T::ZERO; values.len()];
+        let (td, _) = best_time(r.min_time, true, || {
+            d.decompress_stream_into(reference, &mut dec).map_err(e)
+        })?;
+        let (tn, _) = best_time(r.min_time, true, || {
+            d.decompress_stream_into_with(reference, &mut dec, Verify::Skip)
+                .map_err(e)
+        })?;
+        (tc, td, tn, arch, dec)
+    };
+    Ok(Timed {
+        tc,
+        td,
+        td_noverify: Some(tn),
+        same: arch == reference && fzpack::values_to_le_bytes(&dec) == ref_bits,
+    })
+}
+
 fn bench_one<T: Wrap>(
     file: &str,
     values: &[T],
     s: &Setting,
-    eng: &Engines,
-    min_time: f64,
+    r: &Run,
     rows: &mut Vec<Row>,
 ) -> Result<(), Fail> {
-    let raw = (values.len() * T::BYTES) as f64;
-    let reference = codec::compress(file, values, s, PathKind::Scalar, eng, false)?;
-    let dec = codec::decompress(file, &reference, PathKind::Scalar, eng)?;
+    let raw_bytes = values.len() * T::BYTES;
+    let raw = raw_bytes as f64;
+    let reference = codec::compress(file, values, s, PathKind::Scalar, r.eng, false)?;
+    let dec = codec::decompress(file, &reference, PathKind::Scalar, r.eng)?;
     let ref_bits = dec.to_le_bytes();
-    let dec = T::unwrap(dec).expect("same dtype");
+    let dec = T::unwrap(dec).ok_or_else(|| {
+        Fail::new(
+            Kind::Corrupt,
+            format!("{file}: decoded element type differs"),
+        )
+    })?;
     let q = data::quality(values, &dec);
     let bound = codec::bound(file, &reference)?;
     let (worst, _) = codec::worst_ratio(values, &dec, &bound);
-    for path in PathKind::ALL {
-        let mut out = Vec::new();
-        let mut err = None;
-        let tc = best_time(min_time, || {
-            match codec::compress(file, values, s, path, eng, false) {
-                Ok(a) => out = a,
-                Err(e) => err = Some(e),
+    drop(dec);
+    let first = rows.len();
+    for &path in r.paths {
+        let t = match *s {
+            Setting::Szp { mode, eb, block } => {
+                let cfg = szp_config(mode, eb, block);
+                time_szp(file, values, &cfg, path, r, &reference, &ref_bits)?
             }
-        });
-        if let Some(e) = err {
-            return Err(e);
-        }
-        let mut same = out == reference;
-        let mut decoded = None;
-        let td = best_time(min_time, || {
-            decoded = codec::decompress(file, &reference, path, eng).ok();
-        });
-        same &= decoded.map(|d| d.to_le_bytes()) == Some(ref_bits.clone());
+            Setting::Pernix { bits, block } => {
+                time_pernix(file, values, bits, block, path, r, &reference, &ref_bits)?
+            }
+        };
+        let (kernel, threads) = match (path, s) {
+            (PathKind::Scalar, _) => ("scalar", 1),
+            (_, Setting::Szp { .. }) => (r.k.szp.name(), 1),
+            (_, Setting::Pernix { .. }) => (backend_name(r.k.pernix(path).kernel_backend()), 1),
+        };
+        let threads = if path == PathKind::Parallel {
+            r.eng.par.threads()
+        } else {
+            threads
+        };
         rows.push(Row {
             file: file.to_string(),
             codec: s.codec(),
@@ -289,84 +807,88 @@ fn bench_one<T: Wrap>(
             bound: bound.max(),
             err_over_bound: worst,
             psnr_db: q.psnr_db,
-            compress_gbps: raw / tc / 1e9,
-            decompress_gbps: raw / td / 1e9,
-            compress_vs_scalar: 1.0,
-            decompress_vs_scalar: 1.0,
-            identical: same,
+            compress_gbps: raw / t.tc / 1e9,
+            decompress_gbps: raw / t.td / 1e9,
+            compress_vs_scalar: f64::NAN,
+            decompress_vs_scalar: f64::NAN,
+            identical: t.same,
+            kernel,
+            isa: r.k.isa,
+            threads,
+            timing: if r.e2e { "e2e" } else { "warm" },
+            values: values.len(),
+            raw_bytes,
+            memcpy_gbps: r.memcpy,
+            compress_vs_memcpy: f64::NAN,
+            decompress_vs_memcpy: f64::NAN,
+            compress_vs_simd: f64::NAN,
+            decompress_vs_simd: f64::NAN,
+            decompress_noverify_gbps: t.td_noverify.map(|tn| raw / tn / 1e9),
+            load1: load1(),
         });
     }
-    let k = rows.len() - PathKind::ALL.len();
-    let (c0, d0) = (rows[k].compress_gbps, rows[k].decompress_gbps);
-    for r in &mut rows[k..] {
-        r.compress_vs_scalar = r.compress_gbps / c0;
-        r.decompress_vs_scalar = r.decompress_gbps / d0;
+    let group = &mut rows[first..];
+    let speeds = |group: &[Row], p: PathKind| {
+        group
+            .iter()
+            .find(|x| x.path == p.name())
+            .map_or((f64::NAN, f64::NAN), |x| {
+                (x.compress_gbps, x.decompress_gbps)
+            })
+    };
+    let (c0, d0) = speeds(group, PathKind::Scalar);
+    let (c1, d1) = speeds(group, PathKind::Simd);
+    for x in group {
+        x.compress_vs_scalar = x.compress_gbps / c0;
+        x.decompress_vs_scalar = x.decompress_gbps / d0;
+        x.compress_vs_simd = x.compress_gbps / c1;
+        x.decompress_vs_simd = x.decompress_gbps / d1;
     }
     Ok(())
 }
 
-fn num(x: f64) -> String {
-    if x.is_finite() {
-        format!("{x}")
-    } else {
-        "null".into()
-    }
-}
-
-fn esc(s: &str) -> String {
-    let mut o = String::new();
-    for c in s.chars() {
-        match c {
-            '"' => o.push_str("\\\""),
-            '\\' => o.push_str("\\\\"),
-            c if (c as u32) < 0x20 => {
-                let _ = write!(o, "\\u{:04x}", c as u32);
-            }
-            c => o.push(c),
-        }
-    }
-    o
-}
-
-/// The rows as a JSON array of objects.
-pub fn to_json(rows: &[Row]) -> String {
+/// The rows as a JSON array, one object per line (serde_json; non-finite numbers are null).
+pub fn to_json(rows: &[Row]) -> Result<String, Fail> {
     let mut o = String::from("[\n");
     for (i, r) in rows.iter().enumerate() {
-        let _ = writeln!(
-            o,
-            "  {{\"file\": \"{}\", \"codec\": \"{}\", \"path\": \"{}\", \"setting\": \"{}\", \
-             \"ratio\": {}, \"bits_per_value\": {}, \"max_abs_err\": {}, \"bound\": {}, \
-             \"err_over_bound\": {}, \"psnr_db\": {}, \"compress_gbps\": {}, \
-             \"decompress_gbps\": {}, \"compress_vs_scalar\": {}, \
-             \"decompress_vs_scalar\": {}, \"identical_to_scalar\": {}}}{}",
-            esc(&r.file),
-            r.codec,
-            r.path,
-            esc(&r.setting),
-            num(r.ratio),
-            num(r.bits_per_value),
-            num(r.max_abs_err),
-            num(r.bound),
-            num(r.err_over_bound),
-            num(r.psnr_db),
-            num(r.compress_gbps),
-            num(r.decompress_gbps),
-            num(r.compress_vs_scalar),
-            num(r.decompress_vs_scalar),
-            r.identical,
-            if i + 1 < rows.len() { "," } else { "" }
-        );
+        let line = serde_json::to_string(r)
+            .map_err(|e| Fail::new(Kind::Io, format!("JSON output: {e}")))?;
+        o.push_str("  ");
+        o.push_str(&line);
+        if i + 1 < rows.len() {
+            o.push(',');
+        }
+        o.push('\n');
     }
     o.push(']');
-    o
+    Ok(o)
 }
 
-/// The rows as an aligned text table.
-pub fn table(rows: &[Row], threads: usize) -> String {
+/// What the table footer states about the run.
+pub struct Footer {
+    threads: usize,
+    e2e: bool,
+    isa: &'static str,
+    /// (dataset, bytes, memcpy GB/s) per dataset.
+    copies: Vec<(String, usize, f64)>,
+    load: (Option<f64>, Option<f64>),
+}
+
+fn ratio(x: f64) -> String {
+    if x.is_finite() {
+        format!("{x:.2}")
+    } else {
+        "-".into()
+    }
+}
+
+/// The rows as an aligned text table with a footer that says how it was measured.
+pub fn table(rows: &[Row], foot: &Footer) -> String {
     let head = [
         "file",
         "codec",
         "path",
+        "kernel",
         "setting",
         "ratio",
         "bits/val",
@@ -376,17 +898,20 @@ pub fn table(rows: &[Row], threads: usize) -> String {
         "PSNR dB",
         "comp GB/s",
         "(x)",
+        "/M",
         "dec GB/s",
         "(x)",
+        "/M",
         "same",
     ];
-    let cells: Vec<[String; 15]> = rows
+    let cells: Vec<[String; 18]> = rows
         .iter()
         .map(|r| {
             [
                 r.file.clone(),
                 r.codec.to_string(),
                 r.path.to_string(),
+                r.kernel.to_string(),
                 r.setting.clone(),
                 format!("{:.2}", r.ratio),
                 format!("{:.3}", r.bits_per_value),
@@ -399,9 +924,11 @@ pub fn table(rows: &[Row], threads: usize) -> String {
                     "inf".into()
                 },
                 format!("{:.3}", r.compress_gbps),
-                format!("{:.2}", r.compress_vs_scalar),
+                ratio(r.compress_vs_scalar),
+                ratio(r.compress_vs_memcpy),
                 format!("{:.3}", r.decompress_gbps),
-                format!("{:.2}", r.decompress_vs_scalar),
+                ratio(r.decompress_vs_scalar),
+                ratio(r.decompress_vs_memcpy),
                 if r.identical { "yes" } else { "NO" }.into(),
             ]
         })
@@ -415,7 +942,7 @@ pub fn table(rows: &[Row], threads: usize) -> String {
     let mut o = String::new();
     let line = |o: &mut String, c: &[String]| {
         for (k, s) in c.iter().enumerate() {
-            if k < 4 {
+            if k < 5 {
                 let _ = write!(o, "{s:<width$}  ", width = w[k]);
             } else {
                 let _ = write!(o, "{s:>width$}  ", width = w[k]);
@@ -429,11 +956,37 @@ pub fn table(rows: &[Row], threads: usize) -> String {
     for c in &cells {
         line(&mut o, c);
     }
+    if foot.e2e {
+        let _ = writeln!(
+            o,
+            "Timing: end-to-end (--e2e): the allocating API (compress_vec/decompress_vec, \
+             compress_stream/decompress_stream): every repetition gets a fresh output, page \
+             faults included."
+        );
+    } else {
+        let _ = writeln!(
+            o,
+            "Timing: warm, reused buffers (the *_into / *_stream_into variants; one output \
+             buffer per path reused by every repetition, as lzbench and pcodec's bench do); \
+             --e2e times the allocating API."
+        );
+    }
+    for (name, bytes, m) in &foot.copies {
+        let _ = writeln!(
+            o,
+            "M = warm single-thread memcpy of {bytes} bytes ({name}): {m:.2} GB/s, same run."
+        );
+    }
+    let f = |x: Option<f64>| x.map_or("?".into(), |v| format!("{v:.2}"));
     let _ = writeln!(
         o,
         "GB/s of uncompressed float data, best of repeated runs; (x) = speed over the scalar \
-         path in this run; parallel = {threads} threads; same = bytes and decoded values \
-         identical to the scalar path"
+         path in this run; /M = speed over M; parallel = {} threads; isa = {}; same = bytes \
+         and decoded values identical to the scalar path; load average (1 min) {} -> {}",
+        foot.threads,
+        foot.isa,
+        f(foot.load.0),
+        f(foot.load.1)
     );
     o
 }

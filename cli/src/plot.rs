@@ -15,10 +15,17 @@ fn esc(s: &str) -> String {
         .replace('>', "&gt;")
 }
 
-/// The SVG document for the scalar-path rows (quality does not depend on the path).
+/// The SVG document: one point per file, codec and setting (quality does not depend on the
+/// path, so the first row of each setting is used, whichever paths `--paths` kept).
 pub fn svg(rows: &[Row]) -> String {
     let mut series: Vec<(String, Vec<(f64, f64)>)> = Vec::new();
-    for r in rows.iter().filter(|r| r.path == "scalar") {
+    let mut seen: Vec<(&str, &str, &str)> = Vec::new();
+    for r in rows {
+        let id = (r.file.as_str(), r.codec, r.setting.as_str());
+        if seen.contains(&id) {
+            continue;
+        }
+        seen.push(id);
         if !r.psnr_db.is_finite() || !r.bits_per_value.is_finite() {
             continue;
         }
