@@ -19,6 +19,8 @@ fn main() -> Result<(), Box<dyn Error>> {
     println!("cargo:rerun-if-changed=../std-ext/src");
     println!("cargo:rerun-if-changed=../core/src");
     println!("cargo:rerun-if-env-changed=FZPACK_SKIP_HDF5_PLUGIN");
+    // The output lives outside OUT_DIR: rerun when it is gone (a missing file counts as changed).
+    println!("cargo:rerun-if-changed=fzpack/_plugins/libfzpack_hdf5.so");
     if env::var_os("FZPACK_SKIP_HDF5_PLUGIN").is_some_and(|v| !v.is_empty() && v != "0") {
         return Ok(());
     }

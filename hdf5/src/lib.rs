@@ -20,9 +20,20 @@
 //! | 7 | `set_local` | values per chunk (the product of the chunk dimensions) |
 //!
 //! `set_local` validates the user's values (so `create_dataset` fails on a bad bound, not the
-//! first write), records the dataset's element type and chunk size, stores 8 values in the
-//! file, and makes the filter mandatory (h5py adds filters as optional, and HDF5 stores a chunk
-//! unfiltered when an optional filter fails: a NaN would silently turn off compression). A reader rejects any other layout version.
+//! first write), records the dataset's element type and chunk size and stores 8 values in the
+//! file. A reader rejects any other layout version.
+//!
+//! # A chunk the codec cannot encode
+//!
+//! A chunk holding NaN or infinity, or one whose values the bound cannot be met on (a bound
+//! below the float precision), makes the encoder fail. The filter keeps the flag the caller
+//! gave: h5py adds every `compression=` filter as *optional*, and HDF5 then stores that one
+//! chunk unfiltered (its filter-mask bit set), so the values are kept exactly — the bound
+//! trivially holds — and every reader, with or without the plugin, gets them back. A caller
+//! who sets the filter *mandatory* (`H5Pset_filter(..., H5Z_FLAG_MANDATORY, ...)`) gets a
+//! failed write instead. (An earlier version forced mandatory; the HDF5 2.0 bundled in h5py
+//! 3.16 then crashed in `H5D__flush_all_cb` when the file was closed after such a failure,
+//! since the chunk cache runs the filter only at flush.)
 //!
 //! # Chunk format
 //!
@@ -77,7 +88,6 @@ type Htri = c_int;
 
 const H5Z_CLASS_T_VERS: c_int = 1;
 const H5Z_FLAG_REVERSE: c_uint = 0x0100;
-const H5Z_FLAG_OPTIONAL: c_uint = 0x0001;
 const H5PL_TYPE_FILTER: c_int = 0;
 const H5T_FLOAT: c_int = 1;
 const H5T_ORDER_LE: c_int = 0;
@@ -462,10 +472,6 @@ unsafe fn set_local_impl(dcpl: Hid, type_id: Hid) -> Result<(), String> {
         .ok_or("fzpack filter: chunk too large")?;
     cd[6] = dtype_code(dtype);
     cd[7] = elems;
-    // Mandatory, even where the caller asked for optional (h5py does for every `compression=`):
-    // an optional filter that fails (a NaN, a bound below the data's precision) would make
-    // HDF5 store the chunk uncompressed without a word; fzpack fails the write instead.
-    let flags = flags & !H5Z_FLAG_OPTIONAL;
     // SAFETY: `cd` holds CD_FULL initialized values.
     let st = unsafe { (api.pmodify_filter)(dcpl, FILTER_ID, flags, CD_FULL, cd.as_ptr()) };
     if st < 0 {

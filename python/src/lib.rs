@@ -147,7 +147,14 @@ fn header_dict<'py>(
     h: &fzpack::szp::Header,
 ) -> PyResult<Bound<'py, pyo3::types::PyDict>> {
     let d = pyo3::types::PyDict::new(py);
-    d.set_item("dtype", DType::from(h.dtype).name())?;
+    // numpy's names, so `numpy.dtype(h["dtype"])` works.
+    d.set_item(
+        "dtype",
+        match DType::from(h.dtype) {
+            DType::F32 => "float32",
+            DType::F64 => "float64",
+        },
+    )?;
     d.set_item("n", h.n)?;
     d.set_item(
         "mode",
@@ -274,6 +281,21 @@ fn write_fzm<'py>(
 fn read_fzm<'py>(py: Python<'py>, buf: PyReadonlyArray1<'py, u8>) -> PyResult<Bound<'py, PyAny>> {
     let b = bytes_of(&buf)?;
     let c = fzm::config(b).map_err(|e| err(fzpack::Error::from(e)))?;
+    // The exact-length rule of the CLI: the core's reader ignores bytes after the body, whose
+    // length the header records (offset 16, u64) after the fixed 592-byte header.
+    let recorded = b
+        .get(16..24)
+        .and_then(|s| <[u8; 8]>::try_from(s).ok())
+        .map(u64::from_le_bytes)
+        .and_then(|l| l.checked_add(fzm::FZM_HEADER_LEN as u64));
+    if let Some(want) = recorded
+        && b.len() as u64 > want
+    {
+        return Err(err(format!(
+            "corrupt archive: .fzm: {} bytes after the end of the archive ({want} bytes)",
+            b.len() as u64 - want
+        )));
+    }
     // The header's count is checked against the archive before allocating: one width byte per
     // block must be present, so at most `block_size` values are allocated per archive byte.
     let blocks = c.n.div_ceil(u64::from(c.block_size.max(1)));

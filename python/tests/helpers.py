@@ -1,0 +1,145 @@
+"""Shared helpers of the fzpack pytest suite (fields, tool checks, bound checks).
+
+Fields: the real ones in ``shared/data`` (``FZPACK_SHARED`` names the ``shared`` folder, or its
+``data`` folder; default ``../shared`` beside the repository root) when present, generated
+ones otherwise, so the suite passes on a checkout without ``shared``.
+
+Tools (h5py, h5dump, zarr, numcodecs): a test that needs a missing one is skipped with
+``skipped: <why>``; with ``FZPACK_REQUIRE_TOOLS=1`` (as ``scripts/python.sh`` sets in CI) it fails
+instead, as the C ABI tests do.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import fzpack
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def require(ok: bool, why: str) -> None:
+    """Skips (``skipped: why``) unless ``ok``; fails instead under ``FZPACK_REQUIRE_TOOLS``."""
+    if ok:
+        return
+    if os.environ.get("FZPACK_REQUIRE_TOOLS", "") not in ("", "0"):
+        pytest.fail(f"{why}, but FZPACK_REQUIRE_TOOLS is set")
+    pytest.skip(f"skipped: {why}")
+
+
+def require_module(name: str):
+    """Imports ``name`` or skips/fails through :func:`require`."""
+    try:
+        return __import__(name)
+    except ImportError as e:
+        require(False, f"python module {name} is not installed ({e})")
+
+
+def require_tool(name: str) -> str:
+    """The path of the program ``name`` or skip/fail through :func:`require`."""
+    path = shutil.which(name)
+    require(path is not None, f"{name} is not on PATH (Debian package hdf5-tools)")
+    return str(path)
+
+
+def data_dir() -> Path | None:
+    """The folder of the real fields, or None."""
+    env = os.environ.get("FZPACK_SHARED")
+    cands = [Path(env), Path(env) / "data"] if env else []
+    cands.append(REPO.parent / "shared" / "data")
+    for c in cands:
+        if c.is_dir() and any(c.glob("*.f32")):
+            return c
+    return None
+
+
+_NAME = re.compile(r"^(?P<stem>.+)_(?P<shape>\d+(?:x\d+)*)\.(?P<kind>f32|f64)$")
+
+
+def real_fields() -> list[tuple[str, np.ndarray]]:
+    d = data_dir()
+    if d is None:
+        return []
+    out = []
+    for p in sorted(d.iterdir()):
+        m = _NAME.match(p.name)
+        if not m:
+            continue
+        shape = tuple(int(s) for s in m["shape"].split("x"))
+        dt = np.dtype("<f4" if m["kind"] == "f32" else "<f8")
+        a = np.fromfile(p, dtype=dt)
+        if a.size != int(np.prod(shape)):
+            raise AssertionError(f"{p}: {a.size} values, the name says {shape}")
+        out.append((p.name, a.reshape(shape)))
+    return out
+
+
+def generated_fields() -> list[tuple[str, np.ndarray]]:
+    rng = np.random.default_rng(19)
+    y, x = np.mgrid[0:181, 0:360].astype(np.float64)
+    smooth = np.sin(x / 23.0) * np.cos(y / 17.0) * 40.0 + 0.01 * x * y
+    noisy = np.cumsum(rng.normal(size=200_000)) * 0.1
+    spiky = rng.standard_cauchy(50_000)
+    flat = np.zeros((64, 96))
+    flat[10:20, 30:50] = rng.normal(size=(10, 20))
+    return [
+        ("gen_smooth_181x360.f32", smooth.astype(np.float32)),
+        ("gen_smooth_181x360.f64", smooth),
+        ("gen_walk_200000.f32", noisy.astype(np.float32)),
+        ("gen_cauchy_50000.f64", spiky),
+        ("gen_flat_64x96.f32", flat.astype(np.float32)),
+    ]
+
+
+def fields() -> list[tuple[str, np.ndarray]]:
+    """Real fields when present (plus the generated f64 ones), else generated ones."""
+    real = real_fields()
+    if real:
+        return real + [f for f in generated_fields() if f[0].endswith(".f64")]
+    return generated_fields()
+
+
+ALL_FIELDS = fields()
+FINITE_FIELDS = [(n, a) for n, a in ALL_FIELDS if np.isfinite(a).all()]
+NONFINITE_FIELDS = [(n, a) for n, a in ALL_FIELDS if not np.isfinite(a).all()]
+
+
+def max_err(x: np.ndarray, y: np.ndarray) -> float:
+    """``max |x - y|`` computed in float64 (exact for float32 inputs)."""
+    x = np.asarray(x, dtype=np.float64).reshape(-1)
+    y = np.asarray(y, dtype=np.float64).reshape(-1)
+    assert x.shape == y.shape, (x.shape, y.shape)
+    return float(np.max(np.abs(x - y))) if x.size else 0.0
+
+
+def assert_bound(x: np.ndarray, y: np.ndarray, bound: float, what: str = "") -> None:
+    """Every element of ``y`` within ``bound`` of ``x`` (reports the worst index)."""
+    x = np.asarray(x, dtype=np.float64).reshape(-1)
+    y = np.asarray(y, dtype=np.float64).reshape(-1)
+    assert x.shape == y.shape, (what, x.shape, y.shape)
+    err = np.abs(x - y)
+    bad = np.flatnonzero(~(err <= bound))
+    assert bad.size == 0, (
+        f"{what}: {bad.size} values miss the bound {bound}; first at index {bad[0]}: "
+        f"x={x[bad[0]]!r} y={y[bad[0]]!r} err={err[bad[0]]!r}"
+    )
+
+
+def run_python(code: str, env: dict | None = None, timeout: int = 120) -> subprocess.CompletedProcess:
+    """Runs ``code`` in a fresh interpreter (this one's), outside the source tree."""
+    return subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=env,
+        cwd="/",
+    )

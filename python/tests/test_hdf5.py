@@ -1,0 +1,254 @@
+"""HDF5: h5py writes with fzpack.hdf5.SZp/PERNIX, h5dump (Debian's HDF5, another process with
+only HDF5_PLUGIN_PATH set) reads back, the bound holds on every element, corruption fails."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import fzpack
+import fzpack.hdf5
+from helpers import FINITE_FIELDS, assert_bound, require, require_module, require_tool, run_python
+
+
+@pytest.fixture
+def h5py():
+    return require_module("h5py")
+
+
+@pytest.fixture
+def h5dump():
+    return require_tool("h5dump")
+
+
+def plugin_env() -> dict:
+    """An environment with HDF5_PLUGIN_PATH and nothing else."""
+    return {"HDF5_PLUGIN_PATH": fzpack.hdf5.PLUGIN_PATH}
+
+
+def dump(h5dump: str, path: Path, dset: str, out: Path, *flags: str) -> subprocess.CompletedProcess:
+    """h5dump the dataset as raw little-endian binary into ``out``."""
+    return subprocess.run(
+        [h5dump, *flags, "-d", dset, "-b", "LE", "-o", str(out), str(path)],
+        capture_output=True, text=True, env=plugin_env(), timeout=120, cwd="/",
+    )
+
+
+def test_plugin_is_bundled():
+    lib = Path(fzpack.hdf5.PLUGIN_PATH) / "libfzpack_hdf5.so"
+    assert lib.is_file(), f"{lib} missing: the wheel was built without the HDF5 plugin"
+    # The plugin links no libhdf5 (it resolves HDF5 in the process that loads it).
+    assert b"libhdf5" not in subprocess.run(
+        ["ldd", str(lib)], capture_output=True, check=False
+    ).stdout
+
+
+def test_kwargs_mapping():
+    kw = fzpack.hdf5.SZp(eb=0.1 + 0.2, mode="noa", block_size=64)
+    assert set(kw) == {"compression", "compression_opts"}
+    assert kw["compression"] == fzpack.hdf5.FILTER_ID == 62025
+    opts = kw["compression_opts"]
+    assert opts[:4] == (1, 0, 2, 64)
+    eb = np.array([opts[4], opts[5]], dtype="<u4").view("<f8")[0]
+    assert eb == 0.1 + 0.2  # the bound's bits, exactly
+    assert dict(**fzpack.hdf5.PERNIX(12, 256)) == {
+        "compression": 62025, "compression_opts": (1, 1, 12, 256, 0, 0)}
+
+
+@pytest.mark.parametrize("eb", [0, -1, float("nan"), float("inf")])
+def test_bad_bound_kwargs(eb):
+    with pytest.raises(fzpack.Error, match="eb must be finite and > 0"):
+        fzpack.hdf5.SZp(eb)
+
+
+def test_bad_other_kwargs():
+    with pytest.raises(fzpack.Error, match="mode"):
+        fzpack.hdf5.SZp(1e-3, mode="x")
+    with pytest.raises(fzpack.Error, match="block_size"):
+        fzpack.hdf5.SZp(1e-3, block_size=0)
+    with pytest.raises(fzpack.Error, match="bits"):
+        fzpack.hdf5.PERNIX(25)
+    with pytest.raises(fzpack.Error, match="block_size"):
+        fzpack.hdf5.PERNIX(8, 65)
+
+
+CASES = [
+    # name, dtype, shape, chunks, filter kwargs, bound(x)
+    ("szp_abs_f32_2d", "f4", (90, 120), (32, 50), dict(eb=1e-3), lambda x: 1e-3),
+    ("szp_noa_f64_3d", "f8", (6, 40, 50), (3, 20, 25), dict(eb=1e-4, mode="noa"), None),
+    ("szp_abs_f64_1d", "f8", (10_000,), (3000,), dict(eb=1e-6, block_size=32), lambda x: 1e-6),
+]
+
+
+def make(shape, dtype):
+    n = int(np.prod(shape))
+    v = np.sin(np.arange(n) / 37.0) * 50 + np.cos(np.arange(n) / 5.0)
+    return v.reshape(shape).astype(dtype)
+
+
+def noa_bound_per_chunk(x, chunks, eb):
+    """NOA is relative to each chunk's range; the weakest chunk bound bounds all."""
+    worst = 0.0
+    for idx in np.ndindex(*[-(-s // c) for s, c in zip(x.shape, chunks)]):
+        sl = tuple(slice(i * c, (i + 1) * c) for i, c in zip(idx, chunks))
+        part = x[sl].astype(np.float64)
+        worst = max(worst, float(np.ptp(part)) * eb)
+    return worst
+
+
+@pytest.mark.parametrize("name,dtype,shape,chunks,kw,bound", CASES, ids=[c[0] for c in CASES])
+def test_h5py_write_h5dump_read(h5py, h5dump, tmp_path, name, dtype, shape, chunks, kw, bound):
+    x = make(shape, dtype)
+    path = tmp_path / f"{name}.h5"
+    with h5py.File(path, "w") as f:
+        d = f.create_dataset("v", data=x, chunks=chunks, **fzpack.hdf5.SZp(**kw))
+        fid, flags, cd, fname = d.id.get_create_plist().get_filter(0)
+        assert fid == 62025 and b"fzpack" in fname
+        assert len(cd) == 8 and cd[6] == (1 if dtype == "f4" else 2) and cd[7] == int(np.prod(chunks))
+        assert flags & 1 == 1  # h5py adds it optional: a chunk it cannot encode is kept raw
+    b = bound(x) if bound else noa_bound_per_chunk(x, chunks, kw["eb"])
+    with h5py.File(path, "r") as f:
+        y = f["v"][...]
+    assert y.dtype == np.dtype(dtype)
+    assert_bound(x, y, b, name + " h5py")
+    assert os.path.getsize(path) < x.nbytes  # it compressed
+    out = tmp_path / "dump.bin"
+    r = dump(h5dump, path, "/v", out)
+    assert r.returncode == 0, r.stdout + r.stderr
+    z = np.fromfile(out, dtype="<" + dtype).reshape(shape)
+    assert np.array_equal(z, y)  # same decoder, same values
+    assert_bound(x, z, b, name + " h5dump")
+
+
+@pytest.mark.parametrize("name,x", FINITE_FIELDS, ids=[n for n, _ in FINITE_FIELDS])
+def test_real_fields_through_h5dump(h5py, h5dump, tmp_path, name, x):
+    eb = 1e-3 * float(np.ptp(x.astype(np.float64))) or 1e-3
+    chunks = tuple(max(1, s // 2) if i == 0 else s for i, s in enumerate(x.shape))
+    path = tmp_path / "f.h5"
+    with h5py.File(path, "w") as f:
+        f.create_dataset("v", data=x, chunks=chunks, **fzpack.hdf5.SZp(eb))
+    out = tmp_path / "dump.bin"
+    r = dump(h5dump, path, "/v", out)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert_bound(x, np.fromfile(out, dtype=x.dtype.newbyteorder("<")), eb, name)
+
+
+def test_pernix_through_h5dump(h5py, h5dump, tmp_path):
+    x = make((200, 300), "f4")
+    path = tmp_path / "p.h5"
+    with h5py.File(path, "w") as f:
+        f.create_dataset("p", data=x, chunks=(50, 300), **fzpack.hdf5.PERNIX(16, 128))
+    out = tmp_path / "dump.bin"
+    r = dump(h5dump, path, "/p", out)
+    assert r.returncode == 0, r.stdout + r.stderr
+    z = np.fromfile(out, dtype="<f4")
+    # Each chunk is its own stream: check each against its own block bounds.
+    for c in range(4):
+        xc = x[c * 50:(c + 1) * 50].reshape(-1)
+        bounds, per = fzpack.pernix_block_bounds(fzpack.pernix_compress(xc, 16, 128))
+        assert_bound(xc, z[c * 15000:(c + 1) * 15000], np.repeat(bounds, per)[: xc.size], "pernix")
+
+
+def test_h5py_in_fresh_process_with_only_the_plugin_path(h5py, tmp_path):
+    # h5py's own bundled libhdf5 loads the plugin from HDF5_PLUGIN_PATH without fzpack imported.
+    x = make((64, 64), "f4")
+    path = tmp_path / "g.h5"
+    with h5py.File(path, "w") as f:
+        f.create_dataset("v", data=x, chunks=(32, 32), **fzpack.hdf5.SZp(1e-3))
+    out = tmp_path / "g.npy"
+    env = dict(plugin_env(), PATH=os.environ.get("PATH", ""))
+    r = run_python(
+        "import sys, h5py, numpy as np\n"
+        f"np.save({str(out)!r}, h5py.File({str(path)!r}, 'r')['v'][...])\n"
+        "assert 'fzpack' not in sys.modules\n",
+        env=env,
+    )
+    assert r.returncode == 0, r.stderr
+    assert_bound(x, np.load(out), 1e-3, "fresh h5py")
+
+
+def chunk_extent(h5py, path, dset):
+    with h5py.File(path, "r") as f:
+        info = f[dset].id.get_chunk_info(0)
+        return info.byte_offset, info.size
+
+
+@pytest.mark.parametrize("where", ["middle", "last", "first"])
+def test_corrupt_chunk_fails_the_read(h5py, h5dump, tmp_path, where):
+    x = make((100, 100), "f4")
+    path = tmp_path / "c.h5"
+    with h5py.File(path, "w") as f:
+        f.create_dataset("v", data=x, chunks=(50, 50), **fzpack.hdf5.SZp(1e-3))
+    off, size = chunk_extent(h5py, path, "v")
+    pos = off + {"first": 0, "middle": size // 2, "last": size - 1}[where]
+    raw = bytearray(path.read_bytes())
+    raw[pos] ^= 0x04
+    path.write_bytes(bytes(raw))
+    with h5py.File(path, "r") as f:
+        with pytest.raises(OSError):
+            f["v"][...]
+        # The other chunks still read.
+        assert_bound(x[50:, 50:], f["v"][50:, 50:], 1e-3, "intact chunk")
+    r = dump(h5dump, path, "/v", tmp_path / "d.bin", "--enable-error-stack")
+    assert r.returncode != 0, "h5dump read a corrupt chunk without failing"
+    # The plugin's own message is on HDF5's error stack.
+    assert "fzpack filter: chunk CRC-32 mismatch (corrupt chunk)" in r.stderr, r.stderr
+
+
+def test_chunk_the_codec_cannot_encode_is_stored_exactly(h5py, h5dump, tmp_path):
+    # h5py adds the filter as optional: HDF5 stores a chunk whose encoding fails (NaN here,
+    # a bound below float precision in the third chunk) unfiltered, so its values are exact.
+    x = make((150,), "f4") + 1000
+    x[17] = np.nan
+    x[18] = np.inf
+    path = tmp_path / "n.h5"
+    with h5py.File(path, "w") as f:
+        f.create_dataset("v", data=x, chunks=(50,), **fzpack.hdf5.SZp(1e-3))
+        f.create_dataset("w", data=x[50:], chunks=(50,), **fzpack.hdf5.SZp(1e-9))
+    with h5py.File(path, "r") as f:
+        d = f["v"]
+        masks = [d.id.get_chunk_info(i).filter_mask for i in range(3)]
+        assert masks == [1, 0, 0]  # the first chunk skipped the filter, the others used it
+        y = d[...]
+        assert np.array_equal(y[:50], x[:50], equal_nan=True)
+        assert_bound(x[50:], y[50:], 1e-3, "filtered chunks")
+        assert np.array_equal(f["w"][...], x[50:])  # bound below precision: stored raw
+    out = tmp_path / "d.bin"
+    r = dump(h5dump, path, "/v", out)
+    assert r.returncode == 0, r.stdout + r.stderr
+    z = np.fromfile(out, dtype="<f4")
+    assert np.array_equal(z[:50], x[:50], equal_nan=True)
+    assert_bound(x[50:], z[50:], 1e-3, "h5dump filtered chunks")
+
+
+def test_set_local_refuses_bad_datasets(h5py, tmp_path):
+    with h5py.File(tmp_path / "i.h5", "w") as f:
+        with pytest.raises((OSError, ValueError), match="float32 or float64 only"):
+            f.create_dataset("i", data=np.arange(100, dtype="i4"), chunks=(50,),
+                             **fzpack.hdf5.SZp(1e-3))
+        with pytest.raises((OSError, ValueError), match="little-endian"):
+            f.create_dataset("be", data=np.arange(100, dtype=">f4"), chunks=(50,),
+                             **fzpack.hdf5.SZp(1e-3))
+        with pytest.raises((OSError, ValueError), match="error bound must be finite and > 0, got 0"):
+            f.create_dataset("bad", shape=(100,), dtype="f4", chunks=(50,),
+                             compression=62025, compression_opts=(1, 0, 0, 128, 0, 0))
+
+
+def test_unknown_cd_version_is_refused(h5py, tmp_path):
+    with h5py.File(tmp_path / "v.h5", "w") as f:
+        with pytest.raises((OSError, ValueError), match="layout version 2"):
+            f.create_dataset("v", shape=(100,), dtype="f4", chunks=(50,),
+                             compression=62025, compression_opts=(2, 0, 0, 128, 0, 0))
+
+
+def test_require_tools_semantics(monkeypatch):
+    monkeypatch.setenv("FZPACK_REQUIRE_TOOLS", "1")
+    with pytest.raises(pytest.fail.Exception, match="FZPACK_REQUIRE_TOOLS"):
+        require(False, "a tool is missing")
+    monkeypatch.setenv("FZPACK_REQUIRE_TOOLS", "")
+    with pytest.raises(pytest.skip.Exception, match="^skipped: a tool is missing$"):
+        require(False, "a tool is missing")

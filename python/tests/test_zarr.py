@@ -1,0 +1,135 @@
+"""Zarr v3: fzpack.zarr.SZp as the array-to-bytes codec, reopened from metadata alone."""
+
+from __future__ import annotations
+
+import json
+from importlib.metadata import entry_points
+
+import numpy as np
+import pytest
+
+import fzpack
+from helpers import FINITE_FIELDS, assert_bound, require, require_module, run_python
+
+
+@pytest.fixture
+def zarr():
+    z = require_module("zarr")
+    major = int(z.__version__.split(".")[0])
+    require(major >= 3, f"zarr {z.__version__} is installed, the codec needs zarr >= 3")
+    return z
+
+
+@pytest.fixture
+def fz_zarr(zarr):
+    import fzpack.zarr as m
+
+    return m
+
+
+def test_entry_point_is_registered():
+    eps = {e.name: e.value for e in entry_points(group="zarr.codecs")}
+    assert eps.get("fzpack_szp") == "fzpack.zarr:SZp"
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("mode", ["abs", "noa"])
+def test_create_write_reopen_in_fresh_process(zarr, fz_zarr, tmp_path, small_field, dtype, mode):
+    x = small_field.astype(dtype)
+    path = tmp_path / "a.zarr"
+    eb = 1e-3
+    z = zarr.create_array(
+        store=str(path),
+        shape=x.shape,
+        chunks=(32, 50),  # edge chunks are partial
+        dtype=dtype,
+        serializer=fz_zarr.SZp(eb=eb, mode=mode),
+        compressors=None,
+    )
+    z[:] = x
+    # In this process
+    y = zarr.open_array(str(path))[:]
+    assert y.dtype == np.dtype(dtype) and y.shape == x.shape
+    bound = eb if mode == "abs" else eb * float(np.ptp(x.astype(np.float64)))
+    assert_bound(x, y, bound, f"zarr {dtype} {mode}")
+    # The metadata names the codec and its configuration.
+    meta = json.loads((path / "zarr.json").read_text())
+    codecs = meta["codecs"]
+    assert codecs[0] == {
+        "name": "fzpack_szp",
+        "configuration": {"eb": eb, "mode": mode, "block_size": 128},
+    }
+    # In a fresh process that never imports fzpack itself: zarr finds the codec by name.
+    out = tmp_path / "back.npy"
+    r = run_python(
+        "import sys, numpy as np, zarr\n"
+        f"z = zarr.open_array({str(path)!r}, mode='r')\n"
+        f"np.save({str(out)!r}, z[:])\n"
+        "print(type(z.metadata.codecs[0]).__module__)\n"
+    )
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == "fzpack.zarr"
+    back = np.load(out)
+    assert back.dtype == np.dtype(dtype)
+    assert np.array_equal(back, y)
+    assert_bound(x, back, bound, "fresh process")
+
+
+@pytest.mark.parametrize("name,x", FINITE_FIELDS[:3], ids=[n for n, _ in FINITE_FIELDS[:3]])
+def test_real_fields_with_default_compressor(zarr, fz_zarr, tmp_path, name, x):
+    # SZp serializer followed by zarr's default bytes-to-bytes compressor (zstd).
+    eb = 1e-3 * float(np.ptp(x.astype(np.float64))) or 1e-3
+    chunks = tuple(max(1, s // 2) for s in x.shape)
+    z = zarr.create_array(
+        store=str(tmp_path / "f.zarr"), shape=x.shape, chunks=chunks, dtype=x.dtype,
+        serializer=fz_zarr.SZp(eb),
+    )
+    z[:] = x
+    y = zarr.open_array(str(tmp_path / "f.zarr"))[:]
+    assert_bound(x, y, eb, name)
+
+
+def test_to_dict_from_dict_round_trip(fz_zarr):
+    c = fz_zarr.SZp(eb=0.1 + 0.2, mode="NOA", block_size=64)
+    d = json.loads(json.dumps(c.to_dict()))
+    assert d == {"name": "fzpack_szp", "configuration": {"eb": 0.1 + 0.2, "mode": "noa", "block_size": 64}}
+    assert fz_zarr.SZp.from_dict(d) == c
+
+
+@pytest.mark.parametrize("eb", [0, -1, float("nan"), float("inf")])
+def test_bad_bound(fz_zarr, eb):
+    with pytest.raises(fzpack.Error, match="eb must be finite and > 0"):
+        fz_zarr.SZp(eb)
+
+
+def test_rejects_non_float_arrays(zarr, fz_zarr, tmp_path):
+    with pytest.raises(fzpack.Error, match="float32 or float64"):
+        zarr.create_array(
+            store=str(tmp_path / "i.zarr"), shape=(10,), chunks=(5,), dtype="int32",
+            serializer=fz_zarr.SZp(1e-3),
+        )
+
+
+def test_nan_fails_the_write(zarr, fz_zarr, tmp_path):
+    z = zarr.create_array(
+        store=str(tmp_path / "n.zarr"), shape=(100,), chunks=(50,), dtype="float32",
+        serializer=fz_zarr.SZp(1e-3), compressors=None,
+    )
+    x = np.zeros(100, dtype=np.float32)
+    x[60] = np.nan
+    with pytest.raises(fzpack.Error, match="at index 10$"):  # index within its chunk
+        z[:] = x
+
+
+def test_corrupt_chunk_fails_the_read(zarr, fz_zarr, tmp_path, small_field):
+    path = tmp_path / "c.zarr"
+    z = zarr.create_array(
+        store=str(path), shape=small_field.shape, chunks=(45, 60), dtype="float32",
+        serializer=fz_zarr.SZp(1e-3), compressors=None,
+    )
+    z[:] = small_field
+    chunk = path / "c" / "0" / "0"
+    data = chunk.read_bytes()
+    chunk.write_bytes(data[: len(data) // 2])  # truncated chunk
+    with pytest.raises(fzpack.Error):
+        zarr.open_array(str(path))[:]
