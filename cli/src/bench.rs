@@ -60,8 +60,9 @@ pub struct BenchArgs {
     threads: Option<usize>,
     /// Narrow the detected CPU features to this ISA: the simd and parallel rows run what a CPU
     /// with only it would get (scalar = no SIMD kernels). An ISA this CPU lacks is an error.
-    #[arg(long, value_enum)]
-    isa: Option<IsaArg>,
+    /// Several (`--isa avx512,avx2`) are measured side by side, setting by setting.
+    #[arg(long, value_enum, value_delimiter = ',')]
+    isa: Vec<IsaArg>,
     /// Time the allocating API (compress_vec, decompress_stream, ...: a fresh output per
     /// repetition, page faults included) instead of warm reused buffers.
     #[arg(long)]
@@ -526,7 +527,7 @@ fn load1() -> Option<f64> {
 
 struct Run<'a> {
     eng: &'a Engines,
-    k: &'a Kernels,
+    ks: &'a [Kernels],
     paths: &'a [PathKind],
     min_time: f64,
     e2e: bool,
@@ -547,7 +548,17 @@ pub fn run(args: BenchArgs) -> Result<(), Fail> {
         return Err(Fail::new(Kind::Usage, "--min-time must be >= 0"));
     }
     let eng = Engines::new(args.threads)?;
-    let kernels = Kernels::new(args.isa, &eng)?;
+    let kernels: Vec<Kernels> = if args.isa.is_empty() {
+        vec![Kernels::new(None, &eng)?]
+    } else {
+        let mut ks = Vec::new();
+        for (i, isa) in args.isa.iter().enumerate() {
+            if !args.isa[..i].contains(isa) {
+                ks.push(Kernels::new(Some(*isa), &eng)?);
+            }
+        }
+        ks
+    };
     let settings = settings(&args)?;
     let datasets = load(&args)?;
     if args.codec == Some(CodecArg::Szp) && !crate::szpcli::available() {
@@ -581,7 +592,7 @@ pub fn run(args: BenchArgs) -> Result<(), Fail> {
         let before = memcpy_gbps(ds.values.bytes(), args.min_time);
         let mut r = Run {
             eng: &eng,
-            k: &kernels,
+            ks: &kernels,
             paths: &paths,
             min_time: args.min_time,
             e2e: args.e2e,
@@ -611,7 +622,7 @@ pub fn run(args: BenchArgs) -> Result<(), Fail> {
     let foot = Footer {
         threads: eng.par.threads(),
         e2e: args.e2e,
-        isa: kernels.isa,
+        isa: kernels.iter().map(|k| k.isa).collect::<Vec<_>>().join(", "),
         copies,
         load: (load_start, load1()),
     };
@@ -650,11 +661,12 @@ fn time_szp<T: Wrap>(
     values: &[T],
     cfg: &Config,
     path: PathKind,
+    k: &Kernels,
     r: &Run,
     reference: &[u8],
     ref_bits: &[u8],
 ) -> Result<Timed, Fail> {
-    let p = r.k.szp_path(path);
+    let p = k.szp_path(path);
     let par = &r.eng.par;
     let e = |e| lib(file, e);
     let (tc, td, arch, dec): (f64, f64, Vec<u8>, Vec<T>) = if r.e2e {
@@ -707,11 +719,12 @@ fn time_pernix<T: Wrap>(
     bits: BitWidth,
     block: BlockSize,
     path: PathKind,
+    k: &Kernels,
     r: &Run,
     reference: &[u8],
     ref_bits: &[u8],
 ) -> Result<Timed, Fail> {
-    let d = r.k.pernix(path);
+    let d = k.pernix(path);
     let e = |e| lib(file, e);
     let (tc, td, tn, arch, dec) = if r.e2e {
         let (tc, arch) = best_time(r.min_time, false, || {
@@ -776,69 +789,76 @@ fn bench_one<T: Wrap>(
     let (worst, _) = codec::worst_ratio(values, &dec, &bound);
     drop(dec);
     let first = rows.len();
-    for &path in r.paths {
-        let t = match *s {
-            Setting::Szp { mode, eb, block } => {
-                let cfg = szp_config(mode, eb, block);
-                time_szp(file, values, &cfg, path, r, &reference, &ref_bits)?
+    for (i, k) in r.ks.iter().enumerate() {
+        for &path in r.paths {
+            if path == PathKind::Scalar && i > 0 {
+                continue; // the scalar path does not depend on --isa: measured once
             }
-            Setting::Pernix { bits, block } => {
-                time_pernix(file, values, bits, block, path, r, &reference, &ref_bits)?
-            }
-        };
-        let (kernel, threads) = match (path, s) {
-            (PathKind::Scalar, _) => ("scalar", 1),
-            (_, Setting::Szp { .. }) => (r.k.szp.name(), 1),
-            (_, Setting::Pernix { .. }) => (backend_name(r.k.pernix(path).kernel_backend()), 1),
-        };
-        let threads = if path == PathKind::Parallel {
-            r.eng.par.threads()
-        } else {
-            threads
-        };
-        rows.push(Row {
-            file: file.to_string(),
-            codec: s.codec(),
-            path: path.name(),
-            setting: s.label(),
-            ratio: raw / reference.len() as f64,
-            bits_per_value: reference.len() as f64 * 8.0 / values.len().max(1) as f64,
-            max_abs_err: q.max_abs_err,
-            bound: bound.max(),
-            err_over_bound: worst,
-            psnr_db: q.psnr_db,
-            compress_gbps: raw / t.tc / 1e9,
-            decompress_gbps: raw / t.td / 1e9,
-            compress_vs_scalar: f64::NAN,
-            decompress_vs_scalar: f64::NAN,
-            identical: t.same,
-            kernel,
-            isa: r.k.isa,
-            threads,
-            timing: if r.e2e { "e2e" } else { "warm" },
-            values: values.len(),
-            raw_bytes,
-            memcpy_gbps: r.memcpy,
-            compress_vs_memcpy: f64::NAN,
-            decompress_vs_memcpy: f64::NAN,
-            compress_vs_simd: f64::NAN,
-            decompress_vs_simd: f64::NAN,
-            decompress_noverify_gbps: t.td_noverify.map(|tn| raw / tn / 1e9),
-            load1: load1(),
-        });
+            let t = match *s {
+                Setting::Szp { mode, eb, block } => {
+                    let cfg = szp_config(mode, eb, block);
+                    time_szp(file, values, &cfg, path, k, r, &reference, &ref_bits)?
+                }
+                Setting::Pernix { bits, block } => {
+                    time_pernix(file, values, bits, block, path, k, r, &reference, &ref_bits)?
+                }
+            };
+            let kernel = match (path, s) {
+                (PathKind::Scalar, _) => "scalar",
+                (_, Setting::Szp { .. }) => k.szp.name(),
+                (_, Setting::Pernix { .. }) => backend_name(k.pernix(path).kernel_backend()),
+            };
+            rows.push(Row {
+                file: file.to_string(),
+                codec: s.codec(),
+                path: path.name(),
+                setting: s.label(),
+                ratio: raw / reference.len() as f64,
+                bits_per_value: reference.len() as f64 * 8.0 / values.len().max(1) as f64,
+                max_abs_err: q.max_abs_err,
+                bound: bound.max(),
+                err_over_bound: worst,
+                psnr_db: q.psnr_db,
+                compress_gbps: raw / t.tc / 1e9,
+                decompress_gbps: raw / t.td / 1e9,
+                compress_vs_scalar: f64::NAN,
+                decompress_vs_scalar: f64::NAN,
+                identical: t.same,
+                kernel,
+                isa: k.isa,
+                threads: if path == PathKind::Parallel {
+                    r.eng.par.threads()
+                } else {
+                    1
+                },
+                timing: if r.e2e { "e2e" } else { "warm" },
+                values: values.len(),
+                raw_bytes,
+                memcpy_gbps: r.memcpy,
+                compress_vs_memcpy: f64::NAN,
+                decompress_vs_memcpy: f64::NAN,
+                compress_vs_simd: f64::NAN,
+                decompress_vs_simd: f64::NAN,
+                decompress_noverify_gbps: t.td_noverify.map(|tn| raw / tn / 1e9),
+                load1: load1(),
+            });
+        }
     }
     let group = &mut rows[first..];
-    let speeds = |group: &[Row], p: PathKind| {
+    let speeds = |group: &[Row], p: PathKind, isa: Option<&str>| {
         group
             .iter()
-            .find(|x| x.path == p.name())
+            .find(|x| x.path == p.name() && isa.is_none_or(|i| x.isa == i))
             .map_or((f64::NAN, f64::NAN), |x| {
                 (x.compress_gbps, x.decompress_gbps)
             })
     };
-    let (c0, d0) = speeds(group, PathKind::Scalar);
-    let (c1, d1) = speeds(group, PathKind::Simd);
-    for x in group {
+    let (c0, d0) = speeds(group, PathKind::Scalar, None);
+    let simd: Vec<(f64, f64)> = group
+        .iter()
+        .map(|x| speeds(group, PathKind::Simd, Some(x.isa)))
+        .collect();
+    for (x, (c1, d1)) in group.iter_mut().zip(simd) {
         x.compress_vs_scalar = x.compress_gbps / c0;
         x.decompress_vs_scalar = x.decompress_gbps / d0;
         x.compress_vs_simd = x.compress_gbps / c1;
@@ -868,7 +888,7 @@ pub fn to_json(rows: &[Row]) -> Result<String, Fail> {
 pub struct Footer {
     threads: usize,
     e2e: bool,
-    isa: &'static str,
+    isa: String,
     /// (dataset, bytes, memcpy GB/s) per dataset.
     copies: Vec<(String, usize, f64)>,
     load: (Option<f64>, Option<f64>),

@@ -257,12 +257,33 @@ fn isa_narrowing_selects_that_kernel() {
         println!("skipped: this CPU has no {isa} to narrow to");
         return;
     }
-    let rows = rows(&["--random-walk", "4Ki", "--isa", isa, "--bits", "8,16"]);
-    for r in &rows {
+    let one = rows(&["--random-walk", "4Ki", "--isa", isa, "--bits", "8,16"]);
+    for r in &one {
         assert_eq!(r["isa"], isa, "{r}");
         let want = if r["path"] == "scalar" { "scalar" } else { isa };
         assert_eq!(r["kernel"], want, "{r}");
         assert_eq!(r["identical_to_scalar"], true, "{r}");
+    }
+    // two ISAs side by side: the scalar path once, simd and parallel per ISA
+    let both = format!("scalar,{isa}");
+    let rows = rows(&["--random-walk", "4Ki", "--isa", &both, "--bits", "8"]);
+    let count = |path: &str, isa: &str| {
+        rows.iter()
+            .filter(|r| r["path"] == path && r["isa"] == isa && r["codec"] == "pernix")
+            .count()
+    };
+    assert_eq!(count("scalar", "scalar"), 1, "{rows:?}");
+    assert_eq!(count("scalar", isa), 0, "{rows:?}");
+    for path in ["simd", "parallel"] {
+        assert_eq!(count(path, "scalar"), 1, "{rows:?}");
+        assert_eq!(count(path, isa), 1, "{rows:?}");
+    }
+    for r in rows.iter().filter(|r| r["path"] == "simd") {
+        assert_eq!(
+            num(r, "compress_vs_simd"),
+            1.0,
+            "each ISA's simd row is its own base: {r}"
+        );
     }
 }
 
