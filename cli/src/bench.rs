@@ -656,6 +656,7 @@ struct Timed {
     same: bool,
 }
 
+#[allow(clippy::too_many_arguments)]
 fn time_szp<T: Wrap>(
     file: &str,
     values: &[T],
