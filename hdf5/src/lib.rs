@@ -252,7 +252,7 @@ fn encode_typed<T: Element>(p: Params, bytes: &[u8]) -> Result<Vec<u8>, String> 
 
 /// Compresses one chunk (`bytes`, little-endian values of `dtype`) into the chunk format.
 pub fn encode_chunk(p: Params, dtype: DType, bytes: &[u8]) -> Result<Vec<u8>, String> {
-    if bytes.len() % dtype.size() != 0 {
+    if !bytes.len().is_multiple_of(dtype.size()) {
         return Err(format!(
             "fzpack filter: chunk of {} bytes is not a whole number of {dtype} values",
             bytes.len()
@@ -615,11 +615,6 @@ fn api() -> Option<&'static Api> {
     static API: OnceLock<Option<Api>> = OnceLock::new();
     API.get_or_init(resolve).as_ref()
 }
-
-// SAFETY (for the statics): the Api holds plain function pointers and ids, valid on any thread.
-unsafe impl Send for Api {}
-// SAFETY: as above; nothing in Api is mutated after initialization.
-unsafe impl Sync for Api {}
 
 /// Pushes `msg` on HDF5's error stack (so h5py and h5dump show it), else prints it to stderr.
 fn report(msg: &str) {
