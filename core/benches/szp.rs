@@ -3,13 +3,18 @@
 //! (`proj_egm96_geoid_721x1440.f32`, `de421_moon_cheb_27408x3x13.f64`), a generated smooth
 //! field plus noise otherwise. Throughput is GB/s of float data (input for compress, output for
 //! decompress). Run: `cargo bench -p fzpack-core --bench szp`.
+//!
+//! `FZPACK_SZP_QUICK=1 cargo bench -p fzpack-core --bench szp` instead runs a short
+//! side-by-side table for loaded machines: the paths (and a `memcpy` of the same bytes) take
+//! turns, one call each per round, and each cell is the best of the rounds (default 40,
+//! `FZPACK_SZP_ROUNDS`); ratios between cells of one run are the figures to read.
 
 #![allow(missing_docs)] // criterion_group! generates undocumented public functions
 
 use std::hint::black_box;
 use std::time::Duration;
 
-use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use criterion::{Criterion, Throughput, criterion_group};
 use fzpack_core::szp::{self, Config, Path, SzpFloat};
 
 fn generated(n: usize) -> Vec<f64> {
@@ -89,4 +94,106 @@ fn benches(c: &mut Criterion) {
 }
 
 criterion_group!(szp_benches, benches);
-criterion_main!(szp_benches);
+
+/// Best-of-rounds seconds of `f`, for each closure, taking turns.
+fn best_of(rounds: usize, fs: &mut [&mut dyn FnMut()]) -> Vec<f64> {
+    let mut best = vec![f64::INFINITY; fs.len()];
+    for _ in 0..rounds {
+        for (b, f) in best.iter_mut().zip(fs.iter_mut()) {
+            let t = std::time::Instant::now();
+            f();
+            *b = b.min(t.elapsed().as_secs_f64());
+        }
+    }
+    best
+}
+
+fn quick_type<T: SzpFloat>(label: &str, data: &[T], sizes: &[u32], rounds: usize) {
+    let bytes = std::mem::size_of_val(data) as f64;
+    let paths: Vec<Path> = Path::ALL
+        .into_iter()
+        .filter(|p| p.is_available() && *p != Path::Portable)
+        .collect();
+    for &bs in sizes {
+        for eb in [1e-2, 1e-3, 1e-4] {
+            let cfg = Config::noa(eb).with_block_size(bs);
+            let cap = szp::max_compressed_len(data.len(), bs, T::DTYPE).unwrap();
+            let mut archive = vec![0u8; cap];
+            let len = szp::scalar::compress(data, &cfg, &mut archive).unwrap();
+            archive.truncate(len);
+            let mut outs: Vec<Vec<u8>> = paths.iter().map(|_| vec![0u8; cap]).collect();
+            let mut backs: Vec<Vec<T>> = paths
+                .iter()
+                .map(|_| vec![T::default(); data.len()])
+                .collect();
+            let src: Vec<u8> = vec![1u8; bytes as usize];
+            let mut dst = vec![0u8; bytes as usize];
+            let mut fs: Vec<Box<dyn FnMut()>> = Vec::new();
+            for (p, o) in paths.iter().zip(outs.iter_mut()) {
+                let p = *p;
+                fs.push(Box::new(move || {
+                    szp::compress_with(p, black_box(data), &cfg, o).unwrap();
+                }));
+            }
+            for (p, b) in paths.iter().zip(backs.iter_mut()) {
+                let (p, a) = (*p, &archive);
+                fs.push(Box::new(move || {
+                    szp::decompress_with(p, black_box(a), b).unwrap();
+                }));
+            }
+            fs.push(Box::new(|| dst.copy_from_slice(black_box(&src))));
+            let mut refs: Vec<&mut dyn FnMut()> = fs.iter_mut().map(|f| &mut **f as _).collect();
+            let t = best_of(rounds, &mut refs);
+            let gbs = |s: f64| bytes / s / 1e9;
+            let np = paths.len();
+            let m = gbs(t[2 * np]);
+            print!("| {label} bs {bs} noa {eb:e} | {:.2} |", bytes / len as f64);
+            for (i, p) in paths.iter().enumerate() {
+                print!(
+                    " {} {:.2} / {:.2} ({:.2} / {:.2} M) |",
+                    p.name(),
+                    gbs(t[i]),
+                    gbs(t[np + i]),
+                    gbs(t[i]) / m,
+                    gbs(t[np + i]) / m
+                );
+            }
+            let ix = |n: &str| paths.iter().position(|p| p.name() == n);
+            if let (Some(a), Some(v)) = (ix("avx2"), ix("avx512")) {
+                print!(
+                    " avx2/avx512 {:.2} / {:.2} |",
+                    t[v] / t[a],
+                    t[np + v] / t[np + a]
+                );
+            }
+            println!(" memcpy {m:.2} GB/s |");
+        }
+    }
+}
+
+fn quick() {
+    let rounds = std::env::var("FZPACK_SZP_ROUNDS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(40);
+    println!("| case | ratio | path c / d GB/s (c / d as × memcpy) | … |");
+    let (_, d32) = load::<f32>("proj_egm96_geoid_721x1440.f32", 4, |b| {
+        f32::from_le_bytes([b[0], b[1], b[2], b[3]])
+    });
+    quick_type("f32", &d32, &[32, 128, 1024], rounds);
+    let (_, d64) = load::<f64>("de421_moon_cheb_27408x3x13.f64", 8, |b| {
+        let mut a = [0u8; 8];
+        a.copy_from_slice(b);
+        f64::from_le_bytes(a)
+    });
+    quick_type("f64", &d64, &[128], rounds);
+}
+
+fn main() {
+    if std::env::var_os("FZPACK_SZP_QUICK").is_some() {
+        quick();
+        return;
+    }
+    szp_benches();
+    Criterion::default().configure_from_args().final_summary();
+}

@@ -35,7 +35,7 @@ static LANE_MASKS: [[i32; 8]; 9] = {
 
 #[inline]
 #[target_feature(enable = "avx2")]
-fn lane_mask(r: usize) -> __m256i {
+pub(super) fn lane_mask(r: usize) -> __m256i {
     let m = LANE_MASKS.get(r).copied().unwrap_or([0; 8]);
     // SAFETY: `m` is a local array of 8 i32 (32 bytes); unaligned load.
     unsafe { _mm256_loadu_si256(m.as_ptr().cast()) }
@@ -54,7 +54,7 @@ struct Quant<V> {
 /// second already shifted for its byte position `⌊4N/8⌋`. Returns (low half, high half).
 #[inline]
 #[target_feature(enable = "avx2")]
-fn assemble<const N: usize>(codes: __m256i) -> (u128, u128) {
+pub(super) fn assemble<const N: usize>(codes: __m256i) -> (u128, u128) {
     let odd = _mm256_sll_epi64(_mm256_srli_epi64::<32>(codes), _mm_cvtsi32_si128(N as i32));
     let lo32 = _mm256_set1_epi64x(0xFFFF_FFFF);
     let w = _mm256_or_si256(_mm256_and_si256(codes, lo32), odd);
@@ -181,7 +181,12 @@ fn compress_n_f64<const N: usize>(bs: usize, input: &[f64], inv: f64, output: &m
 /// Writes a group assembled by [`assemble`] at byte `at` of `out`: `bytes` bytes of it are
 /// meaningful; more (zeros) may be written after them when `out` has room.
 #[inline(always)]
-fn put_group<const N: usize>(out: &mut [u8], at: usize, bytes: usize, (low, high): (u128, u128)) {
+pub(super) fn put_group<const N: usize>(
+    out: &mut [u8],
+    at: usize,
+    bytes: usize,
+    (low, high): (u128, u128),
+) {
     let byte = 4 * N / 8;
     if let Some(dst) = out.get_mut(at..at + byte + 16) {
         // Low half (its shared last byte is rewritten by the high half, which carries it).
@@ -355,7 +360,7 @@ fn decompress_blocks<T>(
 /// The CPU must support AVX2; 16 bytes at `p` and at `p + h` must be readable.
 #[inline]
 #[target_feature(enable = "avx2")]
-unsafe fn unpack_at<const SIGNED: bool>(
+pub(super) unsafe fn unpack_at<const SIGNED: bool>(
     p: *const u8,
     h: usize,
     shuf: __m256i,
@@ -376,7 +381,7 @@ unsafe fn unpack_at<const SIGNED: bool>(
 /// The CPU must support AVX2.
 #[inline]
 #[target_feature(enable = "avx2")]
-unsafe fn setup(t: &Y256, n: usize) -> (__m256i, __m256i, __m128i) {
+pub(super) unsafe fn setup(t: &Y256, n: usize) -> (__m256i, __m256i, __m128i) {
     // SAFETY: the tables are plain arrays of 32 bytes; unaligned loads.
     unsafe {
         (

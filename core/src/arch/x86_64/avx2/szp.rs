@@ -1,28 +1,640 @@
-//! SZp on AVX2: the portable block kernels ([`crate::arch::generic::szp`]) compiled under AVX2
-//! and BMI2 — the driver's per-run loops run inside `#[target_feature]` functions
-//! ([`target_runs!`](crate::arch::szp::target_runs)), where LLVM emits 256-bit code for the data-parallel passes (f64 division,
-//! rounding, i64↔f64 conversions, zigzag, OR-reduction, scaling). Same bits as the reference.
+//! Hand-written AVX2 kernels of the SZp hot loops (the `Avx2` path; its token is [`Bmi2`],
+//! AVX2 **and** BMI2, what this path has always required). Organised as the AVX-512 VBMI leaf
+//! (`avx512/szp.rs`), with 8-value steps:
 //!
-//! The token is [`Bmi2`] (AVX2 **and** BMI2, what this path has always required).
+//! * **Block scan** (compress): 8 values per step as two vectors of 4 f64 lanes: `y = x·r`
+//!   (`r = 1/(2·eb)`), `q = rne(y)` (`vroundpd`), narrowed to i32 (`vcvtpd2dq`, exact: the
+//!   scan only runs when `max|y| < 2²⁹`), the delta against the previous step's last level
+//!   (`vpermd` + `vpblendd`), zigzag, an OR-reduction for the width, the zigzagged values
+//!   stored as u32 to a block buffer, and — for strict plans — the reconstruction check
+//!   `|x − T(q·2eb)| ≤ bound` (an unordered compare, so NaN errors count), all branch-free.
+//!   Round-half-even and the spec's round-half-away of the exact quotient can only disagree
+//!   near a tie: a lane whose fractional part is within `2⁻⁴⁷·max|y|` of ½ flags its block,
+//!   whose levels are then recomputed exactly (`quantize_block`), as in the VBMI leaf.
+//! * **Pack** (widths 1..=24): 8 values of `w` bits are exactly `w` bytes; each group is
+//!   assembled by the PERNIX AVX2 compressor's `assemble` (pairs merged in 64-bit lanes, two
+//!   128-bit halves) and written by its `put_group` (in place, or through a stack buffer at the
+//!   block's end). Wider blocks use the portable packer.
+//! * **Decode** (widths 1..=24): the PERNIX AVX2 decompressor's field extraction (two 16-byte
+//!   loads, `vpshufb`, `vpsllvd`, a shift right), unzigzag, an 8-lane inclusive prefix sum
+//!   (two in-lane byte shifts and a cross-lane carry) plus the previous step's last level, and
+//!   `T(q·2eb)` in f64 lanes. i32 prefix sums are exact when `len·2^(w−1) < 2³¹` (the VBMI
+//!   decoder's condition); other blocks take the portable kernel.
+//! * **Statistics**: min/max in f32 (or f64) lanes with four accumulators and a non-finite
+//!   test on the exponent bits.
+//!
+//! Every operation is the same IEEE operation as in the scalar reference (see the VBMI leaf's
+//! notes: `q·(2eb)` and `(q·2)·eb` are one rounding of the same exact product; `vcvtpd2ps`
+//! rounds to nearest-even under the default MXCSR that Rust requires), so the bytes and the
+//! decoded bits equal the reference's (`tests/szp_avx2.rs`, `szp_paths.rs`, `szp_kernels.rs`).
 
-use crate::arch::generic::szp::{lane_stats, portable_block_methods};
-use crate::arch::szp::{Stats, SzpKernel, target_runs};
+use core::arch::x86_64::*;
+
+use super::pernix::{assemble, lane_mask, put_group, setup, unpack_at};
+use crate::arch::generic::szp::{
+    Buffers, first_violation, pack, portable_decode, portable_encode, portable_width,
+    quantize_block,
+};
+use crate::arch::szp::{BUF, BlockError, Quant, Stats, SzpKernel, target_runs};
 use crate::arch::x86_64::Bmi2;
-use crate::types::SzpFloat;
+use crate::arch::x86_64::tables::Y256_TABLES;
+use crate::bits::{self, payload_len};
+use crate::types::{BitWidth, DType, SzpFloat, with_width};
 
-/// The portable statistics pass under AVX2.
+/// Round to nearest, ties to even, exceptions suppressed.
+const RNE: i32 = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;
+
+/// Loop invariants of one compression call (scalars: broadcast once per block).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Scan {
+    /// `1/(2·eb)`.
+    r: f64,
+    /// `2·eb` (exact).
+    e2: f64,
+    /// `½ − 2⁻⁴⁷·max|y|`: a lane is near a tie when `|y − rne(y)| >= far`.
+    far: f64,
+    /// The strict bound.
+    bound: f64,
+    /// Whether to check reconstructions.
+    strict: bool,
+}
+
+impl Scan {
+    /// The invariants for quantizer bound `eb` and inputs with `|x| <= max_abs`, or `None`
+    /// when the scan cannot prove its levels equal the spec's or fit i32: `1/(2·eb)` or `2·eb`
+    /// not finite, or `max_abs/(2·eb) >= 2²⁹` (then levels, deltas and their zigzag fit i32).
+    fn new(eb: f64, bound: f64, strict: bool, max_abs: f64) -> Option<Scan> {
+        let e2 = 2.0 * eb;
+        let r = 1.0 / e2;
+        let ymax = max_abs * r;
+        if !(e2.is_finite() && r.is_finite() && ymax < 536_870_912.0) {
+            return None;
+        }
+        // 2^-47 · max|y|: twice the tie distance the proof of `quantize_block` needs.
+        let tie = ymax * 7.105_427_357_601_002e-15;
+        Some(Scan {
+            r,
+            e2,
+            far: 0.5 - tie,
+            bound,
+            strict,
+        })
+    }
+}
+
+/// What the scan of one block found.
+#[derive(Clone, Copy, Debug)]
+struct ScanResult {
+    /// OR of the zigzagged deltas (its bit length is the block width).
+    any: u64,
+    /// Some lane was near a rounding tie: the levels must be recomputed exactly.
+    near_tie: bool,
+    /// Some reconstruction missed the bound (or was NaN).
+    violation: bool,
+}
+
+/// Calls `f(i, r)` for the 8-value steps of `len` values: `r = 8` for the full ones, then
+/// `r < 8` for a partial last step.
+#[inline(always)]
+fn each_step(len: usize, mut f: impl FnMut(usize, usize)) {
+    let full = len / 8 * 8;
+    let mut i = 0;
+    while i < full {
+        f(i, 8);
+        i += 8;
+    }
+    if i < len {
+        f(i, len - i);
+    }
+}
+
+/// The masks of `vmaskmovpd` for the first `r < 8` of 8 f64 lanes held in two vectors.
+#[inline]
 #[target_feature(enable = "avx2,bmi2")]
-fn stats<T: SzpFloat>(x: &[T]) -> Stats {
-    lane_stats(x)
+fn lane_masks64(r: usize) -> (__m256i, __m256i) {
+    // 64-bit lanes: lane i enabled iff dwords 2i, 2i+1 are.
+    (
+        lane_mask((2 * r).min(8)),
+        lane_mask((2 * r).saturating_sub(8)),
+    )
+}
+
+/// Widens 8 values at `p` (only `r` of them when `r < 8`; other lanes 0) to two f64 vectors.
+///
+/// # Safety
+/// `min(r, 8)` values of type `T` at `p` must be readable.
+#[inline]
+#[target_feature(enable = "avx2,bmi2")]
+unsafe fn load8<T: SzpFloat>(p: *const T, r: usize) -> (__m256d, __m256d) {
+    match T::DTYPE {
+        DType::F32 => {
+            let p = p.cast::<f32>();
+            let x = if r >= 8 {
+                // SAFETY: 8 readable f32 at `p` (caller); unaligned load.
+                unsafe { _mm256_loadu_ps(p) }
+            } else {
+                // SAFETY: the first r lanes are readable (caller); masked-off lanes are not accessed.
+                unsafe { _mm256_maskload_ps(p, lane_mask(r)) }
+            };
+            (
+                _mm256_cvtps_pd(_mm256_castps256_ps128(x)),
+                _mm256_cvtps_pd(_mm256_extractf128_ps::<1>(x)),
+            )
+        }
+        DType::F64 => {
+            let p = p.cast::<f64>();
+            if r >= 8 {
+                // SAFETY: 8 readable f64 at `p` (caller); unaligned loads.
+                unsafe { (_mm256_loadu_pd(p), _mm256_loadu_pd(p.wrapping_add(4))) }
+            } else {
+                let (ma, mb) = lane_masks64(r);
+                // SAFETY: the first r lanes are readable (caller); masked-off lanes are not accessed.
+                unsafe {
+                    (
+                        _mm256_maskload_pd(p, ma),
+                        _mm256_maskload_pd(p.wrapping_add(4), mb),
+                    )
+                }
+            }
+        }
+    }
+}
+
+/// `T::from_f64(v).to_f64()` per lane (the rounding of the element type).
+#[inline]
+#[target_feature(enable = "avx2,bmi2")]
+fn narrow<T: SzpFloat>(v: __m256d) -> __m256d {
+    match T::DTYPE {
+        DType::F32 => _mm256_cvtps_pd(_mm256_cvtpd_ps(v)),
+        DType::F64 => v,
+    }
+}
+
+/// `|v|` per lane.
+#[inline]
+#[target_feature(enable = "avx2,bmi2")]
+fn abs_pd(v: __m256d) -> __m256d {
+    _mm256_and_pd(v, _mm256_castsi256_pd(_mm256_set1_epi64x(i64::MAX)))
+}
+
+/// OR of the 8 dwords of `v`.
+#[inline]
+#[target_feature(enable = "avx2,bmi2")]
+fn reduce_or32(v: __m256i) -> u32 {
+    let a = _mm_or_si128(_mm256_castsi256_si128(v), _mm256_extracti128_si256::<1>(v));
+    let a = _mm_or_si128(a, _mm_shuffle_epi32::<0b01_00_11_10>(a));
+    let a = _mm_or_si128(a, _mm_shuffle_epi32::<0b10_11_00_01>(a));
+    _mm_cvtsi128_si32(a) as u32
+}
+
+/// Quantize + delta + zigzag + width (+ strict check) of one block with i32 levels; the
+/// zigzagged deltas go to `u[..block.len()]` as u32.
+#[target_feature(enable = "avx2,bmi2")]
+fn scan_block<T: SzpFloat>(s: &Scan, block: &[T], u: &mut [u32]) -> ScanResult {
+    let len = block.len().min(u.len());
+    let (x, up) = (block.as_ptr(), u.as_mut_ptr());
+    let (r, e2, bound) = (
+        _mm256_set1_pd(s.r),
+        _mm256_set1_pd(s.e2),
+        _mm256_set1_pd(s.bound),
+    );
+    let rot = _mm256_setr_epi32(7, 0, 1, 2, 3, 4, 5, 6);
+    // The previous step's levels rotated by one lane: lane 0 holds its last level.
+    let mut prev = _mm256_setzero_si256();
+    let mut any = _mm256_setzero_si256();
+    let mut frac = _mm256_setzero_pd();
+    let mut bad = _mm256_setzero_pd();
+    each_step(len, |i, n| {
+        // SAFETY: i < len <= block.len(), and load8 reads min(n, 8) values from i.
+        let (xa, xb) = unsafe { load8(x.wrapping_add(i), n) };
+        let (ya, yb) = (_mm256_mul_pd(xa, r), _mm256_mul_pd(xb, r));
+        let (fa, fb) = (_mm256_round_pd::<RNE>(ya), _mm256_round_pd::<RNE>(yb));
+        // Lanes past the block hold x = 0: y, level, fraction and error are 0 there.
+        frac = _mm256_max_pd(
+            frac,
+            _mm256_max_pd(abs_pd(_mm256_sub_pd(ya, fa)), abs_pd(_mm256_sub_pd(yb, fb))),
+        );
+        let q = _mm256_set_m128i(_mm256_cvtpd_epi32(fb), _mm256_cvtpd_epi32(fa));
+        let qr = _mm256_permutevar8x32_epi32(q, rot);
+        let d = _mm256_sub_epi32(q, _mm256_blend_epi32::<1>(qr, prev));
+        prev = qr;
+        let z = _mm256_xor_si256(_mm256_slli_epi32::<1>(d), _mm256_srai_epi32::<31>(d));
+        if n >= 8 {
+            any = _mm256_or_si256(any, z);
+            // SAFETY: values [i, i + 8) of `u` exist (i + 8 <= len <= u.len()); unaligned store.
+            unsafe { _mm256_storeu_si256(up.wrapping_add(i).cast(), z) };
+        } else {
+            let m = lane_mask(n);
+            any = _mm256_or_si256(any, _mm256_and_si256(z, m));
+            // SAFETY: lanes [i, i + n) of `u` exist; masked-off lanes are not accessed.
+            unsafe { _mm256_maskstore_epi32(up.wrapping_add(i).cast(), m, z) };
+        }
+        if s.strict {
+            let ea = abs_pd(_mm256_sub_pd(xa, narrow::<T>(_mm256_mul_pd(fa, e2))));
+            let eb = abs_pd(_mm256_sub_pd(xb, narrow::<T>(_mm256_mul_pd(fb, e2))));
+            // Not (err <= bound): true for err > bound and for NaN.
+            bad = _mm256_or_pd(
+                bad,
+                _mm256_or_pd(
+                    _mm256_cmp_pd::<_CMP_NLE_UQ>(ea, bound),
+                    _mm256_cmp_pd::<_CMP_NLE_UQ>(eb, bound),
+                ),
+            );
+        }
+    });
+    ScanResult {
+        any: u64::from(reduce_or32(any)),
+        near_tie: _mm256_movemask_pd(_mm256_cmp_pd::<_CMP_GE_OQ>(frac, _mm256_set1_pd(s.far))) != 0,
+        violation: _mm256_movemask_pd(bad) != 0,
+    }
+}
+
+/// Packs `v` (each `< 2^w`, `1 <= w <= 24`) LSB-first into exactly `out`
+/// (`ceil(v.len()·w/8)` bytes; pad bits 0). Does nothing if `out` has another length.
+#[target_feature(enable = "avx2,bmi2")]
+fn pack_block(v: &[u32], w: u8, out: &mut [u8]) {
+    if out.len() != payload_len(w, v.len()) {
+        return;
+    }
+    let Some(bits) = BitWidth::checked(w) else {
+        return;
+    };
+    with_width!(bits, pack_n::<_>, (v, out));
+}
+
+#[target_feature(enable = "avx2,bmi2")]
+fn pack_n<const N: usize>(v: &[u32], out: &mut [u8]) {
+    let mut groups = v.chunks_exact(8);
+    let mut at = 0;
+    for g in groups.by_ref() {
+        // SAFETY: `g` is 8 u32 (32 bytes); unaligned load.
+        let x = unsafe { _mm256_loadu_si256(g.as_ptr().cast()) };
+        put_group::<N>(out, at, N, assemble::<N>(x));
+        at += N;
+    }
+    let rest = groups.remainder();
+    if !rest.is_empty() {
+        let mut g = [0u32; 8];
+        for (d, s) in g.iter_mut().zip(rest) {
+            *d = *s;
+        }
+        // SAFETY: `g` is 8 u32; unaligned load.
+        let x = unsafe { _mm256_loadu_si256(g.as_ptr().cast()) };
+        put_group::<N>(out, at, (rest.len() * N).div_ceil(8), assemble::<N>(x));
+    }
+}
+
+/// Whether [`decode_block`] handles a block of `len` values at width `w` (see module docs).
+#[inline]
+fn decodes(w: u8, len: usize) -> bool {
+    (1..=24).contains(&w) && (len as u64) << (w - 1) < 1 << 31
+}
+
+/// Decodes one block (`payload` exactly `ceil(out.len()·w/8)` bytes, [`decodes`] true) into
+/// `out`: `T((prefix sum of unzigzag(fields))·2eb)`. Does nothing on a length mismatch.
+#[target_feature(enable = "avx2,bmi2")]
+fn decode_block<T: SzpFloat>(payload: &[u8], w: u8, e2: f64, out: &mut [T]) {
+    let len = out.len();
+    let Some(t) = Y256_TABLES.get(usize::from(w)) else {
+        return;
+    };
+    if !decodes(w, len) || payload.len() != payload_len(w, len) {
+        return;
+    }
+    let n = usize::from(w);
+    // SAFETY: the token proves AVX2 (this function's features).
+    let (shuf, shl, cnt) = unsafe { setup(t, n) };
+    let h = t.hi_offset;
+    let scale = _mm256_set1_pd(e2);
+    let (zero, one, last) = (
+        _mm256_setzero_si256(),
+        _mm256_set1_epi32(1),
+        _mm256_set1_epi32(7),
+    );
+    let (src, dst) = (payload.as_ptr(), out.as_mut_ptr());
+    let mut carry = zero;
+    // Step g reads 16 bytes at g·w and at g·w + h (8 fields of w bits are w bytes): in place
+    // while those lie inside the payload (the first `inside` steps), then from a zero-padded
+    // copy of the payload's last bytes (fewer than h + 16 <= 28 of them, since
+    // inside·w > len − h − 16; later steps start fewer than 28 bytes into it, so their reads
+    // end before byte 28 + h + 16 <= 56 of the copy).
+    let plen = payload.len();
+    let inside = if plen >= h + 16 {
+        (plen - h - 16) / n + 1
+    } else {
+        0
+    };
+    let mut tail = [0u8; 64];
+    let rest = payload.get(inside * n..).unwrap_or_default();
+    if let Some(d) = tail.get_mut(..rest.len()) {
+        d.copy_from_slice(rest);
+    }
+    let tp = tail.as_ptr();
+    each_step(len, |i, r| {
+        let g = i / 8;
+        let f = if g < inside {
+            // SAFETY: AVX2 as above; g·w + h + 16 <= payload.len() (`inside`).
+            unsafe { unpack_at::<false>(src.wrapping_add(g * n), h, shuf, shl, cnt) }
+        } else {
+            // SAFETY: AVX2 as above; (g − inside)·w + h + 16 <= 56 bytes of `tail` (see above).
+            unsafe { unpack_at::<false>(tp.wrapping_add((g - inside) * n), h, shuf, shl, cnt) }
+        };
+        // unzigzag: (f >> 1) ^ -(f & 1)
+        let d = _mm256_xor_si256(
+            _mm256_srli_epi32::<1>(f),
+            _mm256_sub_epi32(zero, _mm256_and_si256(f, one)),
+        );
+        let mut s = _mm256_add_epi32(d, _mm256_slli_si256::<4>(d));
+        s = _mm256_add_epi32(s, _mm256_slli_si256::<8>(s));
+        // The low lane's total into every dword of the high lane.
+        s = _mm256_add_epi32(
+            s,
+            _mm256_shuffle_epi32::<0xFF>(_mm256_permute2x128_si256::<0x08>(s, s)),
+        );
+        let q = _mm256_add_epi32(s, carry);
+        carry = _mm256_permutevar8x32_epi32(q, last);
+        let lo = _mm256_mul_pd(_mm256_cvtepi32_pd(_mm256_castsi256_si128(q)), scale);
+        let hi = _mm256_mul_pd(_mm256_cvtepi32_pd(_mm256_extracti128_si256::<1>(q)), scale);
+        // SAFETY: lanes [i, i + min(r, 8)) of `out` exist (each_step).
+        unsafe { store8::<T>(dst.wrapping_add(i), r, lo, hi) };
+    });
+}
+
+/// Stores the first `min(r, 8)` lanes of `T(lo) ++ T(hi)` at `p`.
+///
+/// # Safety
+/// `min(r, 8)` values of type `T` at `p` must be writable.
+#[inline]
+#[target_feature(enable = "avx2,bmi2")]
+unsafe fn store8<T: SzpFloat>(p: *mut T, r: usize, lo: __m256d, hi: __m256d) {
+    match T::DTYPE {
+        DType::F32 => {
+            let p = p.cast::<f32>();
+            let v = _mm256_set_m128(_mm256_cvtpd_ps(hi), _mm256_cvtpd_ps(lo));
+            if r >= 8 {
+                // SAFETY: 8 writable f32 at `p` (caller); unaligned store.
+                unsafe { _mm256_storeu_ps(p, v) }
+            } else {
+                // SAFETY: the first r lanes are writable (caller); others are not accessed.
+                unsafe { _mm256_maskstore_ps(p, lane_mask(r), v) }
+            }
+        }
+        DType::F64 => {
+            let p = p.cast::<f64>();
+            if r >= 8 {
+                // SAFETY: 8 writable f64 at `p` (caller); unaligned stores.
+                unsafe {
+                    _mm256_storeu_pd(p, lo);
+                    _mm256_storeu_pd(p.wrapping_add(4), hi);
+                }
+            } else {
+                let (ma, mb) = lane_masks64(r);
+                // SAFETY: the first r lanes are writable (caller); others are not accessed.
+                unsafe {
+                    _mm256_maskstore_pd(p, ma, lo);
+                    _mm256_maskstore_pd(p.wrapping_add(4), mb, hi);
+                }
+            }
+        }
+    }
+}
+
+/// Min, max and whether any value is NaN or infinite: 4 accumulators of 8 (f32) or 4 (f64)
+/// lanes; a value is non-finite when its magnitude bits exceed those of the largest finite.
+#[target_feature(enable = "avx2,bmi2")]
+fn stats<T: SzpFloat>(input: &[T]) -> Stats {
+    let mut st = Stats::EMPTY;
+    let done = match T::DTYPE {
+        DType::F32 => {
+            let p = input.as_ptr().cast::<f32>();
+            let n = input.len() / 32 * 32;
+            let mut lo = [_mm256_set1_ps(f32::INFINITY); 4];
+            let mut hi = [_mm256_set1_ps(f32::NEG_INFINITY); 4];
+            let mut bad = _mm256_setzero_si256();
+            let (mag, fin) = (
+                _mm256_set1_epi32(i32::MAX),
+                _mm256_set1_epi32(f32::MAX.to_bits() as i32),
+            );
+            let mut i = 0;
+            while i < n {
+                for (k, (l, h)) in lo.iter_mut().zip(hi.iter_mut()).enumerate() {
+                    // SAFETY: i + 32 <= n <= input.len(): the 8 values at i + 8k are inside.
+                    let x = unsafe { _mm256_loadu_ps(p.wrapping_add(i + 8 * k)) };
+                    *l = _mm256_min_ps(*l, x);
+                    *h = _mm256_max_ps(*h, x);
+                    let b = _mm256_and_si256(_mm256_castps_si256(x), mag);
+                    bad = _mm256_or_si256(bad, _mm256_cmpgt_epi32(b, fin));
+                }
+                i += 32;
+            }
+            let l = _mm256_min_ps(_mm256_min_ps(lo[0], lo[1]), _mm256_min_ps(lo[2], lo[3]));
+            let h = _mm256_max_ps(_mm256_max_ps(hi[0], hi[1]), _mm256_max_ps(hi[2], hi[3]));
+            let (mut la, mut ha) = ([0f32; 8], [0f32; 8]);
+            // SAFETY: `la` and `ha` are 8 f32 each; unaligned stores.
+            unsafe {
+                _mm256_storeu_ps(la.as_mut_ptr(), l);
+                _mm256_storeu_ps(ha.as_mut_ptr(), h);
+            }
+            for (&a, &b) in la.iter().zip(&ha) {
+                st.lo = st.lo.min(f64::from(a));
+                st.hi = st.hi.max(f64::from(b));
+            }
+            st.bad = _mm256_testz_si256(bad, bad) == 0;
+            n
+        }
+        DType::F64 => {
+            let p = input.as_ptr().cast::<f64>();
+            let n = input.len() / 16 * 16;
+            let mut lo = [_mm256_set1_pd(f64::INFINITY); 4];
+            let mut hi = [_mm256_set1_pd(f64::NEG_INFINITY); 4];
+            let mut bad = _mm256_setzero_si256();
+            let (mag, fin) = (
+                _mm256_set1_epi64x(i64::MAX),
+                _mm256_set1_epi64x(f64::MAX.to_bits() as i64),
+            );
+            let mut i = 0;
+            while i < n {
+                for (k, (l, h)) in lo.iter_mut().zip(hi.iter_mut()).enumerate() {
+                    // SAFETY: i + 16 <= n <= input.len(): the 4 values at i + 4k are inside.
+                    let x = unsafe { _mm256_loadu_pd(p.wrapping_add(i + 4 * k)) };
+                    *l = _mm256_min_pd(*l, x);
+                    *h = _mm256_max_pd(*h, x);
+                    let b = _mm256_and_si256(_mm256_castpd_si256(x), mag);
+                    bad = _mm256_or_si256(bad, _mm256_cmpgt_epi64(b, fin));
+                }
+                i += 16;
+            }
+            let l = _mm256_min_pd(_mm256_min_pd(lo[0], lo[1]), _mm256_min_pd(lo[2], lo[3]));
+            let h = _mm256_max_pd(_mm256_max_pd(hi[0], hi[1]), _mm256_max_pd(hi[2], hi[3]));
+            let (mut la, mut ha) = ([0f64; 4], [0f64; 4]);
+            // SAFETY: `la` and `ha` are 4 f64 each; unaligned stores.
+            unsafe {
+                _mm256_storeu_pd(la.as_mut_ptr(), l);
+                _mm256_storeu_pd(ha.as_mut_ptr(), h);
+            }
+            for (&a, &b) in la.iter().zip(&ha) {
+                st.lo = st.lo.min(a);
+                st.hi = st.hi.max(b);
+            }
+            st.bad = _mm256_testz_si256(bad, bad) == 0;
+            n
+        }
+    };
+    for v in input.iter().skip(done).map(|v| v.to_f64()) {
+        st.lo = st.lo.min(v);
+        st.hi = st.hi.max(v);
+        st.bad |= !v.is_finite();
+    }
+    st
+}
+
+/// The encoder invariants: the fast scan's, or `None` when it cannot prove its levels equal
+/// the spec's (then the block goes through the portable kernels).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Enc {
+    q: Quant,
+    scan: Option<Scan>,
+}
+
+/// The AVX2 leaf's block buffers.
+pub(crate) struct Scratch {
+    p: Buffers,
+    u32s: [u32; BUF],
+}
+
+/// One block on the fast scan: the result (its `any` exact) and whether the block's exact
+/// levels and zigzagged deltas are in `s.p.q`/`s.p.u` (a lane was near a tie) rather than the
+/// deltas in `s.u32s`.
+#[inline]
+#[target_feature(enable = "avx2,bmi2")]
+fn scan<T: SzpFloat>(sc: &Scan, eb: f64, block: &[T], s: &mut Scratch) -> ScanResult {
+    let len = block.len().min(BUF);
+    let (qb, ub, vb) = (
+        s.p.q.get_mut(..len).unwrap_or_default(),
+        s.p.u.get_mut(..len).unwrap_or_default(),
+        s.u32s.get_mut(..len).unwrap_or_default(),
+    );
+    let res = scan_block(sc, block, vb);
+    if res.near_tie {
+        let any = quantize_block(eb, block, qb, ub);
+        ScanResult { any, ..res }
+    } else {
+        res
+    }
+}
+
+/// Encodes one block on the fast scan (see [`SzpKernel::encode`]).
+#[inline]
+#[target_feature(enable = "avx2,bmi2")]
+fn encode<T: SzpFloat>(
+    sc: &Scan,
+    q: &Quant,
+    block: &[T],
+    dst: &mut [u8],
+    s: &mut Scratch,
+) -> Result<u8, BlockError> {
+    let eb = q.eb;
+    let len = block.len().min(BUF);
+    let res = scan(sc, eb, block, s);
+    let exact = res.near_tie;
+    let (qb, ub, vb) = (
+        s.p.q.get_mut(..len).unwrap_or_default(),
+        s.p.u.get_mut(..len).unwrap_or_default(),
+        s.u32s.get_mut(..len).unwrap_or_default(),
+    );
+    if q.strict && (res.violation || exact) {
+        if !exact {
+            quantize_block(eb, block, qb, ub);
+        }
+        if let Some(i) = first_violation(eb, q.bound, block, qb) {
+            return Err(BlockError::Violation(i));
+        }
+    }
+    let w = bits::width(res.any);
+    let cost = payload_len(w, len);
+    let dst = dst.get_mut(..cost).ok_or(BlockError::Short(cost))?;
+    match (exact, w) {
+        (_, 0) => {}
+        (false, 1..=24) => pack_block(vb, w, dst),
+        (true, 1..=24) => {
+            for (d, &v) in vb.iter_mut().zip(ub.iter()) {
+                *d = v as u32; // v < 2^w <= 2^24
+            }
+            pack_block(vb, w, dst);
+        }
+        (false, _) => {
+            for (d, &v) in ub.iter_mut().zip(vb.iter()) {
+                *d = u64::from(v);
+            }
+            pack(ub, u32::from(w), dst, qb);
+        }
+        (true, _) => pack(ub, u32::from(w), dst, qb),
+    }
+    Ok(w)
+}
+
+/// Decodes one block (see [`SzpKernel::decode`]).
+#[inline]
+#[target_feature(enable = "avx2,bmi2")]
+fn decode<T: SzpFloat>(eb: f64, w: u8, src: &[u8], out: &mut [T], q: &mut [i64; BUF]) {
+    let e2 = 2.0 * eb;
+    if w != 0 && e2.is_finite() && decodes(w, out.len()) {
+        decode_block(src, w, e2, out);
+    } else {
+        portable_decode(eb, w, src, out, q);
+    }
 }
 
 impl SzpKernel for Bmi2 {
-    portable_block_methods!();
+    type Enc = Enc;
+    type Scratch = Scratch;
+
+    #[inline(always)]
+    fn scratch(self) -> Scratch {
+        Scratch {
+            p: Buffers::new(),
+            u32s: [0; BUF],
+        }
+    }
+    #[inline(always)]
+    fn encoder(self, q: Quant) -> Enc {
+        Enc {
+            q,
+            scan: Scan::new(q.eb, q.bound, q.strict, q.max_abs),
+        }
+    }
     target_runs!("avx2,bmi2");
 
     #[inline(always)]
     fn stats<T: SzpFloat>(self, x: &[T]) -> Stats {
         // SAFETY: the token proves AVX2 and BMI2 (and the OS YMM state).
         unsafe { stats(x) }
+    }
+    #[inline(always)]
+    fn width<T: SzpFloat>(self, e: &Enc, block: &[T], s: &mut Scratch) -> u8 {
+        match &e.scan {
+            // SAFETY: as in `stats`.
+            Some(sc) => bits::width(unsafe { scan(sc, e.q.eb, block, s) }.any),
+            None => portable_width(e.q.eb, block, &mut s.p),
+        }
+    }
+    #[inline(always)]
+    fn encode<T: SzpFloat>(
+        self,
+        e: &Enc,
+        block: &[T],
+        dst: &mut [u8],
+        s: &mut Scratch,
+    ) -> Result<u8, BlockError> {
+        match &e.scan {
+            // SAFETY: as in `stats`.
+            Some(sc) => unsafe { encode(sc, &e.q, block, dst, s) },
+            None => portable_encode(&e.q, block, dst, &mut s.p),
+        }
+    }
+    #[inline(always)]
+    fn decode<T: SzpFloat>(self, eb: f64, w: u8, src: &[u8], out: &mut [T], s: &mut Scratch) {
+        // SAFETY: as in `stats`.
+        unsafe { decode(eb, w, src, out, &mut s.p.q) }
     }
 }
