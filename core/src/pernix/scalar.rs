@@ -390,7 +390,7 @@ pub fn decompress_compact<T: PernixFloat>(
                 have += 8;
             }
             let raw = acc & mask;
-            acc = acc.checked_shr(n).unwrap_or(0);
+            acc >>= n; // n <= 24
             have -= n;
             *o = T::dequantize(((raw << ext) as i32) >> ext, scale);
         }

@@ -23,8 +23,8 @@ use crate::types::SzpFloat;
 // ---------------------------------------------------------------------------------------
 // Reference
 
-/// The reference width of one block.
-#[inline(always)]
+/// The reference width of one block (the sizing pass and the two-pass encoder share one copy).
+#[inline]
 pub(crate) fn ref_width<T: SzpFloat>(eb: f64, block: &[T]) -> u8 {
     let mut prev = 0i64;
     let mut any = 0u64;
@@ -225,6 +225,14 @@ pub(crate) fn ref_decode<T: SzpFloat>(quant_eb: f64, width: u8, payload: &[u8], 
     }
 }
 
+/// Whether the reference encoder first tries the one-pass encoder (values parked in the
+/// output, one quantization per value). Off on targets without x86_64/aarch64 SIMD and with
+/// feature `small`: there the two-pass encoder alone keeps the code small. Same bytes.
+const ONE_PASS: bool = !cfg!(any(
+    feature = "small",
+    not(any(target_arch = "x86_64", target_arch = "aarch64"))
+));
+
 impl SzpKernel for Reference {
     type Enc = Quant;
     type Scratch = ();
@@ -257,7 +265,7 @@ impl SzpKernel for Reference {
         dst: &mut [u8],
         _: &mut (),
     ) -> Result<u8, BlockError> {
-        if let Some(r) = ref_encode_onepass(e, block, dst) {
+        if ONE_PASS && let Some(r) = ref_encode_onepass(e, block, dst) {
             return r;
         }
         // Too little room for the one-pass scratch: the two-pass block encoder.
