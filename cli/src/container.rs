@@ -58,6 +58,14 @@ fn fzm_exact(bytes: &[u8]) -> Result<(), Error> {
     Ok(())
 }
 
+/// The SZp form of a `--no-verify` choice.
+pub fn szp_verify(v: Verify) -> szp::Verify {
+    match v {
+        Verify::Checksums => szp::Verify::Checksums,
+        Verify::Skip => szp::Verify::Skip,
+    }
+}
+
 /// What `check` found: kind, element type, value count.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Summary {
@@ -95,7 +103,7 @@ pub fn check(bytes: &[u8], verify: Verify) -> Result<Summary, Error> {
             })
         }
         Some(ArchiveKind::Szp) => {
-            let v = szp::blocks::parse(bytes)?;
+            let v = szp::blocks::parse_with(bytes, szp_verify(verify))?;
             Ok(Summary {
                 kind: ArchiveKind::Szp,
                 dtype: v.header.dtype.into(),
@@ -134,7 +142,11 @@ pub fn decode_all<T: fzpack::Element>(bytes: &[u8], verify: Verify) -> Result<Ve
     }
     match s.kind {
         ArchiveKind::Pernix => pernix::default_dispatcher().decompress_stream_with(bytes, verify),
-        ArchiveKind::Szp => fzpack::szp::decompress_vec(bytes),
+        ArchiveKind::Szp => {
+            let mut out = vec![T::ZERO; s.n as usize]; // bounded by check
+            szp::decompress_with_verify(szp::Path::Scalar, bytes, &mut out, szp_verify(verify))?;
+            Ok(out)
+        }
         ArchiveKind::Fzm => {
             let mut out = vec![T::ZERO; s.n as usize]; // bounded by check
             szp::fzm::read(bytes, &mut out)?;
@@ -243,7 +255,7 @@ pub fn describe(bytes: &[u8], verify: Verify) -> Result<Vec<(String, String)>, E
             ]
         }
         ArchiveKind::Szp => {
-            let v = szp::blocks::parse(bytes)?;
+            let v = szp::blocks::parse_with(bytes, szp::Verify::Skip)?;
             let h = v.header;
             let dtype: DType = h.dtype.into();
             let mode = match h.mode {
@@ -262,7 +274,21 @@ pub fn describe(bytes: &[u8], verify: Verify) -> Result<Vec<(String, String)>, E
             vec![
                 (
                     "format".into(),
-                    format!("fzpack SZp archive v{}", szp::FORMAT_VERSION),
+                    format!("fzpack SZp archive v{}", h.version),
+                ),
+                (
+                    "integrity".into(),
+                    if h.version >= 2 {
+                        let per = 1u64 << h.chunk_shift.min(31);
+                        match verify {
+                            Verify::Checksums => format!(
+                                "CRC-32 of the header and per chunk of {per} blocks: verified"
+                            ),
+                            Verify::Skip => "CRC-32 per chunk: not verified (--no-verify)".into(),
+                        }
+                    } else {
+                        "none (version 1 archive)".into()
+                    },
                 ),
                 ("dtype".into(), dtype.to_string()),
                 ("values".into(), h.n.to_string()),

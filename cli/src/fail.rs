@@ -65,7 +65,9 @@ pub fn lib(what: &str, e: fzpack::Error) -> Fail {
                 | E::BadMagic
                 | E::UnsupportedVersion { .. }
                 | E::DTypeMismatch
-                | E::Corrupt(_) => Kind::Corrupt,
+                | E::Corrupt(_)
+                | E::ChecksumMismatch { .. }
+                | E::UnsupportedLayout { .. } => Kind::Corrupt,
                 E::NonFinite { .. }
                 | E::ValueOutOfRange { .. }
                 | E::LevelOverflow { .. }

@@ -205,6 +205,17 @@ impl AsFdOwned for std::io::StdinLock<'_> {
     }
 }
 
+/// Random characters in a temporary file's name: 8, or `FZPACK_TEMP_RAND_LEN` from the
+/// environment — a test hook: with 0 the name is predictable, so a test can plant a symbolic
+/// link exactly there and check that it is neither followed nor replaced (creation then fails
+/// with "exists", as `O_EXCL|O_NOFOLLOW` must).
+fn temp_rand_len() -> usize {
+    std::env::var("FZPACK_TEMP_RAND_LEN")
+        .ok()
+        .and_then(|v| v.parse::<usize>().ok())
+        .map_or(8, |n| n.min(32))
+}
+
 enum Dest {
     Stdout(std::io::StdoutLock<'static>),
     File {
@@ -260,9 +271,10 @@ impl Output {
         let tmp = tempfile::Builder::new()
             .prefix(&format!(".{stem}."))
             .suffix(".fzpack-tmp")
-            .rand_bytes(8)
+            .rand_bytes(temp_rand_len())
             .make_in(&parent, |p| {
                 let f = OpenOptions::new()
+                    .read(true) // a writable shared mapping needs O_RDWR
                     .write(true)
                     .create_new(true) // O_CREAT | O_EXCL: never an existing file or link
                     .mode(0o666) // as any new file: the umask applies
@@ -327,6 +339,75 @@ impl Output {
         r.map_err(|e| self.write_fail(e))?;
         self.written += bytes.len() as u64;
         Ok(())
+    }
+
+    /// Writes `bytes` at `offset` of the temporary file (positioned; not for standard output,
+    /// see [`Output::is_stdout`]). Bytes written so far become the furthest end written.
+    pub fn write_at(&mut self, offset: u64, bytes: &[u8]) -> Result<(), Fail> {
+        use std::os::unix::fs::FileExt;
+        let r = match &mut self.dest {
+            Dest::Stdout(_) => Err(std::io::Error::new(
+                std::io::ErrorKind::Unsupported,
+                "positioned write to standard output",
+            )),
+            Dest::File { tmp, .. } => tmp.as_file().write_all_at(bytes, offset),
+        };
+        r.map_err(|e| self.write_fail(e))?;
+        self.written = self.written.max(offset + bytes.len() as u64);
+        Ok(())
+    }
+
+    /// Gives the temporary file the length `len` with its blocks reserved
+    /// (`posix_fallocate`), so that writes through [`Output::map`] cannot run out of space (a
+    /// full disk under a mapping raises SIGBUS instead of returning an error). `written`
+    /// becomes `len`. Not for standard output.
+    pub fn reserve(&mut self, len: u64) -> Result<(), Fail> {
+        let r = match &self.dest {
+            Dest::Stdout(_) => Err(std::io::Error::new(
+                std::io::ErrorKind::Unsupported,
+                "reserve on standard output",
+            )),
+            Dest::File { tmp, .. } => {
+                use std::os::fd::AsRawFd;
+                let f = tmp.as_file();
+                f.set_len(len).and_then(|()| {
+                    if len == 0 {
+                        return Ok(());
+                    }
+                    let l = libc::off_t::try_from(len).map_err(std::io::Error::other)?;
+                    // SAFETY: `f` is an open, writable file descriptor owned by `tmp` for the
+                    // duration of the call; posix_fallocate reads no memory of ours.
+                    match unsafe { libc::posix_fallocate(f.as_raw_fd(), 0, l) } {
+                        0 => Ok(()),
+                        e => Err(std::io::Error::from_raw_os_error(e)),
+                    }
+                })
+            }
+        };
+        r.map_err(|e| self.write_fail(e))?;
+        self.written = len;
+        Ok(())
+    }
+
+    /// Maps `len` bytes at `offset` of the temporary file (within [`Output::reserve`]'s
+    /// length) for writing in place. Not for standard output.
+    pub fn map(&mut self, offset: u64, len: usize) -> Result<memmap2::MmapMut, Fail> {
+        let r = match &self.dest {
+            Dest::Stdout(_) => Err(std::io::Error::new(
+                std::io::ErrorKind::Unsupported,
+                "mapping standard output",
+            )),
+            // SAFETY: the temporary file was created by this process with O_EXCL under a
+            // random name and is written only through this mapping and `self`; its length
+            // covers the range (reserve), so no access can fault for lack of backing.
+            Dest::File { tmp, .. } => unsafe {
+                memmap2::MmapOptions::new()
+                    .offset(offset)
+                    .len(len)
+                    .map_mut(tmp.as_file())
+            },
+        };
+        r.map_err(|e| self.write_fail(e))
     }
 
     /// Makes the output final: flush (stdout), or fsync, rename over the output and fsync the

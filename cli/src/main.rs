@@ -9,6 +9,7 @@ mod files;
 mod ops;
 mod plot;
 mod szpcli;
+mod szpstream;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -461,16 +462,19 @@ fn compress_t<T: Wrap>(
             pb.finish_and_clear();
             Ok(())
         }
+        Setting::Szp { mode, eb, block } if format == FormatArg::Native => {
+            // Streamed by block ranges: memory is the input map plus one batch.
+            let pb = spinner("compressing");
+            let cfg = szpcli::config(mode, eb, block);
+            let r = szpstream::compress(values, &cfg, &eng.par, out, |e| {
+                input_err(&nm, values, e.into())
+            });
+            pb.finish_and_clear();
+            r
+        }
         _ => {
             let pb = spinner("compressing");
-            let r = codec::compress(
-                &nm,
-                values,
-                setting,
-                PathKind::Simd,
-                eng,
-                format == FormatArg::Fzm,
-            );
+            let r = codec::compress(&nm, values, setting, PathKind::Simd, eng, true);
             pb.finish_and_clear();
             out.write_all(&r?)
         }
@@ -566,7 +570,23 @@ fn decompress_t<T: Wrap>(
             pb.finish_and_clear();
             Ok(())
         }
-        _ => {
+        ArchiveKind::Szp => {
+            // Validated whole by container::check; decoded a batch of blocks at a time.
+            let pb = bar(out_len::<T>(bytes), "decompressing");
+            let r = szpstream::decompress(
+                bytes,
+                &eng.par,
+                out,
+                szpstream::szp_fail(nm),
+                |o, v: &[T]| {
+                    pb.inc(size_of_val(v) as u64);
+                    write_values(o, v)
+                },
+            );
+            pb.finish_and_clear();
+            r
+        }
+        ArchiveKind::Fzm => {
             let pb = spinner("decompressing");
             let d = codec::decompress(nm, bytes, PathKind::Parallel, eng);
             pb.finish_and_clear();
@@ -574,6 +594,11 @@ fn decompress_t<T: Wrap>(
             write_values(out, &v)
         }
     }
+}
+
+/// Decoded bytes of an SZp archive (for the progress bar).
+fn out_len<T: Wrap>(bytes: &[u8]) -> u64 {
+    fzpack::szp::header(bytes).map_or(0, |h| h.n.saturating_mul(T::BYTES as u64))
 }
 
 /// Writes values as little-endian bytes (in place on little-endian machines).

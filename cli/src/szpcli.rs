@@ -9,7 +9,7 @@ pub fn available() -> bool {
     true
 }
 
-fn config(mode: ModeArg, eb: f64, block: u32) -> Config {
+pub fn config(mode: ModeArg, eb: f64, block: u32) -> Config {
     let c = match mode {
         ModeArg::Abs => Config::abs(eb),
         ModeArg::Noa => Config::noa(eb),
