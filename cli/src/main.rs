@@ -43,7 +43,7 @@ enum Cmd {
     Info {
         /// The archive (.szp, .fzm or .pnx).
         file: PathBuf,
-        /// Do not verify the .pnx checksums (the structure is still checked).
+        /// Do not verify the .pnx / .szp v2 checksums (the structure is still checked).
         #[arg(long)]
         no_verify: bool,
     },
@@ -170,6 +170,11 @@ struct CompressArgs {
     /// Container: native or fzm (SZp only).
     #[arg(long, value_enum, default_value = "native")]
     format: FormatArg,
+    /// SZp (native archive): declare a bound M on |x|. The strict bound is then tightened
+    /// for M instead of the data, so archives of different fields with the same bound and M
+    /// share one quantizer grid (addable with `add`/`sum`); a value above M is an error.
+    #[arg(long)]
+    max_abs: Option<f64>,
     /// Overwrite an existing output.
     #[arg(long)]
     force: bool,
@@ -189,8 +194,8 @@ struct DecompressArgs {
     /// Overwrite an existing output.
     #[arg(long)]
     force: bool,
-    /// Do not verify the .pnx checksums (for data checksummed elsewhere; the structure is
-    /// still checked).
+    /// Do not verify the .pnx / .szp v2 checksums (for data checksummed elsewhere; the
+    /// structure is still checked).
     #[arg(long)]
     no_verify: bool,
 }
@@ -299,6 +304,9 @@ fn setting_from(a: &CompressArgs) -> Result<Setting, Fail> {
             if a.format == FormatArg::Fzm {
                 return Err(usage("--format fzm is for SZp only".into()));
             }
+            if a.max_abs.is_some() {
+                return Err(usage("--max-abs is an SZp option".into()));
+            }
             Setting::Pernix { bits, block }
         }
         CodecArg::Szp => {
@@ -310,6 +318,16 @@ fn setting_from(a: &CompressArgs) -> Result<Setting, Fail> {
             let eb = a.eb.unwrap_or(1e-3);
             if !(eb.is_finite() && eb > 0.0) {
                 return Err(usage(format!("--eb {eb} must be finite and > 0")));
+            }
+            if let Some(m) = a.max_abs {
+                if !(m.is_finite() && m >= 0.0) {
+                    return Err(usage(format!("--max-abs {m} must be finite and >= 0")));
+                }
+                if a.format == FormatArg::Fzm {
+                    return Err(usage(
+                        "--max-abs is for the native SZp archive (--format native)".into(),
+                    ));
+                }
             }
             let block = a.block_size.unwrap_or(128);
             if !(1..=4096).contains(&block) {
@@ -379,8 +397,8 @@ fn compress(a: CompressArgs) -> Result<(), Fail> {
     let mut out = Output::create(&out_path, a.force, &[&input])?;
     let bytes = input.bytes();
     match dtype {
-        DType::F32 => compress_t::<f32>(&a.input, bytes, &setting, &eng, a.format, &mut out)?,
-        DType::F64 => compress_t::<f64>(&a.input, bytes, &setting, &eng, a.format, &mut out)?,
+        DType::F32 => compress_t::<f32>(&a, bytes, &setting, &eng, &mut out)?,
+        DType::F64 => compress_t::<f64>(&a, bytes, &setting, &eng, &mut out)?,
     };
     let written = out.written();
     let to_stdout = out.is_stdout();
@@ -415,13 +433,13 @@ fn compress(a: CompressArgs) -> Result<(), Fail> {
 }
 
 fn compress_t<T: Wrap>(
-    input: &Path,
+    a: &CompressArgs,
     bytes: &[u8],
     setting: &Setting,
     eng: &Engines,
-    format: FormatArg,
     out: &mut Output,
 ) -> Result<(), Fail> {
+    let (input, format) = (a.input.as_path(), a.format);
     let nm = name(input);
     // Size checked before anything is encoded; the mapped bytes are used in place.
     let owned;
@@ -465,7 +483,10 @@ fn compress_t<T: Wrap>(
         Setting::Szp { mode, eb, block } if format == FormatArg::Native => {
             // Streamed by block ranges: memory is the input map plus one batch.
             let pb = spinner("compressing");
-            let cfg = szpcli::config(mode, eb, block);
+            let mut cfg = szpcli::config(mode, eb, block);
+            if let Some(m) = a.max_abs {
+                cfg = cfg.with_max_abs(m);
+            }
             let r = szpstream::compress(values, &cfg, &eng.par, out, |e| {
                 input_err(&nm, values, e.into())
             });
