@@ -11,6 +11,7 @@ use std::error::Error;
 use std::fs;
 use std::path::PathBuf;
 use std::process::Command;
+use std::time::{Duration, UNIX_EPOCH};
 
 fn main() -> Result<(), Box<dyn Error>> {
     println!("cargo:rerun-if-changed=../hdf5/src");
@@ -62,6 +63,12 @@ fn main() -> Result<(), Box<dyn Error>> {
     // Write under a temporary name first: a running HDF5 process may have the old one mapped.
     let tmp = dest_dir.join(".libfzpack_hdf5.so.tmp");
     fs::copy(&built, &tmp)?;
+    // An old mtime: cargo compares the rerun-if-changed file above with this script's last
+    // run, and a fresh mtime would make every later build rerun it (and rebuild the crate).
+    fs::File::options()
+        .write(true)
+        .open(&tmp)?
+        .set_modified(UNIX_EPOCH + Duration::from_secs(1))?;
     fs::rename(&tmp, &dest)?;
     Ok(())
 }

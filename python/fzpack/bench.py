@@ -10,7 +10,7 @@ field, divided by the codec's bound for SZp (so it must be <= 1). Zstd and Blosc
 lossless (``max err`` 0); SZp and PERNIX are lossy, so the ratios answer "how much smaller
 for this bound", not "which is better".
 
-Threads: fzpack splits inputs of 1 Mi values and more across its rayon pool (all cores);
+Threads: fzpack SZp splits inputs larger than 1 MiB across its rayon pool (all cores);
 Blosc uses ``numcodecs.blosc`` threads (all cores unless ``--threads``); numcodecs.Zstd is
 single-threaded.
 """
