@@ -34,6 +34,7 @@ use crate::types::{BitWidth, BlockSize, PernixFloat};
 
 mod avx2;
 pub(crate) mod avx512;
+pub(crate) mod szp;
 pub(crate) mod tables;
 
 /// Declares a zero-sized proof token constructible only from features passing `$check`.

@@ -31,14 +31,13 @@
 use core::arch::x86_64::*;
 
 use super::pernix::{assemble, lane_mask, put_group, setup, unpack_at};
-use crate::arch::generic::szp::{
-    Buffers, first_violation, pack, portable_decode, portable_encode, portable_width,
-    quantize_block,
-};
-use crate::arch::szp::{BUF, BlockError, Quant, Stats, SzpKernel, target_runs};
+use crate::arch::szp::{BUF, Quant, Stats, SzpKernel};
 use crate::arch::x86_64::Bmi2;
+use crate::arch::x86_64::szp::{
+    Enc, ScanResult, Scratch, decodes, exact_on_tie, scan_kernel_methods,
+};
 use crate::arch::x86_64::tables::Y256_TABLES;
-use crate::bits::{self, payload_len};
+use crate::bits::payload_len;
 use crate::types::{BitWidth, DType, SzpFloat, with_width};
 
 /// Round to nearest, ties to even, exceptions suppressed.
@@ -80,17 +79,6 @@ impl Scan {
             strict,
         })
     }
-}
-
-/// What the scan of one block found.
-#[derive(Clone, Copy, Debug)]
-struct ScanResult {
-    /// OR of the zigzagged deltas (its bit length is the block width).
-    any: u64,
-    /// Some lane was near a rounding tie: the levels must be recomputed exactly.
-    near_tie: bool,
-    /// Some reconstruction missed the bound (or was NaN).
-    violation: bool,
 }
 
 /// Calls `f(i, r)` for the 8-value steps of `len` values: `r = 8` for the full ones, then
@@ -252,14 +240,23 @@ fn scan_block<T: SzpFloat>(s: &Scan, block: &[T], u: &mut [u32]) -> ScanResult {
 /// Packs `v` (each `< 2^w`, `1 <= w <= 24`) LSB-first into exactly `out`
 /// (`ceil(v.len()·w/8)` bytes; pad bits 0). Does nothing if `out` has another length.
 #[target_feature(enable = "avx2,bmi2")]
-fn pack_block(v: &[u32], w: u8, out: &mut [u8]) {
-    if out.len() != payload_len(w, v.len()) {
-        return;
-    }
-    let Some(bits) = BitWidth::checked(w) else {
+fn pack32(v: &[u32], w: u32, out: &mut [u8]) {
+    let Some(bits) = BitWidth::checked(w as u8) else {
         return;
     };
+    if out.len() != payload_len(bits.get(), v.len()) {
+        return;
+    }
     with_width!(bits, pack_n::<_>, (v, out));
+}
+
+/// [`pack32`] for values held as u64 (narrowed into `v`, the u32 buffer).
+#[target_feature(enable = "avx2,bmi2")]
+fn pack64(u: &[u64], v: &mut [u32], w: u32, out: &mut [u8]) {
+    for (d, &x) in v.iter_mut().zip(u) {
+        *d = x as u32; // x < 2^w <= 2^24
+    }
+    pack32(v.get(..u.len()).unwrap_or_default(), w, out);
 }
 
 #[target_feature(enable = "avx2,bmi2")]
@@ -282,12 +279,6 @@ fn pack_n<const N: usize>(v: &[u32], out: &mut [u8]) {
         let x = unsafe { _mm256_loadu_si256(g.as_ptr().cast()) };
         put_group::<N>(out, at, (rest.len() * N).div_ceil(8), assemble::<N>(x));
     }
-}
-
-/// Whether [`decode_block`] handles a block of `len` values at width `w` (see module docs).
-#[inline]
-fn decodes(w: u8, len: usize) -> bool {
-    (1..=24).contains(&w) && (len as u64) << (w - 1) < 1 << 31
 }
 
 /// Decodes one block (`payload` exactly `ceil(out.len()·w/8)` bytes, [`decodes`] true) into
@@ -488,153 +479,31 @@ fn stats<T: SzpFloat>(input: &[T]) -> Stats {
     st
 }
 
-/// The encoder invariants: the fast scan's, or `None` when it cannot prove its levels equal
-/// the spec's (then the block goes through the portable kernels).
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct Enc {
-    q: Quant,
-    scan: Option<Scan>,
-}
-
-/// The AVX2 leaf's block buffers.
-pub(crate) struct Scratch {
-    p: Buffers,
-    u32s: [u32; BUF],
-}
-
 /// One block on the fast scan: the result (its `any` exact) and whether the block's exact
 /// levels and zigzagged deltas are in `s.p.q`/`s.p.u` (a lane was near a tie) rather than the
 /// deltas in `s.u32s`.
 #[inline]
 #[target_feature(enable = "avx2,bmi2")]
-fn scan<T: SzpFloat>(sc: &Scan, eb: f64, block: &[T], s: &mut Scratch) -> ScanResult {
+fn scan<T: SzpFloat>(sc: &Scan, eb: f64, block: &[T], s: &mut Scratch) -> (ScanResult, bool) {
     let len = block.len().min(BUF);
-    let (qb, ub, vb) = (
-        s.p.q.get_mut(..len).unwrap_or_default(),
-        s.p.u.get_mut(..len).unwrap_or_default(),
-        s.u32s.get_mut(..len).unwrap_or_default(),
-    );
-    let res = scan_block(sc, block, vb);
-    if res.near_tie {
-        let any = quantize_block(eb, block, qb, ub);
-        ScanResult { any, ..res }
-    } else {
-        res
-    }
-}
-
-/// Encodes one block on the fast scan (see [`SzpKernel::encode`]).
-#[inline]
-#[target_feature(enable = "avx2,bmi2")]
-fn encode<T: SzpFloat>(
-    sc: &Scan,
-    q: &Quant,
-    block: &[T],
-    dst: &mut [u8],
-    s: &mut Scratch,
-) -> Result<u8, BlockError> {
-    let eb = q.eb;
-    let len = block.len().min(BUF);
-    let res = scan(sc, eb, block, s);
-    let exact = res.near_tie;
-    let (qb, ub, vb) = (
-        s.p.q.get_mut(..len).unwrap_or_default(),
-        s.p.u.get_mut(..len).unwrap_or_default(),
-        s.u32s.get_mut(..len).unwrap_or_default(),
-    );
-    if q.strict && (res.violation || exact) {
-        if !exact {
-            quantize_block(eb, block, qb, ub);
-        }
-        if let Some(i) = first_violation(eb, q.bound, block, qb) {
-            return Err(BlockError::Violation(i));
-        }
-    }
-    let w = bits::width(res.any);
-    let cost = payload_len(w, len);
-    let dst = dst.get_mut(..cost).ok_or(BlockError::Short(cost))?;
-    match (exact, w) {
-        (_, 0) => {}
-        (false, 1..=24) => pack_block(vb, w, dst),
-        (true, 1..=24) => {
-            for (d, &v) in vb.iter_mut().zip(ub.iter()) {
-                *d = v as u32; // v < 2^w <= 2^24
-            }
-            pack_block(vb, w, dst);
-        }
-        (false, _) => {
-            for (d, &v) in ub.iter_mut().zip(vb.iter()) {
-                *d = u64::from(v);
-            }
-            pack(ub, u32::from(w), dst, qb);
-        }
-        (true, _) => pack(ub, u32::from(w), dst, qb),
-    }
-    Ok(w)
-}
-
-/// Decodes one block (see [`SzpKernel::decode`]).
-#[inline]
-#[target_feature(enable = "avx2,bmi2")]
-fn decode<T: SzpFloat>(eb: f64, w: u8, src: &[u8], out: &mut [T], q: &mut [i64; BUF]) {
-    let e2 = 2.0 * eb;
-    if w != 0 && e2.is_finite() && decodes(w, out.len()) {
-        decode_block(src, w, e2, out);
-    } else {
-        portable_decode(eb, w, src, out, q);
-    }
+    let res = scan_block(sc, block, s.u32s.get_mut(..len).unwrap_or_default());
+    let res = exact_on_tie(eb, block, s, res);
+    (res, res.near_tie)
 }
 
 impl SzpKernel for Bmi2 {
-    type Enc = Enc;
-    type Scratch = Scratch;
+    scan_kernel_methods!("avx2,bmi2");
 
     #[inline(always)]
-    fn scratch(self) -> Scratch {
-        Scratch {
-            p: Buffers::new(),
-            u32s: [0; BUF],
-        }
-    }
-    #[inline(always)]
-    fn encoder(self, q: Quant) -> Enc {
+    fn encoder(self, q: Quant) -> Enc<Scan> {
         Enc {
             q,
             scan: Scan::new(q.eb, q.bound, q.strict, q.max_abs),
         }
     }
-    target_runs!("avx2,bmi2");
-
     #[inline(always)]
     fn stats<T: SzpFloat>(self, x: &[T]) -> Stats {
         // SAFETY: the token proves AVX2 and BMI2 (and the OS YMM state).
         unsafe { stats(x) }
-    }
-    #[inline(always)]
-    fn width<T: SzpFloat>(self, e: &Enc, block: &[T], s: &mut Scratch) -> u8 {
-        match &e.scan {
-            // SAFETY: as in `stats`.
-            Some(sc) => bits::width(unsafe { scan(sc, e.q.eb, block, s) }.any),
-            None => portable_width(e.q.eb, block, &mut s.p),
-        }
-    }
-    #[inline(always)]
-    fn encode<T: SzpFloat>(
-        self,
-        e: &Enc,
-        block: &[T],
-        dst: &mut [u8],
-        s: &mut Scratch,
-    ) -> Result<u8, BlockError> {
-        match &e.scan {
-            // SAFETY: as in `stats`.
-            Some(sc) => unsafe { encode(sc, &e.q, block, dst, s) },
-            None => portable_encode(&e.q, block, dst, &mut s.p),
-        }
-    }
-    #[inline(always)]
-    fn decode<T: SzpFloat>(self, eb: f64, w: u8, src: &[u8], out: &mut [T], s: &mut Scratch) {
-        // SAFETY: as in `stats`.
-        unsafe { decode(eb, w, src, out, &mut s.p.q) }
     }
 }

@@ -26,15 +26,14 @@
 
 use core::arch::x86_64::*;
 
-use crate::arch::generic::szp::{
-    Buffers, first_violation, pack, portable_decode, portable_encode, portable_width,
-    quantize_block,
-};
-use crate::arch::szp::{BUF, BlockError, Quant, Stats, SzpKernel, target_runs};
+use crate::arch::szp::{BUF, Quant, Stats, SzpKernel};
 use crate::arch::x86_64::Avx512Vbmi;
 use crate::arch::x86_64::avx512::pack16;
+use crate::arch::x86_64::szp::{
+    Enc, ScanResult, Scratch, decodes, exact_on_tie, scan_kernel_methods,
+};
 use crate::arch::x86_64::tables::{Z512, Z512_TABLES};
-use crate::bits::{self, payload_len};
+use crate::bits::payload_len;
 use crate::types::{DType, SzpFloat};
 
 /// Round to nearest, ties to even, exceptions suppressed.
@@ -55,17 +54,6 @@ pub(crate) struct Scan {
     pub narrow: bool,
     /// Whether to check reconstructions.
     strict: bool,
-}
-
-/// What the scan of one block found.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct ScanResult {
-    /// OR of the zigzagged deltas (its bit length is the block width).
-    pub any: u64,
-    /// Some lane was near a rounding tie: the levels must be recomputed exactly.
-    pub near_tie: bool,
-    /// Some reconstruction missed the bound (or was NaN).
-    pub violation: bool,
 }
 
 impl Scan {
@@ -422,12 +410,6 @@ pub(crate) fn pack_block32(u: &[u32], w: u32, out: &mut [u8]) {
     });
 }
 
-/// Whether [`decode_block`] handles a block of `len` values at width `w` (see module docs).
-#[inline]
-pub(crate) fn decodes(w: u8, len: usize) -> bool {
-    (1..=24).contains(&w) && (len as u64) << (w - 1) < 1 << 31
-}
-
 /// Decodes one block (`payload` exactly `ceil(out.len()·w/8)` bytes, [`decodes`] true) into
 /// `out`: `T((prefix sum of unzigzag(fields))·2eb)`. Does nothing on a length mismatch.
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi")]
@@ -590,157 +572,49 @@ fn stats<T: SzpFloat>(input: &[T]) -> (f64, f64, bool) {
     }
 }
 
-/// The encoder invariants: the fast scan's, or `None` when it cannot prove its levels equal
-/// the spec's (then the block goes through the portable kernels).
-#[derive(Clone, Copy)]
-pub(crate) struct Enc {
-    q: Quant,
-    scan: Option<Scan>,
-}
-
-// SAFETY: `Scan` holds plain vector registers' values (no pointers); sharing them between
-// threads is sharing numbers.
-unsafe impl Send for Enc {}
-// SAFETY: as above.
-unsafe impl Sync for Enc {}
-
-/// The VBMI leaf's block buffers.
-pub(crate) struct Scratch {
-    p: Buffers,
-    u32s: [u32; BUF],
-}
-
-/// One block on the fast scan: the width, and the block's zigzagged deltas in `s.p.u` (when
-/// the second value is true) or `s.u32s`; exact levels in `s.p.q` when a lane was near a tie.
+/// One block on the fast scan: the result (its `any` exact) and whether the block's
+/// zigzagged deltas are in `s.p.u` (wide scans, or a lane was near a tie: then the exact
+/// levels are in `s.p.q`) rather than in `s.u32s`.
 #[inline]
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi")]
 fn scan<T: SzpFloat>(sc: &Scan, eb: f64, block: &[T], s: &mut Scratch) -> (ScanResult, bool) {
     let len = block.len().min(BUF);
-    let (qb, ub, vb) = (
-        s.p.q.get_mut(..len).unwrap_or_default(),
-        s.p.u.get_mut(..len).unwrap_or_default(),
-        s.u32s.get_mut(..len).unwrap_or_default(),
-    );
     let res = if sc.narrow {
-        scan_block32(sc, block, vb)
+        scan_block32(sc, block, s.u32s.get_mut(..len).unwrap_or_default())
     } else {
-        scan_block(sc, block, ub)
+        scan_block(sc, block, s.p.u.get_mut(..len).unwrap_or_default())
     };
-    if res.near_tie {
-        let any = quantize_block(eb, block, qb, ub);
-        (ScanResult { any, ..res }, true)
-    } else {
-        (res, !sc.narrow)
-    }
+    let res = exact_on_tie(eb, block, s, res);
+    (res, res.near_tie || !sc.narrow)
 }
 
-/// Encodes one block on the fast scan (see [`SzpKernel::encode`]).
+/// [`pack_block`] in the shape [`scan_kernel_methods!`] calls.
 #[inline]
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi")]
-fn encode<T: SzpFloat>(
-    sc: &Scan,
-    q: &Quant,
-    block: &[T],
-    dst: &mut [u8],
-    s: &mut Scratch,
-) -> Result<u8, BlockError> {
-    let eb = q.eb;
-    let len = block.len().min(BUF);
-    let (res, in_u64) = scan(sc, eb, block, s);
-    let (qb, ub, vb) = (
-        s.p.q.get_mut(..len).unwrap_or_default(),
-        s.p.u.get_mut(..len).unwrap_or_default(),
-        s.u32s.get(..len).unwrap_or_default(),
-    );
-    if q.strict && (res.violation || res.near_tie) {
-        if !res.near_tie {
-            quantize_block(eb, block, qb, ub);
-        }
-        if let Some(i) = first_violation(eb, q.bound, block, qb) {
-            return Err(BlockError::Violation(i));
-        }
-    }
-    let w = bits::width(res.any);
-    let cost = payload_len(w, len);
-    let dst = dst.get_mut(..cost).ok_or(BlockError::Short(cost))?;
-    let w32 = u32::from(w);
-    match (in_u64, w) {
-        (_, 0) => {}
-        (true, 1..=24) => pack_block(ub, w32, dst),
-        (false, 1..=24) => pack_block32(vb, w32, dst),
-        (true, _) => pack(ub, w32, dst, qb),
-        (false, _) => {
-            for (d, &v) in ub.iter_mut().zip(vb.iter()) {
-                *d = u64::from(v);
-            }
-            pack(ub, w32, dst, qb);
-        }
-    }
-    Ok(w)
+fn pack64(u: &[u64], _: &mut [u32], w: u32, out: &mut [u8]) {
+    pack_block(u, w, out);
 }
 
-/// Decodes one block (see [`SzpKernel::decode`]).
+/// [`pack_block32`] in the shape [`scan_kernel_methods!`] calls.
 #[inline]
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi")]
-fn decode<T: SzpFloat>(eb: f64, w: u8, src: &[u8], out: &mut [T], q: &mut [i64; BUF]) {
-    let e2 = 2.0 * eb;
-    if w != 0 && e2.is_finite() && decodes(w, out.len()) {
-        decode_block(src, w, e2, out);
-    } else {
-        portable_decode(eb, w, src, out, q);
-    }
+fn pack32(v: &[u32], w: u32, out: &mut [u8]) {
+    pack_block32(v, w, out);
 }
 
 impl SzpKernel for Avx512Vbmi {
-    type Enc = Enc;
-    type Scratch = Scratch;
+    scan_kernel_methods!("avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi");
 
     #[inline(always)]
-    fn scratch(self) -> Scratch {
-        Scratch {
-            p: Buffers::new(),
-            u32s: [0; BUF],
-        }
-    }
-    #[inline(always)]
-    fn encoder(self, q: Quant) -> Enc {
+    fn encoder(self, q: Quant) -> Enc<Scan> {
         // SAFETY: the token proves AVX-512 F/BW/VL/DQ/VBMI (and the OS ZMM state).
         let scan = unsafe { Scan::new(q.eb, q.bound, q.strict, q.max_abs) };
         Enc { q, scan }
     }
-    target_runs!("avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi");
-
     #[inline(always)]
     fn stats<T: SzpFloat>(self, x: &[T]) -> Stats {
         // SAFETY: as in `encoder`.
         let (lo, hi, bad) = unsafe { stats(x) };
         Stats { lo, hi, bad }
-    }
-    #[inline(always)]
-    fn width<T: SzpFloat>(self, e: &Enc, block: &[T], s: &mut Scratch) -> u8 {
-        match &e.scan {
-            // SAFETY: as in `encoder`.
-            Some(sc) => bits::width(unsafe { scan(sc, e.q.eb, block, s) }.0.any),
-            None => portable_width(e.q.eb, block, &mut s.p),
-        }
-    }
-    #[inline(always)]
-    fn encode<T: SzpFloat>(
-        self,
-        e: &Enc,
-        block: &[T],
-        dst: &mut [u8],
-        s: &mut Scratch,
-    ) -> Result<u8, BlockError> {
-        match &e.scan {
-            // SAFETY: as in `encoder`.
-            Some(sc) => unsafe { encode(sc, &e.q, block, dst, s) },
-            None => portable_encode(&e.q, block, dst, &mut s.p),
-        }
-    }
-    #[inline(always)]
-    fn decode<T: SzpFloat>(self, eb: f64, w: u8, src: &[u8], out: &mut [T], s: &mut Scratch) {
-        // SAFETY: as in `encoder`.
-        unsafe { decode(eb, w, src, out, &mut s.p.q) }
     }
 }
