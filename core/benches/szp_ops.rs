@@ -1,6 +1,8 @@
 //! Compressed-domain `szp::ops::add` vs decompress-add-compress on the fastest path, single
-//! thread, f32 and f64 at block size 128 (and f32 at 1024), one criterion run so the ratio is
-//! measured side by side. A real field from `../shared/data` when present
+//! thread, one criterion run so the ratio is measured side by side: f32 at every block size
+//! class (32, 128, 512, 1024, 4096), f64 at 128, and wide widths (f64 at a 1e-12 relative bound:
+//! widths ~27) at 128 and 1024. Both operands are compressed with the same plain
+//! `Config::abs(eb)`: the grid rule makes them addable without a declared `max_abs`. A real field from `../shared/data` when present
 //! (`proj_egm96_geoid_721x1440.f32`, split into two halves), a generated smooth field plus
 //! noise otherwise. Throughput is GB/s of float data of one operand.
 //! Run: `cargo bench -p fzpack-core --bench szp_ops`.
@@ -45,7 +47,14 @@ fn fields() -> (String, Vec<f64>, Vec<f64>) {
     )
 }
 
-fn bench_type<T: SzpFloat>(c: &mut Criterion, label: &str, name: &str, bs: u32, eb_rel: f64) {
+fn bench_type<T: SzpFloat>(
+    c: &mut Criterion,
+    label: &str,
+    name: &str,
+    bs: u32,
+    eb_rel: f64,
+    full: bool,
+) {
     let (_, a64, b64) = fields();
     let a: Vec<T> = a64.iter().map(|&x| T::from_f64(x)).collect();
     let b: Vec<T> = b64.iter().map(|&x| T::from_f64(x)).collect();
@@ -56,10 +65,8 @@ fn bench_type<T: SzpFloat>(c: &mut Criterion, label: &str, name: &str, bs: u32, 
         .copied()
         .fold(f64::INFINITY, f64::min);
     let eb = (mag.max(mag - lo)) * eb_rel;
-    let cfg = Config::abs(eb).with_block_size(bs).with_max_abs(mag);
-    let cfg2 = Config::abs(2.0 * eb)
-        .with_block_size(bs)
-        .with_max_abs(2.0 * mag);
+    let cfg = Config::abs(eb).with_block_size(bs);
+    let cfg2 = Config::abs(2.0 * eb).with_block_size(bs);
     let n = a.len();
     let cap = szp::max_compressed_len(n, bs, T::DTYPE).unwrap();
     let (mut za, mut zb) = (vec![0u8; cap], vec![0u8; cap]);
@@ -68,16 +75,19 @@ fn bench_type<T: SzpFloat>(c: &mut Criterion, label: &str, name: &str, bs: u32, 
     let (za, zb) = (za[..la].to_vec(), zb[..lb].to_vec());
     let mut out = vec![0u8; cap];
     let lc = ops::add(&za, &zb, &mut out).unwrap();
+    let view = szp::blocks::parse(&za).unwrap();
+    let wmax = view.widths.iter().max().copied().unwrap_or(0);
+    let wmean = view.widths.iter().map(|&w| f64::from(w)).sum::<f64>() / view.widths.len() as f64;
     println!(
-        "szp_ops {label} bs={bs} {name}: n={n} eb={eb:.3e} archives {la}+{lb} -> {lc} B, ratio {:.2}",
+        "szp_ops {label} bs={bs} {name}: n={n} eb={eb:.3e} archives {la}+{lb} -> {lc} B, ratio {:.2}, widths mean {wmean:.1} max {wmax}",
         (n * size_of::<T>()) as f64 / la as f64
     );
     let (mut da, mut db) = (vec![T::default(); n], vec![T::default(); n]);
     let mut g = c.benchmark_group(format!("szp_ops_{label}_bs{bs}"));
     g.throughput(Throughput::Bytes((n * size_of::<T>()) as u64));
-    g.sample_size(20)
-        .warm_up_time(Duration::from_millis(300))
-        .measurement_time(Duration::from_secs(2));
+    g.sample_size(10)
+        .warm_up_time(Duration::from_millis(200))
+        .measurement_time(Duration::from_secs(1));
     g.bench_function("ops_add", |bch| {
         bch.iter(|| ops::add(black_box(&za), black_box(&zb), &mut out).unwrap())
     });
@@ -91,23 +101,28 @@ fn bench_type<T: SzpFloat>(c: &mut Criterion, label: &str, name: &str, bs: u32, 
             szp::compress(&da, &cfg2, &mut out).unwrap()
         })
     });
-    g.bench_function("decompress_one", |bch| {
-        bch.iter(|| szp::decompress(black_box(&za), &mut da).unwrap())
-    });
-    g.bench_function("compress_one", |bch| {
-        bch.iter(|| szp::compress(black_box(&a), &cfg, &mut out).unwrap())
-    });
-    g.bench_function("ops_stats", |bch| {
-        bch.iter(|| ops::stats(black_box(&za)).unwrap())
-    });
+    if full {
+        g.bench_function("decompress_one", |bch| {
+            bch.iter(|| szp::decompress(black_box(&za), &mut da).unwrap())
+        });
+        g.bench_function("compress_one", |bch| {
+            bch.iter(|| szp::compress(black_box(&a), &cfg, &mut out).unwrap())
+        });
+        g.bench_function("ops_stats", |bch| {
+            bch.iter(|| ops::stats(black_box(&za)).unwrap())
+        });
+    }
     g.finish();
 }
 
 fn benches(c: &mut Criterion) {
     let (name, _, _) = fields();
-    bench_type::<f32>(c, "f32", &name, 128, 1e-4);
-    bench_type::<f32>(c, "f32", &name, 1024, 1e-4);
-    bench_type::<f64>(c, "f64", &name, 128, 1e-6);
+    for bs in [32, 128, 512, 1024, 4096] {
+        bench_type::<f32>(c, "f32", &name, bs, 1e-4, bs == 128);
+    }
+    bench_type::<f64>(c, "f64", &name, 128, 1e-6, false);
+    bench_type::<f64>(c, "f64wide", &name, 128, 1e-12, false);
+    bench_type::<f64>(c, "f64wide", &name, 1024, 1e-12, false);
 }
 
 criterion_group!(szp_ops, benches);

@@ -96,7 +96,9 @@ impl From<Error> for io::Error {
                 | fzpack_core::szp::Error::BadMagic
                 | fzpack_core::szp::Error::UnsupportedVersion { .. }
                 | fzpack_core::szp::Error::DTypeMismatch
-                | fzpack_core::szp::Error::Corrupt(_),
+                | fzpack_core::szp::Error::Corrupt(_)
+                | fzpack_core::szp::Error::ChecksumMismatch { .. }
+                | fzpack_core::szp::Error::UnsupportedLayout { .. },
             ) => io::Error::new(io::ErrorKind::InvalidData, e),
             other => io::Error::new(io::ErrorKind::InvalidInput, other),
         }

@@ -2,9 +2,10 @@
 //! operations (add, sub, negate, integer scale, sum, statistics) with the output sized for the
 //! caller, and sums of any number of archives.
 //!
-//! Archives combine when they share dtype, length, block size and the recorded quantizer bound;
-//! compress them with `Config::abs(eb).with_max_abs(M)` (the same `M` for every field) to get
-//! that grid. The result's recorded bound is the accumulated bound (`bound_a + bound_b` for an
+//! Archives combine when they share dtype, length, block size and the recorded quantizer bound:
+//! fields compressed with the same `Config::abs(eb)` share it when `max|x| <= 2^18·eb` (f32;
+//! `2^40·eb` for f64), and `Config::abs(eb).with_max_abs(M)` (the same `M` for every field)
+//! gives it for any `|x| <= M`. The result's recorded bound is the accumulated bound (`bound_a + bound_b` for an
 //! add); see `docs/szp-archive.md`, "Compressed-domain operations".
 //!
 //! ```
@@ -31,7 +32,12 @@ fn with_output(
     first: &[u8],
     f: impl FnOnce(&mut [u8]) -> core::result::Result<usize, szp::Error>,
 ) -> Result<Vec<u8>> {
-    let v = szp::blocks::parse(first)?;
+    // Structure only (the core operation verifies every input's CRCs); an input the core
+    // refuses before parsing (a `.fzm` archive) gets the core's error.
+    let v = match szp::blocks::parse_with(first, szp::Verify::Skip) {
+        Ok(v) => v,
+        Err(e) => return Err(f(&mut []).err().unwrap_or(e).into()),
+    };
     let cap = core_ops::max_output_len(v.n, v.header.block_size)
         .ok_or(Error::Szp(szp::Error::InvalidBlockSize))?;
     let mut out = vec![0u8; cap];

@@ -129,26 +129,41 @@ fn finish(out: &mut Vec<u8>, r: Result<usize, Error>) -> FzResult<usize> {
     }
 }
 
-/// Decompresses an fzpack SZp archive (parallel with feature `rayon`).
+/// Decompresses an fzpack SZp archive (parallel with feature `rayon`), verifying its checksums
+/// (version 2; [`decompress_vec_verify`] with [`Verify::Skip`] skips them).
 ///
 /// The value count comes from the header and is bounded by the archive itself (one width byte
 /// per block), so at most `block_size` values are allocated per archive byte.
 pub fn decompress_vec<T: Element>(archive: &[u8]) -> FzResult<Vec<T>> {
+    decompress_vec_verify(archive, Verify::Checksums)
+}
+
+/// [`decompress_vec`] with an explicit [`Verify`] choice.
+pub fn decompress_vec_verify<T: Element>(archive: &[u8], verify: Verify) -> FzResult<Vec<T>> {
     let mut out = Vec::new();
-    decompress_into(archive, &mut out)?;
+    decompress_into_verify(archive, &mut out, verify)?;
     Ok(out)
 }
 
 /// [`decompress_vec`] into `out` (resized to the value count, capacity reused); returns the
 /// number of values.
 pub fn decompress_into<T: Element>(archive: &[u8], out: &mut Vec<T>) -> FzResult<usize> {
+    decompress_into_verify(archive, out, Verify::Checksums)
+}
+
+/// [`decompress_into`] with an explicit [`Verify`] choice.
+pub fn decompress_into_verify<T: Element>(
+    archive: &[u8],
+    out: &mut Vec<T>,
+    verify: Verify,
+) -> FzResult<usize> {
     #[cfg(feature = "rayon")]
     {
-        decompress_par_into(archive, &Parallel::new(), Path::best(), out)
+        decompress_par_into_verify(archive, &Parallel::new(), Path::best(), out, verify)
     }
     #[cfg(not(feature = "rayon"))]
     {
-        decompress_path_into(archive, Path::best(), out)
+        decompress_path_into_verify(archive, Path::best(), out, verify)
     }
 }
 
@@ -159,8 +174,17 @@ pub fn decompress_serial_vec<T: Element>(archive: &[u8]) -> FzResult<Vec<T>> {
 
 /// Decompresses on one thread on `path` into a `Vec`.
 pub fn decompress_path_vec<T: Element>(archive: &[u8], path: Path) -> FzResult<Vec<T>> {
+    decompress_path_vec_verify(archive, path, Verify::Checksums)
+}
+
+/// [`decompress_path_vec`] with an explicit [`Verify`] choice.
+pub fn decompress_path_vec_verify<T: Element>(
+    archive: &[u8],
+    path: Path,
+    verify: Verify,
+) -> FzResult<Vec<T>> {
     let mut out = Vec::new();
-    decompress_path_into(archive, path, &mut out)?;
+    decompress_path_into_verify(archive, path, &mut out, verify)?;
     Ok(out)
 }
 
@@ -170,17 +194,30 @@ pub fn decompress_path_into<T: Element>(
     path: Path,
     out: &mut Vec<T>,
 ) -> FzResult<usize> {
-    let view = checked_view::<T>(archive)?;
+    decompress_path_into_verify(archive, path, out, Verify::Checksums)
+}
+
+/// [`decompress_path_into`] with an explicit [`Verify`] choice (each chunk's CRC is checked
+/// right before the chunk is decoded).
+pub fn decompress_path_into_verify<T: Element>(
+    archive: &[u8],
+    path: Path,
+    out: &mut Vec<T>,
+    verify: Verify,
+) -> FzResult<usize> {
+    let view = checked_view::<T>(archive, verify)?;
     prepare(out, view.n, T::ZERO);
-    decompress_with(path, archive, out).map_err(|e| {
+    decompress_with_verify(path, archive, out, verify).map_err(|e| {
         out.clear();
         e.into()
     })
 }
 
-/// Parses `archive` and checks its element type against `T`.
-fn checked_view<T: Element>(archive: &[u8]) -> FzResult<ArchiveView<'_>> {
-    let view = blocks::parse(archive)?;
+/// Parses `archive` (its structure, and the header CRC under `verify`; the chunk CRCs are the
+/// decoder's) and checks its element type against `T`.
+fn checked_view<T: Element>(archive: &[u8], verify: Verify) -> FzResult<ArchiveView<'_>> {
+    let _ = Header::read_with(archive, verify)?;
+    let view = blocks::parse_with(archive, Verify::Skip)?;
     let stored: crate::DType = view.header.dtype.into();
     if stored != T::TYPE {
         return Err(FzError::DTypeMismatch {
@@ -242,10 +279,23 @@ pub fn compress_par_blocks<T: Element>(
 }
 
 /// Decompresses with the parallel driver `par` over the fastest path of this CPU. Same values
-/// as [`fzpack_core::szp::decompress`].
+/// as [`fzpack_core::szp::decompress`]; the chunk CRCs are verified in parallel, each right
+/// before its chunk is decoded.
 #[cfg(feature = "rayon")]
 pub fn decompress_par<T: Element>(archive: &[u8], par: &Parallel) -> FzResult<Vec<T>> {
     decompress_par_with(archive, par, Path::best())
+}
+
+/// [`decompress_par`] with an explicit [`Verify`] choice.
+#[cfg(feature = "rayon")]
+pub fn decompress_par_verify<T: Element>(
+    archive: &[u8],
+    par: &Parallel,
+    verify: Verify,
+) -> FzResult<Vec<T>> {
+    let mut out = Vec::new();
+    decompress_par_into_verify(archive, par, Path::best(), &mut out, verify)?;
+    Ok(out)
 }
 
 /// [`decompress_par`] on the kernels of `path`: the core's driver ([`engine::decompress_on`])
@@ -269,12 +319,24 @@ pub fn decompress_par_into<T: Element>(
     path: Path,
     out: &mut Vec<T>,
 ) -> FzResult<usize> {
-    let view = checked_view::<T>(archive)?;
+    decompress_par_into_verify(archive, par, path, out, Verify::Checksums)
+}
+
+/// [`decompress_par_into`] with an explicit [`Verify`] choice.
+#[cfg(feature = "rayon")]
+pub fn decompress_par_into_verify<T: Element>(
+    archive: &[u8],
+    par: &Parallel,
+    path: Path,
+    out: &mut Vec<T>,
+    verify: Verify,
+) -> FzResult<usize> {
+    let view = checked_view::<T>(archive, verify)?;
     let Some(j) = par.join_for(view.n.saturating_mul(T::BYTES)) else {
-        return decompress_path_into(archive, path, out);
+        return decompress_path_into_verify(archive, path, out, verify);
     };
     prepare(out, view.n, T::ZERO);
-    par.install(|| engine::decompress_on(path, &j, archive, out))
+    par.install(|| engine::decompress_verify_on(path, &j, archive, out, verify))
         .map_err(|e| {
             out.clear();
             e.into()

@@ -284,8 +284,15 @@ pub fn szp_roundtrip(data: &[u8]) {
 pub fn szp_decode_untrusted(data: &[u8]) {
     use fzpack_core::szp;
     let mut a = data.to_vec();
-    if a.first().is_some_and(|b| b & 1 == 1) && a.len() >= szp::HEADER_LEN {
-        a[..5].copy_from_slice(b"FZSZ\x01");
+    // A valid magic half the time: version 1, or version 2 re-sealed (valid CRCs, so the
+    // decoder behind the checksums is reached too).
+    match a.first().map(|b| b & 3) {
+        Some(1) if a.len() >= szp::HEADER_LEN => a[..5].copy_from_slice(b"FZSZ\x01"),
+        Some(3) if a.len() >= szp::HEADER_LEN => {
+            a[..8].copy_from_slice(b"FZSZ\x02\x00\x00\x07");
+            let _ = crate::ops_checks::reseal(&mut a);
+        }
+        _ => {}
     }
     let mut out32 = vec![0f32; 1 << 16];
     let mut out64 = vec![0f64; 1 << 16];

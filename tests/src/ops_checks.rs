@@ -202,3 +202,45 @@ pub fn szp_ops(data: &[u8]) {
         );
     }
 }
+
+/// Re-seals a hand-edited version 2 archive: `a` holds the header (its first 48 bytes), the
+/// width bytes and the payload; anything after the payload the widths imply is dropped, then the
+/// header CRC is recomputed and the chunk CRCs appended, so tests can reach the code behind the
+/// checksums with crafted widths and payloads. Returns `false` (leaving `a` alone) when the
+/// archive is too short for its header or widths, or its widths imply a payload far larger
+/// than `a`.
+pub fn reseal(a: &mut Vec<u8>) -> bool {
+    let Ok(h) = szp::Header::read_with(a, szp::Verify::Skip) else {
+        return false;
+    };
+    if h.version != szp::FORMAT_VERSION {
+        return false;
+    }
+    let bs = h.block_size as usize;
+    let Ok(n) = usize::try_from(h.n) else {
+        return false;
+    };
+    let nb = n.div_ceil(bs);
+    let start = szp::HEADER_LEN + nb;
+    if a.len() < start {
+        return false;
+    }
+    let bytes = szp::blocks::run_bytes(&a[szp::HEADER_LEN..start], bs, n);
+    if bytes > a.len().saturating_mul(64).max(1 << 16) {
+        return false; // keep crafted inputs small
+    }
+    a.resize(start + bytes, 0);
+    let sum = szp::fzm::crc32(&a[..48]);
+    a[48..52].copy_from_slice(&sum.to_le_bytes());
+    let mut sums = vec![0u8; szp::blocks::sums_len(nb, h.chunk_shift)];
+    szp::blocks::seal(
+        &a[szp::HEADER_LEN..start],
+        &a[start..],
+        n,
+        bs,
+        h.chunk_shift,
+        &mut sums,
+    );
+    a.extend_from_slice(&sums);
+    true
+}

@@ -136,6 +136,34 @@ fn hostile_archives_fail_in_parallel_too() {
     let mut bad = a.clone();
     bad[szp::HEADER_LEN + 3] = 65; // width above 64
     assert!(szp::decompress_par::<f32>(&bad, &par).is_err());
+    // A flipped payload bit in any chunk is caught by the parallel decoder (chunks verified in
+    // parallel, each before it is decoded), with the same error as the serial one; Skip decodes.
+    let view = szp::blocks::parse(&a).unwrap();
+    let chunks = view.sums.len() / 4;
+    assert!(chunks >= 4, "{chunks} chunks");
+    let start = szp::HEADER_LEN + view.widths.len();
+    for k in 0..16 {
+        let mut bad = a.clone();
+        let at = start + k * view.payload.len() / 16;
+        bad[at] ^= 0x20;
+        let serial = szp::decompress_serial_vec::<f32>(&bad).unwrap_err();
+        let parallel = szp::decompress_par::<f32>(&bad, &par).unwrap_err();
+        assert!(
+            matches!(
+                serial,
+                fzpack::Error::Szp(szp::Error::ChecksumMismatch { what: "blocks", .. })
+            ),
+            "{serial:?}"
+        );
+        assert_eq!(serial.to_string(), parallel.to_string());
+        let skipped: Vec<f32> = szp::decompress_par_verify(&bad, &par, szp::Verify::Skip).unwrap();
+        assert_eq!(skipped.len(), x.len());
+    }
+    // Skip and Checksums agree on a good archive, serial and parallel.
+    let full: Vec<f32> = szp::decompress_par(&a, &par).unwrap();
+    let skip: Vec<f32> = szp::decompress_par_verify(&a, &par, szp::Verify::Skip).unwrap();
+    let ser: Vec<f32> = szp::decompress_vec_verify(&a, szp::Verify::Skip).unwrap();
+    assert!(full == skip && skip == ser);
     assert!(matches!(
         szp::decompress_par::<f64>(&a, &par).unwrap_err(),
         fzpack::Error::DTypeMismatch { .. }

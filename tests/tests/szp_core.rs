@@ -94,8 +94,10 @@ fn worked_example_of_the_spec_byte_for_byte() {
     let x: [f32; 10] = [0.0, 0.1, 0.25, -0.3, 1.0, 1.05, 0.95, 2.0, 5.5, -1.2];
     let cfg = Config::abs(0.05).with_block_size(4).stage_compatible();
     let a = encode(&x, &cfg).unwrap();
+    // Stage output between the v2 header and the one chunk CRC (3 blocks, one chunk).
+    assert_eq!(a.len(), HEADER_LEN + 10 + 4);
     assert_eq!(
-        &a[HEADER_LEN..],
+        &a[HEADER_LEN..a.len() - 4],
         &[0x04, 0x05, 0x08, 0x20, 0xb4, 0x14, 0x04, 0x0b, 0x6e, 0x85]
     );
     let config: [u8; 32] = [
@@ -110,35 +112,188 @@ fn worked_example_of_the_spec_byte_for_byte() {
     }
 }
 
-/// The archive layout is frozen: these bytes must never change for this input and config.
+/// The version 2 archive layout is frozen: these bytes must never change for this input and
+/// config (`FZPACK_BLESS=1` rewrites them, deliberately, on a format change).
 #[test]
 fn golden_archives_are_stable() {
     let dir = fzpack_tests::vectors::workspace_root().join("tests/golden/szp");
-    let data32: Vec<f32> = field(1000, 3).iter().map(|&v| v as f32).collect();
-    let data64 = field(777, 4);
-    let cases: Vec<(&str, Vec<u8>)> = vec![
-        (
-            "abs_f32_bs128.szp",
-            encode(&data32, &Config::abs(1e-2)).unwrap(),
-        ),
-        (
-            "noa_f32_bs64.szp",
-            encode(&data32, &Config::noa(1e-4).with_block_size(64)).unwrap(),
-        ),
-        (
-            "abs_f64_bs7.szp",
-            encode(&data64, &Config::abs(1e-6).with_block_size(7)).unwrap(),
-        ),
-    ];
-    for (name, bytes) in cases {
-        let path = dir.join(name);
+    for (name, bytes, _) in golden_cases() {
+        let name = name.replace(".szp", ".v2.szp");
+        let path = dir.join(&name);
         if std::env::var_os("FZPACK_BLESS").is_some() {
             std::fs::write(&path, &bytes).unwrap();
         }
         let want = std::fs::read(&path)
             .unwrap_or_else(|e| panic!("{}: {e} (FZPACK_BLESS=1 writes it)", path.display()));
         assert!(want == bytes, "{name}: archive bytes changed");
+        assert_eq!(want[4], 2, "{name}: format version");
+        // Every path decodes the golden archive to the same bits.
+        let n = szp::header(&want).unwrap().n as usize;
+        let mut a = vec![0f64; n];
+        let mut b = vec![0f64; n];
+        if szp::header(&want).unwrap().dtype == DType::F64 {
+            szp::scalar::decompress(&want, &mut a).unwrap();
+            szp::decompress(&want, &mut b).unwrap();
+            assert!(a.iter().zip(&b).all(|(x, y)| x.to_bits() == y.to_bits()));
+        }
     }
+}
+
+/// The golden inputs and configs, with the data as f64 (for the bound checks).
+fn golden_cases() -> Vec<(&'static str, Vec<u8>, Vec<f64>)> {
+    let data32: Vec<f32> = field(1000, 3).iter().map(|&v| v as f32).collect();
+    let d32: Vec<f64> = data32.iter().map(|&v| f64::from(v)).collect();
+    let data64 = field(777, 4);
+    vec![
+        (
+            "abs_f32_bs128.szp",
+            encode(&data32, &Config::abs(1e-2)).unwrap(),
+            d32.clone(),
+        ),
+        (
+            "noa_f32_bs64.szp",
+            encode(&data32, &Config::noa(1e-4).with_block_size(64)).unwrap(),
+            d32,
+        ),
+        (
+            "abs_f64_bs7.szp",
+            encode(&data64, &Config::abs(1e-6).with_block_size(7)).unwrap(),
+            data64.clone(),
+        ),
+    ]
+}
+
+/// Version 1 archives (written by the encoder before format 2, frozen in tests/golden/szp)
+/// still decode, on every path, within their bound of the data they were made from; a v1
+/// header is 48 bytes and has no checksums, so `Verify` changes nothing.
+#[test]
+fn golden_v1_archives_still_decode() {
+    let dir = fzpack_tests::vectors::workspace_root().join("tests/golden/szp");
+    for (name, _, data) in golden_cases() {
+        let v1 = std::fs::read(dir.join(name)).unwrap();
+        assert_eq!(v1[4], 1, "{name}: a version 1 archive");
+        let h = szp::header(&v1).unwrap();
+        assert_eq!((h.version, h.header_len()), (1, 48));
+        let view = szp::blocks::parse(&v1).unwrap();
+        assert!(view.sums.is_empty());
+        let bound = h.bound();
+        let check = |back: &[f64]| {
+            assert_eq!(back.len(), data.len(), "{name}");
+            for (i, (x, y)) in data.iter().zip(back).enumerate() {
+                assert!((x - y).abs() <= bound, "{name}[{i}]: {x} vs {y}");
+            }
+        };
+        let mut reference = Vec::new();
+        for path in szp::Path::ALL.into_iter().filter(|p| p.is_available()) {
+            for verify in [szp::Verify::Checksums, szp::Verify::Skip] {
+                let back: Vec<f64> = match h.dtype {
+                    DType::F32 => {
+                        let mut o = vec![0f32; data.len()];
+                        szp::decompress_with_verify(path, &v1, &mut o, verify).unwrap();
+                        o.iter().map(|&v| f64::from(v)).collect()
+                    }
+                    DType::F64 => {
+                        let mut o = vec![0f64; data.len()];
+                        szp::decompress_with_verify(path, &v1, &mut o, verify).unwrap();
+                        o
+                    }
+                };
+                check(&back);
+                if reference.is_empty() {
+                    reference = back;
+                } else {
+                    assert!(reference == back, "{name}: {path:?} decodes differently");
+                }
+            }
+        }
+        // Truncated or extended v1 archives are still errors.
+        let mut out = vec![0f64; data.len()];
+        let mut out32 = vec![0f32; data.len()];
+        assert!(szp::decompress(&v1[..v1.len() - 1], &mut out).is_err());
+        assert!(szp::decompress(&v1[..v1.len() - 1], &mut out32).is_err());
+    }
+}
+
+/// Every single-bit flip of a version 2 archive is detected under `Verify::Checksums`
+/// (CRC-32 catches every single-bit error), and `Verify::Skip` never panics on them.
+#[test]
+fn every_bit_flip_is_detected() {
+    let d: Vec<f32> = field(40_000, 21).iter().map(|&v| v as f32).collect();
+    let good = encode(&d, &Config::abs(1e-3).with_block_size(64)).unwrap();
+    assert!(
+        szp::blocks::parse(&good).unwrap().sums.len() >= 8,
+        "several chunks"
+    );
+    let mut out = vec![0f32; d.len()];
+    let mut s = 7u64;
+    let mut caught = 0;
+    let flips = 4000;
+    for k in 0..flips {
+        s = s
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        let mut a = good.clone();
+        // Spread over the archive, with every header bit covered too.
+        let at = if k < 8 * HEADER_LEN {
+            k / 8
+        } else {
+            (s >> 33) as usize % a.len()
+        };
+        let bit = if k < 8 * HEADER_LEN {
+            k % 8
+        } else {
+            ((s >> 20) % 8) as usize
+        };
+        a[at] ^= 1 << bit;
+        if szp::decompress(&a, &mut out).is_err() {
+            caught += 1;
+        }
+        let _ = szp::decompress_unverified(&a, &mut out);
+    }
+    assert_eq!(caught, flips, "undetected bit flips");
+    // The errors name what failed.
+    let mut a = good.clone();
+    a[20] ^= 4;
+    assert_eq!(
+        szp::decompress(&a, &mut out),
+        Err(Error::ChecksumMismatch {
+            what: "header",
+            chunk: 0
+        })
+    );
+    let mut a = good.clone();
+    let sums = szp::blocks::parse(&good).unwrap().sums.len();
+    let last = a.len() - sums - 1; // last payload byte: the last chunk
+    a[last] ^= 1;
+    let chunks = (sums / 4) as u32;
+    assert_eq!(
+        szp::decompress(&a, &mut out),
+        Err(Error::ChecksumMismatch {
+            what: "blocks",
+            chunk: chunks - 1
+        })
+    );
+    assert!(szp::decompress_unverified(&a, &mut out).is_ok());
+    // Swapped chunk CRCs fail too (the index is in each CRC).
+    let mut a = good.clone();
+    let n = a.len();
+    let (x, y) = (n - 8, n - 4);
+    for i in 0..4 {
+        a.swap(x + i, y + i);
+    }
+    assert!(matches!(
+        szp::decompress(&a, &mut out),
+        Err(Error::ChecksumMismatch { what: "blocks", .. })
+    ));
+    // A layout byte this build does not know is refused (after a valid header CRC).
+    let mut a = good.clone();
+    a[6] = 1;
+    let sum = fzpack_core::szp::fzm::crc32(&a[..48]);
+    a[48..52].copy_from_slice(&sum.to_le_bytes());
+    assert_eq!(
+        szp::decompress(&a, &mut out),
+        Err(Error::UnsupportedLayout { layout: 1 })
+    );
 }
 
 #[test]
@@ -364,7 +519,16 @@ fn malformed_archives_are_errors_not_panics() {
         ),
     ];
     for (what, a, want) in cases {
-        assert_eq!(szp::decompress(&a, &mut out), Err(want), "{what}");
+        // Structural checks run with or without the CRCs; with them, a patched header is a
+        // header checksum mismatch first (bytes past the header: their own error or a chunk
+        // mismatch).
+        let skip = szp::decompress_verify(&a, &mut out, szp::Verify::Skip);
+        assert_eq!(skip, Err(want), "{what}");
+        let full = szp::decompress(&a, &mut out);
+        assert!(
+            full == Err(want) || matches!(full, Err(Error::ChecksumMismatch { .. })),
+            "{what}: {full:?}"
+        );
     }
     // Random corruption anywhere: an error or a decode, never a panic.
     let mut s = 99u64;

@@ -5,7 +5,9 @@
 //! edges, and hostile archives into every operation (errors, never panics).
 
 use fzpack_core::szp::{self, Config, DType, Error, SzpFloat, ops};
-use fzpack_tests::ops_checks::{check_against_floats, decode_f64, encode, linear_checked, szp_ops};
+use fzpack_tests::ops_checks::{
+    check_against_floats, decode_f64, encode, linear_checked, reseal, szp_ops,
+};
 use proptest::prelude::*;
 
 /// Block sizes: 1, small odd, powers of two around the default, the one-pass chunk limit and
@@ -322,13 +324,27 @@ fn hostile_archives_never_panic() {
                 bad[16..24].copy_from_slice(&((s >> 8) % 5000).to_le_bytes());
             }
         }
-        let _ = linear_checked(&[&bad, &za], &[1, 1]);
-        let _ = linear_checked(&[&za, &bad], &[1, -1]);
-        let _ = linear_checked(&[&bad], &[-1]);
-        let _ = linear_checked(&[&bad], &[(s >> 3) as i64]);
-        let _ = linear_checked(&[&bad, &bad, &bad], &[1, 1, 1]);
-        let _ = ops::stats(&bad);
+        // As corrupted (mostly checksum errors) and re-sealed (the code behind the CRCs).
+        let mut sealed = bad.clone();
+        let resealed = reseal(&mut sealed);
+        for bad in [bad, sealed] {
+            let _ = linear_checked(&[&bad, &za], &[1, 1]);
+            let _ = linear_checked(&[&za, &bad], &[1, -1]);
+            let _ = linear_checked(&[&bad], &[-1]);
+            let _ = linear_checked(&[&bad], &[(s >> 3) as i64]);
+            let _ = linear_checked(&[&bad, &bad, &bad], &[1, 1, 1]);
+            let _ = ops::stats(&bad);
+        }
+        let _ = resealed;
     }
+    // A corrupted input is a checksum error, never a result.
+    let mut bad = za.clone();
+    let at = bad.len() - 10;
+    bad[at] ^= 0x10;
+    assert!(matches!(
+        ops::add(&bad, &za, &mut vec![0u8; 1 << 16]),
+        Err(Error::ChecksumMismatch { .. })
+    ));
     // Hand-made archives with width-64 blocks of arbitrary bits: levels wrap in the input's
     // decode (as the decoder computes them) and the op must still be an error or a valid result.
     let mut h = encode(
@@ -342,6 +358,7 @@ fn hostile_archives_never_panic() {
     }
     h.truncate(szp::HEADER_LEN + nb);
     h.extend((0..40 * 8).map(|i| (i as u8).wrapping_mul(167) ^ 0xF0));
+    assert!(reseal(&mut h));
     szp::blocks::parse(&h).unwrap();
     for c in [1i64, -1, 2, i64::MIN] {
         let _ = linear_checked(&[&h], &[c]);
@@ -406,5 +423,83 @@ fn dtype_is_recorded() {
         out.iter()
             .zip([2f32, 4.0, 6.0])
             .all(|(x, y)| (x - y).abs() <= 0.2)
+    );
+}
+
+/// Issue #18: two different fields compressed with the same ABS bound, dtype and block size and
+/// no declared `max_abs` — what `fzpack compress --eb E --mode abs` does, through the facade's
+/// parallel and serial encoders — land on one grid and add; data above `2^18 · bound` (f32)
+/// falls back to the next power of two of its `max|x|`: same power adds, another power is a
+/// "quantizer bound" mismatch.
+#[test]
+fn same_abs_bound_archives_are_addable() {
+    for bs in [1u32, 32, 128, 1000, 4096] {
+        let a = to::<f32>(&field(60_000, 3, 40.0));
+        let b = to::<f32>(&field(60_000, 8, 0.7)); // another magnitude entirely
+        let cfg = Config::abs(1e-3).with_block_size(bs);
+        let za = fzpack::szp::compress_vec(&a, &cfg).unwrap();
+        let zb = fzpack::szp::compress_serial_vec(&b, &cfg).unwrap();
+        let (ha, hb) = (szp::header(&za).unwrap(), szp::header(&zb).unwrap());
+        assert_eq!(
+            ha.quant_eb.to_bits(),
+            hb.quant_eb.to_bits(),
+            "bs {bs}: one grid"
+        );
+        let zc = fzpack::ops::add(&za, &zb).unwrap();
+        assert_eq!(szp::header(&zc).unwrap().bound(), 2e-3);
+        let c: Vec<f32> = fzpack::szp::decompress_vec(&zc).unwrap();
+        for i in 0..a.len() {
+            let e = (f64::from(a[i]) + f64::from(b[i]) - f64::from(c[i])).abs();
+            assert!(e <= 2e-3, "bs {bs} [{i}]: error {e}");
+        }
+    }
+    let a64 = field(5000, 5, 3.0);
+    let b64 = field(5000, 6, 300.0); // max|x| below 2^40·1e-9 ≈ 1100
+    let cfg = Config::abs(1e-9);
+    let za = fzpack::szp::compress_vec(&a64, &cfg).unwrap();
+    let zb = fzpack::szp::compress_vec(&b64, &cfg).unwrap();
+    let c: Vec<f64> = fzpack::szp::decompress_vec(&fzpack::ops::add(&za, &zb).unwrap()).unwrap();
+    assert!((0..a64.len()).all(|i| (a64[i] + b64[i] - c[i]).abs() <= 2e-9));
+    // Above 2^18·bound (262.1 at 1e-3): powers of two of max|x|.
+    let grid = |scale: f64, seed: u64| {
+        let x = to::<f32>(&field(3000, seed, scale));
+        fzpack::szp::compress_vec(&x, &Config::abs(1e-3)).unwrap()
+    };
+    let (p1, p2, p3) = (grid(300.0, 1), grid(400.0, 2), grid(900.0, 3));
+    fzpack::ops::add(&p1, &p2).unwrap(); // both in (256, 512]
+    assert!(matches!(
+        fzpack::ops::add(&p1, &p3),
+        Err(fzpack::Error::Szp(Error::OpsMismatch {
+            what: "quantizer bound"
+        }))
+    ));
+}
+
+/// `.fzm` archives are refused by every operation with a clear error.
+#[test]
+fn fzm_archives_are_refused() {
+    let x = to::<f32>(&field(500, 4, 2.0));
+    let cfg = Config::abs(1e-3);
+    let cap = szp::fzm::max_fzm_len(x.len(), 128, DType::F32).unwrap();
+    let mut f = vec![0u8; cap];
+    let len = szp::fzm::write(&x, &cfg, &mut f).unwrap();
+    f.truncate(len);
+    let z = encode(&x, &cfg).unwrap();
+    let mut out = vec![0u8; 1 << 16];
+    let want = Error::OpsUnsupported {
+        what: ".fzm archives (decompress and recompress as fzpack .szp archives)",
+    };
+    assert_eq!(ops::add(&z, &f, &mut out), Err(want));
+    assert_eq!(ops::add(&f, &z, &mut out), Err(want));
+    assert_eq!(ops::stats(&f), Err(want));
+    assert!(matches!(
+        fzpack::ops::add(&f, &z),
+        Err(fzpack::Error::Szp(Error::OpsUnsupported { .. }))
+    ));
+    assert!(
+        ops::negate(&f, &mut out)
+            .unwrap_err()
+            .to_string()
+            .contains(".fzm")
     );
 }

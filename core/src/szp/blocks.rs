@@ -11,7 +11,7 @@
 //! payload); offsets again come from a prefix sum of [`block_payload_len`]; [`decode_block`]
 //! decodes one block into its output slice.
 
-use super::Config;
+use super::{CHUNK_TARGET_VALUES, Config, FORMAT_VERSION_V1, HEADER_LEN_V1, LAYOUT_FZGM, Verify};
 use super::{DType, Error, FORMAT_VERSION, HEADER_LEN, MAGIC, MAX_BLOCK_SIZE, Mode, SzpFloat};
 use crate::arch::generic::szp::{ref_decode, ref_encode, ref_width};
 use crate::arch::szp::{BlockError, Quant};
@@ -57,6 +57,59 @@ impl Plan {
     pub fn payload_offset(&self) -> usize {
         HEADER_LEN + self.blocks()
     }
+    /// `s`: every checksum chunk holds `2^s` blocks ([`chunk_shift`]).
+    pub fn chunk_shift(&self) -> u8 {
+        chunk_shift(self.block_size)
+    }
+    /// Bytes of the chunk CRCs that close the archive ([`sums_len`]).
+    pub fn sums_len(&self) -> usize {
+        sums_len(self.blocks(), self.chunk_shift())
+    }
+}
+
+/// The writer's chunk shift for a block size: the smallest `s` with
+/// `2^s · block_size >= CHUNK_TARGET_VALUES` (16384 values; `s = 7` at block size 128).
+pub fn chunk_shift(block_size: u32) -> u8 {
+    let bs = block_size.max(1) as usize;
+    let mut s = 0u8;
+    while (bs << s) < CHUNK_TARGET_VALUES {
+        s += 1;
+    }
+    s
+}
+
+/// Bytes of the chunk CRCs of `nb` blocks in chunks of `2^shift` blocks: 4 per chunk.
+pub fn sums_len(nb: usize, shift: u8) -> usize {
+    let c = 1usize << shift.min(31);
+    nb.div_ceil(c).saturating_mul(4)
+}
+
+/// Payload bytes of a run of blocks (`widths`, `n` values in all, `bs` per block, the last
+/// possibly shorter).
+pub fn run_bytes(widths: &[u8], bs: usize, n: usize) -> usize {
+    let mut rem = n;
+    let mut total = 0usize;
+    for &w in widths {
+        let len = rem.min(bs);
+        total += bits::payload_len(w, len);
+        rem -= len;
+    }
+    total
+}
+
+/// The little-endian u32 at the start of `s` (0 if `s` is shorter: callers pass 4-byte chunks).
+pub(crate) fn le32(s: &[u8]) -> u32 {
+    s.first_chunk::<4>().map_or(0, |b| u32::from_le_bytes(*b))
+}
+
+/// The CRC-32 of checksum chunk `chunk`: zlib's CRC-32 of the chunk index (u32 LE), the chunk's
+/// width bytes and its payload bytes (in that order).
+pub fn chunk_sum(chunk: u32, widths: &[u8], payload: &[u8]) -> u32 {
+    let mut h = crc32fast::Hasher::new();
+    h.update(&chunk.to_le_bytes());
+    h.update(widths);
+    h.update(payload);
+    h.finalize()
 }
 
 /// Validates a config's own fields (block size, bound, `max_abs`): the first check of
@@ -76,14 +129,104 @@ pub fn check_config(cfg: &Config) -> Result<(), Error> {
     Ok(())
 }
 
+/// `k` of the quantizer grid magnitude `M = 2^k · bound` for f32 data ([`grid_magnitude`]).
+pub const GRID_SHIFT_F32: i32 = 18;
+/// `k` of the quantizer grid magnitude `M = 2^k · bound` for f64 data.
+pub const GRID_SHIFT_F64: i32 = 40;
+
+/// Rounding slack of the strict tightening for `dtype`: (relative, absolute, type maximum).
+fn slack(dtype: DType) -> (f64, f64, f64) {
+    const F64_SLACK: f64 = 8.881_784_197_001_252e-16; // 2^-50
+    const F32_SLACK: f64 = 5.960_464_477_539_063e-8; // 2^-24
+    // Relative rounding slack, the absolute slack of subnormal results (the smallest
+    // subnormal of the type), and the largest finite value of the type.
+    match dtype {
+        DType::F32 => (
+            F32_SLACK + F64_SLACK,
+            1.401_298_464_324_817e-45,
+            f64::from(f32::MAX),
+        ),
+        DType::F64 => (F64_SLACK, f64::from_bits(1), f64::MAX),
+    }
+}
+
+/// The strict quantizer bound for `bound` when every `|x| <= m`:
+/// `min(bound − (m + bound)·rel − abs, type_max − m)` (not positive: below precision).
+fn tighten(dtype: DType, bound: f64, m: f64) -> f64 {
+    let (rel, absolute, limit) = slack(dtype);
+    // Reconstructions stay within m + eb: keep that finite in the element type.
+    (bound - (m + bound) * rel - absolute).min(limit - m)
+}
+
+/// `2^k` as f64 for `k` in -1022..=1023.
+fn pow2(k: i32) -> f64 {
+    f64::from_bits(((k.clamp(-1022, 1023) + 1023) as u64) << 52)
+}
+
+/// The smallest power of two `>= x` (`x` finite, positive; `x` itself for subnormals and
+/// values whose next power overflows).
+fn next_pow2(x: f64) -> f64 {
+    let b = x.to_bits();
+    let e = (b >> 52) & 0x7ff;
+    if e == 0 || b & ((1u64 << 52) - 1) == 0 || e >= 0x7fe {
+        return x;
+    }
+    f64::from_bits((e + 1) << 52)
+}
+
+/// The magnitude the strict tightening covers when the config declares no `max_abs` (issue
+/// #18: a grid that depends only on what the user states): `M = 2^k · bound` (`k` =
+/// [`GRID_SHIFT_F32`] or [`GRID_SHIFT_F64`]) when the data's `max|x| <= M`; otherwise the
+/// next power of two `>= max|x|`, as long as it costs at most half the bound; otherwise
+/// `max|x|` itself. Archives of the first case with the same bound and dtype share one grid;
+/// those of the second share it when their power of two matches.
+pub fn grid_magnitude(dtype: DType, bound: f64, data_max: f64) -> f64 {
+    let k = match dtype {
+        DType::F32 => GRID_SHIFT_F32,
+        DType::F64 => GRID_SHIFT_F64,
+    };
+    let fixed = bound * pow2(k);
+    if data_max <= fixed && tighten(dtype, bound, fixed) >= 0.5 * bound {
+        return fixed;
+    }
+    let p = next_pow2(data_max);
+    if p >= data_max && tighten(dtype, bound, p) >= 0.5 * bound {
+        p
+    } else {
+        data_max
+    }
+}
+
+/// Which magnitude a strict plan without a declared `max_abs` tightens for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Grid {
+    /// [`grid_magnitude`]: a grid that depends only on the bound and dtype (fzpack archives).
+    Stated,
+    /// The data's `max|x|` (the version 1 rule; `.fzm` output keeps it unchanged).
+    Data,
+}
+
 /// Resolves the plan from the config and the data statistics (`range` = max − min for NOA,
-/// `max_abs` = the magnitude the tightening must cover).
+/// `max_abs` = the configured `max_abs`, else the data's largest magnitude). Strict plans
+/// tighten the bound for the configured `max_abs`, else for [`grid_magnitude`].
 pub fn resolve(
     dtype: DType,
     cfg: &Config,
     n: usize,
     range: f64,
     max_abs: f64,
+) -> Result<Plan, Error> {
+    resolve_grid(dtype, cfg, n, range, max_abs, Grid::Stated)
+}
+
+/// [`resolve`] with the grid rule `grid`.
+pub(crate) fn resolve_grid(
+    dtype: DType,
+    cfg: &Config,
+    n: usize,
+    range: f64,
+    max_abs: f64,
+    grid: Grid,
 ) -> Result<Plan, Error> {
     let (bound, value_base) = match cfg.mode {
         Mode::Abs => (cfg.error_bound, 0.0),
@@ -99,20 +242,12 @@ pub fn resolve(
         return Err(Error::InvalidErrorBound);
     }
     let quant_eb = if cfg.strict {
-        const F64_SLACK: f64 = 8.881_784_197_001_252e-16; // 2^-50
-        const F32_SLACK: f64 = 5.960_464_477_539_063e-8; // 2^-24
-        // Relative rounding slack, the absolute slack of subnormal results (the smallest
-        // subnormal of the type), and the largest finite value of the type.
-        let (rel, absolute, limit) = match dtype {
-            DType::F32 => (
-                F32_SLACK + F64_SLACK,
-                1.401_298_464_324_817e-45,
-                f64::from(f32::MAX),
-            ),
-            DType::F64 => (F64_SLACK, f64::from_bits(1), f64::MAX),
+        let m = match (cfg.max_abs, grid) {
+            (Some(m), _) => m,
+            (None, Grid::Stated) => grid_magnitude(dtype, bound, max_abs),
+            (None, Grid::Data) => max_abs,
         };
-        // Reconstructions stay within max|x| + eb: keep that finite in the element type.
-        let eb = (bound - (max_abs + bound) * rel - absolute).min(limit - max_abs);
+        let eb = tighten(dtype, bound, m);
         if eb.is_nan() || eb <= 0.0 {
             return Err(Error::BoundBelowPrecision);
         }
@@ -136,11 +271,16 @@ pub fn resolve(
 /// Validates `input` (finite values, `max_abs` if configured, levels in range) and resolves the
 /// bound: one pass over the data.
 pub fn plan<T: SzpFloat>(input: &[T], cfg: &Config) -> Result<Plan, Error> {
-    Ok(plan_mag(input, cfg)?.0)
+    Ok(plan_mag(input, cfg, Grid::Stated)?.0)
 }
 
-/// [`plan`] and a bound on `|x|` (the configured `max_abs`, else the data's largest magnitude).
-pub(crate) fn plan_mag<T: SzpFloat>(input: &[T], cfg: &Config) -> Result<(Plan, f64), Error> {
+/// [`plan`] and a bound on `|x|` (the configured `max_abs`, else the data's largest magnitude),
+/// under the grid rule `grid`.
+pub(crate) fn plan_mag<T: SzpFloat>(
+    input: &[T],
+    cfg: &Config,
+    grid: Grid,
+) -> Result<(Plan, f64), Error> {
     check_config(cfg)?;
     let (mut lo, mut hi, mut mag) = (f64::INFINITY, f64::NEG_INFINITY, 0f64);
     for (index, x) in input.iter().enumerate() {
@@ -158,12 +298,13 @@ pub(crate) fn plan_mag<T: SzpFloat>(input: &[T], cfg: &Config) -> Result<(Plan, 
         mag = mag.max(v.abs());
     }
     let range = if input.is_empty() { 0.0 } else { hi - lo };
-    let plan = resolve(
+    let plan = resolve_grid(
         T::DTYPE,
         cfg,
         input.len(),
         range,
         cfg.max_abs.unwrap_or(mag),
+        grid,
     )?;
     if mag / (2.0 * plan.quant_eb) >= LEVEL_LIMIT {
         let index = input
@@ -229,6 +370,12 @@ pub fn decode_block<T: SzpFloat>(
 /// The archive header: the SZpConfig fields plus format data.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Header {
+    /// Format version: 1 (no checksums) or 2 (0 in the view of an `.fzm` config, [`super::fzm::header`]).
+    pub version: u8,
+    /// Block layout (version 2 byte 6; [`super::LAYOUT_FZGM`] = 0, the only one defined).
+    pub layout: u8,
+    /// Version 2: each checksum chunk holds `2^chunk_shift` blocks (0 for version 1).
+    pub chunk_shift: u8,
     /// Element type.
     pub dtype: DType,
     /// Bound mode.
@@ -257,22 +404,62 @@ impl Header {
         }
     }
 
-    /// Reads and validates the 48-byte header.
-    #[allow(clippy::indexing_slicing)] // constant offsets into a local [u8; HEADER_LEN]
+    /// The header's length in the archive: 48 bytes (version 1) or 52 (version 2).
+    pub fn header_len(&self) -> usize {
+        if self.version == FORMAT_VERSION_V1 {
+            HEADER_LEN_V1
+        } else {
+            HEADER_LEN
+        }
+    }
+
+    /// Reads and validates the header (48 bytes for version 1, 52 with its CRC for version 2),
+    /// checking the header CRC.
     pub fn read(archive: &[u8]) -> Result<Header, Error> {
-        let h = archive.get(..HEADER_LEN).ok_or(Error::Truncated)?;
-        let mut a = [0u8; HEADER_LEN];
+        Header::read_with(archive, Verify::Checksums)
+    }
+
+    /// [`Header::read`], checking the version 2 header CRC only under [`Verify::Checksums`].
+    #[allow(clippy::indexing_slicing)] // constant offsets into a local [u8; HEADER_LEN_V1]
+    pub fn read_with(archive: &[u8], verify: Verify) -> Result<Header, Error> {
+        let h = archive.get(..HEADER_LEN_V1).ok_or(Error::Truncated)?;
+        let mut a = [0u8; HEADER_LEN_V1];
         a.copy_from_slice(h);
         if a[0..4] != MAGIC {
             return Err(Error::BadMagic);
         }
-        if a[4] != FORMAT_VERSION {
-            return Err(Error::UnsupportedVersion { version: a[4] });
+        let version = a[4];
+        if version != FORMAT_VERSION && version != FORMAT_VERSION_V1 {
+            return Err(Error::UnsupportedVersion { version });
         }
         let flags = a[5];
-        if flags & !1 != 0 || a[6] != 0 || a[7] != 0 {
+        if flags & !1 != 0 {
             return Err(Error::Corrupt("reserved header bits set"));
         }
+        let (layout, chunk_shift) = if version == FORMAT_VERSION_V1 {
+            if a[6] != 0 || a[7] != 0 {
+                return Err(Error::Corrupt("reserved header bits set"));
+            }
+            (LAYOUT_FZGM, 0)
+        } else {
+            let sum = archive
+                .get(HEADER_LEN_V1..HEADER_LEN)
+                .ok_or(Error::Truncated)?;
+            let stored = u32::from_le_bytes([sum[0], sum[1], sum[2], sum[3]]);
+            if verify == Verify::Checksums && crc32fast::hash(&a) != stored {
+                return Err(Error::ChecksumMismatch {
+                    what: "header",
+                    chunk: 0,
+                });
+            }
+            if a[6] != LAYOUT_FZGM {
+                return Err(Error::UnsupportedLayout { layout: a[6] });
+            }
+            if a[7] > 31 {
+                return Err(Error::Corrupt("chunk shift above 31"));
+            }
+            (a[6], a[7])
+        };
         let u32_at = |o: usize| u32::from_le_bytes([a[o], a[o + 1], a[o + 2], a[o + 3]]);
         let u64_at = |o: usize| {
             let mut b = [0u8; 8];
@@ -299,6 +486,9 @@ impl Header {
             return Err(Error::Corrupt("non-finite header field"));
         }
         Ok(Header {
+            version,
+            layout,
+            chunk_shift,
             dtype,
             mode,
             block_size,
@@ -311,7 +501,8 @@ impl Header {
     }
 }
 
-/// Writes the header of `plan` into `out[..HEADER_LEN]`.
+/// Writes the version 2 header of `plan` (48 bytes and their CRC-32) into `out[..HEADER_LEN]`.
+/// The archive is complete once the chunk CRCs follow the payload ([`seal`]).
 pub fn write_header(plan: &Plan, out: &mut [u8]) -> Result<(), Error> {
     let dst = out
         .get_mut(..HEADER_LEN)
@@ -320,6 +511,8 @@ pub fn write_header(plan: &Plan, out: &mut [u8]) -> Result<(), Error> {
     h[0..4].copy_from_slice(&MAGIC);
     h[4] = FORMAT_VERSION;
     h[5] = u8::from(plan.strict);
+    h[6] = LAYOUT_FZGM;
+    h[7] = plan.chunk_shift();
     // 8..40: the FZGPUModules SZpConfig, verbatim.
     h[8] = plan.dtype.code();
     h[9] = plan.mode.code();
@@ -328,11 +521,30 @@ pub fn write_header(plan: &Plan, out: &mut [u8]) -> Result<(), Error> {
     h[24..32].copy_from_slice(&plan.quant_eb.to_le_bytes());
     h[32..40].copy_from_slice(&plan.value_base.to_le_bytes());
     h[40..48].copy_from_slice(&plan.requested.to_le_bytes());
+    let sum = crc32fast::hash(&h[..HEADER_LEN_V1]);
+    h[HEADER_LEN_V1..].copy_from_slice(&sum.to_le_bytes());
     dst.copy_from_slice(&h);
     Ok(())
 }
 
-/// A validated archive: header, width bytes and payload.
+/// Writes the chunk CRCs of an archive body into `sums` ([`Plan::sums_len`] bytes): `widths`
+/// are the archive's width bytes, `payload` its payload, `n` values, `bs` per block, chunks of
+/// `2^shift` blocks. (The serial form of the writer's sealing step.)
+pub fn seal(widths: &[u8], payload: &[u8], n: usize, bs: usize, shift: u8, sums: &mut [u8]) {
+    let c = 1usize << shift.min(31);
+    let mut off = 0usize;
+    let mut rem = n;
+    for (u, (wc, s)) in widths.chunks(c).zip(sums.chunks_exact_mut(4)).enumerate() {
+        let vals = rem.min(wc.len() * bs);
+        let bytes = run_bytes(wc, bs, vals);
+        rem -= vals;
+        let p = payload.get(off..off + bytes).unwrap_or(&[]);
+        off += bytes;
+        s.copy_from_slice(&chunk_sum(u as u32, wc, p).to_le_bytes());
+    }
+}
+
+/// A validated archive: header, width bytes, payload and (version 2) chunk CRCs.
 #[derive(Clone, Copy, Debug)]
 pub struct ArchiveView<'a> {
     /// The header.
@@ -343,6 +555,9 @@ pub struct ArchiveView<'a> {
     pub widths: &'a [u8],
     /// The block payloads back to back (exactly the length the widths imply).
     pub payload: &'a [u8],
+    /// Version 2: the chunk CRCs (4 bytes LE per chunk of `2^chunk_shift` blocks); empty for
+    /// version 1.
+    pub sums: &'a [u8],
 }
 
 impl ArchiveView<'_> {
@@ -353,11 +568,57 @@ impl ArchiveView<'_> {
     }
 }
 
-/// Validates an archive: header, `ceil(n/bs)` width bytes present (so a hostile `n` is bounded
-/// by the archive's own length), every width <= 64, and a payload of exactly the implied size.
+/// Validates an archive: header (and its CRC), `ceil(n/bs)` width bytes present (so a hostile
+/// `n` is bounded by the archive's own length), every width <= 64, a payload of exactly the
+/// implied size, then (version 2) the chunk CRCs and every chunk's CRC.
 pub fn parse(archive: &[u8]) -> Result<ArchiveView<'_>, Error> {
-    let header = Header::read(archive)?;
-    let rest = archive.get(HEADER_LEN..).ok_or(Error::Truncated)?;
+    parse_with(archive, Verify::Checksums)
+}
+
+/// [`parse`]; with [`Verify::Skip`] no CRC is checked (every structural check still runs).
+pub fn parse_with(archive: &[u8], verify: Verify) -> Result<ArchiveView<'_>, Error> {
+    let view = parse_structure(archive, verify)?;
+    if verify == Verify::Checksums {
+        verify_chunks(&view)?;
+    }
+    Ok(view)
+}
+
+/// Checks every chunk CRC of a (structurally valid) view; version 1 views have none.
+pub fn verify_chunks(view: &ArchiveView<'_>) -> Result<(), Error> {
+    if view.header.version == FORMAT_VERSION_V1 {
+        return Ok(());
+    }
+    let bs = view.header.block_size as usize;
+    let c = 1usize << view.header.chunk_shift.min(31);
+    let (mut off, mut rem) = (0usize, view.n);
+    for (u, (wc, s)) in view
+        .widths
+        .chunks(c)
+        .zip(view.sums.chunks_exact(4))
+        .enumerate()
+    {
+        let vals = rem.min(wc.len() * bs);
+        let bytes = run_bytes(wc, bs, vals);
+        rem -= vals;
+        let p = view.payload.get(off..off + bytes).ok_or(Error::Truncated)?;
+        off += bytes;
+        let stored = le32(s);
+        if chunk_sum(u as u32, wc, p) != stored {
+            return Err(Error::ChecksumMismatch {
+                what: "blocks",
+                chunk: u as u32,
+            });
+        }
+    }
+    Ok(())
+}
+
+/// The structure of an archive ([`parse`] without the chunk CRCs; the header CRC is checked
+/// under [`Verify::Checksums`]).
+pub(crate) fn parse_structure(archive: &[u8], verify: Verify) -> Result<ArchiveView<'_>, Error> {
+    let header = Header::read_with(archive, verify)?;
+    let rest = archive.get(header.header_len()..).ok_or(Error::Truncated)?;
     let bs = u64::from(header.block_size);
     let nb = header.n.div_ceil(bs.max(1));
     if nb > rest.len() as u64 {
@@ -366,7 +627,12 @@ pub fn parse(archive: &[u8]) -> Result<ArchiveView<'_>, Error> {
     let nb = nb as usize; // <= rest.len()
     let n = usize::try_from(header.n).map_err(|_| Error::Corrupt("element count"))?;
     let (widths, payload) = rest.split_at(nb);
-    let mut total: u64 = 0;
+    let sums = if header.version == FORMAT_VERSION_V1 {
+        0
+    } else {
+        sums_len(nb, header.chunk_shift)
+    };
+    let mut total: u64 = sums as u64;
     for (b, &w) in widths.iter().enumerate() {
         if w > 64 {
             return Err(Error::Corrupt("width above 64"));
@@ -380,10 +646,12 @@ pub fn parse(archive: &[u8]) -> Result<ArchiveView<'_>, Error> {
     if total < payload.len() as u64 {
         return Err(Error::Corrupt("trailing bytes after the payload"));
     }
+    let (payload, sums) = payload.split_at(payload.len() - sums); // total == len >= sums
     Ok(ArchiveView {
         header,
         n,
         widths,
         payload,
+        sums,
     })
 }

@@ -14,8 +14,8 @@
 //! Archive parsing ([`super::blocks::parse`], called once per decode in [`decompress`]) is the
 //! single place where an archive is verified before any block is decoded.
 
-use super::blocks::{self, Plan, parse, write_header};
-use super::{Config, Error, HEADER_LEN, Path, max_compressed_len};
+use super::blocks::{self, Grid, Plan, chunk_sum, le32, parse_structure, run_bytes, write_header};
+use super::{Config, Error, FORMAT_VERSION_V1, HEADER_LEN, Path, Verify, max_compressed_len};
 #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
 use crate::arch::CpuFeatures;
 use crate::arch::generic::{Portable, Reference};
@@ -130,6 +130,7 @@ fn worst_block(plan: &Plan, max_abs: f64) -> usize {
 pub fn worst_len(plan: &Plan, max_abs: f64) -> usize {
     plan.payload_offset()
         .saturating_add(plan.blocks().saturating_mul(worst_block(plan, max_abs)))
+        .saturating_add(plan.sums_len())
 }
 
 #[inline]
@@ -153,18 +154,29 @@ pub(crate) fn plan<K: SzpKernel, T: SzpFloat, J: Join>(
     input: &[T],
     cfg: &Config,
 ) -> Result<(Plan, f64), Error> {
+    plan_grid(k, j, input, cfg, Grid::Stated)
+}
+
+/// [`plan`] under the grid rule `grid` (`.fzm` output keeps [`Grid::Data`]).
+pub(crate) fn plan_grid<K: SzpKernel, T: SzpFloat, J: Join>(
+    k: K,
+    j: &J,
+    input: &[T],
+    cfg: &Config,
+    grid: Grid,
+) -> Result<(Plan, f64), Error> {
     if K::EXACT_PLAN || cfg.max_abs.is_some() || input.is_empty() {
-        return blocks::plan_mag(input, cfg);
+        return blocks::plan_mag(input, cfg, grid);
     }
     blocks::check_config(cfg)?;
     let st = stats_range(k, j, input);
     if st.bad {
-        return blocks::plan_mag(input, cfg);
+        return blocks::plan_mag(input, cfg, grid);
     }
     let mag = st.lo.abs().max(st.hi.abs());
-    let plan = blocks::resolve(T::DTYPE, cfg, input.len(), st.hi - st.lo, mag)?;
+    let plan = blocks::resolve_grid(T::DTYPE, cfg, input.len(), st.hi - st.lo, mag, grid)?;
     if mag / (2.0 * plan.quant_eb) >= LEVEL_LIMIT {
-        return blocks::plan_mag(input, cfg);
+        return blocks::plan_mag(input, cfg, grid);
     }
     Ok((plan, mag))
 }
@@ -265,8 +277,9 @@ pub(crate) fn compress_planned<K: SzpKernel, T: SzpFloat, J: Join>(
     let fits = out.len() >= worst_len(plan, max_abs)
         || max_compressed_len(input.len(), plan.block_size, T::DTYPE)
             .is_some_and(|m| out.len() >= m);
+    let slen = plan.sums_len();
     if !fits {
-        let total = start + payload_size(k, j, &e, bs, input);
+        let total = start + payload_size(k, j, &e, bs, input) + slen;
         if out.len() < total {
             return Err(Error::OutputTooSmall { needed: total });
         }
@@ -279,8 +292,65 @@ pub(crate) fn compress_planned<K: SzpKernel, T: SzpFloat, J: Join>(
     };
     let wcost = worst_block(plan, max_abs);
     let len = encode_range(k, j, &e, bs, wcost, input, 0, start, widths, body)?;
+    let (payload, rest) = body.split_at_mut(len);
+    let sums = rest.get_mut(..slen).ok_or(Error::OutputTooSmall {
+        needed: start + len + slen,
+    })?;
+    seal_range(
+        j,
+        bs,
+        plan.chunk_shift(),
+        0,
+        T::DTYPE.size(),
+        plan.n,
+        widths,
+        payload,
+        sums,
+    );
     write_header(plan, hdr)?;
-    Ok(start + len)
+    Ok(start + len + slen)
+}
+
+/// Writes the CRCs of checksum chunks `u0..` (`sums`: 4 bytes each) of the run `widths` /
+/// `payload` (`n` values, `bs` per block, chunks of `2^shift` blocks; `vb` bytes per value, for
+/// the split decision), splitting on chunk boundaries with `j`.
+#[allow(clippy::too_many_arguments)] // the run's place in the archive
+pub(crate) fn seal_range<J: Join>(
+    j: &J,
+    bs: usize,
+    shift: u8,
+    u0: u32,
+    vb: usize,
+    n: usize,
+    widths: &[u8],
+    payload: &[u8],
+    sums: &mut [u8],
+) {
+    let chunks = sums.len() / 4;
+    let c = 1usize << shift.min(31);
+    if chunks >= 2 && j.split(n.saturating_mul(vb)) {
+        let mid = chunks / 2;
+        let mb = mid * c; // < widths.len(): the left half holds full blocks only
+        let (wl, wr) = widths.split_at(mb.min(widths.len()));
+        let lbytes: usize = wl.iter().map(|&w| payload_len(w, bs)).sum();
+        let (pl, pr) = payload.split_at(lbytes.min(payload.len()));
+        let (sl, sr) = sums.split_at_mut(mid * 4);
+        let lv = (mb * bs).min(n);
+        j.join(
+            || seal_range(j, bs, shift, u0, vb, lv, wl, pl, sl),
+            || seal_range(j, bs, shift, u0 + mid as u32, vb, n - lv, wr, pr, sr),
+        );
+    } else {
+        let (mut off, mut rem) = (0usize, n);
+        for (u, (wc, s)) in widths.chunks(c).zip(sums.chunks_exact_mut(4)).enumerate() {
+            let vals = rem.min(wc.len() * bs);
+            let bytes = run_bytes(wc, bs, vals);
+            rem -= vals;
+            let p = payload.get(off..off + bytes).unwrap_or(&[]);
+            off += bytes;
+            s.copy_from_slice(&chunk_sum(u0 + u as u32, wc, p).to_le_bytes());
+        }
+    }
 }
 
 /// Decodes the blocks whose width bytes are `widths` and whose payloads lie back to back at
@@ -316,15 +386,75 @@ pub(crate) fn decode_range<K: SzpKernel, T: SzpFloat, J: Join>(
     }
 }
 
-/// Decompresses an archive with kernel `k`, ranges run by `j`.
+/// Verifies (CRC of checksum chunks `u0..`, `sums` 4 bytes each, chunks of `2^shift` blocks)
+/// and decodes the run `widths` / `payload` into `out`, chunk by chunk — each chunk's CRC is
+/// checked right before the chunk is decoded, while its bytes are in cache — splitting on chunk
+/// boundaries with `j`.
+#[allow(clippy::too_many_arguments)] // the run's place in the archive
+pub(crate) fn decode_chunks<K: SzpKernel, T: SzpFloat, J: Join>(
+    k: K,
+    j: &J,
+    eb: f64,
+    bs: usize,
+    shift: u8,
+    u0: u32,
+    widths: &[u8],
+    payload: &[u8],
+    sums: &[u8],
+    out: &mut [T],
+) -> Result<(), Error> {
+    let chunks = sums.len() / 4;
+    let c = 1usize << shift.min(31);
+    if chunks >= 2 && j.split(size_of_val(out)) {
+        let mid = chunks / 2;
+        let mb = mid * c; // < widths.len(): the left half holds full blocks only
+        let (wl, wr) = widths.split_at_checked(mb).ok_or(Error::Truncated)?;
+        let lbytes: usize = wl.iter().map(|&w| payload_len(w, bs)).sum();
+        let (pl, pr) = payload.split_at_checked(lbytes).ok_or(Error::Truncated)?;
+        let (sl, sr) = sums.split_at(mid * 4);
+        let (ol, or) = out.split_at_mut_checked(mb * bs).ok_or(Error::Truncated)?;
+        let (a, b) = j.join(
+            || decode_chunks(k, j, eb, bs, shift, u0, wl, pl, sl, ol),
+            || decode_chunks(k, j, eb, bs, shift, u0 + mid as u32, wr, pr, sr, or),
+        );
+        a.and(b)
+    } else {
+        let (mut off, mut vo) = (0usize, 0usize);
+        for (u, (wc, s)) in widths.chunks(c).zip(sums.chunks_exact(4)).enumerate() {
+            let vals = (out.len() - vo).min(wc.len() * bs);
+            let bytes = run_bytes(wc, bs, vals);
+            let p = payload.get(off..off + bytes).ok_or(Error::Truncated)?;
+            let stored = le32(s);
+            let chunk = u0 + u as u32;
+            if chunk_sum(chunk, wc, p) != stored {
+                return Err(Error::ChecksumMismatch {
+                    what: "blocks",
+                    chunk,
+                });
+            }
+            let o = out.get_mut(vo..vo + vals).ok_or(Error::Truncated)?;
+            k.decode_blocks(eb, bs, wc, p, o).map_err(|e| match e {
+                DecodeError::Width => Error::Corrupt("width above 64"),
+                DecodeError::Truncated => Error::Truncated,
+            })?;
+            off += bytes;
+            vo += vals;
+        }
+        Ok(())
+    }
+}
+
+/// Decompresses an archive with kernel `k`, ranges run by `j`, checksums as `verify` says.
 pub(crate) fn decompress<K: SzpKernel, T: SzpFloat, J: Join>(
     k: K,
     j: &J,
     archive: &[u8],
     out: &mut [T],
+    verify: Verify,
 ) -> Result<usize, Error> {
-    // The single verification point of an archive (an archive checksum would be checked here).
-    let view = parse(archive)?;
+    // The single verification point of an archive's structure and header CRC; the chunk CRCs
+    // are checked in `decode_chunks`, each right before its chunk is decoded.
+    let view = parse_structure(archive, verify)?;
     if view.header.dtype != T::DTYPE {
         return Err(Error::DTypeMismatch);
     }
@@ -332,15 +462,24 @@ pub(crate) fn decompress<K: SzpKernel, T: SzpFloat, J: Join>(
         .get_mut(..view.n)
         .ok_or(Error::OutputTooSmall { needed: view.n })?;
     let bs = view.header.block_size as usize;
-    decode_range(
-        k,
-        j,
-        view.header.quant_eb,
-        bs,
-        view.widths,
-        view.payload,
-        out,
-    )?;
+    let eb = view.header.quant_eb;
+    if verify == Verify::Checksums && view.header.version != FORMAT_VERSION_V1 {
+        let shift = view.header.chunk_shift;
+        decode_chunks(
+            k,
+            j,
+            eb,
+            bs,
+            shift,
+            0,
+            view.widths,
+            view.payload,
+            view.sums,
+            out,
+        )?;
+    } else {
+        decode_range(k, j, eb, bs, view.widths, view.payload, out)?;
+    }
     Ok(view.n)
 }
 
@@ -383,7 +522,19 @@ pub fn decompress_on<T: SzpFloat, J: Join>(
     archive: &[u8],
     out: &mut [T],
 ) -> Result<usize, Error> {
-    on_path!(path, k => decompress(k, join, archive, out))
+    on_path!(path, k => decompress(k, join, archive, out, Verify::Checksums))
+}
+
+/// [`decompress_on`] with an explicit [`Verify`] choice (the parallel driver verifies the chunk
+/// CRCs in parallel, each chunk right before it is decoded).
+pub fn decompress_verify_on<T: SzpFloat, J: Join>(
+    path: Path,
+    join: &J,
+    archive: &[u8],
+    out: &mut [T],
+    verify: Verify,
+) -> Result<usize, Error> {
+    on_path!(path, k => decompress(k, join, archive, out, verify))
 }
 
 /// The plan of `input` (statistics pass on `path`, split by `join`) and a bound on `|x|`

@@ -34,7 +34,7 @@
 //! dependencies beyond `libm`; it is checked against zlib's check value and the Python
 //! reference vector in the tests.
 
-use super::blocks::Header;
+use super::blocks::{Grid, Header};
 use super::engine::{self, Serial, on_path};
 use super::{Config, DType, Error, MAX_BLOCK_SIZE, Mode, Path, SzpFloat};
 #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
@@ -106,7 +106,8 @@ fn write_on<K: SzpKernel, T: SzpFloat>(
     cfg: &Config,
     out: &mut [u8],
 ) -> Result<usize, Error> {
-    let (plan, max_abs) = engine::plan(k, &Serial, input, cfg)?;
+    // The version 1 grid rule (tightening for the data's max|x|): `.fzm` output is unchanged.
+    let (plan, max_abs) = engine::plan_grid(k, &Serial, input, cfg, Grid::Data)?;
     let e = k.encoder(engine::quant(&plan, max_abs));
     let nb = plan.blocks();
     let bs = plan.block_size as usize;
@@ -342,7 +343,8 @@ pub fn config(archive: &[u8]) -> Result<StageConfig, Error> {
 }
 
 /// The [`Header`] view of an FZM archive's config (`requested` is the recorded bound, relative
-/// for NOA; `strict` is false because the FZM format cannot say).
+/// for NOA; `strict` is false because the FZM format cannot say; `version` is 0: not an fzpack
+/// archive header).
 pub fn header(archive: &[u8]) -> Result<Header, Error> {
     let c = config(archive)?;
     let requested = match c.mode {
@@ -350,6 +352,9 @@ pub fn header(archive: &[u8]) -> Result<Header, Error> {
         _ => c.error_bound,
     };
     Ok(Header {
+        version: 0,
+        layout: super::LAYOUT_FZGM,
+        chunk_shift: 0,
         dtype: c.dtype,
         mode: c.mode,
         block_size: c.block_size,

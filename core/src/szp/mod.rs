@@ -11,8 +11,12 @@
 //! `|x − x'| ≤ bound`** exactly as computed in f64 from the input and output values, where the
 //! bound is `error_bound` (ABS) or `error_bound · (max − min)` (NOA). The f32 rounding of the
 //! result and the f64 rounding of the quantizer can each add a fraction of an ulp, so the encoder
-//! quantizes with a slightly tighter bound `eb' = bound − (max|x| + bound)·(2⁻²⁴ + 2⁻⁵⁰)` (f32;
-//! `2⁻⁵⁰` alone for f64), records `eb'` in the archive (it is what decoders use), and checks
+//! quantizes with a slightly tighter bound `eb' = bound − (M + bound)·(2⁻²⁴ + 2⁻⁵⁰)` (f32;
+//! `2⁻⁵⁰` alone for f64) for a magnitude `M ≥ max|x|` that depends only on what the caller
+//! states — the declared `max_abs`, else `2¹⁸·bound` (f32; `2⁴⁰·bound` for f64) when the data
+//! fits below it, so archives of different fields with the same bound share one quantizer grid
+//! and can be added by [`ops`] ([`blocks::grid_magnitude`] gives the fallbacks for larger data)
+//! — records `eb'` in the archive (it is what decoders use), and checks
 //! every element's reconstruction before it is written; a violation (never observed) would be
 //! [`Error::BoundViolated`]. If `eb'` is not positive — the bound is below the data's float
 //! precision — compression fails with [`Error::BoundBelowPrecision`].
@@ -60,17 +64,43 @@ mod stream;
 
 pub use crate::types::{DType, SzpFloat};
 pub use blocks::{ArchiveView, Header, Plan};
-pub use path::{Path, compress_portable, compress_with, decompress_portable, decompress_with};
+pub use path::{
+    Path, compress_portable, compress_with, decompress_portable, decompress_with,
+    decompress_with_verify,
+};
 pub use stream::StreamEncoder;
 
 use core::fmt;
 
-/// Bytes of the fzpack SZp archive header (see `docs/szp-archive.md`).
-pub const HEADER_LEN: usize = 48;
+/// Bytes of the fzpack SZp archive header this crate writes (format version 2: the 48 bytes of
+/// version 1 and the header's CRC-32; see `docs/szp-archive.md`).
+pub const HEADER_LEN: usize = 52;
+/// Bytes of a version 1 header (still read).
+pub const HEADER_LEN_V1: usize = 48;
 /// Archive magic.
 pub const MAGIC: [u8; 4] = *b"FZSZ";
-/// Archive format version written by this crate.
-pub const FORMAT_VERSION: u8 = 1;
+/// Archive format version written by this crate (2: checksummed). Version 1 is still read.
+pub const FORMAT_VERSION: u8 = 2;
+/// The first archive format version (no checksums), still read.
+pub const FORMAT_VERSION_V1: u8 = 1;
+/// Block layout code of the version 2 header (byte 6): the FZGPUModules block layout, the only
+/// one defined (other values are [`Error::UnsupportedLayout`]).
+pub const LAYOUT_FZGM: u8 = 0;
+/// Values per checksum chunk the writer aims at: a chunk holds `2^s` blocks, `s` the smallest
+/// with `2^s · block_size >= 16384` (64 KiB of f32), so a chunk is verified while in cache.
+pub const CHUNK_TARGET_VALUES: usize = 16384;
+
+/// Whether a decoder verifies an archive's checksums (format version 2; version 1 archives have
+/// none).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub enum Verify {
+    /// Verify the header CRC and every chunk CRC (each chunk before it is decoded): the default.
+    #[default]
+    Checksums,
+    /// Skip the CRCs, for callers that checksum the bytes elsewhere. Every structural check
+    /// (header fields, layout, widths, exact length) still runs.
+    Skip,
+}
 /// Largest accepted block size.
 pub const MAX_BLOCK_SIZE: u32 = 4096;
 
@@ -234,6 +264,25 @@ pub enum Error {
         /// The differing field.
         what: &'static str,
     },
+    /// A CRC-32 of a version 2 archive does not match its bytes: `what` is `"header"` or
+    /// `"blocks"` (then `chunk` is the index of the checksum chunk, blocks
+    /// `[chunk·C, chunk·C + C)`).
+    ChecksumMismatch {
+        /// `"header"` or `"blocks"`.
+        what: &'static str,
+        /// The chunk index (0 for the header).
+        chunk: u32,
+    },
+    /// An input that [`ops`] does not take: `what` names it (e.g. `.fzm` archives).
+    OpsUnsupported {
+        /// What is not supported.
+        what: &'static str,
+    },
+    /// A version 2 archive whose block layout (header byte 6) this build does not read.
+    UnsupportedLayout {
+        /// The layout code found.
+        layout: u8,
+    },
 }
 
 impl fmt::Display for Error {
@@ -288,19 +337,38 @@ impl fmt::Display for Error {
             Error::StreamState => write!(f, "stream finished early or fed past its last block"),
             Error::UnsupportedPath => write!(f, "the requested SZp path does not run on this CPU"),
             Error::OpsMismatch { what } => write!(f, "archives differ in {what}"),
+            Error::ChecksumMismatch { what: "header", .. } => {
+                write!(f, "corrupt SZp archive: header checksum mismatch")
+            }
+            Error::ChecksumMismatch { what, chunk } => {
+                write!(
+                    f,
+                    "corrupt SZp archive: checksum mismatch in the {what} of chunk {chunk}"
+                )
+            }
+            Error::OpsUnsupported { what } => {
+                write!(f, "compressed-domain operations do not support {what}")
+            }
+            Error::UnsupportedLayout { layout } => {
+                write!(f, "unsupported SZp block layout {layout}")
+            }
         }
     }
 }
 
-/// Upper bound on the archive size for `n` values: header, one width byte per block, and 8
-/// bytes per value (width 64). `None` if it overflows `usize` or `block_size` is invalid.
+/// Upper bound on the archive size for `n` values: header, one width byte per block, 8 bytes
+/// per value (width 64) and the chunk CRCs. `None` if it overflows `usize` or `block_size` is
+/// invalid.
 pub fn max_compressed_len(n: usize, block_size: u32, dtype: DType) -> Option<usize> {
     let _ = dtype; // widths reach 64 for both types
     if block_size == 0 || block_size > MAX_BLOCK_SIZE {
         return None;
     }
     let nb = n.div_ceil(block_size as usize);
-    HEADER_LEN.checked_add(nb)?.checked_add(n.checked_mul(8)?)
+    HEADER_LEN
+        .checked_add(nb)?
+        .checked_add(n.checked_mul(8)?)?
+        .checked_add(blocks::sums_len(nb, blocks::chunk_shift(block_size)))
 }
 
 /// Compresses `input` into `out` (the fzpack archive) and returns the archive length, on the
@@ -311,13 +379,30 @@ pub fn compress<T: SzpFloat>(input: &[T], cfg: &Config, out: &mut [u8]) -> Resul
 
 /// Decompresses an fzpack archive into `out` and returns the number of values written.
 ///
-/// Every archive is treated as untrusted: wrong magic, version or type, widths above 64, a
-/// header that claims more blocks than the archive has width bytes, a payload shorter or longer
-/// than the widths imply, and an output slice shorter than `n` are errors. Work is
+/// Every archive is treated as untrusted: wrong magic, version, layout or type, widths above
+/// 64, a header that claims more blocks than the archive has width bytes, a payload shorter or
+/// longer than the widths imply, and an output slice shorter than `n` are errors; for version 2
+/// the header CRC and every chunk CRC are checked ([`Error::ChecksumMismatch`]; each chunk before
+/// it is decoded, so on that error `out` may hold the values of the chunks before it). Work is
 /// proportional to the archive and output sizes.
 /// Runs on [`Path::best`]; the decoded bits equal [`scalar::decompress`]'s.
 pub fn decompress<T: SzpFloat>(archive: &[u8], out: &mut [T]) -> Result<usize, Error> {
     decompress_with(Path::best(), archive, out)
+}
+
+/// [`decompress`] with an explicit [`Verify`] choice ([`Verify::Skip`]: no CRCs, for callers
+/// that checksum the archive elsewhere; every structural check still runs).
+pub fn decompress_verify<T: SzpFloat>(
+    archive: &[u8],
+    out: &mut [T],
+    verify: Verify,
+) -> Result<usize, Error> {
+    decompress_with_verify(Path::best(), archive, out, verify)
+}
+
+/// [`decompress`] without the CRC checks ([`Verify::Skip`]).
+pub fn decompress_unverified<T: SzpFloat>(archive: &[u8], out: &mut [T]) -> Result<usize, Error> {
+    decompress_verify(archive, out, Verify::Skip)
 }
 
 /// Reads and validates an archive's header.

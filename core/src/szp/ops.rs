@@ -26,14 +26,19 @@
 //! `"length"`, `"block size"`, `"quantizer bound"`); a result level of magnitude 2⁶² or more, or
 //! one whose reconstruction is not finite in the element type, is [`Error::LevelOverflow`] with
 //! the index of the first such element (64-bit levels never wrap); every input is parsed and
-//! validated as untrusted ([`super::blocks::parse`]); a too-small output is
-//! [`Error::OutputTooSmall`] with the exact length needed.
+//! validated as untrusted ([`super::blocks::parse`], CRCs included: a corrupt input is
+//! [`Error::ChecksumMismatch`]); `.fzm` inputs are [`Error::OpsUnsupported`]; a too-small
+//! output is [`Error::OutputTooSmall`] with the exact length needed. Results are version 2
+//! archives (checksummed) whatever the inputs' versions.
 //!
 //! # Addable archives
 //!
-//! Strict archives tighten the bound with `max|x|` (module docs of [`super`]), so two fields
-//! compressed with the same ABS bound usually land on different grids. Declare the magnitude
-//! instead: `Config::abs(eb).with_max_abs(M)` gives every field with `|x| ≤ M` the same grid.
+//! The grid of a strict archive depends only on what the user states
+//! ([`super::blocks::grid_magnitude`]): the bound and dtype — every field with
+//! `max|x| ≤ 2^18·bound` (f32; `2^40·bound` for f64) compressed with `Config::abs(bound)` gets
+//! the same grid — or a declared `Config::abs(eb).with_max_abs(M)` (the same grid for every
+//! field with `|x| ≤ M`). Fields above `2^k·bound` fall back to the next power of two of their
+//! `max|x|` and add only with archives of the same power (or declare `max_abs`).
 //!
 //! ```
 //! use fzpack_core::szp::{self, ops, Config, DType};
@@ -58,8 +63,18 @@ use super::{DType, Error, HEADER_LEN, Mode};
 /// Most archives one call of [`linear`] / [`sum`] combines (a fixed stack table per input).
 pub const MAX_TERMS: usize = 64;
 
-/// Values per scratch chunk: blocks up to this size are combined in one pass.
+/// Values per unpack chunk (the combined deltas of up to this many values at a time).
 const CHUNK: usize = 512;
+
+/// The largest block: every block is combined into one zigzag scratch of this size, so its
+/// inputs are unpacked once (width and packing both read the scratch).
+const MAX_BLOCK: usize = super::MAX_BLOCK_SIZE as usize;
+
+/// The error for `.fzm` inputs: their SZpConfig records no requested bound or strict flag, so
+/// the result's bound could not be stated.
+const FZM_UNSUPPORTED: Error = Error::OpsUnsupported {
+    what: ".fzm archives (decompress and recompress as fzpack .szp archives)",
+};
 
 /// Result levels must stay below this magnitude (as the encoder's levels do).
 const LEVEL_LIMIT: i128 = 1 << 62;
@@ -279,6 +294,22 @@ impl Packer<'_> {
     }
 }
 
+/// Packs `z` (each `< 2^w`, `1 <= w <= 64`) LSB-first into exactly `out`
+/// (`ceil(z.len()·w/8)` bytes).
+fn pack_into(z: &[u64], w: u32, out: &mut [u8]) {
+    let mut pk = Packer {
+        out,
+        pos: 0,
+        acc: 0,
+        have: 0,
+        w,
+    };
+    for &u in z {
+        pk.put(u);
+    }
+    pk.flush();
+}
+
 /// One input's per-block view.
 #[derive(Clone, Copy)]
 struct Term<'a> {
@@ -308,6 +339,11 @@ fn engine(
         return Err(Error::OpsMismatch {
             what: "coefficient count",
         });
+    }
+    for a in archives {
+        if a.starts_with(&super::fzm::FZM_MAGIC) {
+            return Err(FZM_UNSUPPORTED);
+        }
     }
     let first = blocks::parse(archives[0])?;
     let mut terms = [Term {
@@ -354,14 +390,14 @@ fn engine(
     let mut pos = payload_start; // next payload byte of the output
     let mut fits = out.len() >= payload_start;
     let mut acc = [0i64; CHUNK];
-    let mut zz = [0u64; CHUNK];
+    let mut zz = [0u64; MAX_BLOCK];
     #[cfg(target_arch = "x86_64")]
     let simd = !exact_only
         && terms.len() <= 2
         && terms.iter().all(|t| t.c == 1 || t.c == -1)
         && x86::available();
     #[cfg(target_arch = "x86_64")]
-    let mut z32 = [0u32; CHUNK];
+    let mut z32 = [0u32; MAX_BLOCK];
     for b in 0..nb {
         let start = b * bs;
         let len = (n - start).min(bs);
@@ -379,7 +415,7 @@ fn engine(
             !exact_only && crude < (1u64 << 61) as f64 && crude * 2.0 * eb * (1.0 + 1e-12) <= tmax;
         let mut width = u32::MAX;
         #[cfg(target_arch = "x86_64")]
-        if simd && fast && len <= CHUNK {
+        if simd && fast && len <= z32.len() {
             let mut ins: [(&[u8], u8, bool); 2] = [(&[], 0, false); 2];
             for (slot, t) in ins.iter_mut().zip(terms.iter()) {
                 let w = t.widths.get(b).copied().unwrap_or(0);
@@ -401,57 +437,28 @@ fn engine(
         }
         if width != u32::MAX {
             // done by the SIMD path
-        } else if fast && len <= CHUNK {
-            let (a, z) = (&mut acc[..len], &mut zz[..len]);
-            for (j, t) in terms.iter().enumerate() {
-                let w = u32::from(t.widths.get(b).copied().unwrap_or(0));
-                let p = t.payload.get(t.off..).unwrap_or(&[]);
-                unpack_combine(p, w, 0, t.c, a, j == 0);
-            }
+        } else if fast && len <= zz.len() {
+            // Unpack every input once, chunk by chunk, into the block's zigzag scratch.
             let mut any = 0u64;
-            for (z, &d) in z.iter_mut().zip(a.iter()) {
-                *z = zigzag(d);
-                any |= *z;
+            let mut i = 0;
+            while i < len {
+                let m = (len - i).min(CHUNK);
+                let a = &mut acc[..m];
+                for (j, t) in terms.iter().enumerate() {
+                    let w = u32::from(t.widths.get(b).copied().unwrap_or(0));
+                    let p = t.payload.get(t.off..).unwrap_or(&[]);
+                    unpack_combine(p, w, i, t.c, a, j == 0);
+                }
+                for (z, &d) in zz[i..i + m].iter_mut().zip(a.iter()) {
+                    *z = zigzag(d);
+                    any |= *z;
+                }
+                i += m;
             }
             width = 64 - any.leading_zeros();
             let cost = block_payload_len(width as u8, len);
             if fits && pos + cost <= out.len() && width > 0 {
-                let mut pk = Packer {
-                    out: &mut out[pos..pos + cost],
-                    pos: 0,
-                    acc: 0,
-                    have: 0,
-                    w: width,
-                };
-                for &u in z.iter() {
-                    pk.put(u);
-                }
-                pk.flush();
-            }
-        } else if fast {
-            // Large blocks: one pass for the width, one to pack.
-            let mut any = 0u64;
-            chunks(terms, b, len, &mut acc, |_, a| {
-                for &d in a {
-                    any |= zigzag(d);
-                }
-            });
-            width = 64 - any.leading_zeros();
-            let cost = block_payload_len(width as u8, len);
-            if fits && pos + cost <= out.len() && width > 0 {
-                let mut pk = Packer {
-                    out: &mut out[pos..pos + cost],
-                    pos: 0,
-                    acc: 0,
-                    have: 0,
-                    w: width,
-                };
-                chunks(terms, b, len, &mut acc, |_, a| {
-                    for &d in a {
-                        pk.put(zigzag(d));
-                    }
-                });
-                pk.flush();
+                pack_into(&zz[..len], width, &mut out[pos..pos + cost]);
             }
         } else {
             let mut any = 0u64;
@@ -487,33 +494,22 @@ fn engine(
             t.off += block_payload_len(w, len);
         }
     }
-    if !fits {
-        return Err(Error::OutputTooSmall { needed: pos });
+    let slen = plan.sums_len();
+    if !fits || out.len() < pos + slen {
+        return Err(Error::OutputTooSmall { needed: pos + slen });
     }
+    let (body, rest) = out.split_at_mut(pos);
+    let (head, payload) = body.split_at(payload_start);
+    blocks::seal(
+        &head[HEADER_LEN..],
+        payload,
+        n,
+        bs,
+        plan.chunk_shift(),
+        &mut rest[..slen],
+    );
     write_header(&plan, out)?;
-    Ok(pos)
-}
-
-/// Combined deltas of block `b` in chunks of [`CHUNK`], handed to `f(offset, deltas)`.
-fn chunks(
-    terms: &[Term<'_>],
-    b: usize,
-    len: usize,
-    acc: &mut [i64; CHUNK],
-    mut f: impl FnMut(usize, &[i64]),
-) {
-    let mut i = 0;
-    while i < len {
-        let m = (len - i).min(CHUNK);
-        let a = &mut acc[..m];
-        for (j, t) in terms.iter().enumerate() {
-            let w = u32::from(t.widths.get(b).copied().unwrap_or(0));
-            let p = t.payload.get(t.off..).unwrap_or(&[]);
-            unpack_combine(p, w, i, t.c, a, j == 0);
-        }
-        f(i, a);
-        i += m;
-    }
+    Ok(pos + slen)
 }
 
 /// The exact reference of one block: per-element levels of every input (wrapping prefix sums,
@@ -599,6 +595,9 @@ impl Stats {
 
 /// [`Stats`] of one (untrusted) archive in one pass over its payload.
 pub fn stats(archive: &[u8]) -> Result<Stats, Error> {
+    if archive.starts_with(&super::fzm::FZM_MAGIC) {
+        return Err(FZM_UNSUPPORTED);
+    }
     let v = blocks::parse(archive)?;
     let bs = v.header.block_size as usize;
     let (mut s, mut lo, mut hi) = (0i128, i64::MAX, i64::MIN);

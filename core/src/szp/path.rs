@@ -3,7 +3,7 @@
 //! [`Error::UnsupportedPath`], never a silent fallback (as in PERNIX).
 
 use super::engine::{self, Serial};
-use super::{Config, Error, SzpFloat};
+use super::{Config, Error, SzpFloat, Verify};
 use crate::arch::CpuFeatures;
 
 /// An implementation path of the SZp codec.
@@ -97,6 +97,16 @@ pub fn decompress_with<T: SzpFloat>(
     out: &mut [T],
 ) -> Result<usize, Error> {
     engine::decompress_on(path, &Serial, archive, out)
+}
+
+/// [`decompress_with`] with an explicit [`Verify`] choice.
+pub fn decompress_with_verify<T: SzpFloat>(
+    path: Path,
+    archive: &[u8],
+    out: &mut [T],
+    verify: Verify,
+) -> Result<usize, Error> {
+    engine::decompress_verify_on(path, &Serial, archive, out, verify)
 }
 
 /// [`compress_with`] on [`Path::Portable`].

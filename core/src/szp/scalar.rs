@@ -14,7 +14,13 @@ pub fn compress<T: SzpFloat>(input: &[T], cfg: &Config, out: &mut [u8]) -> Resul
 /// Decompresses an archive into `out`; returns the number of values. See
 /// [`super::decompress`].
 pub fn decompress<T: SzpFloat>(archive: &[u8], out: &mut [T]) -> Result<usize, Error> {
-    engine::decompress(Reference::new(), &Serial, archive, out)
+    engine::decompress(
+        Reference::new(),
+        &Serial,
+        archive,
+        out,
+        super::Verify::Checksums,
+    )
 }
 
 /// The element type an archive holds (without decoding it).

@@ -105,12 +105,31 @@ impl<'a, T: SzpFloat> StreamEncoder<'a, T> {
         Ok(())
     }
 
-    /// Writes the header and returns the archive length; every block must have been pushed.
+    /// Writes the chunk CRCs and the header and returns the archive length; every block must
+    /// have been pushed. `out` must hold the [`Plan::sums_len`] CRC bytes after the payload.
     pub fn finish(self) -> Result<usize, Error> {
         if self.next_block != self.plan.blocks() {
             return Err(Error::StreamState);
         }
-        write_header(&self.plan, self.out)?;
-        Ok(self.pos)
+        let slen = self.plan.sums_len();
+        let end = self.pos + slen;
+        let out = self
+            .out
+            .get_mut(..end)
+            .ok_or(Error::OutputTooSmall { needed: end })?;
+        let (body, sums) = out.split_at_mut(self.pos);
+        let start = self.plan.payload_offset();
+        let (head, payload) = body.split_at(start);
+        let widths = head.get(super::HEADER_LEN..).unwrap_or(&[]);
+        blocks::seal(
+            widths,
+            payload,
+            self.plan.n,
+            self.plan.block_size as usize,
+            self.plan.chunk_shift(),
+            sums,
+        );
+        write_header(&self.plan, out)?;
+        Ok(end)
     }
 }
