@@ -112,6 +112,15 @@ def timed(f, repeat: int, pick) -> tuple[float, object]:
     return pick(ts), r
 
 
+def _blosc_threads() -> str:
+    try:
+        from numcodecs import blosc
+
+        return str(blosc.get_nthreads()) if hasattr(blosc, "get_nthreads") else "default"
+    except ImportError:
+        return "no"
+
+
 def run(args) -> str:
     data = find_data(args.data)
     fields = load_fields(data, args.quick)
@@ -142,7 +151,7 @@ def run(args) -> str:
         f"fzpack {fzpack.__version__} bench: {len(fields)} fields from "
         f"{data if data else 'generated data'}; {stat} of {args.repeat} warm runs per cell; "
         f"GB/s of float data; Python {platform.python_version()}, numpy {np.__version__}, "
-        f"{os.cpu_count()} CPUs; load {os.getloadavg()[0]:.2f}",
+        f"{os.cpu_count()} CPUs, Blosc {_blosc_threads()} threads; load {os.getloadavg()[0]:.2f}",
         "",
         "| field | codec | ratio | compress GB/s | decompress GB/s | max err (SZp: / bound) |",
         "|---|---|---:|---:|---:|---:|",
@@ -150,7 +159,25 @@ def run(args) -> str:
     lines = [
         f"| {n} | {lbl} | {ratio:.2f} | {ce:.3f} | {de:.3f} | {e} |" for n, lbl, ratio, ce, de, e in rows
     ]
-    return "\n".join(head + lines)
+    # Per codec over all fields: geometric means of the ratio and of the speed relative to
+    # numcodecs Zstd on the same field in the same run (robust to the machine's load drifting).
+    ref = "numcodecs Zstd(3)"
+    base = {n: (ce, de) for n, lbl, _, ce, de, _ in rows if lbl == ref}
+    summary = [
+        "",
+        f"Geometric mean over the {len(fields)} fields (speed as a multiple of {ref} on the same field):",
+        "",
+        f"| codec | ratio | compress x {ref} | decompress x {ref} |",
+        "|---|---:|---:|---:|",
+    ]
+    for lbl in dict.fromkeys(r[1] for r in rows):
+        mine = [r for r in rows if r[1] == lbl]
+        g = lambda v: float(np.exp(np.mean(np.log(v))))  # noqa: E731
+        summary.append(
+            f"| {lbl} | {g([r[2] for r in mine]):.2f} | {g([r[3] / base[r[0]][0] for r in mine]):.2f} | "
+            f"{g([r[4] / base[r[0]][1] for r in mine]):.2f} |"
+        )
+    return "\n".join(head + lines + summary)
 
 
 def main(argv: list[str] | None = None) -> int:
