@@ -149,6 +149,18 @@ pub struct Row {
     pub decompress_noverify_gbps: Option<f64>,
     /// 1-minute load average when the row was measured (null where unknown).
     pub load1: Option<f64>,
+    /// Speeds by CPU time instead of the wall clock (best repetition): the thread's CPU time
+    /// on single-thread paths (what an otherwise idle core gives; on a loaded machine the
+    /// wall clock also counts the time spent waiting for a core), the process's CPU time
+    /// summed over threads on the parallel path (its total work: `threads` × this over the
+    /// simd row's is the speedup bound on free cores).
+    pub compress_cpu_gbps: f64,
+    pub decompress_cpu_gbps: f64,
+    pub decompress_noverify_cpu_gbps: Option<f64>,
+    /// The memcpy of `memcpy_gbps` by thread CPU time (M_cpu) and the speeds over it.
+    pub memcpy_cpu_gbps: f64,
+    pub compress_cpu_vs_memcpy: f64,
+    pub decompress_cpu_vs_memcpy: f64,
 }
 
 struct Dataset {
@@ -475,21 +487,72 @@ impl Kernels {
     }
 }
 
-/// Best wall time of `f` over repetitions lasting at least `min_time` (at least 2 timed runs,
-/// after one untimed warm-up run when `warm_up`). Only the call is timed: the previous result
-/// is dropped after the clock stops. Returns the time and the last result.
+/// Which CPU-time clock a timing also reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Cpu {
+    /// The calling thread's CPU time (single-thread paths: the time it ran, not the time it
+    /// waited for a core on a loaded machine).
+    Thread,
+    /// The whole process's CPU time, summed over threads (the parallel path: its total work).
+    Process,
+}
+
+/// CPU seconds of `clock` (NaN where unavailable).
+fn cpu_now(clock: Cpu) -> f64 {
+    let id = match clock {
+        Cpu::Thread => libc::CLOCK_THREAD_CPUTIME_ID,
+        Cpu::Process => libc::CLOCK_PROCESS_CPUTIME_ID,
+    };
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid, writable timespec for the duration of the call and `id` is one
+    // of the clock ids libc defines; clock_gettime writes nothing else.
+    let rc = unsafe { libc::clock_gettime(id, &mut ts) };
+    if rc == 0 {
+        ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9
+    } else {
+        f64::NAN
+    }
+}
+
+/// The best wall time and the best CPU time of repetitions (seconds).
+#[derive(Clone, Copy, Debug)]
+struct Secs {
+    wall: f64,
+    cpu: f64,
+}
+
+impl Secs {
+    /// `bytes` per second in GB/s, by the wall clock and by CPU time.
+    fn gbps(self, bytes: f64) -> (f64, f64) {
+        (bytes / self.wall / 1e9, bytes / self.cpu / 1e9)
+    }
+}
+
+/// Best wall time (and best CPU time of `clock`) of `f` over repetitions lasting at least
+/// `min_time` (at least 2 timed runs, after one untimed warm-up run when `warm_up`). Only the
+/// call is timed: the previous result is dropped after the clocks stop. Returns the times and
+/// the last result.
 fn best_time<R>(
     min_time: f64,
     warm_up: bool,
+    clock: Cpu,
     mut f: impl FnMut() -> Result<R, Fail>,
-) -> Result<(f64, R), Fail> {
+) -> Result<(Secs, R), Fail> {
     let mut last = if warm_up { Some(f()?) } else { None };
     let start = Instant::now();
-    let mut best = f64::INFINITY;
+    let mut best = Secs {
+        wall: f64::INFINITY,
+        cpu: f64::INFINITY,
+    };
     for rep in 0.. {
+        let c = cpu_now(clock);
         let t = Instant::now();
         let r = black_box(f()?);
-        best = best.min(t.elapsed().as_secs_f64());
+        best.wall = best.wall.min(t.elapsed().as_secs_f64());
+        best.cpu = best.cpu.min(cpu_now(clock) - c);
         last = Some(r);
         if (rep >= 1 && start.elapsed().as_secs_f64() >= min_time) || rep >= 200 {
             break;
@@ -502,16 +565,16 @@ fn best_time<R>(
 }
 
 /// A warm single-thread memcpy of `src.len()` bytes (destination allocated and touched
-/// first), GB/s, best of repetitions.
-fn memcpy_gbps(src: &[u8], min_time: f64) -> f64 {
+/// first), GB/s by the wall clock and by thread CPU time, best of repetitions.
+fn memcpy_gbps(src: &[u8], min_time: f64) -> (f64, f64) {
     let mut dst = vec![0u8; src.len()];
-    let r = best_time(min_time.max(0.02), true, || {
+    let r = best_time(min_time.max(0.02), true, Cpu::Thread, || {
         black_box(&mut dst[..]).copy_from_slice(black_box(src));
         Ok(())
     });
     match r {
-        Ok((t, ())) if t > 0.0 => src.len() as f64 / t / 1e9,
-        _ => f64::NAN,
+        Ok((t, ())) => t.gbps(src.len() as f64),
+        Err(_) => (f64::NAN, f64::NAN),
     }
 }
 
@@ -531,7 +594,7 @@ struct Run<'a> {
     paths: &'a [PathKind],
     min_time: f64,
     e2e: bool,
-    memcpy: f64,
+    memcpy: (f64, f64),
 }
 
 pub fn run(args: BenchArgs) -> Result<(), Fail> {
@@ -610,13 +673,17 @@ pub fn run(args: BenchArgs) -> Result<(), Fail> {
         // M is the better of a copy before and after the dataset's rows (the machine is
         // shared: the faster one is the closer to the real copy speed).
         let after = memcpy_gbps(ds.values.bytes(), args.min_time);
-        r.memcpy = before.max(after);
+        r.memcpy = (before.0.max(after.0), before.1.max(after.1));
+        let (m, mc) = r.memcpy;
         for row in &mut rows[first..] {
-            row.memcpy_gbps = r.memcpy;
-            row.compress_vs_memcpy = row.compress_gbps / r.memcpy;
-            row.decompress_vs_memcpy = row.decompress_gbps / r.memcpy;
+            row.memcpy_gbps = m;
+            row.compress_vs_memcpy = row.compress_gbps / m;
+            row.decompress_vs_memcpy = row.decompress_gbps / m;
+            row.memcpy_cpu_gbps = mc;
+            row.compress_cpu_vs_memcpy = row.compress_cpu_gbps / mc;
+            row.decompress_cpu_vs_memcpy = row.decompress_cpu_gbps / mc;
         }
-        copies.push((ds.name.clone(), ds.values.bytes().len(), r.memcpy));
+        copies.push((ds.name.clone(), ds.values.bytes().len(), m, mc));
     }
     pb.finish_and_clear();
     let foot = Footer {
@@ -650,9 +717,9 @@ fn szp_config(mode: ModeArg, eb: f64, block: u32) -> Config {
 /// Compress and decompress times of one path, whether the outputs equal the references, and
 /// (PERNIX) the decompress time without checksum verification.
 struct Timed {
-    tc: f64,
-    td: f64,
-    td_noverify: Option<f64>,
+    tc: Secs,
+    td: Secs,
+    td_noverify: Option<Secs>,
     same: bool,
 }
 
@@ -669,16 +736,21 @@ fn time_szp<T: Wrap>(
 ) -> Result<Timed, Fail> {
     let p = k.szp_path(path);
     let par = &r.eng.par;
+    let clock = if path == PathKind::Parallel {
+        Cpu::Process
+    } else {
+        Cpu::Thread
+    };
     let e = |e| lib(file, e);
-    let (tc, td, arch, dec): (f64, f64, Vec<u8>, Vec<T>) = if r.e2e {
-        let (tc, arch) = best_time(r.min_time, false, || {
+    let (tc, td, arch, dec): (Secs, Secs, Vec<u8>, Vec<T>) = if r.e2e {
+        let (tc, arch) = best_time(r.min_time, false, clock, || {
             match path {
                 PathKind::Parallel => szp::compress_par_with(values, cfg, par, p),
                 _ => szp::compress_path_vec(values, cfg, p),
             }
             .map_err(e)
         })?;
-        let (td, dec) = best_time(r.min_time, false, || {
+        let (td, dec) = best_time(r.min_time, false, clock, || {
             match path {
                 PathKind::Parallel => szp::decompress_par_with(reference, par, p),
                 _ => szp::decompress_path_vec(reference, p),
@@ -688,7 +760,7 @@ fn time_szp<T: Wrap>(
         (tc, td, arch, dec)
     } else {
         let mut arch = Vec::new();
-        let (tc, _) = best_time(r.min_time, true, || {
+        let (tc, _) = best_time(r.min_time, true, clock, || {
             match path {
                 PathKind::Parallel => szp::compress_par_into(values, cfg, par, p, &mut arch),
                 _ => szp::compress_path_into(values, cfg, p, &mut arch),
@@ -696,7 +768,7 @@ fn time_szp<T: Wrap>(
             .map_err(e)
         })?;
         let mut dec = Vec::new();
-        let (td, _) = best_time(r.min_time, true, || {
+        let (td, _) = best_time(r.min_time, true, clock, || {
             match path {
                 PathKind::Parallel => szp::decompress_par_into(reference, par, p, &mut dec),
                 _ => szp::decompress_path_into(reference, p, &mut dec),
@@ -726,15 +798,20 @@ fn time_pernix<T: Wrap>(
     ref_bits: &[u8],
 ) -> Result<Timed, Fail> {
     let d = k.pernix(path);
+    let clock = if path == PathKind::Parallel {
+        Cpu::Process
+    } else {
+        Cpu::Thread
+    };
     let e = |e| lib(file, e);
     let (tc, td, tn, arch, dec) = if r.e2e {
-        let (tc, arch) = best_time(r.min_time, false, || {
+        let (tc, arch) = best_time(r.min_time, false, clock, || {
             d.compress_stream(values, bits, block).map_err(e)
         })?;
-        let (td, dec) = best_time(r.min_time, false, || {
+        let (td, dec) = best_time(r.min_time, false, clock, || {
             d.decompress_stream::<T>(reference).map_err(e)
         })?;
-        let (tn, _) = best_time(r.min_time, false, || {
+        let (tn, _) = best_time(r.min_time, false, clock, || {
             d.decompress_stream_with::<T>(reference, Verify::Skip)
                 .map_err(e)
         })?;
@@ -745,15 +822,15 @@ fn time_pernix<T: Wrap>(
             .stream_len()
             .ok_or_else(|| Fail::new(Kind::Input, format!("{file}: input too large")))?;
         let mut arch = vec![0u8; len];
-        let (tc, _) = best_time(r.min_time, true, || {
+        let (tc, _) = best_time(r.min_time, true, clock, || {
             d.compress_stream_into(values, bits, block, &mut arch)
                 .map_err(e)
         })?;
         let mut dec = vec![T::ZERO; values.len()];
-        let (td, _) = best_time(r.min_time, true, || {
+        let (td, _) = best_time(r.min_time, true, clock, || {
             d.decompress_stream_into(reference, &mut dec).map_err(e)
         })?;
-        let (tn, _) = best_time(r.min_time, true, || {
+        let (tn, _) = best_time(r.min_time, true, clock, || {
             d.decompress_stream_into_with(reference, &mut dec, Verify::Skip)
                 .map_err(e)
         })?;
@@ -820,8 +897,8 @@ fn bench_one<T: Wrap>(
                 bound: bound.max(),
                 err_over_bound: worst,
                 psnr_db: q.psnr_db,
-                compress_gbps: raw / t.tc / 1e9,
-                decompress_gbps: raw / t.td / 1e9,
+                compress_gbps: t.tc.gbps(raw).0,
+                decompress_gbps: t.td.gbps(raw).0,
                 compress_vs_scalar: f64::NAN,
                 decompress_vs_scalar: f64::NAN,
                 identical: t.same,
@@ -835,13 +912,19 @@ fn bench_one<T: Wrap>(
                 timing: if r.e2e { "e2e" } else { "warm" },
                 values: values.len(),
                 raw_bytes,
-                memcpy_gbps: r.memcpy,
+                memcpy_gbps: r.memcpy.0,
                 compress_vs_memcpy: f64::NAN,
                 decompress_vs_memcpy: f64::NAN,
                 compress_vs_simd: f64::NAN,
                 decompress_vs_simd: f64::NAN,
-                decompress_noverify_gbps: t.td_noverify.map(|tn| raw / tn / 1e9),
+                decompress_noverify_gbps: t.td_noverify.map(|tn| tn.gbps(raw).0),
                 load1: load1(),
+                compress_cpu_gbps: t.tc.gbps(raw).1,
+                decompress_cpu_gbps: t.td.gbps(raw).1,
+                decompress_noverify_cpu_gbps: t.td_noverify.map(|tn| tn.gbps(raw).1),
+                memcpy_cpu_gbps: r.memcpy.1,
+                compress_cpu_vs_memcpy: f64::NAN,
+                decompress_cpu_vs_memcpy: f64::NAN,
             });
         }
     }
@@ -890,8 +973,8 @@ pub struct Footer {
     threads: usize,
     e2e: bool,
     isa: String,
-    /// (dataset, bytes, memcpy GB/s) per dataset.
-    copies: Vec<(String, usize, f64)>,
+    /// (dataset, bytes, memcpy GB/s by wall clock, by CPU time) per dataset.
+    copies: Vec<(String, usize, f64, f64)>,
     load: (Option<f64>, Option<f64>),
 }
 
@@ -920,12 +1003,14 @@ pub fn table(rows: &[Row], foot: &Footer) -> String {
         "comp GB/s",
         "(x)",
         "/M",
+        "cpu/M",
         "dec GB/s",
         "(x)",
         "/M",
+        "cpu/M",
         "same",
     ];
-    let cells: Vec<[String; 18]> = rows
+    let cells: Vec<[String; 20]> = rows
         .iter()
         .map(|r| {
             [
@@ -947,9 +1032,11 @@ pub fn table(rows: &[Row], foot: &Footer) -> String {
                 format!("{:.3}", r.compress_gbps),
                 ratio(r.compress_vs_scalar),
                 ratio(r.compress_vs_memcpy),
+                ratio(r.compress_cpu_vs_memcpy),
                 format!("{:.3}", r.decompress_gbps),
                 ratio(r.decompress_vs_scalar),
                 ratio(r.decompress_vs_memcpy),
+                ratio(r.decompress_cpu_vs_memcpy),
                 if r.identical { "yes" } else { "NO" }.into(),
             ]
         })
@@ -992,17 +1079,19 @@ pub fn table(rows: &[Row], foot: &Footer) -> String {
              --e2e times the allocating API."
         );
     }
-    for (name, bytes, m) in &foot.copies {
+    for (name, bytes, m, mc) in &foot.copies {
         let _ = writeln!(
             o,
-            "M = warm single-thread memcpy of {bytes} bytes ({name}): {m:.2} GB/s, same run."
+            "M = warm single-thread memcpy of {bytes} bytes ({name}): {m:.2} GB/s by the wall \
+             clock, {mc:.2} GB/s by CPU time, same run."
         );
     }
     let f = |x: Option<f64>| x.map_or("?".into(), |v| format!("{v:.2}"));
     let _ = writeln!(
         o,
         "GB/s of uncompressed float data, best of repeated runs; (x) = speed over the scalar \
-         path in this run; /M = speed over M; parallel = {} threads; isa = {}; same = bytes \
+         path in this run; /M = speed over M; cpu/M = the same by CPU time (thread CPU \
+         time; the parallel path's summed over its threads, i.e. its work); parallel = {} threads; isa = {}; same = bytes \
          and decoded values identical to the scalar path; load average (1 min) {} -> {}",
         foot.threads,
         foot.isa,

@@ -80,7 +80,14 @@ const OLD_KEYS: [&str; 15] = [
     "decompress_vs_scalar",
     "identical_to_scalar",
 ];
-const NEW_KEYS: [&str; 13] = [
+const NEW_KEYS: [&str; 19] = [
+    "compress_cpu_gbps",
+    "decompress_cpu_gbps",
+    "decompress_noverify_cpu_gbps",
+    "memcpy_cpu_gbps",
+    "compress_cpu_vs_memcpy",
+    "decompress_cpu_vs_memcpy",
+    "decompress_noverify_gbps",
     "kernel",
     "isa",
     "threads",
@@ -92,7 +99,6 @@ const NEW_KEYS: [&str; 13] = [
     "decompress_vs_memcpy",
     "compress_vs_simd",
     "decompress_vs_simd",
-    "decompress_noverify_gbps",
     "load1",
 ];
 
@@ -152,9 +158,13 @@ fn json_rows_have_the_keys_and_consistent_ratios() {
         }
         let m = num(r, "memcpy_gbps");
         assert!(m > 0.0, "{r}");
-        for (speed, over) in [
-            ("compress_gbps", "compress_vs_memcpy"),
-            ("decompress_gbps", "decompress_vs_memcpy"),
+        let mc = num(r, "memcpy_cpu_gbps");
+        assert!(mc > 0.0, "{r}");
+        for (speed, over, m) in [
+            ("compress_gbps", "compress_vs_memcpy", m),
+            ("decompress_gbps", "decompress_vs_memcpy", m),
+            ("compress_cpu_gbps", "compress_cpu_vs_memcpy", mc),
+            ("decompress_cpu_gbps", "decompress_cpu_vs_memcpy", mc),
         ] {
             let (s, o) = (num(r, speed), num(r, over));
             assert!(s > 0.0, "{r}");
@@ -172,8 +182,14 @@ fn json_rows_have_the_keys_and_consistent_ratios() {
         assert!((num(r, "ratio") * bpv - elem).abs() < 1e-6, "{r}");
         assert_eq!(num(r, "raw_bytes"), num(r, "values") * elem / 8.0, "{r}");
         match r["codec"].as_str().unwrap() {
-            "pernix" => assert!(num(r, "decompress_noverify_gbps") > 0.0, "{r}"),
-            "szp" => assert!(r["decompress_noverify_gbps"].is_null(), "{r}"),
+            "pernix" => {
+                assert!(num(r, "decompress_noverify_gbps") > 0.0, "{r}");
+                assert!(num(r, "decompress_noverify_cpu_gbps") > 0.0, "{r}");
+            }
+            "szp" => {
+                assert!(r["decompress_noverify_gbps"].is_null(), "{r}");
+                assert!(r["decompress_noverify_cpu_gbps"].is_null(), "{r}");
+            }
             c => panic!("codec {c}"),
         }
     }
