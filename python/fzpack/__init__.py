@@ -83,7 +83,8 @@ def szp_decompress(buf) -> np.ndarray:
 
 
 def szp_header(buf) -> dict:
-    """The header of an SZp archive: ``dtype``, ``n``, ``mode``, ``block_size``, ``bound``
+    """The header of an SZp archive: ``version`` (format), ``dtype`` (numpy name), ``n``,
+    ``mode``, ``block_size``, ``bound``
     (the absolute bound every value meets), ``requested``, ``quant_eb``, ``value_base``,
     ``strict``."""
     return _fzpack.szp_header(_bytes(buf))

@@ -131,7 +131,7 @@ fn szp_decompress<'py>(
     }
 }
 
-/// szp_header(buf) -> dict (the archive header: dtype, n, mode, block_size, bounds, strict)
+/// szp_header(buf) -> dict (the archive header: version, dtype, n, mode, block_size, bounds, strict)
 #[pyfunction]
 fn szp_header<'py>(
     py: Python<'py>,
@@ -155,6 +155,7 @@ fn header_dict<'py>(
             DType::F64 => "float64",
         },
     )?;
+    d.set_item("version", h.version)?;
     d.set_item("n", h.n)?;
     d.set_item(
         "mode",
