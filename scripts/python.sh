@@ -49,7 +49,7 @@ if [ "${FZPACK_FRESH_VENV:-0}" != 0 ] || ! "$VENV/bin/python" -c 'import sys' >/
   "$PYTHON" -m venv "$VENV"
 fi
 export PATH="$VENV/bin:$PATH" # maturin's build backend runs the `maturin` on PATH
-export PIP_DISABLE_PIP_VERSION_CHECK=1
+export PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_ROOT_USER_ACTION=ignore
 "$VENV/bin/python" -m pip install -q 'maturin>=1.5,<2' 'numpy>=1.24' 'numcodecs>=0.12' 'zarr>=3' 'h5py>=3.8' pytest
 "$VENV/bin/python" - <<'EOF'
 import sys, importlib.metadata as m

@@ -171,6 +171,31 @@ def test_h5py_in_fresh_process_with_only_the_plugin_path(h5py, tmp_path):
     assert_bound(x, np.load(out), 1e-3, "fresh h5py")
 
 
+def test_debian_hdf5_writes_through_h5repack(h5py, tmp_path):
+    # The write side in Debian's HDF5 1.10 (h5repack links it; set_local resolves the HDF5
+    # calls in the global scope there), read back by h5py's own HDF5.
+    h5repack = require_tool("h5repack")
+    x = make((200, 300), "f4")
+    raw, packed = tmp_path / "raw.h5", tmp_path / "packed.h5"
+    with h5py.File(raw, "w") as f:
+        f.create_dataset("v", data=x, chunks=(50, 300))
+        f.create_dataset("d", data=x.astype("f8"), chunks=(100, 100))
+    opts = fzpack.hdf5.SZp(1e-3)["compression_opts"]
+    ud = "UD=62025,0,6," + ",".join(str(v) for v in opts)  # flag 0: mandatory
+    r = subprocess.run([h5repack, "-f", ud, str(raw), str(packed)], capture_output=True,
+                       text=True, env=plugin_env(), timeout=120, cwd="/")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert packed.stat().st_size < raw.stat().st_size / 2
+    with h5py.File(packed, "r") as f:
+        for name, dtype, code in (("v", "f4", 1), ("d", "f8", 2)):
+            d = f[name]
+            fid, flags, cd, _ = d.id.get_create_plist().get_filter(0)
+            assert fid == 62025 and flags & 1 == 0 and cd[:6] == opts and cd[6] == code
+            y = d[...]
+            assert y.dtype == np.dtype(dtype)
+            assert_bound(x, y, 1e-3, "h5repack " + name)
+
+
 def chunk_extent(h5py, path, dset):
     with h5py.File(path, "r") as f:
         info = f[dset].id.get_chunk_info(0)
