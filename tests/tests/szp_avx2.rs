@@ -104,7 +104,7 @@ fn check_all(d: &[f64], cfg: Config, what: &str) {
 
 /// The largest width byte of an archive (the header, then one width per block).
 fn max_width(archive: &[u8], blocks: usize) -> u8 {
-    let h = szp::header(archive).unwrap().len();
+    let h = szp::header(archive).unwrap().header_len();
     archive[h..h + blocks].iter().copied().max().unwrap_or(0)
 }
 
