@@ -6,10 +6,50 @@
 //! constructors (`BitWidth::new`, `BlockSize::new` with [`crate::pernix::Error`]) are added by
 //! [`crate::pernix`].
 
-mod sealed {
-    pub trait Sealed {}
-    impl Sealed for f32 {}
-    impl Sealed for f64 {}
+/// The seal of [`PernixFloat`] and [`SzpFloat`], and their per-type hooks: kernels with one
+/// function per element type select it by matching `Sealed::floats` (each impl names its own
+/// type, so there is no run-time type test and no pointer cast).
+pub(crate) mod sealed {
+    /// A slice of an element type, by its concrete type.
+    pub enum Floats<'a> {
+        /// `f32` values.
+        F32(&'a [f32]),
+        /// `f64` values.
+        F64(&'a [f64]),
+    }
+
+    /// A mutable slice of an element type, by its concrete type.
+    pub enum FloatsMut<'a> {
+        /// `f32` values.
+        F32(&'a mut [f32]),
+        /// `f64` values.
+        F64(&'a mut [f64]),
+    }
+
+    /// Implemented for `f32` and `f64` only.
+    pub trait Sealed: Sized {
+        /// `s` as a slice of its concrete type.
+        fn floats(s: &[Self]) -> Floats<'_>;
+        /// `s` as a mutable slice of its concrete type.
+        fn floats_mut(s: &mut [Self]) -> FloatsMut<'_>;
+    }
+
+    macro_rules! seal {
+        ($t:ty, $v:ident) => {
+            impl Sealed for $t {
+                #[inline(always)]
+                fn floats(s: &[Self]) -> Floats<'_> {
+                    Floats::$v(s)
+                }
+                #[inline(always)]
+                fn floats_mut(s: &mut [Self]) -> FloatsMut<'_> {
+                    FloatsMut::$v(s)
+                }
+            }
+        };
+    }
+    seal!(f32, F32);
+    seal!(f64, F64);
 }
 
 /// A PERNIX bit width, 1..=24.

@@ -19,8 +19,12 @@ pub mod x86_64;
 #[cfg(target_arch = "aarch64")]
 pub mod aarch64;
 
-/// (The PERNIX token entry points select their f32/f64 kernels with these.)
+// The x86_64 PERNIX entry points (`x86_64/mod.rs`) still select their f32/f64 kernels with
+// these two; the aarch64 ones use the per-type hook `types::sealed::Sealed::floats` instead,
+// which needs no type test and no cast. Remove both once x86_64 does the same.
+
 /// `&[T]` as `&[U]` when `T` and `U` are the same type.
+#[cfg(target_arch = "x86_64")]
 pub(crate) fn cast<T: 'static, U: 'static>(s: &[T]) -> Option<&[U]> {
     if core::any::TypeId::of::<T>() == core::any::TypeId::of::<U>() {
         // SAFETY: `T` and `U` are the same type, so the slice's layout and validity are unchanged.
@@ -31,6 +35,7 @@ pub(crate) fn cast<T: 'static, U: 'static>(s: &[T]) -> Option<&[U]> {
 }
 
 /// `&mut [T]` as `&mut [U]` when `T` and `U` are the same type.
+#[cfg(target_arch = "x86_64")]
 pub(crate) fn cast_mut<T: 'static, U: 'static>(s: &mut [T]) -> Option<&mut [U]> {
     if core::any::TypeId::of::<T>() == core::any::TypeId::of::<U>() {
         // SAFETY: `T` and `U` are the same type; the borrow is moved into the result.

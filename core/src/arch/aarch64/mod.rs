@@ -18,7 +18,7 @@
 //! FPCR's rounding mode), which turns NaN into 0 — exactly the fallback's answer.
 
 use crate::arch::CpuFeatures;
-use crate::arch::{cast, cast_mut};
+use crate::types::sealed::{Floats, FloatsMut};
 use crate::types::{BitWidth, BlockSize, PernixFloat};
 
 mod neon;
@@ -53,16 +53,16 @@ impl Neon {
         output: &mut [u8],
     ) {
         let bs = block_size.bytes();
-        if let (Some(x), Some(inv)) = (cast::<T, f32>(input), cast::<T, f32>(&[inverse_scale])) {
-            let inv = inv.first().copied().unwrap_or(0.0);
+        let inv = inverse_scale.to_bits_u64();
+        match T::floats(input) {
             // SAFETY: the token proves the CPU supports NEON.
-            unsafe { pernix::compress_f32(bits, bs, x, inv, output) }
-        } else if let (Some(x), Some(inv)) =
-            (cast::<T, f64>(input), cast::<T, f64>(&[inverse_scale]))
-        {
-            let inv = inv.first().copied().unwrap_or(0.0);
+            Floats::F32(x) => unsafe {
+                pernix::compress_f32(bits, bs, x, f32::from_bits(inv as u32), output)
+            },
             // SAFETY: the token proves the CPU supports NEON.
-            unsafe { pernix::compress_f64(bits, bs, x, inv, output) }
+            Floats::F64(x) => unsafe {
+                pernix::compress_f64(bits, bs, x, f64::from_bits(inv), output)
+            },
         }
     }
 
@@ -80,16 +80,16 @@ impl Neon {
         let n = usize::from(bits.get());
         let bs = block_size.bytes();
         let signed = sign_values && n > 1;
-        if let Some(s) = cast::<T, f32>(&[scale]).and_then(|s| s.first().copied()) {
-            if let Some(out) = cast_mut::<T, f32>(output) {
-                // SAFETY: the token proves the CPU supports NEON.
-                unsafe { pernix::decompress_f32(n, bs, input, s, out, signed) }
-            }
-        } else if let Some(s) = cast::<T, f64>(&[scale]).and_then(|s| s.first().copied())
-            && let Some(out) = cast_mut::<T, f64>(output)
-        {
+        let s = scale.to_bits_u64();
+        match T::floats_mut(output) {
             // SAFETY: the token proves the CPU supports NEON.
-            unsafe { pernix::decompress_f64(n, bs, input, s, out, signed) }
+            FloatsMut::F32(out) => unsafe {
+                pernix::decompress_f32(n, bs, input, f32::from_bits(s as u32), out, signed)
+            },
+            // SAFETY: the token proves the CPU supports NEON.
+            FloatsMut::F64(out) => unsafe {
+                pernix::decompress_f64(n, bs, input, f64::from_bits(s), out, signed)
+            },
         }
     }
 }

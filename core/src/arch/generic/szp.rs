@@ -315,17 +315,12 @@ pub(crate) fn quantize_block<T: SzpFloat>(
     q: &mut [i64],
     u: &mut [u64],
 ) -> u64 {
-    const REL: f64 = 3.552_713_678_800_501e-15; // 2^-48
     let r = 1.0 / (2.0 * eb);
     let mut near_tie = false;
     for (qi, &x) in q.iter_mut().zip(block) {
-        let y = x.to_f64() * r;
-        let a = y.abs();
-        let i = a as u64;
-        let frac = a - i as f64;
-        near_tie |= (frac - 0.5).abs() <= a * REL;
-        let m = i.saturating_add(u64::from(frac >= 0.5)) as i64;
-        *qi = if y < 0.0 { -m } else { m };
+        let (l, near) = fast_level(x.to_f64() * r);
+        near_tie |= near;
+        *qi = l;
     }
     if near_tie {
         for (qi, &x) in q.iter_mut().zip(block) {
@@ -341,6 +336,23 @@ pub(crate) fn quantize_block<T: SzpFloat>(
         any |= z;
     }
     any
+}
+
+/// The relative distance from ½ below which a reciprocal-multiply level is recomputed with the
+/// exact division (`2⁻⁴⁸`; see [`quantize_block`]).
+pub(crate) const NEAR_TIE: f64 = 3.552_713_678_800_501e-15;
+
+/// The level of `y = x·(1/(2·eb))` by round half away, and whether `y`'s fraction lies within
+/// `|y|·2⁻⁴⁸` of ½ (a near tie: then the exact division may round otherwise; see
+/// [`quantize_block`]). Branch-free; the SIMD leaves use it for their tail values.
+#[inline(always)]
+pub(crate) fn fast_level(y: f64) -> (i64, bool) {
+    let a = y.abs();
+    let i = a as u64;
+    let frac = a - i as f64;
+    let near = (frac - 0.5).abs() <= a * NEAR_TIE;
+    let m = i.saturating_add(u64::from(frac >= 0.5)) as i64;
+    (if y < 0.0 { m.wrapping_neg() } else { m }, near)
 }
 
 /// The strict check: the first index whose reconstruction misses `bound`, if any.

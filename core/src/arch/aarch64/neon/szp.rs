@@ -18,29 +18,24 @@
 //! bytes and decoded bits (tested in `tests/tests/szp_paths.rs`).
 
 use crate::arch::aarch64::Neon;
-use crate::arch::generic::szp::{Buffers, encode_with, unpack_levels, width_with};
+use crate::arch::generic::szp::{
+    Buffers, NEAR_TIE, encode_with, fast_level, unpack_levels, width_with,
+};
 use crate::arch::szp::{BUF, BlockError, Quant, Stats, SzpKernel, target_runs};
 use crate::bits::{self, reconstruct};
 use crate::types::SzpFloat;
-use core::any::TypeId;
+use crate::types::sealed::{Floats, FloatsMut};
 use core::arch::aarch64::*;
 
 /// Two consecutive values as f64 lanes.
 #[inline]
 #[target_feature(enable = "neon")]
 fn load2<T: SzpFloat>(x: &[T; 2]) -> float64x2_t {
-    if TypeId::of::<T>() == TypeId::of::<f64>() {
-        let p = x.as_ptr().cast::<f64>();
-        // SAFETY: `T` is f64, so `x` is 2 doubles (16 bytes).
-        unsafe { vld1q_f64(p) }
-    } else if TypeId::of::<T>() == TypeId::of::<f32>() {
-        let p = x.as_ptr().cast::<f32>();
-        // SAFETY: `T` is f32, so `x` is 2 floats (8 bytes).
-        vcvt_f64_f32(unsafe { vld1_f32(p) })
-    } else {
-        let v = [x[0].to_f64(), x[1].to_f64()];
-        // SAFETY: `v` is 2 doubles.
-        unsafe { vld1q_f64(v.as_ptr()) }
+    match T::floats(x) {
+        // SAFETY: `x` is 2 doubles (16 bytes).
+        Floats::F64(d) => unsafe { vld1q_f64(d.as_ptr()) },
+        // SAFETY: `x` is 2 floats (8 bytes).
+        Floats::F32(f) => vcvt_f64_f32(unsafe { vld1_f32(f.as_ptr()) }),
     }
 }
 
@@ -76,10 +71,9 @@ fn stats<T: SzpFloat>(input: &[T]) -> Stats {
 #[inline]
 #[target_feature(enable = "neon")]
 fn quantize_block<T: SzpFloat>(eb: f64, block: &[T], q: &mut [i64], u: &mut [u64]) -> u64 {
-    const REL: f64 = 3.552_713_678_800_501e-15; // 2^-48
     let r = vdupq_n_f64(1.0 / (2.0 * eb));
     let half = vdupq_n_f64(0.5);
-    let rel = vdupq_n_f64(REL);
+    let rel = vdupq_n_f64(NEAR_TIE);
     let one = vdupq_n_u64(1);
     let mut near = vdupq_n_u64(0);
     let (qp, qrest) = q.as_chunks_mut::<2>();
@@ -101,13 +95,9 @@ fn quantize_block<T: SzpFloat>(eb: f64, block: &[T], q: &mut [i64], u: &mut [u64
     let mut near_tie = vmaxvq_u32(vreinterpretq_u32_u64(near)) != 0;
     // The odd last value (the same scalar arithmetic as the portable kernel).
     for (qi, &x) in qrest.iter_mut().zip(xrest) {
-        let y = x.to_f64() * (1.0 / (2.0 * eb));
-        let a = y.abs();
-        let i = a as u64;
-        let frac = a - i as f64;
-        near_tie |= (frac - 0.5).abs() <= a * REL;
-        let m = i.saturating_add(u64::from(frac >= 0.5)) as i64;
-        *qi = if y < 0.0 { m.wrapping_neg() } else { m };
+        let (l, near) = fast_level(x.to_f64() * (1.0 / (2.0 * eb)));
+        near_tie |= near;
+        *qi = l;
     }
     if near_tie {
         for (qi, &x) in q.iter_mut().zip(block) {
@@ -133,8 +123,7 @@ fn quantize_block<T: SzpFloat>(eb: f64, block: &[T], q: &mut [i64], u: &mut [u64
     let mut acc = vgetq_lane_u64::<0>(any) | vgetq_lane_u64::<1>(any);
     let mut last = vgetq_lane_s64::<1>(prev);
     for (ui, &qi) in urest.iter_mut().zip(qrest) {
-        let d = qi.wrapping_sub(last);
-        let z = ((d << 1) ^ (d >> 63)) as u64;
+        let z = bits::zigzag(qi.wrapping_sub(last));
         *ui = z;
         acc |= z;
         last = qi;
@@ -156,15 +145,11 @@ fn scale_block<T: SzpFloat>(q: &[i64], eb: f64, out: &mut [T]) {
         // SAFETY: `qs` is 2 i64 (16 bytes).
         let l = unsafe { vld1q_s64(qs.as_ptr()) };
         let v = vmulq_f64(vmulq_f64(vcvtq_f64_s64(l), two), ebv);
-        if TypeId::of::<T>() == TypeId::of::<f64>() {
-            // SAFETY: `T` is f64, so `o` is 2 doubles (16 bytes).
-            unsafe { vst1q_f64(o.as_mut_ptr().cast::<f64>(), v) };
-        } else if TypeId::of::<T>() == TypeId::of::<f32>() {
-            // SAFETY: `T` is f32, so `o` is 2 floats (8 bytes).
-            unsafe { vst1_f32(o.as_mut_ptr().cast::<f32>(), vcvt_f32_f64(v)) };
-        } else {
-            o[0] = reconstruct(qs[0], eb);
-            o[1] = reconstruct(qs[1], eb);
+        match T::floats_mut(o) {
+            // SAFETY: `o` is 2 doubles (16 bytes).
+            FloatsMut::F64(d) => unsafe { vst1q_f64(d.as_mut_ptr(), v) },
+            // SAFETY: `o` is 2 floats (8 bytes).
+            FloatsMut::F32(f) => unsafe { vst1_f32(f.as_mut_ptr(), vcvt_f32_f64(v)) },
         }
     }
     for (o, &qi) in orest.iter_mut().zip(qrest) {
