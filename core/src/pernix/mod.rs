@@ -124,6 +124,23 @@ enum Kernel {
     Neon(arm::Neon),
 }
 
+/// `scalar::$f(args)` or `token.$f(args)` for the kernel `$kernel` resolved to.
+macro_rules! on_kernel {
+    ($kernel:expr, $f:ident($($arg:expr),*)) => {
+        match $kernel {
+            Kernel::Scalar => scalar::$f($($arg),*),
+            #[cfg(target_arch = "x86_64")]
+            Kernel::Avx2(t) => t.$f($($arg),*),
+            #[cfg(target_arch = "x86_64")]
+            Kernel::Bmi2(t) => t.$f($($arg),*),
+            #[cfg(target_arch = "x86_64")]
+            Kernel::Avx512(t) => t.$f($($arg),*),
+            #[cfg(target_arch = "aarch64")]
+            Kernel::Neon(t) => t.$f($($arg),*),
+        }
+    };
+}
+
 #[cfg(target_arch = "aarch64")]
 use crate::arch::aarch64 as arm;
 
@@ -210,33 +227,17 @@ impl Dispatcher {
                 kernel: Kernel::Scalar,
             }),
             #[cfg(target_arch = "x86_64")]
-            Backend::X86Avx2 => x86::Avx2::new(f)
-                .map(|t| Self {
-                    kernel: Kernel::Avx2(t),
-                })
-                .ok_or(Error::UnsupportedImplementation),
+            Backend::X86Avx2 => Self::token(x86::Avx2::new(f), Kernel::Avx2),
             #[cfg(target_arch = "x86_64")]
-            Backend::X86Bmi2 => x86::Bmi2::new(f)
-                .map(|t| Self {
-                    kernel: Kernel::Bmi2(t),
-                })
-                .ok_or(Error::UnsupportedImplementation),
+            Backend::X86Bmi2 => Self::token(x86::Bmi2::new(f), Kernel::Bmi2),
             #[cfg(target_arch = "x86_64")]
-            Backend::X86Avx512Vbmi => x86::Avx512Vbmi::new(f)
-                .map(|t| Self {
-                    kernel: Kernel::Avx512(t),
-                })
-                .ok_or(Error::UnsupportedImplementation),
+            Backend::X86Avx512Vbmi => Self::token(x86::Avx512Vbmi::new(f), Kernel::Avx512),
             #[cfg(not(target_arch = "x86_64"))]
             Backend::X86Avx2 | Backend::X86Bmi2 | Backend::X86Avx512Vbmi => {
                 Err(Error::UnsupportedBackend)
             }
             #[cfg(target_arch = "aarch64")]
-            Backend::Arm64Neon => arm::Neon::new(f)
-                .map(|t| Self {
-                    kernel: Kernel::Neon(t),
-                })
-                .ok_or(Error::UnsupportedImplementation),
+            Backend::Arm64Neon => Self::token(arm::Neon::new(f), Kernel::Neon),
             // No SVE2 kernels: SVE/SVE2 intrinsics are not stable in Rust 1.95/1.96.
             #[cfg(target_arch = "aarch64")]
             Backend::Arm64Sve => Err(Error::UnsupportedImplementation),
@@ -246,6 +247,14 @@ impl Dispatcher {
                 Err(Error::UnsupportedImplementation)
             }
         }
+    }
+
+    /// A dispatcher on the token `t` (wrapped by `kernel`), or
+    /// [`Error::UnsupportedImplementation`] when this CPU has none.
+    #[allow(dead_code)] // no SIMD token on some targets
+    fn token<K>(t: Option<K>, kernel: fn(K) -> Kernel) -> Result<Self, Error> {
+        t.map(|t| Self { kernel: kernel(t) })
+            .ok_or(Error::UnsupportedImplementation)
     }
 
     /// The concrete backend this dispatcher resolved to (never [`Backend::Auto`]).
@@ -293,17 +302,10 @@ impl Dispatcher {
         let (Some(input), Some(output)) = (input.get(..n_in), output.get_mut(..n_out)) else {
             return Err(Error::InvalidArgument);
         };
-        match self.kernel {
-            Kernel::Scalar => scalar::compress(bits, block_size, input, inverse_scale, output),
-            #[cfg(target_arch = "x86_64")]
-            Kernel::Avx2(t) => t.compress(bits, block_size, input, inverse_scale, output),
-            #[cfg(target_arch = "x86_64")]
-            Kernel::Bmi2(t) => t.compress(bits, block_size, input, inverse_scale, output),
-            #[cfg(target_arch = "x86_64")]
-            Kernel::Avx512(t) => t.compress(bits, block_size, input, inverse_scale, output),
-            #[cfg(target_arch = "aarch64")]
-            Kernel::Neon(t) => t.compress(bits, block_size, input, inverse_scale, output),
-        }
+        on_kernel!(
+            self.kernel,
+            compress(bits, block_size, input, inverse_scale, output)
+        );
         Ok(())
     }
 
@@ -340,19 +342,10 @@ impl Dispatcher {
         let (Some(input), Some(output)) = (input.get(..n_bytes), output.get_mut(..n_values)) else {
             return Err(Error::InvalidArgument);
         };
-        match self.kernel {
-            Kernel::Scalar => {
-                scalar::decompress(bits, block_size, input, scale, output, sign_values)
-            }
-            #[cfg(target_arch = "x86_64")]
-            Kernel::Avx2(t) => t.decompress(bits, block_size, input, scale, output, sign_values),
-            #[cfg(target_arch = "x86_64")]
-            Kernel::Bmi2(t) => t.decompress(bits, block_size, input, scale, output, sign_values),
-            #[cfg(target_arch = "x86_64")]
-            Kernel::Avx512(t) => t.decompress(bits, block_size, input, scale, output, sign_values),
-            #[cfg(target_arch = "aarch64")]
-            Kernel::Neon(t) => t.decompress(bits, block_size, input, scale, output, sign_values),
-        }
+        on_kernel!(
+            self.kernel,
+            decompress(bits, block_size, input, scale, output, sign_values)
+        );
         Ok(())
     }
 }

@@ -4,22 +4,82 @@ use core::fmt;
 
 use crate::types::{BitWidth, BlockSize};
 
-/// A PERNIX error. The discriminants are the C `pernix_status` values.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-#[repr(i32)]
-pub enum Error {
+/// Declares [`Error`] and [`Status`] (`Ok` plus one status per error) from one list of
+/// `(doc) Name = C value, C enumerator name, description;` — so the C values and names are
+/// written once.
+macro_rules! statuses {
+    ($($(#[$doc:meta])* $name:ident = $code:literal, $c_name:literal, $what:literal;)*) => {
+        /// A PERNIX error. The discriminants are the C `pernix_status` values.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+        #[repr(i32)]
+        pub enum Error {
+            $($(#[$doc])* $name = $code,)*
+        }
+
+        /// The C `pernix_status` enum, `Ok` included, with its numeric values.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+        #[repr(i32)]
+        pub enum Status {
+            /// Success (0).
+            Ok = 0,
+            $(#[doc = concat!("See [`Error::", stringify!($name), "`].")] $name = $code,)*
+        }
+
+        impl Error {
+            /// The status this error corresponds to.
+            pub const fn status(self) -> Status {
+                match self {
+                    $(Error::$name => Status::$name,)*
+                }
+            }
+
+            /// What the error means (for [`fmt::Display`]).
+            const fn what(self) -> &'static str {
+                match self {
+                    $(Error::$name => $what,)*
+                }
+            }
+        }
+
+        impl Status {
+            /// The status with numeric value `code`, if there is one.
+            pub const fn from_code(code: i32) -> Option<Status> {
+                Some(match code {
+                    0 => Status::Ok,
+                    $($code => Status::$name,)*
+                    _ => return None,
+                })
+            }
+
+            /// The C enumerator name, e.g. `"PERNIX_STATUS_INVALID_ARGUMENT"`.
+            pub const fn name(self) -> &'static str {
+                match self {
+                    Status::Ok => "PERNIX_STATUS_OK",
+                    $(Status::$name => $c_name,)*
+                }
+            }
+        }
+    };
+}
+
+statuses! {
     /// A null pointer, a slice that is too short, a zero block count or an invalid scale (−1).
-    InvalidArgument = -1,
+    InvalidArgument = -1, "PERNIX_STATUS_INVALID_ARGUMENT",
+        "invalid argument (null or short buffer, zero blocks, or a scale that is not finite and positive)";
     /// A bit width outside 1..=24 (−2).
-    UnsupportedBitWidth = -2,
+    UnsupportedBitWidth = -2, "PERNIX_STATUS_UNSUPPORTED_BIT_WIDTH",
+        "unsupported bit width (valid: 1..=24)";
     /// An unknown backend value, or a backend of another architecture (−3).
-    UnsupportedBackend = -3,
+    UnsupportedBackend = -3, "PERNIX_STATUS_UNSUPPORTED_BACKEND",
+        "unsupported backend (unknown value or another architecture)";
     /// A block size other than 64, 128, 256, 512 or 1024 bytes (−4).
-    UnsupportedBlockSize = -4,
+    UnsupportedBlockSize = -4, "PERNIX_STATUS_UNSUPPORTED_BLOCK_SIZE",
+        "unsupported block size (valid: 64, 128, 256, 512, 1024 bytes)";
     /// A backend this build or this CPU cannot serve (−5).
-    UnsupportedImplementation = -5,
+    UnsupportedImplementation = -5, "PERNIX_STATUS_UNSUPPORTED_IMPLEMENTATION",
+        "backend not available in this build or on this CPU";
     /// A C dispatcher handle could not be allocated (−6; only the C ABI returns it).
-    OutOfMemory = -6,
+    OutOfMemory = -6, "PERNIX_STATUS_OUT_OF_MEMORY", "out of memory";
 }
 
 impl Error {
@@ -27,60 +87,12 @@ impl Error {
     pub const fn code(self) -> i32 {
         self as i32
     }
-
-    /// The status this error corresponds to.
-    pub const fn status(self) -> Status {
-        match self {
-            Error::InvalidArgument => Status::InvalidArgument,
-            Error::UnsupportedBitWidth => Status::UnsupportedBitWidth,
-            Error::UnsupportedBackend => Status::UnsupportedBackend,
-            Error::UnsupportedBlockSize => Status::UnsupportedBlockSize,
-            Error::UnsupportedImplementation => Status::UnsupportedImplementation,
-            Error::OutOfMemory => Status::OutOfMemory,
-        }
-    }
 }
 
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let what = match self {
-            Error::InvalidArgument => {
-                "invalid argument (null or short buffer, zero blocks, or a scale that is not finite and positive)"
-            }
-            Error::UnsupportedBitWidth => "unsupported bit width (valid: 1..=24)",
-            Error::UnsupportedBackend => {
-                "unsupported backend (unknown value or another architecture)"
-            }
-            Error::UnsupportedBlockSize => {
-                "unsupported block size (valid: 64, 128, 256, 512, 1024 bytes)"
-            }
-            Error::UnsupportedImplementation => {
-                "backend not available in this build or on this CPU"
-            }
-            Error::OutOfMemory => "out of memory",
-        };
-        write!(f, "{} ({what})", self.status().name())
+        write!(f, "{} ({})", self.status().name(), self.what())
     }
-}
-
-/// The C `pernix_status` enum, `Ok` included, with its numeric values.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-#[repr(i32)]
-pub enum Status {
-    /// Success (0).
-    Ok = 0,
-    /// See [`Error::InvalidArgument`].
-    InvalidArgument = -1,
-    /// See [`Error::UnsupportedBitWidth`].
-    UnsupportedBitWidth = -2,
-    /// See [`Error::UnsupportedBackend`].
-    UnsupportedBackend = -3,
-    /// See [`Error::UnsupportedBlockSize`].
-    UnsupportedBlockSize = -4,
-    /// See [`Error::UnsupportedImplementation`].
-    UnsupportedImplementation = -5,
-    /// See [`Error::OutOfMemory`].
-    OutOfMemory = -6,
 }
 
 impl Status {
@@ -94,33 +106,6 @@ impl Status {
         match result {
             Ok(_) => Status::Ok,
             Err(e) => e.status(),
-        }
-    }
-
-    /// The status with numeric value `code`, if there is one.
-    pub const fn from_code(code: i32) -> Option<Status> {
-        Some(match code {
-            0 => Status::Ok,
-            -1 => Status::InvalidArgument,
-            -2 => Status::UnsupportedBitWidth,
-            -3 => Status::UnsupportedBackend,
-            -4 => Status::UnsupportedBlockSize,
-            -5 => Status::UnsupportedImplementation,
-            -6 => Status::OutOfMemory,
-            _ => return None,
-        })
-    }
-
-    /// The C enumerator name, e.g. `"PERNIX_STATUS_INVALID_ARGUMENT"`.
-    pub const fn name(self) -> &'static str {
-        match self {
-            Status::Ok => "PERNIX_STATUS_OK",
-            Status::InvalidArgument => "PERNIX_STATUS_INVALID_ARGUMENT",
-            Status::UnsupportedBitWidth => "PERNIX_STATUS_UNSUPPORTED_BIT_WIDTH",
-            Status::UnsupportedBackend => "PERNIX_STATUS_UNSUPPORTED_BACKEND",
-            Status::UnsupportedBlockSize => "PERNIX_STATUS_UNSUPPORTED_BLOCK_SIZE",
-            Status::UnsupportedImplementation => "PERNIX_STATUS_UNSUPPORTED_IMPLEMENTATION",
-            Status::OutOfMemory => "PERNIX_STATUS_OUT_OF_MEMORY",
         }
     }
 }
