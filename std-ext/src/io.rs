@@ -46,6 +46,18 @@ fn batch_units(h: &StreamHeader) -> usize {
     (BATCH_BYTES / (h.unit_values().max(1) * h.dtype.size())).max(1)
 }
 
+/// A writer's `finish` check: no bytes of a partial `T` left over.
+fn no_partial_value<T: Element>(pending: &[u8]) -> Result<()> {
+    if pending.is_empty() {
+        return Ok(());
+    }
+    Err(Error::InvalidArgument(format!(
+        "{} trailing bytes do not form a whole {}",
+        pending.len(),
+        T::TYPE
+    )))
+}
+
 /// A `Write` adaptor that turns raw little-endian values of `T` into a PERNIX block stream
 /// (current version, checksummed chunks) written to `inner`. The value count `n` is part of the
 /// header, so it is given up front; [`PernixWriter::finish`] checks that exactly `n` values
@@ -124,13 +136,7 @@ impl<W: Write, T: Element> PernixWriter<W, T> {
     ///
     /// Errors if more or fewer than `n` values were written, or on a trailing partial value.
     pub fn finish(mut self) -> Result<W> {
-        if !self.pending.is_empty() {
-            return Err(Error::InvalidArgument(format!(
-                "{} trailing bytes do not form a whole {}",
-                self.pending.len(),
-                T::TYPE
-            )));
-        }
+        no_partial_value::<T>(&self.pending)?;
         let total = self.written + self.values.len() as u64;
         if total != self.header.n {
             return Err(Error::InvalidArgument(format!(
@@ -338,13 +344,7 @@ impl<W: Write, T: Element> SzpWriter<W, T> {
 
     /// Compresses everything written, writes the archive and returns the inner writer.
     pub fn finish(mut self) -> Result<W> {
-        if !self.pending.is_empty() {
-            return Err(Error::InvalidArgument(format!(
-                "{} trailing bytes do not form a whole {}",
-                self.pending.len(),
-                T::TYPE
-            )));
-        }
+        no_partial_value::<T>(&self.pending)?;
         let archive = crate::szp::compress_vec(&self.values, &self.cfg)?;
         self.inner.write_all(&archive)?;
         self.inner.flush()?;

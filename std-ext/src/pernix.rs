@@ -928,12 +928,7 @@ impl Dispatcher {
         first_unit: usize,
         out: &mut [u8],
     ) -> FzResult<()> {
-        if h.dtype != T::TYPE {
-            return Err(FzError::DTypeMismatch {
-                stored: h.dtype,
-                requested: T::TYPE,
-            });
-        }
+        check_dtype::<T>(h)?;
         #[cfg(feature = "rayon")]
         if let Some(par) = self.parallel() {
             let units = input.len().div_ceil(h.unit_values().max(1));
@@ -1008,12 +1003,7 @@ impl Dispatcher {
         out: &mut [T],
         verify: Verify,
     ) -> FzResult<()> {
-        if h.dtype != T::TYPE {
-            return Err(FzError::DTypeMismatch {
-                stored: h.dtype,
-                requested: T::TYPE,
-            });
-        }
+        check_dtype::<T>(h)?;
         let uv = h.unit_values().max(1);
         let units = body
             .len()
@@ -1059,13 +1049,19 @@ impl Dispatcher {
 /// Parses the header of `stream` and checks its dtype and exact length.
 fn check_stream<T: Element>(stream: &[u8], verify: Verify) -> FzResult<StreamHeader> {
     let h = StreamHeader::check(stream, verify)?;
+    check_dtype::<T>(&h)?;
+    Ok(h)
+}
+
+/// [`FzError::DTypeMismatch`] unless the stream `h` holds values of type `T`.
+fn check_dtype<T: Element>(h: &StreamHeader) -> FzResult<()> {
     if h.dtype != T::TYPE {
         return Err(FzError::DTypeMismatch {
             stored: h.dtype,
             requested: T::TYPE,
         });
     }
-    Ok(h)
+    Ok(())
 }
 
 /// Verifies every checksum of a complete stream without decoding (`fzpack info`): the header,
