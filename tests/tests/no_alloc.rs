@@ -83,6 +83,11 @@ fn szp_never_allocates() {
             )
             .unwrap();
             szp::decompress(&archive[..len], &mut out64).unwrap();
+            szp::decompress_unverified(&archive[..len], &mut out64).unwrap();
+            szp::blocks::parse(&archive[..len]).unwrap();
+            // A corrupt chunk: the checksum error allocates nothing either.
+            archive[len - 1] ^= 1;
+            assert!(szp::decompress(&archive[..len], &mut out64).is_err());
             let cfg = Config::abs(1e-3).with_block_size(bs).with_max_abs(30.0);
             let mut enc = StreamEncoder::<f32>::new(&mut archive, data.len(), &cfg).unwrap();
             for block in data.chunks(bs as usize) {

@@ -386,6 +386,9 @@ pub(crate) fn decode_range<K: SzpKernel, T: SzpFloat, J: Join>(
     }
 }
 
+/// Values per verify-then-decode group of the checksummed decoder (2^19: 2 MiB of f32).
+const VERIFY_GROUP_VALUES: usize = 1 << 19;
+
 /// Verifies (CRC of checksum chunks `u0..`, `sums` 4 bytes each, chunks of `2^shift` blocks)
 /// and decodes the run `widths` / `payload` into `out`, chunk by chunk — each chunk's CRC is
 /// checked right before the chunk is decoded, while its bytes are in cache — splitting on chunk
@@ -419,26 +422,35 @@ pub(crate) fn decode_chunks<K: SzpKernel, T: SzpFloat, J: Join>(
         );
         a.and(b)
     } else {
+        // Verify a group of chunks (about `VERIFY_GROUP_VALUES` values, a few hundred KiB of
+        // compressed bytes: still in cache when decoded), then decode the group in one kernel
+        // call (each call sets up the kernel's block buffers once).
+        let per = c.saturating_mul(bs).max(1);
+        let g = (VERIFY_GROUP_VALUES / per).max(1);
         let (mut off, mut vo) = (0usize, 0usize);
-        for (u, (wc, s)) in widths.chunks(c).zip(sums.chunks_exact(4)).enumerate() {
-            let vals = (out.len() - vo).min(wc.len() * bs);
-            let bytes = run_bytes(wc, bs, vals);
-            let p = payload.get(off..off + bytes).ok_or(Error::Truncated)?;
-            let stored = le32(s);
-            let chunk = u0 + u as u32;
-            if chunk_sum(chunk, wc, p) != stored {
-                return Err(Error::ChecksumMismatch {
-                    what: "blocks",
-                    chunk,
-                });
+        let mut u = u0;
+        for (wg, sg) in widths.chunks(c.saturating_mul(g)).zip(sums.chunks(4 * g)) {
+            let (gstart, vstart) = (off, vo);
+            for (wc, s) in wg.chunks(c).zip(sg.chunks_exact(4)) {
+                let vals = (out.len() - vo).min(wc.len() * bs);
+                let bytes = run_bytes(wc, bs, vals);
+                let p = payload.get(off..off + bytes).ok_or(Error::Truncated)?;
+                if chunk_sum(u, wc, p) != le32(s) {
+                    return Err(Error::ChecksumMismatch {
+                        what: "blocks",
+                        chunk: u,
+                    });
+                }
+                off += bytes;
+                vo += vals;
+                u += 1;
             }
-            let o = out.get_mut(vo..vo + vals).ok_or(Error::Truncated)?;
-            k.decode_blocks(eb, bs, wc, p, o).map_err(|e| match e {
+            let p = payload.get(gstart..off).ok_or(Error::Truncated)?;
+            let o = out.get_mut(vstart..vo).ok_or(Error::Truncated)?;
+            k.decode_blocks(eb, bs, wg, p, o).map_err(|e| match e {
                 DecodeError::Width => Error::Corrupt("width above 64"),
                 DecodeError::Truncated => Error::Truncated,
             })?;
-            off += bytes;
-            vo += vals;
         }
         Ok(())
     }
