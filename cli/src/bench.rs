@@ -38,6 +38,9 @@ pub struct BenchArgs {
     /// PERNIX bit widths, e.g. `4-24` or `4,8,12` (overrides the default and --sweep).
     #[arg(long)]
     bits: Option<String>,
+    /// PERNIX bytes per block (64, 128, 256, 512, 1024).
+    #[arg(long, default_value_t = 64)]
+    pernix_block: u32,
     /// SZp bounds relative to the value range, e.g. `1e-2,1e-3,1e-4` (overrides the default
     /// and --sweep).
     #[arg(long)]
@@ -162,6 +165,8 @@ pub struct Row {
     pub memcpy_cpu_gbps: f64,
     pub compress_cpu_vs_memcpy: f64,
     pub decompress_cpu_vs_memcpy: f64,
+    /// Block size: SZp values per block, PERNIX bytes per block.
+    pub block: u32,
 }
 
 struct Dataset {
@@ -359,11 +364,17 @@ fn settings(args: &BenchArgs) -> Result<Vec<Setting>, Fail> {
                 .filter_map(|b| BitWidth::new(b).ok())
                 .collect()
         };
+        let block = BlockSize::checked(args.pernix_block).ok_or_else(|| {
+            Fail::new(
+                Kind::Usage,
+                format!(
+                    "--pernix-block {} is not a PERNIX block size (64, 128, 256, 512, 1024)",
+                    args.pernix_block
+                ),
+            )
+        })?;
         for bits in bits {
-            s.push(Setting::Pernix {
-                bits,
-                block: BlockSize::B64,
-            });
+            s.push(Setting::Pernix { bits, block });
         }
     }
     Ok(s)
@@ -948,6 +959,10 @@ fn bench_one<T: Wrap>(
                 memcpy_cpu_gbps: r.memcpy.1,
                 compress_cpu_vs_memcpy: f64::NAN,
                 decompress_cpu_vs_memcpy: f64::NAN,
+                block: match *s {
+                    Setting::Szp { block, .. } => block,
+                    Setting::Pernix { block, .. } => block.bytes() as u32,
+                },
             });
         }
     }

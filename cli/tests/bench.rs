@@ -80,7 +80,8 @@ const OLD_KEYS: [&str; 15] = [
     "decompress_vs_scalar",
     "identical_to_scalar",
 ];
-const NEW_KEYS: [&str; 19] = [
+const NEW_KEYS: [&str; 20] = [
+    "block",
     "compress_cpu_gbps",
     "decompress_cpu_gbps",
     "decompress_noverify_cpu_gbps",
@@ -243,6 +244,32 @@ fn e2e_and_paths() {
 }
 
 #[test]
+fn pernix_block_size() {
+    let rows = rows(&[
+        "--random-walk",
+        "4Ki",
+        "--codec",
+        "pernix",
+        "--pernix-block",
+        "1024",
+    ]);
+    assert!(
+        rows.iter()
+            .all(|r| r["block"] == 1024 && r["codec"] == "pernix")
+    );
+    assert!(rows.iter().all(|r| r["identical_to_scalar"] == true));
+    let rows = rows_default_block();
+    assert!(
+        rows.iter()
+            .all(|r| r["block"] == if r["codec"] == "szp" { 128 } else { 64 })
+    );
+}
+
+fn rows_default_block() -> Vec<Value> {
+    rows(&["--random-walk", "1Ki", "--bits", "8", "--eb", "1e-3"])
+}
+
+#[test]
 fn isa_scalar_runs_only_scalar_kernels() {
     let rows = rows(&["--random-walk", "4Ki", "--isa", "scalar"]);
     for r in &rows {
@@ -336,4 +363,5 @@ fn bad_options_are_usage_errors() {
     fails(&["bench", "--random-walk", "0"], 2, "--random-walk");
     fails(&["bench", "--random-walk", "12Gi"], 2, "--random-walk");
     fails(&["bench", "--paths", "gpu"], 2, "invalid value");
+    fails(&["bench", "--pernix-block", "96"], 2, "--pernix-block 96");
 }
