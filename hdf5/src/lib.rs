@@ -39,8 +39,10 @@
 //!
 //! A filtered chunk is the codec's own self-describing container — the fzpack SZp archive
 //! (`docs/szp-archive.md`) or the PERNIX `.pnx` stream (`docs/pernix-stream.md`) — followed by
-//! the CRC-32 (zlib/IEEE, little-endian) of those bytes. The SZp archive has no checksum of
-//! its own; the trailer makes any flipped bit fail the read instead of returning wrong values.
+//! the CRC-32 (zlib/IEEE, little-endian) of those bytes. The trailer predates the SZp archive's
+//! own checksums (format 2) and stays: it is checked before anything is parsed, and it covers
+//! chunks written by the first plugin build, whose SZp archives (format 1) had none, so any
+//! flipped bit fails the read instead of returning wrong values.
 //! Decoding checks the CRC, the archive (every field, exact length), its element type against
 //! `cd_values[6]` and its value count against `cd_values[7]`; any mismatch makes the filter
 //! return 0, so HDF5 fails the read ("filter returned failure during read").
