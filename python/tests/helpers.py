@@ -90,7 +90,10 @@ def generated_fields() -> list[tuple[str, np.ndarray]]:
     spiky = rng.standard_cauchy(50_000)
     flat = np.zeros((64, 96))
     flat[10:20, 30:50] = rng.normal(size=(10, 20))
+    holes = smooth[:50, :80].astype(np.float32)  # NaN "land", like levitus in shared/data
+    holes[np.abs(holes) < 3] = np.nan
     return [
+        ("gen_nan_holes_50x80.f32", holes),
         ("gen_smooth_181x360.f32", smooth.astype(np.float32)),
         ("gen_smooth_181x360.f64", smooth),
         ("gen_walk_200000.f32", noisy.astype(np.float32)),
