@@ -354,8 +354,9 @@ fn engine(
     }; MAX_TERMS];
     let mut bound = 0f64;
     let mut strict = true;
-    for ((t, &a), &c) in terms.iter_mut().zip(archives).zip(coeffs) {
-        let v = blocks::parse(a)?;
+    for (j, ((t, &a), &c)) in terms.iter_mut().zip(archives).zip(coeffs).enumerate() {
+        // Each input's CRCs are checked once (the first one above).
+        let v = if j == 0 { first } else { blocks::parse(a)? };
         check_same(&first, &v)?;
         bound += c.unsigned_abs() as f64 * v.header.bound();
         strict &= v.header.strict;
@@ -435,8 +436,24 @@ fn engine(
                 }
             }
         }
+        #[cfg(target_arch = "x86_64")]
+        if width == u32::MAX && simd && fast && len <= zz.len() {
+            let mut ins: [(&[u8], u8, bool); 2] = [(&[], 0, false); 2];
+            for (slot, t) in ins.iter_mut().zip(terms.iter()) {
+                let w = t.widths.get(b).copied().unwrap_or(0);
+                *slot = (t.payload.get(t.off..).unwrap_or(&[]), w, t.c < 0);
+            }
+            // SAFETY: `x86::available` checked AVX-512 F/BW/VL/DQ (and VBMI) at run time.
+            if let Some(any) = unsafe { x86::combine64(&ins[..terms.len()], len, &mut zz) } {
+                width = 64 - any.leading_zeros();
+                let cost = block_payload_len(width as u8, len);
+                if fits && pos + cost <= out.len() && width > 0 {
+                    pack_into(&zz[..len], width, &mut out[pos..pos + cost]);
+                }
+            }
+        }
         if width != u32::MAX {
-            // done by the SIMD path
+            // done by a SIMD path
         } else if fast && len <= zz.len() {
             // Unpack every input once, chunk by chunk, into the block's zigzag scratch.
             let mut any = 0u64;
@@ -734,6 +751,92 @@ mod x86 {
             i += 16;
         }
         Some(_mm512_reduce_or_epi32(or) as u32)
+    }
+
+    /// The zigzagged `Σ ±dⱼ` of fields `0..len` of up to two blocks (`(payload from the block
+    /// start, width 0..=56, negate)`) into `u[..len]` with 64-bit lanes (gathered 8-byte windows,
+    /// variable shifts): the wide-width counterpart of [`combine`]. Returns the OR of the
+    /// values, or `None` if an input is not covered. The caller guarantees (its `fast` test)
+    /// that the sums do not overflow.
+    #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq")]
+    pub(super) fn combine64(ins: &[(&[u8], u8, bool)], len: usize, u: &mut [u64]) -> Option<u64> {
+        if u.len() < len || ins.len() > 2 {
+            return None;
+        }
+        // SIMD while every lane's 8-byte window lies inside its input's payload slice.
+        let mut simd_end = len / 8 * 8;
+        for &(p, w, _) in ins {
+            let w = usize::from(w);
+            if w > 56 || p.len() < super::block_payload_len(w as u8, len) {
+                return None;
+            }
+            // Field i starts at byte i·w/8: its window fits while i·w <= (len − 8)·8 + 7.
+            if let Some(f) = p
+                .len()
+                .checked_sub(8)
+                .and_then(|r| (r * 8 + 7).checked_div(w))
+            {
+                simd_end = simd_end.min((f + 1) / 8 * 8);
+            } else if w > 0 {
+                simd_end = 0;
+            }
+        }
+        let zero = _mm512_setzero_si512();
+        let one = _mm512_set1_epi64(1);
+        let seven = _mm512_set1_epi64(7);
+        let lanes = _mm512_set_epi64(7, 6, 5, 4, 3, 2, 1, 0);
+        let mut or = zero;
+        let mut i = 0;
+        while i < simd_end {
+            let mut s = zero;
+            for &(p, w, neg) in ins {
+                if w == 0 {
+                    continue;
+                }
+                let wv = _mm512_set1_epi64(i64::from(w));
+                let bit =
+                    _mm512_mullo_epi64(_mm512_add_epi64(lanes, _mm512_set1_epi64(i as i64)), wv);
+                let byte = _mm512_srli_epi64::<3>(bit);
+                let sh = _mm512_and_si512(bit, seven);
+                // SAFETY: every lane reads the 8 bytes at its field's first byte, inside `p`
+                // (i + 8 <= simd_end, checked against p.len() above).
+                let g = unsafe { _mm512_i64gather_epi64::<1>(byte, p.as_ptr().cast()) };
+                let mask = _mm512_set1_epi64(((1u64 << w) - 1) as i64);
+                let f = _mm512_and_si512(_mm512_srlv_epi64(g, sh), mask);
+                let d = _mm512_xor_si512(
+                    _mm512_srli_epi64::<1>(f),
+                    _mm512_sub_epi64(zero, _mm512_and_si512(f, one)),
+                );
+                s = if neg {
+                    _mm512_sub_epi64(s, d)
+                } else {
+                    _mm512_add_epi64(s, d)
+                };
+            }
+            let z = _mm512_xor_si512(_mm512_slli_epi64::<1>(s), _mm512_srai_epi64::<63>(s));
+            or = _mm512_or_si512(or, z);
+            // SAFETY: lanes i..i+8 of `u` (i + 8 <= len <= u.len()).
+            unsafe { _mm512_storeu_si512(u.as_mut_ptr().wrapping_add(i).cast(), z) };
+            i += 8;
+        }
+        let mut any = _mm512_reduce_or_epi64(or) as u64;
+        for (k, slot) in u.iter_mut().enumerate().take(len).skip(simd_end) {
+            let mut d = 0i64;
+            for &(p, w, neg) in ins {
+                if w > 0 {
+                    let w = u32::from(w);
+                    let v = super::unzigzag(super::field(p, k, w, super::mask_of(w)));
+                    d = if neg {
+                        d.wrapping_sub(v)
+                    } else {
+                        d.wrapping_add(v)
+                    };
+                }
+            }
+            *slot = super::zigzag(d);
+            any |= *slot;
+        }
+        Some(any)
     }
 
     /// Packs `u` (each `< 2^w`, `1 <= w <= 24`) into exactly `out` (the encoder's VBMI packer).
