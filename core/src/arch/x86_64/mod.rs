@@ -132,34 +132,6 @@ macro_rules! entry_points {
 
 entry_points!(Avx2, avx2, "AVX2");
 entry_points!(Avx512Vbmi, avx512, "AVX-512 VBMI");
-
-impl Bmi2 {
-    /// Compresses whole blocks for the BMI2 backend. Upstream's BMI2 backend requires AVX2
-    /// as well; here it runs the AVX2 kernels (whose speed does not depend on `pdep`/`pext`).
-    pub fn compress<T: PernixFloat>(
-        self,
-        bits: BitWidth,
-        block_size: BlockSize,
-        input: &[T],
-        inverse_scale: T,
-        output: &mut [u8],
-    ) {
-        self.avx2()
-            .compress(bits, block_size, input, inverse_scale, output)
-    }
-
-    /// Decompresses whole blocks for the BMI2 backend (the AVX2 kernels, see
-    /// [`Bmi2::compress`]).
-    pub fn decompress<T: PernixFloat>(
-        self,
-        bits: BitWidth,
-        block_size: BlockSize,
-        input: &[u8],
-        scale: T,
-        output: &mut [T],
-        sign_values: bool,
-    ) {
-        self.avx2()
-            .decompress(bits, block_size, input, scale, output, sign_values)
-    }
-}
+// Upstream's BMI2 backend requires AVX2 as well; here it runs the AVX2 kernels (whose speed
+// does not depend on `pdep`/`pext`), which its token proves usable.
+entry_points!(Bmi2, avx2, "AVX2 (the BMI2 backend's)");

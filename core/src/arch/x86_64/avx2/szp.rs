@@ -390,86 +390,84 @@ unsafe fn store8<T: SzpFloat>(p: *mut T, r: usize, lo: __m256d, hi: __m256d) {
     }
 }
 
+/// The vector part of [`stats`] for element type `$t` in vectors of `$lanes` lanes (the
+/// intrinsics of that type follow): four accumulators over the whole 4-vector chunks of
+/// `input`, folded into `$st`; evaluates to the number of values done.
+macro_rules! stats_lanes {
+    ($st:ident, $input:expr, $t:ty, $lanes:literal, $set1:ident, $loadu:ident, $min:ident,
+     $max:ident, $storeu:ident, $cast:ident, $iset1:ident, $it:ty, $cmpgt:ident) => {{
+        let p = $input.as_ptr().cast::<$t>();
+        let n = $input.len() / (4 * $lanes) * (4 * $lanes);
+        let mut lo = [$set1(<$t>::INFINITY); 4];
+        let mut hi = [$set1(<$t>::NEG_INFINITY); 4];
+        let mut bad = _mm256_setzero_si256();
+        // A value is non-finite when its magnitude bits exceed those of the largest finite.
+        let (mag, fin) = ($iset1(<$it>::MAX), $iset1(<$t>::MAX.to_bits() as $it));
+        let mut i = 0;
+        while i < n {
+            for (k, (l, h)) in lo.iter_mut().zip(hi.iter_mut()).enumerate() {
+                // SAFETY: i + 4·lanes <= n <= input.len(): the lanes at i + lanes·k are inside.
+                let x = unsafe { $loadu(p.wrapping_add(i + $lanes * k)) };
+                *l = $min(*l, x);
+                *h = $max(*h, x);
+                let b = _mm256_and_si256($cast(x), mag);
+                bad = _mm256_or_si256(bad, $cmpgt(b, fin));
+            }
+            i += 4 * $lanes;
+        }
+        let l = $min($min(lo[0], lo[1]), $min(lo[2], lo[3]));
+        let h = $max($max(hi[0], hi[1]), $max(hi[2], hi[3]));
+        let (mut la, mut ha) = ([<$t>::INFINITY; $lanes], [<$t>::NEG_INFINITY; $lanes]);
+        // SAFETY: `la` and `ha` are one vector each; unaligned stores.
+        unsafe {
+            $storeu(la.as_mut_ptr(), l);
+            $storeu(ha.as_mut_ptr(), h);
+        }
+        for (&a, &b) in la.iter().zip(&ha) {
+            $st.lo = $st.lo.min(f64::from(a));
+            $st.hi = $st.hi.max(f64::from(b));
+        }
+        $st.bad = _mm256_testz_si256(bad, bad) == 0;
+        n
+    }};
+}
+
 /// Min, max and whether any value is NaN or infinite: 4 accumulators of 8 (f32) or 4 (f64)
-/// lanes; a value is non-finite when its magnitude bits exceed those of the largest finite.
+/// lanes, the last values one at a time.
 #[target_feature(enable = "avx2,bmi2")]
 fn stats<T: SzpFloat>(input: &[T]) -> Stats {
     let mut st = Stats::EMPTY;
     let done = match T::DTYPE {
-        DType::F32 => {
-            let p = input.as_ptr().cast::<f32>();
-            let n = input.len() / 32 * 32;
-            let mut lo = [_mm256_set1_ps(f32::INFINITY); 4];
-            let mut hi = [_mm256_set1_ps(f32::NEG_INFINITY); 4];
-            let mut bad = _mm256_setzero_si256();
-            let (mag, fin) = (
-                _mm256_set1_epi32(i32::MAX),
-                _mm256_set1_epi32(f32::MAX.to_bits() as i32),
-            );
-            let mut i = 0;
-            while i < n {
-                for (k, (l, h)) in lo.iter_mut().zip(hi.iter_mut()).enumerate() {
-                    // SAFETY: i + 32 <= n <= input.len(): the 8 values at i + 8k are inside.
-                    let x = unsafe { _mm256_loadu_ps(p.wrapping_add(i + 8 * k)) };
-                    *l = _mm256_min_ps(*l, x);
-                    *h = _mm256_max_ps(*h, x);
-                    let b = _mm256_and_si256(_mm256_castps_si256(x), mag);
-                    bad = _mm256_or_si256(bad, _mm256_cmpgt_epi32(b, fin));
-                }
-                i += 32;
-            }
-            let l = _mm256_min_ps(_mm256_min_ps(lo[0], lo[1]), _mm256_min_ps(lo[2], lo[3]));
-            let h = _mm256_max_ps(_mm256_max_ps(hi[0], hi[1]), _mm256_max_ps(hi[2], hi[3]));
-            let (mut la, mut ha) = ([0f32; 8], [0f32; 8]);
-            // SAFETY: `la` and `ha` are 8 f32 each; unaligned stores.
-            unsafe {
-                _mm256_storeu_ps(la.as_mut_ptr(), l);
-                _mm256_storeu_ps(ha.as_mut_ptr(), h);
-            }
-            for (&a, &b) in la.iter().zip(&ha) {
-                st.lo = st.lo.min(f64::from(a));
-                st.hi = st.hi.max(f64::from(b));
-            }
-            st.bad = _mm256_testz_si256(bad, bad) == 0;
-            n
-        }
-        DType::F64 => {
-            let p = input.as_ptr().cast::<f64>();
-            let n = input.len() / 16 * 16;
-            let mut lo = [_mm256_set1_pd(f64::INFINITY); 4];
-            let mut hi = [_mm256_set1_pd(f64::NEG_INFINITY); 4];
-            let mut bad = _mm256_setzero_si256();
-            let (mag, fin) = (
-                _mm256_set1_epi64x(i64::MAX),
-                _mm256_set1_epi64x(f64::MAX.to_bits() as i64),
-            );
-            let mut i = 0;
-            while i < n {
-                for (k, (l, h)) in lo.iter_mut().zip(hi.iter_mut()).enumerate() {
-                    // SAFETY: i + 16 <= n <= input.len(): the 4 values at i + 4k are inside.
-                    let x = unsafe { _mm256_loadu_pd(p.wrapping_add(i + 4 * k)) };
-                    *l = _mm256_min_pd(*l, x);
-                    *h = _mm256_max_pd(*h, x);
-                    let b = _mm256_and_si256(_mm256_castpd_si256(x), mag);
-                    bad = _mm256_or_si256(bad, _mm256_cmpgt_epi64(b, fin));
-                }
-                i += 16;
-            }
-            let l = _mm256_min_pd(_mm256_min_pd(lo[0], lo[1]), _mm256_min_pd(lo[2], lo[3]));
-            let h = _mm256_max_pd(_mm256_max_pd(hi[0], hi[1]), _mm256_max_pd(hi[2], hi[3]));
-            let (mut la, mut ha) = ([0f64; 4], [0f64; 4]);
-            // SAFETY: `la` and `ha` are 4 f64 each; unaligned stores.
-            unsafe {
-                _mm256_storeu_pd(la.as_mut_ptr(), l);
-                _mm256_storeu_pd(ha.as_mut_ptr(), h);
-            }
-            for (&a, &b) in la.iter().zip(&ha) {
-                st.lo = st.lo.min(a);
-                st.hi = st.hi.max(b);
-            }
-            st.bad = _mm256_testz_si256(bad, bad) == 0;
-            n
-        }
+        DType::F32 => stats_lanes!(
+            st,
+            input,
+            f32,
+            8,
+            _mm256_set1_ps,
+            _mm256_loadu_ps,
+            _mm256_min_ps,
+            _mm256_max_ps,
+            _mm256_storeu_ps,
+            _mm256_castps_si256,
+            _mm256_set1_epi32,
+            i32,
+            _mm256_cmpgt_epi32
+        ),
+        DType::F64 => stats_lanes!(
+            st,
+            input,
+            f64,
+            4,
+            _mm256_set1_pd,
+            _mm256_loadu_pd,
+            _mm256_min_pd,
+            _mm256_max_pd,
+            _mm256_storeu_pd,
+            _mm256_castpd_si256,
+            _mm256_set1_epi64x,
+            i64,
+            _mm256_cmpgt_epi64
+        ),
     };
     for v in input.iter().skip(done).map(|v| v.to_f64()) {
         st.lo = st.lo.min(v);

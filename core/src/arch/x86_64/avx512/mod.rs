@@ -3,5 +3,5 @@
 mod pernix;
 pub(crate) mod szp;
 
-pub(crate) use pernix::pack16;
 pub(super) use pernix::{compress_f32, compress_f64, decompress_f32, decompress_f64};
+pub(crate) use pernix::{pack_tables, pack16};

@@ -56,6 +56,25 @@ fn quantize_pd(q: &Quant<__m512d>, a: __m512d, b: __m512d) -> __m512i {
     _mm512_and_si512(v, q.mask)
 }
 
+/// The vectors [`pack16`] takes from the tables of one width: the qword shifts and the four
+/// byte-gather index vectors.
+#[inline]
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi")]
+pub(crate) fn pack_tables(t: &Z512) -> (__m512i, [__m512i; 4]) {
+    // SAFETY: the tables are plain arrays of 64 bytes; unaligned loads.
+    unsafe {
+        (
+            _mm512_loadu_si512(t.cmp_shift.as_ptr().cast()),
+            [
+                _mm512_loadu_si512(t.cmp_idx[0].as_ptr().cast()),
+                _mm512_loadu_si512(t.cmp_idx[1].as_ptr().cast()),
+                _mm512_loadu_si512(t.cmp_idx[2].as_ptr().cast()),
+                _mm512_loadu_si512(t.cmp_idx[3].as_ptr().cast()),
+            ],
+        )
+    }
+}
+
 /// Packs 16 codes (low N bits each) into the low `2N` bytes of the result (general widths).
 #[inline]
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi")]
@@ -84,6 +103,47 @@ pub(crate) fn pack16<const PERMS: usize, const SHIFT: bool>(
     out
 }
 
+/// The 16 f32 values of a step at `k` of `x` (`r` values left from `k`; lanes `>= r` are 0).
+///
+/// # Safety
+/// `r` must be at most `x.len() − k` (as `compress_run` passes it).
+#[inline]
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi")]
+unsafe fn step_ps(x: &[f32], k: usize, r: usize) -> __m512 {
+    let p = x.as_ptr().wrapping_add(k);
+    if r >= 16 {
+        // SAFETY: r <= x.len() − k (caller) and r >= 16: the 16 floats at k are inside `x`.
+        unsafe { _mm512_loadu_ps(p) }
+    } else {
+        // SAFETY: only the first r < 16 lanes are read and they are inside `x`; masked-off lanes are not accessed (AVX-512 fault suppression).
+        unsafe { _mm512_maskz_loadu_ps(((1u32 << r) - 1) as u16, p) }
+    }
+}
+
+/// The 16 f64 values of a step at `k` of `x` as two vectors (see [`step_ps`]).
+///
+/// # Safety
+/// As [`step_ps`].
+#[inline]
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi")]
+unsafe fn step_pd(x: &[f64], k: usize, r: usize) -> (__m512d, __m512d) {
+    let p = x.as_ptr().wrapping_add(k);
+    if r >= 16 {
+        // SAFETY: r <= x.len() − k (caller) and r >= 16: the 16 doubles at k are inside `x`.
+        unsafe { (_mm512_loadu_pd(p), _mm512_loadu_pd(p.wrapping_add(8))) }
+    } else {
+        let ma = ((1u32 << r.min(8)) - 1) as u8;
+        let mb = ((1u32 << r.saturating_sub(8)) - 1) as u8;
+        // SAFETY: only lanes below r (inside `x`) are enabled in the masks; masked-off lanes are not accessed.
+        unsafe {
+            (
+                _mm512_maskz_loadu_pd(ma, p),
+                _mm512_maskz_loadu_pd(mb, p.wrapping_add(8)),
+            )
+        }
+    }
+}
+
 /// Compresses whole blocks of f32.
 ///
 /// # Safety
@@ -98,15 +158,10 @@ pub(crate) unsafe fn compress_f32(n: u32, bs: usize, input: &[f32], inv: f32, ou
         mask: code_mask(n),
     };
     let load = |x: &[f32], k: usize, r: usize| -> __m512i {
-        let p = x.as_ptr().wrapping_add(k);
-        let x = if r >= 16 {
-            // SAFETY: `compress_run` passes r = values left in `x` from offset k, so the 16 floats at k are inside `x`.
-            unsafe { _mm512_loadu_ps(p) }
-        } else {
-            // SAFETY: only the first r < 16 lanes are read and they are inside `x`; masked-off lanes are not accessed (AVX-512 fault suppression).
-            unsafe { _mm512_maskz_loadu_ps(((1u32 << r) - 1) as u16, p) }
-        };
-        quantize_ps(&q, x)
+        {
+            // SAFETY: `compress_run` passes r = values left in `x` from k.
+            quantize_ps(&q, unsafe { step_ps(x, k, r) })
+        }
     };
     let k = (n as usize / 8).clamp(1, 3);
     let gather = BYTE_GATHER.get(k - 1).copied().unwrap_or([0; 64]);
@@ -114,14 +169,8 @@ pub(crate) unsafe fn compress_f32(n: u32, bs: usize, input: &[f32], inv: f32, ou
     let idx = unsafe { _mm512_loadu_si512(gather.as_ptr().cast()) };
     let valid = u64::MAX >> (64 - 16 * k);
     let bytes = |x: &[f32], i: usize, r: usize| -> __m512i {
-        let p = x.as_ptr().wrapping_add(i);
-        let x = if r >= 16 {
-            // SAFETY: as in `load`.
-            unsafe { _mm512_loadu_ps(p) }
-        } else {
-            // SAFETY: as in `load`.
-            unsafe { _mm512_maskz_loadu_ps(((1u32 << r) - 1) as u16, p) }
-        };
+        // SAFETY: `compress_run` passes r = values left in `x` from i.
+        let x = unsafe { step_ps(x, i, r) };
         let s = _mm512_mul_ps(x, q.inv);
         let c = _mm512_min_ps(q.hi, _mm512_max_ps(q.lo, s));
         // The low N/8 bytes of each code (NaN's 0x8000_0000 has zero low bytes); zeros above.
@@ -144,21 +193,8 @@ pub(crate) unsafe fn compress_f64(n: u32, bs: usize, input: &[f64], inv: f64, ou
         mask: code_mask(n),
     };
     let load = |x: &[f64], k: usize, r: usize| -> __m512i {
-        let p = x.as_ptr().wrapping_add(k);
-        let (a, b) = if r >= 16 {
-            // SAFETY: r = values left in `x` from k is ≥ 16, so 16 doubles at k are inside `x`.
-            unsafe { (_mm512_loadu_pd(p), _mm512_loadu_pd(p.wrapping_add(8))) }
-        } else {
-            let ma = ((1u32 << r.min(8)) - 1) as u8;
-            let mb = ((1u32 << r.saturating_sub(8)) - 1) as u8;
-            // SAFETY: only lanes below r (inside `x`) are enabled in the masks; masked-off lanes are not accessed.
-            unsafe {
-                (
-                    _mm512_maskz_loadu_pd(ma, p),
-                    _mm512_maskz_loadu_pd(mb, p.wrapping_add(8)),
-                )
-            }
-        };
+        // SAFETY: `compress_run` passes r = values left in `x` from k.
+        let (a, b) = unsafe { step_pd(x, k, r) };
         quantize_pd(&q, a, b)
     };
     let k = (n as usize / 8).clamp(1, 3);
@@ -167,21 +203,8 @@ pub(crate) unsafe fn compress_f64(n: u32, bs: usize, input: &[f64], inv: f64, ou
     let idx = unsafe { _mm512_loadu_si512(gather.as_ptr().cast()) };
     let valid = u64::MAX >> (64 - 16 * k);
     let bytes = |x: &[f64], i: usize, r: usize| -> __m512i {
-        let p = x.as_ptr().wrapping_add(i);
-        let (a, b) = if r >= 16 {
-            // SAFETY: as in `load`.
-            unsafe { (_mm512_loadu_pd(p), _mm512_loadu_pd(p.wrapping_add(8))) }
-        } else {
-            let ma = ((1u32 << r.min(8)) - 1) as u8;
-            let mb = ((1u32 << r.saturating_sub(8)) - 1) as u8;
-            // SAFETY: as in `load`.
-            unsafe {
-                (
-                    _mm512_maskz_loadu_pd(ma, p),
-                    _mm512_maskz_loadu_pd(mb, p.wrapping_add(8)),
-                )
-            }
-        };
+        // SAFETY: `compress_run` passes r = values left in `x` from i.
+        let (a, b) = unsafe { step_pd(x, i, r) };
         let ca = _mm512_min_pd(q.hi, _mm512_max_pd(q.lo, _mm512_mul_pd(a, q.inv)));
         let cb = _mm512_min_pd(q.hi, _mm512_max_pd(q.lo, _mm512_mul_pd(b, q.inv)));
         // 64-bit conversions (one uop each; NaN gives 0x8000_0000_0000_0000, zero low bytes),
@@ -369,18 +392,7 @@ unsafe fn compress_run<T>(
             )
         }
         _ => {
-            // SAFETY: the tables are plain arrays of 64 bytes; unaligned loads.
-            let (shift, idx) = unsafe {
-                (
-                    _mm512_loadu_si512(t.cmp_shift.as_ptr().cast()),
-                    [
-                        _mm512_loadu_si512(t.cmp_idx[0].as_ptr().cast()),
-                        _mm512_loadu_si512(t.cmp_idx[1].as_ptr().cast()),
-                        _mm512_loadu_si512(t.cmp_idx[2].as_ptr().cast()),
-                        _mm512_loadu_si512(t.cmp_idx[3].as_ptr().cast()),
-                    ],
-                )
-            };
+            let (shift, idx) = pack_tables(t);
             let cnt = _mm_cvtsi32_si128(32 - n as i32);
             let low_n = _mm512_set1_epi64(((1u64 << n) - 1) as i64);
             macro_rules! run {
@@ -514,39 +526,24 @@ unsafe fn decompress_run<T>(
     // SAFETY (every load below): `each_step` gives masks covering bytes [at, at + min(2N,
     // ceil(rN/8))), or for a partial step at most the bytes up to its run's end; all inside
     // `bin`. Masked-off bytes are not accessed.
+    // N = 8 and 16: a step's bytes sign- or zero-extended to dwords.
+    macro_rules! widen {
+        ($load:ident, $ext:ident) => {
+            g.each_step(
+                |i, at, r, m| {
+                    // SAFETY: see above.
+                    let b = unsafe { $load(src.wrapping_add(at), r, m) };
+                    store(bout, i, r, $ext(b));
+                },
+                nopad,
+            )
+        };
+    }
     match (n, signed) {
-        (8, true) => g.each_step(
-            |i, at, r, m| {
-                // SAFETY: see above.
-                let b = unsafe { load16(src.wrapping_add(at), r, m) };
-                store(bout, i, r, _mm512_cvtepi8_epi32(b));
-            },
-            nopad,
-        ),
-        (8, false) => g.each_step(
-            |i, at, r, m| {
-                // SAFETY: see above.
-                let b = unsafe { load16(src.wrapping_add(at), r, m) };
-                store(bout, i, r, _mm512_cvtepu8_epi32(b));
-            },
-            nopad,
-        ),
-        (16, true) => g.each_step(
-            |i, at, r, m| {
-                // SAFETY: see above.
-                let b = unsafe { load32(src.wrapping_add(at), r, m) };
-                store(bout, i, r, _mm512_cvtepi16_epi32(b));
-            },
-            nopad,
-        ),
-        (16, false) => g.each_step(
-            |i, at, r, m| {
-                // SAFETY: see above.
-                let b = unsafe { load32(src.wrapping_add(at), r, m) };
-                store(bout, i, r, _mm512_cvtepu16_epi32(b));
-            },
-            nopad,
-        ),
+        (8, true) => widen!(load16, _mm512_cvtepi8_epi32),
+        (8, false) => widen!(load16, _mm512_cvtepu8_epi32),
+        (16, true) => widen!(load32, _mm512_cvtepi16_epi32),
+        (16, false) => widen!(load32, _mm512_cvtepu16_epi32),
         (24, _) => {
             let table = DEC24.get(usize::from(signed)).copied().unwrap_or([0; 64]);
             // SAFETY: `table` is a local array of 64 bytes; unaligned load.

@@ -28,7 +28,7 @@ use core::arch::x86_64::*;
 
 use crate::arch::szp::{BUF, Quant, Stats, SzpKernel};
 use crate::arch::x86_64::Avx512Vbmi;
-use crate::arch::x86_64::avx512::pack16;
+use crate::arch::x86_64::avx512::{pack_tables, pack16};
 use crate::arch::x86_64::szp::{
     Enc, ScanResult, Scratch, decodes, exact_on_tie, scan_kernel_methods,
 };
@@ -317,18 +317,7 @@ impl Packer<'_> {
     #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi")]
     fn new(w: u32) -> Option<Packer<'static>> {
         let t = Z512_TABLES.get(w as usize).filter(|_| w >= 1)?;
-        // SAFETY: the tables are plain arrays of 64 bytes; unaligned loads.
-        let (shift, idx) = unsafe {
-            (
-                _mm512_loadu_si512(t.cmp_shift.as_ptr().cast()),
-                [
-                    _mm512_loadu_si512(t.cmp_idx[0].as_ptr().cast()),
-                    _mm512_loadu_si512(t.cmp_idx[1].as_ptr().cast()),
-                    _mm512_loadu_si512(t.cmp_idx[2].as_ptr().cast()),
-                    _mm512_loadu_si512(t.cmp_idx[3].as_ptr().cast()),
-                ],
-            )
-        };
+        let (shift, idx) = pack_tables(t);
         Some(Packer {
             t,
             shift,
@@ -489,86 +478,89 @@ unsafe fn store16<T: SzpFloat>(p: *mut T, m: u16, lo: __m512d, hi: __m512d) {
     }
 }
 
+/// The body of [`stats`] for one element type `$t` in vectors of `$lanes` lanes (`$m` the
+/// lane-mask type; the intrinsics of that type follow): four accumulators, then one masked
+/// vector at a time.
+macro_rules! stats_lanes {
+    ($input:expr, $t:ty, $m:ty, $lanes:literal, $set1:ident, $loadu:ident, $maskz_loadu:ident,
+     $min:ident, $max:ident, $mask_min:ident, $mask_max:ident, $fpclass:ident,
+     $mask_fpclass:ident, $rmin:ident, $rmax:ident) => {{
+        let p = $input.as_ptr().cast::<$t>();
+        let n = $input.len();
+        let mut lo = [$set1(<$t>::INFINITY); 4];
+        let mut hi = [$set1(<$t>::NEG_INFINITY); 4];
+        let mut bad: $m = 0;
+        let mut i = 0;
+        while i + 4 * $lanes <= n {
+            for (k, (l, h)) in lo.iter_mut().zip(hi.iter_mut()).enumerate() {
+                // SAFETY: i + 4·lanes <= n, so the lanes at i + lanes·k are inside `input`.
+                let x = unsafe { $loadu(p.wrapping_add(i + $lanes * k)) };
+                *l = $min(*l, x);
+                *h = $max(*h, x);
+                bad |= $fpclass::<NONFINITE>(x);
+            }
+            i += 4 * $lanes;
+        }
+        while i < n {
+            let r = n - i;
+            let m: $m = if r >= $lanes {
+                <$m>::MAX
+            } else {
+                ((1u32 << r) - 1) as $m
+            };
+            // SAFETY: the lanes of `m` are values i.. of `input`; others are not accessed.
+            let x = unsafe { $maskz_loadu(m, p.wrapping_add(i)) };
+            lo[0] = $mask_min(lo[0], m, lo[0], x);
+            hi[0] = $mask_max(hi[0], m, hi[0], x);
+            bad |= $mask_fpclass::<NONFINITE>(m, x);
+            i += $lanes;
+        }
+        let l = $min($min(lo[0], lo[1]), $min(lo[2], lo[3]));
+        let h = $max($max(hi[0], hi[1]), $max(hi[2], hi[3]));
+        (f64::from($rmin(l)), f64::from($rmax(h)), bad != 0)
+    }};
+}
+
 /// Min, max and whether any value is NaN or infinite, 64 values per iteration (4 accumulators).
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi")]
 fn stats<T: SzpFloat>(input: &[T]) -> (f64, f64, bool) {
     // fpclass categories: QNaN 0x01, +inf 0x08, -inf 0x10, SNaN 0x80.
     const NONFINITE: i32 = 0x99;
     match T::DTYPE {
-        DType::F32 => {
-            let p = input.as_ptr().cast::<f32>();
-            let n = input.len();
-            let mut lo = [_mm512_set1_ps(f32::INFINITY); 4];
-            let mut hi = [_mm512_set1_ps(f32::NEG_INFINITY); 4];
-            let mut bad = 0u16;
-            let mut i = 0;
-            while i + 64 <= n {
-                for (k, (l, h)) in lo.iter_mut().zip(hi.iter_mut()).enumerate() {
-                    // SAFETY: i + 64 <= n, so the 16 values at i + 16k are inside `input`.
-                    let x = unsafe { _mm512_loadu_ps(p.wrapping_add(i + 16 * k)) };
-                    *l = _mm512_min_ps(*l, x);
-                    *h = _mm512_max_ps(*h, x);
-                    bad |= _mm512_fpclass_ps_mask::<NONFINITE>(x);
-                }
-                i += 64;
-            }
-            while i < n {
-                let r = n - i;
-                let m: u16 = if r >= 16 {
-                    u16::MAX
-                } else {
-                    ((1u32 << r) - 1) as u16
-                };
-                // SAFETY: the lanes of `m` are values i.. of `input`; others are not accessed.
-                let x = unsafe { _mm512_maskz_loadu_ps(m, p.wrapping_add(i)) };
-                lo[0] = _mm512_mask_min_ps(lo[0], m, lo[0], x);
-                hi[0] = _mm512_mask_max_ps(hi[0], m, hi[0], x);
-                bad |= _mm512_mask_fpclass_ps_mask::<NONFINITE>(m, x);
-                i += 16;
-            }
-            let l = _mm512_min_ps(_mm512_min_ps(lo[0], lo[1]), _mm512_min_ps(lo[2], lo[3]));
-            let h = _mm512_max_ps(_mm512_max_ps(hi[0], hi[1]), _mm512_max_ps(hi[2], hi[3]));
-            (
-                f64::from(_mm512_reduce_min_ps(l)),
-                f64::from(_mm512_reduce_max_ps(h)),
-                bad != 0,
-            )
-        }
-        DType::F64 => {
-            let p = input.as_ptr().cast::<f64>();
-            let n = input.len();
-            let mut lo = [_mm512_set1_pd(f64::INFINITY); 4];
-            let mut hi = [_mm512_set1_pd(f64::NEG_INFINITY); 4];
-            let mut bad = 0u8;
-            let mut i = 0;
-            while i + 32 <= n {
-                for (k, (l, h)) in lo.iter_mut().zip(hi.iter_mut()).enumerate() {
-                    // SAFETY: i + 32 <= n, so the 8 values at i + 8k are inside `input`.
-                    let x = unsafe { _mm512_loadu_pd(p.wrapping_add(i + 8 * k)) };
-                    *l = _mm512_min_pd(*l, x);
-                    *h = _mm512_max_pd(*h, x);
-                    bad |= _mm512_fpclass_pd_mask::<NONFINITE>(x);
-                }
-                i += 32;
-            }
-            while i < n {
-                let r = n - i;
-                let m: u8 = if r >= 8 {
-                    u8::MAX
-                } else {
-                    ((1u32 << r) - 1) as u8
-                };
-                // SAFETY: the lanes of `m` are values i.. of `input`; others are not accessed.
-                let x = unsafe { _mm512_maskz_loadu_pd(m, p.wrapping_add(i)) };
-                lo[0] = _mm512_mask_min_pd(lo[0], m, lo[0], x);
-                hi[0] = _mm512_mask_max_pd(hi[0], m, hi[0], x);
-                bad |= _mm512_mask_fpclass_pd_mask::<NONFINITE>(m, x);
-                i += 8;
-            }
-            let l = _mm512_min_pd(_mm512_min_pd(lo[0], lo[1]), _mm512_min_pd(lo[2], lo[3]));
-            let h = _mm512_max_pd(_mm512_max_pd(hi[0], hi[1]), _mm512_max_pd(hi[2], hi[3]));
-            (_mm512_reduce_min_pd(l), _mm512_reduce_max_pd(h), bad != 0)
-        }
+        DType::F32 => stats_lanes!(
+            input,
+            f32,
+            u16,
+            16,
+            _mm512_set1_ps,
+            _mm512_loadu_ps,
+            _mm512_maskz_loadu_ps,
+            _mm512_min_ps,
+            _mm512_max_ps,
+            _mm512_mask_min_ps,
+            _mm512_mask_max_ps,
+            _mm512_fpclass_ps_mask,
+            _mm512_mask_fpclass_ps_mask,
+            _mm512_reduce_min_ps,
+            _mm512_reduce_max_ps
+        ),
+        DType::F64 => stats_lanes!(
+            input,
+            f64,
+            u8,
+            8,
+            _mm512_set1_pd,
+            _mm512_loadu_pd,
+            _mm512_maskz_loadu_pd,
+            _mm512_min_pd,
+            _mm512_max_pd,
+            _mm512_mask_min_pd,
+            _mm512_mask_max_pd,
+            _mm512_fpclass_pd_mask,
+            _mm512_mask_fpclass_pd_mask,
+            _mm512_reduce_min_pd,
+            _mm512_reduce_max_pd
+        ),
     }
 }
 
