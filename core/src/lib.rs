@@ -21,6 +21,7 @@
 
 pub mod arch;
 mod bits;
+mod crc;
 pub mod pernix;
 pub mod szp;
 pub mod types;

@@ -80,7 +80,7 @@ pub fn chunk_shift(block_size: u32) -> u8 {
 
 /// Bytes of the chunk CRCs of `nb` blocks in chunks of `2^shift` blocks: 4 per chunk.
 pub fn sums_len(nb: usize, shift: u8) -> usize {
-    let c = 1usize << shift.min(31);
+    let c = (1usize << shift.min(31)).max(1); // .max(1): provably non-zero, no panic path
     nb.div_ceil(c).saturating_mul(4)
 }
 
@@ -97,6 +97,29 @@ pub fn run_bytes(widths: &[u8], bs: usize, n: usize) -> usize {
     total
 }
 
+/// `s` in pieces of `c` bytes (the last one shorter). Unlike `slice::chunks` it keeps no
+/// division in a size hint, so no divide-by-zero panic path reaches firmware builds.
+pub(crate) fn pieces(s: &[u8], c: usize) -> impl Iterator<Item = &[u8]> {
+    let c = c.max(1);
+    let mut rest = s;
+    core::iter::from_fn(move || {
+        if rest.is_empty() {
+            return None;
+        }
+        let (a, b) = rest.split_at_checked(c.min(rest.len()))?;
+        rest = b;
+        Some(a)
+    })
+}
+
+/// Writes `v` little-endian into the first (up to) 4 bytes of `s` (a 4-byte CRC slot; no
+/// length-mismatch panic path, which the firmware build must not link).
+pub(crate) fn put_le32(s: &mut [u8], v: u32) {
+    for (d, b) in s.iter_mut().zip(v.to_le_bytes()) {
+        *d = b;
+    }
+}
+
 /// The little-endian u32 at the start of `s` (0 if `s` is shorter: callers pass 4-byte chunks).
 pub(crate) fn le32(s: &[u8]) -> u32 {
     s.first_chunk::<4>().map_or(0, |b| u32::from_le_bytes(*b))
@@ -105,7 +128,7 @@ pub(crate) fn le32(s: &[u8]) -> u32 {
 /// The CRC-32 of checksum chunk `chunk`: zlib's CRC-32 of the chunk index (u32 LE), the chunk's
 /// width bytes and its payload bytes (in that order).
 pub fn chunk_sum(chunk: u32, widths: &[u8], payload: &[u8]) -> u32 {
-    let mut h = crc32fast::Hasher::new();
+    let mut h = crate::crc::Crc32::new();
     h.update(&chunk.to_le_bytes());
     h.update(widths);
     h.update(payload);
@@ -446,7 +469,7 @@ impl Header {
                 .get(HEADER_LEN_V1..HEADER_LEN)
                 .ok_or(Error::Truncated)?;
             let stored = u32::from_le_bytes([sum[0], sum[1], sum[2], sum[3]]);
-            if verify == Verify::Checksums && crc32fast::hash(&a) != stored {
+            if verify == Verify::Checksums && crate::crc::hash(&a) != stored {
                 return Err(Error::ChecksumMismatch {
                     what: "header",
                     chunk: 0,
@@ -521,7 +544,7 @@ pub fn write_header(plan: &Plan, out: &mut [u8]) -> Result<(), Error> {
     h[24..32].copy_from_slice(&plan.quant_eb.to_le_bytes());
     h[32..40].copy_from_slice(&plan.value_base.to_le_bytes());
     h[40..48].copy_from_slice(&plan.requested.to_le_bytes());
-    let sum = crc32fast::hash(&h[..HEADER_LEN_V1]);
+    let sum = crate::crc::hash(&h[..HEADER_LEN_V1]);
     h[HEADER_LEN_V1..].copy_from_slice(&sum.to_le_bytes());
     dst.copy_from_slice(&h);
     Ok(())
@@ -531,16 +554,16 @@ pub fn write_header(plan: &Plan, out: &mut [u8]) -> Result<(), Error> {
 /// are the archive's width bytes, `payload` its payload, `n` values, `bs` per block, chunks of
 /// `2^shift` blocks. (The serial form of the writer's sealing step.)
 pub fn seal(widths: &[u8], payload: &[u8], n: usize, bs: usize, shift: u8, sums: &mut [u8]) {
-    let c = 1usize << shift.min(31);
+    let c = (1usize << shift.min(31)).max(1); // .max(1): provably non-zero, no panic path
     let mut off = 0usize;
     let mut rem = n;
-    for (u, (wc, s)) in widths.chunks(c).zip(sums.chunks_exact_mut(4)).enumerate() {
+    for (u, (wc, s)) in pieces(widths, c).zip(sums.chunks_exact_mut(4)).enumerate() {
         let vals = rem.min(wc.len() * bs);
         let bytes = run_bytes(wc, bs, vals);
         rem -= vals;
         let p = payload.get(off..off + bytes).unwrap_or(&[]);
         off += bytes;
-        s.copy_from_slice(&chunk_sum(u as u32, wc, p).to_le_bytes());
+        put_le32(s, chunk_sum(u as u32, wc, p));
     }
 }
 
@@ -590,11 +613,9 @@ pub fn verify_chunks(view: &ArchiveView<'_>) -> Result<(), Error> {
         return Ok(());
     }
     let bs = view.header.block_size as usize;
-    let c = 1usize << view.header.chunk_shift.min(31);
+    let c = (1usize << view.header.chunk_shift.min(31)).max(1);
     let (mut off, mut rem) = (0usize, view.n);
-    for (u, (wc, s)) in view
-        .widths
-        .chunks(c)
+    for (u, (wc, s)) in pieces(view.widths, c)
         .zip(view.sums.chunks_exact(4))
         .enumerate()
     {
@@ -626,7 +647,7 @@ pub(crate) fn parse_structure(archive: &[u8], verify: Verify) -> Result<ArchiveV
     }
     let nb = nb as usize; // <= rest.len()
     let n = usize::try_from(header.n).map_err(|_| Error::Corrupt("element count"))?;
-    let (widths, payload) = rest.split_at(nb);
+    let (widths, payload) = rest.split_at_checked(nb).ok_or(Error::Truncated)?;
     let sums = if header.version == FORMAT_VERSION_V1 {
         0
     } else {
@@ -646,7 +667,10 @@ pub(crate) fn parse_structure(archive: &[u8], verify: Verify) -> Result<ArchiveV
     if total < payload.len() as u64 {
         return Err(Error::Corrupt("trailing bytes after the payload"));
     }
-    let (payload, sums) = payload.split_at(payload.len() - sums); // total == len >= sums
+    // total == len >= sums
+    let (payload, sums) = payload
+        .split_at_checked(payload.len().saturating_sub(sums))
+        .ok_or(Error::Truncated)?;
     Ok(ArchiveView {
         header,
         n,

@@ -14,7 +14,9 @@
 //! Archive parsing ([`super::blocks::parse`], called once per decode in [`decompress`]) is the
 //! single place where an archive is verified before any block is decoded.
 
-use super::blocks::{self, Grid, Plan, chunk_sum, le32, parse_structure, run_bytes, write_header};
+use super::blocks::{
+    self, Grid, Plan, chunk_sum, le32, parse_structure, pieces, put_le32, run_bytes, write_header,
+};
 use super::{Config, Error, FORMAT_VERSION_V1, HEADER_LEN, Path, Verify, max_compressed_len};
 #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
 use crate::arch::CpuFeatures;
@@ -292,7 +294,11 @@ pub(crate) fn compress_planned<K: SzpKernel, T: SzpFloat, J: Join>(
     };
     let wcost = worst_block(plan, max_abs);
     let len = encode_range(k, j, &e, bs, wcost, input, 0, start, widths, body)?;
-    let (payload, rest) = body.split_at_mut(len);
+    let Some((payload, rest)) = body.split_at_mut_checked(len) else {
+        return Err(Error::OutputTooSmall {
+            needed: start + len,
+        });
+    };
     let sums = rest.get_mut(..slen).ok_or(Error::OutputTooSmall {
         needed: start + len + slen,
     })?;
@@ -327,7 +333,7 @@ pub(crate) fn seal_range<J: Join>(
     sums: &mut [u8],
 ) {
     let chunks = sums.len() / 4;
-    let c = 1usize << shift.min(31);
+    let c = (1usize << shift.min(31)).max(1); // .max(1): provably non-zero, no panic path
     if chunks >= 2 && j.split(n.saturating_mul(vb)) {
         let mid = chunks / 2;
         let mb = mid * c; // < widths.len(): the left half holds full blocks only
@@ -342,13 +348,13 @@ pub(crate) fn seal_range<J: Join>(
         );
     } else {
         let (mut off, mut rem) = (0usize, n);
-        for (u, (wc, s)) in widths.chunks(c).zip(sums.chunks_exact_mut(4)).enumerate() {
+        for (u, (wc, s)) in pieces(widths, c).zip(sums.chunks_exact_mut(4)).enumerate() {
             let vals = rem.min(wc.len() * bs);
             let bytes = run_bytes(wc, bs, vals);
             rem -= vals;
             let p = payload.get(off..off + bytes).unwrap_or(&[]);
             off += bytes;
-            s.copy_from_slice(&chunk_sum(u0 + u as u32, wc, p).to_le_bytes());
+            put_le32(s, chunk_sum(u0 + u as u32, wc, p));
         }
     }
 }
@@ -407,7 +413,7 @@ pub(crate) fn decode_chunks<K: SzpKernel, T: SzpFloat, J: Join>(
     out: &mut [T],
 ) -> Result<(), Error> {
     let chunks = sums.len() / 4;
-    let c = 1usize << shift.min(31);
+    let c = (1usize << shift.min(31)).max(1); // .max(1): provably non-zero, no panic path
     if chunks >= 2 && j.split(size_of_val(out)) {
         let mid = chunks / 2;
         let mb = mid * c; // < widths.len(): the left half holds full blocks only
@@ -429,9 +435,11 @@ pub(crate) fn decode_chunks<K: SzpKernel, T: SzpFloat, J: Join>(
         let g = (VERIFY_GROUP_VALUES / per).max(1);
         let (mut off, mut vo) = (0usize, 0usize);
         let mut u = u0;
-        for (wg, sg) in widths.chunks(c.saturating_mul(g)).zip(sums.chunks(4 * g)) {
+        for (wg, sg) in
+            pieces(widths, c.saturating_mul(g)).zip(pieces(sums, 4usize.saturating_mul(g)))
+        {
             let (gstart, vstart) = (off, vo);
-            for (wc, s) in wg.chunks(c).zip(sg.chunks_exact(4)) {
+            for (wc, s) in pieces(wg, c).zip(sg.chunks_exact(4)) {
                 let vals = (out.len() - vo).min(wc.len() * bs);
                 let bytes = run_bytes(wc, bs, vals);
                 let p = payload.get(off..off + bytes).ok_or(Error::Truncated)?;

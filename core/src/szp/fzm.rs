@@ -408,17 +408,16 @@ pub fn read<T: SzpFloat>(archive: &[u8], out: &mut [T]) -> Result<usize, Error> 
 }
 
 /// Continues a CRC-32 (zlib/IEEE): `crc32_update(0, a ++ b) == crc32_update(crc32_update(0, a), b)`.
-/// (crc32fast, `no_std`: a slicing-by-16 table, or the carry-less-multiply kernel where the
-/// target enables it at compile time.)
+/// (`crate::crc`: crc32fast on x86_64/aarch64, a table-free loop on microcontrollers.)
 pub fn crc32_update(crc: u32, data: &[u8]) -> u32 {
-    let mut h = crc32fast::Hasher::new_with_initial(crc);
+    let mut h = crate::crc::Crc32::new_with_initial(crc);
     h.update(data);
     h.finalize()
 }
 
 /// CRC-32 (zlib/IEEE polynomial, init and final xor 0xFFFFFFFF) of `data`.
 pub fn crc32(data: &[u8]) -> u32 {
-    crc32fast::hash(data)
+    crate::crc::hash(data)
 }
 
 #[cfg(test)]

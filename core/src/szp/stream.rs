@@ -112,14 +112,16 @@ impl<'a, T: SzpFloat> StreamEncoder<'a, T> {
             return Err(Error::StreamState);
         }
         let slen = self.plan.sums_len();
-        let end = self.pos + slen;
+        let end = self.pos.saturating_add(slen);
         let out = self
             .out
             .get_mut(..end)
             .ok_or(Error::OutputTooSmall { needed: end })?;
-        let (body, sums) = out.split_at_mut(self.pos);
+        let (body, sums) = out
+            .split_at_mut_checked(self.pos)
+            .ok_or(Error::StreamState)?;
         let start = self.plan.payload_offset();
-        let (head, payload) = body.split_at(start);
+        let (head, payload) = body.split_at_checked(start).ok_or(Error::StreamState)?;
         let widths = head.get(super::HEADER_LEN..).unwrap_or(&[]);
         blocks::seal(
             widths,
