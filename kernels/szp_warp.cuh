@@ -28,7 +28,7 @@ typedef long long fz_i64;
 #define FZ_WARPS 8
 #define FZ_THREADS (FZ_WARPS * 32)
 // Archive header bytes (docs/szp-archive.md).
-#define FZ_HEADER_LEN 48ull
+#define FZ_HEADER_LEN 52ull /* fzpack SZp archive format 2 (48 + header CRC) */
 
 // Decoupled look-back status words: flag in the top two bits, a 62-bit byte count below.
 #define FZ_ST_AGG (1ull << 62)

@@ -244,7 +244,7 @@ impl Gpu {
             .arg(&plan.quant_eb)
             .arg(&plan.bound)
             .arg(&strict)
-            .arg(out)
+            .arg(&mut *out)
             .arg(&mut status)
             .arg(&mut scratch);
         // SAFETY: szp_encode_* takes (const T* x[n], u64 n, u32 bs, double eb, double bound, int strict, u8* archive, u64* status[tiles], u64* scratch[2]); the archive buffer has max_compressed_len bytes (checked above), the most the kernel writes; the grid is one CTA per tile, as the kernel's look-back requires.
@@ -256,7 +256,28 @@ impl Gpu {
             }
             .into());
         }
-        Ok(plan.payload_offset() + r[0] as usize)
+        // Format 2: the chunk CRCs follow the payload. The host computes them over the
+        // compressed bytes (widths + payload, copied back once) and writes them after it.
+        let end = plan.payload_offset() + r[0] as usize;
+        let slen = plan.sums_len();
+        let body = self
+            .stream
+            .clone_dtoh(&out.slice(HEADER_LEN..end))
+            .map_err(drv)?;
+        let (widths, payload) = body.split_at(plan.payload_offset() - HEADER_LEN);
+        let mut sums = vec![0u8; slen];
+        blocks::seal(
+            widths,
+            payload,
+            n,
+            bs as usize,
+            plan.chunk_shift(),
+            &mut sums,
+        );
+        self.stream
+            .memcpy_htod(&sums, &mut out.slice_mut(end..end + slen))
+            .map_err(drv)?;
+        Ok(end + slen)
     }
 
     fn first_level_overflow<T: GpuFloat>(
@@ -276,52 +297,28 @@ impl Gpu {
     }
 
     /// Decompresses a device archive (exactly the archive's bytes) into `out` (at least `n`
-    /// values); returns `n`. Validation as fzpack-core's: the header (48 bytes read back), the
-    /// width bytes and the payload size (checked on the device, 16 bytes read back).
+    /// values); returns `n`. Validation as fzpack-core's (`blocks::parse` on a host copy of the
+    /// compressed bytes: header, widths, payload size, chunk CRCs); format-2 archives only.
     pub fn decompress_device<T: GpuFloat>(
         &self,
         archive: &CudaView<'_, u8>,
         out: &mut CudaViewMut<'_, T>,
     ) -> Result<usize> {
-        if archive.len() < HEADER_LEN {
-            return Err(szp::Error::Truncated.into());
+        // Validation as fzpack-core's, chunk CRCs included: the compressed bytes are copied to
+        // the host once (a fraction of the output) and parsed there.
+        let host = self.stream.clone_dtoh(archive).map_err(drv)?;
+        let view = blocks::parse(&host)?;
+        let header = view.header;
+        if header.version != szp::FORMAT_VERSION {
+            // The kernels read format 2's 52-byte header layout only.
+            return Err(szp::Error::UnsupportedVersion {
+                version: header.version,
+            }
+            .into());
         }
-        let head = self
-            .stream
-            .clone_dtoh(&archive.slice(0..HEADER_LEN))
-            .map_err(drv)?;
-        let header = szp::Header::read(&head)?;
         let bs = header.block_size;
-        let nb = header.n.div_ceil(u64::from(bs));
-        let rest = (archive.len() - HEADER_LEN) as u64;
-        if nb > rest {
-            return Err(szp::Error::Truncated.into());
-        }
-        let n = usize::try_from(header.n).map_err(|_| szp::Error::Corrupt("element count"))?;
-        let mut check = self.stream.alloc_zeros::<u64>(2).map_err(drv)?;
-        if nb > 0 {
-            let f = self.func("szp_dec_check")?;
-            let widths = archive.slice(HEADER_LEN..HEADER_LEN + nb as usize);
-            let mut b = self.stream.launch_builder(&f);
-            b.arg(&widths)
-                .arg(&nb)
-                .arg(&header.n)
-                .arg(&bs)
-                .arg(&mut check);
-            // SAFETY: szp_dec_check takes (const u8* widths[nb], u64 nb, u64 n, u32 bs, u64* out[2]); `widths` is the nb-byte view.
-            unsafe { b.launch(cfg1(self.grid_stride_blocks(nb as usize))) }.map_err(drv)?;
-        }
-        let c = self.stream.clone_dtoh(&check).map_err(drv)?;
-        if c[1] != 0 {
-            return Err(szp::Error::Corrupt("width above 64").into());
-        }
-        let payload = rest - nb;
-        if c[0] > payload {
-            return Err(szp::Error::Truncated.into());
-        }
-        if c[0] < payload {
-            return Err(szp::Error::Corrupt("trailing bytes after the payload").into());
-        }
+        let nb = view.widths.len() as u64;
+        let n = view.n;
         if header.dtype != T::DTYPE {
             return Err(szp::Error::DTypeMismatch.into());
         }
@@ -379,7 +376,7 @@ impl Gpu {
         let n = usize::try_from(header.n).map_err(|_| szp::Error::Corrupt("element count"))?;
         // Bound the allocation by what the archive can describe before trusting n.
         let nb = header.n.div_ceil(u64::from(header.block_size));
-        if nb > (archive.len() - HEADER_LEN) as u64 {
+        if nb > archive.len().saturating_sub(HEADER_LEN) as u64 {
             return Err(szp::Error::Truncated.into());
         }
         let d_arc = self.upload(archive)?;

@@ -11,7 +11,7 @@
 //! unpublished predecessors, the real shuffle/reduce intrinsics and memory ordering, NVRTC code
 //! generation (FMA contraction is off there as here) — those only a GPU run shows.
 
-use fzpack_core::szp::{self, Config, DType, SzpFloat, blocks};
+use fzpack_core::szp::{self, Config, DType, HEADER_LEN, SzpFloat, blocks};
 
 use crate::{Planned, Result, Stats, max_abs_arg, plan_from_stats};
 
@@ -145,13 +145,28 @@ pub fn compress<T: EmuFloat>(input: &[T], cfg: &Config) -> Result<Vec<u8>> {
         }
         .into());
     }
-    archive.truncate(plan.payload_offset() + payload as usize);
+    // Format 2: the chunk CRCs follow the payload (the kernels leave them to the host).
+    let end = plan.payload_offset() + payload as usize;
+    let slen = plan.sums_len();
+    archive.truncate(end + slen);
+    let (body, sums) = archive.split_at_mut(end);
+    let widths = &body[HEADER_LEN..plan.payload_offset()];
+    let payload = &body[plan.payload_offset()..];
+    let bs = plan.block_size as usize;
+    blocks::seal(widths, payload, plan.n, bs, plan.chunk_shift(), sums);
     Ok(archive)
 }
 
 /// Decompresses an archive with the kernels' decoder on the CPU (validation as core's).
 pub fn decompress<T: EmuFloat>(archive: &[u8]) -> Result<Vec<T>> {
     let view = blocks::parse(archive)?;
+    if view.header.version != szp::FORMAT_VERSION {
+        // The kernels read format 2's 52-byte header layout only.
+        return Err(szp::Error::UnsupportedVersion {
+            version: view.header.version,
+        }
+        .into());
+    }
     if view.header.dtype != T::DTYPE {
         return Err(szp::Error::DTypeMismatch.into());
     }
