@@ -221,7 +221,10 @@ pub fn reseal(a: &mut Vec<u8>) -> bool {
         return false;
     };
     let nb = n.div_ceil(bs);
-    let start = szp::HEADER_LEN + nb;
+    // A hostile n gives a huge nb: checked, so the helper itself never overflows.
+    let Some(start) = szp::HEADER_LEN.checked_add(nb) else {
+        return false;
+    };
     if a.len() < start {
         return false;
     }

@@ -40,3 +40,18 @@ fn pernix_paths_seed_corpus_runs() {
     assert!(n > 0);
     println!("pernix_paths: {n} seed inputs checked");
 }
+
+/// Every seed of the szp_decode_untrusted corpus, including the regression inputs fuzzing found
+/// (`seed_regress_*`: e.g. a header whose element count overflowed the test helper's offset sum).
+#[test]
+fn szp_decode_untrusted_seed_corpus_runs() {
+    let dir = fzpack_tests::vectors::workspace_root().join("fuzz/corpus/szp_decode_untrusted");
+    let mut n = 0;
+    for entry in std::fs::read_dir(&dir).expect("seed corpus present") {
+        let data = std::fs::read(entry.unwrap().path()).unwrap();
+        fzpack_tests::checks::szp_decode_untrusted(&data);
+        n += 1;
+    }
+    assert!(n > 0);
+    println!("szp_decode_untrusted: {n} seed inputs checked");
+}
