@@ -519,8 +519,8 @@ fn cpu_now(clock: Cpu) -> f64 {
         tv_sec: 0,
         tv_nsec: 0,
     };
-    // SAFETY: `ts` is a valid, writable timespec for the duration of the call and `id` is one
-    // of the clock ids libc defines; clock_gettime writes nothing else.
+    // `id` is one of the clock ids libc defines; clock_gettime writes nothing but `ts`.
+    // SAFETY: `ts` is a valid, writable timespec for the duration of the call.
     let rc = unsafe { libc::clock_gettime(id, &mut ts) };
     if rc == 0 {
         ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9

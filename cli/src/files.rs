@@ -128,10 +128,10 @@ impl Input {
                     id,
                 });
             }
-            // SAFETY: the mapping is read-only and private to this process. If another process
-            // truncates or rewrites the file while it is mapped, reads may see the new bytes or
-            // fault (SIGBUS) — the documented risk of every mmap-based tool; fzpack never writes
-            // through it and treats the bytes as untrusted input either way.
+            // If another process truncates or rewrites the file while it is mapped, reads may
+            // see the new bytes or fault (SIGBUS) — the documented risk of every mmap-based
+            // tool; fzpack never writes through it and treats the bytes as untrusted input.
+            // SAFETY: the mapping is read-only and private to this process (see above).
             let map = unsafe { memmap2::MmapOptions::new().map(&file) }
                 .map_err(|e| read_error(path, e))?;
             let _ = map.advise(memmap2::Advice::Sequential);
@@ -375,8 +375,8 @@ impl Output {
                         return Ok(());
                     }
                     let l = libc::off_t::try_from(len).map_err(std::io::Error::other)?;
-                    // SAFETY: `f` is an open, writable file descriptor owned by `tmp` for the
-                    // duration of the call; posix_fallocate reads no memory of ours.
+                    // posix_fallocate reads no memory of ours.
+                    // SAFETY: `f` is an open, writable descriptor owned by `tmp` during the call.
                     match unsafe { libc::posix_fallocate(f.as_raw_fd(), 0, l) } {
                         0 => Ok(()),
                         e => Err(std::io::Error::from_raw_os_error(e)),
@@ -397,9 +397,9 @@ impl Output {
                 std::io::ErrorKind::Unsupported,
                 "mapping standard output",
             )),
-            // SAFETY: the temporary file was created by this process with O_EXCL under a
-            // random name and is written only through this mapping and `self`; its length
-            // covers the range (reserve), so no access can fault for lack of backing.
+            // The temporary file was created by this process with O_EXCL under a random name
+            // and is written only through this mapping and `self`.
+            // SAFETY: its length covers the range (reserve): no access faults for lack of backing.
             Dest::File { tmp, .. } => unsafe {
                 memmap2::MmapOptions::new()
                     .offset(offset)

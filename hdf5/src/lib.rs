@@ -377,15 +377,17 @@ unsafe extern "C" fn filter(
         }
     };
     let len = out.len().max(1);
-    // SAFETY: plain malloc; HDF5 frees chunk buffers with free() (H5MM is malloc-based unless
-    // the library is built with its memory checker, which distribution builds are not).
+    // HDF5 frees chunk buffers with free() (H5MM is malloc-based unless the library is
+    // built with its memory checker, which distribution builds are not).
+    // SAFETY: plain malloc of `len` >= 1 bytes; the result is checked for null below.
     let new = unsafe { libc::malloc(len) };
     if new.is_null() {
         report("fzpack filter: out of memory");
         return 0;
     }
-    // SAFETY: `new` has room for `len >= out.len()` bytes and does not overlap `out`; the old
-    // buffer is HDF5's malloc'ed one, replaced by ours as the protocol requires.
+    // `new` has room for `len >= out.len()` bytes and does not overlap `out`; the filter
+    // protocol hands over `*buf` (= `inp`), which HDF5 malloc'ed: freed once, replaced by ours.
+    // SAFETY: both pointers are valid as stated above and `inp` is not used after the free.
     unsafe {
         std::ptr::copy_nonoverlapping(out.as_ptr(), new.cast::<u8>(), out.len());
         libc::free(inp);
@@ -584,8 +586,8 @@ unsafe fn as_fn<F: Copy>(p: *mut c_void) -> F {
 
 fn resolve() -> Option<Api> {
     let s = locate()?;
-    // SAFETY: each symbol is looked up by its HDF5 name and cast to that function's C
-    // signature (HDF5 1.10-1.14 public API, hid_t = int64_t); data symbols are read as hid_t.
+    // HDF5 1.10-1.14 public API, hid_t = int64_t; data symbols are read as hid_t.
+    // SAFETY: each symbol is looked up by its HDF5 name and cast to that function's C signature.
     unsafe {
         let epush = match (
             s.sym(c"H5Epush2"),
@@ -626,8 +628,8 @@ fn report(msg: &str) {
         ..
     }) = api()
     {
-        // SAFETY: H5Epush2 of the running libhdf5 with its own class/message ids; "%s" with one
-        // NUL-terminated string argument.
+        // H5Epush2 of the running libhdf5 with its own class/message ids.
+        // SAFETY: the format "%s" gets exactly one NUL-terminated string argument.
         unsafe {
             push(
                 H5P_DEFAULT_ERR_STACK,

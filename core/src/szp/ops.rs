@@ -798,8 +798,9 @@ mod x86 {
                     _mm512_mullo_epi64(_mm512_add_epi64(lanes, _mm512_set1_epi64(i as i64)), wv);
                 let byte = _mm512_srli_epi64::<3>(bit);
                 let sh = _mm512_and_si512(bit, seven);
-                // SAFETY: every lane reads the 8 bytes at its field's first byte, inside `p`
-                // (i + 8 <= simd_end, checked against p.len() above).
+                // Lane j reads the 8 bytes at byte (i + j)·w / 8; i + 8 <= simd_end, which the
+                // loop above capped so that every such window ends inside `p`.
+                // SAFETY: each gathered 8-byte window lies inside `p` (see the two lines above).
                 let g = unsafe { _mm512_i64gather_epi64::<1>(byte, p.as_ptr().cast()) };
                 let mask = _mm512_set1_epi64(((1u64 << w) - 1) as i64);
                 let f = _mm512_and_si512(_mm512_srlv_epi64(g, sh), mask);
