@@ -22,7 +22,7 @@
 //!
 //! The bytes are exactly those of `fzpack::szp::compress_vec` (tests compare them).
 
-use fzpack::par::{Parallel, rayon};
+use fzpack::par::{Parallel, RayonJoin};
 use fzpack::szp::{self, Config, HEADER_LEN, Path as KPath, Plan, blocks, engine};
 
 use crate::codec::Wrap;
@@ -32,42 +32,6 @@ use crate::files::Output;
 /// Raw bytes per batch: 16 MiB, big enough to split across the pool, small enough to stay a
 /// fixed cost.
 pub const BATCH_BYTES: usize = 16 << 20;
-
-/// The core driver's `Join` on rayon (run inside [`Parallel::install`] for a dedicated pool):
-/// ranges of at least two grains are split, a grain being about `bytes / (4·threads)` and never
-/// below the pool's minimum chunk (the std facade's rule).
-#[derive(Clone, Copy, Debug)]
-pub struct PoolJoin {
-    grain: usize,
-}
-
-impl PoolJoin {
-    /// The `Join` for a job of `bytes` input bytes on `par`.
-    pub fn new(par: &Parallel, bytes: usize) -> PoolJoin {
-        let threads = par.threads().max(1);
-        let grain = if threads == 1 {
-            usize::MAX / 2
-        } else {
-            par.min_chunk().max(bytes / (threads * 4)).max(1)
-        };
-        PoolJoin { grain }
-    }
-}
-
-impl engine::Join for PoolJoin {
-    fn join<A, B, RA, RB>(&self, a: A, b: B) -> (RA, RB)
-    where
-        A: FnOnce() -> RA + Send,
-        B: FnOnce() -> RB + Send,
-        RA: Send,
-        RB: Send,
-    {
-        rayon::join(a, b)
-    }
-    fn split(&self, bytes: usize) -> bool {
-        bytes >= self.grain.saturating_mul(2)
-    }
-}
 
 /// Raw bytes per batch: [`BATCH_BYTES`], or `FZPACK_BATCH_BYTES` from the environment (tests
 /// use tiny batches to cross many batch boundaries on small files).
@@ -127,7 +91,7 @@ impl<T: Wrap> Encoder<'_, T> {
         let widths = &mut self.widths[..b1 - b0];
         let payload = &mut self.payload[..];
         let (path, plan, max_abs) = (self.path, &self.plan, self.max_abs);
-        let join = PoolJoin::new(self.par, size_of_val(input));
+        let join = RayonJoin::for_job(self.par, size_of_val(input));
         let len = self.par.install(|| {
             engine::encode_blocks(path, &join, plan, max_abs, input, b0, widths, payload)
         })?;
@@ -156,7 +120,7 @@ pub fn compress<T: Wrap>(
     err: impl Fn(szp::Error) -> Fail,
 ) -> Result<(), Fail> {
     let path = KPath::best();
-    let join = PoolJoin::new(par, size_of_val(values));
+    let join = RayonJoin::for_job(par, size_of_val(values));
     let (plan, max_abs) = par
         .install(|| engine::plan_on(path, &join, values, cfg))
         .map_err(&err)?;
@@ -253,7 +217,7 @@ pub fn decompress<T: Wrap>(
             let mut win = out.map((b0 * bs * T::BYTES) as u64, vals * T::BYTES)?;
             let o: &mut [T] = bytemuck::try_cast_slice_mut(&mut win[..])
                 .map_err(|_| err(szp::Error::Corrupt("unaligned output mapping")))?;
-            let join = PoolJoin::new(par, size_of_val(o));
+            let join = RayonJoin::for_job(par, size_of_val(o));
             par.install(|| engine::decode_blocks(path, &join, eb, bs as u32, ws, payload, o))
                 .map_err(&err)?;
             drop(win);
@@ -274,7 +238,7 @@ pub fn decompress<T: Wrap>(
             .get(off..off + plen)
             .ok_or_else(|| err(szp::Error::Truncated))?;
         let o = &mut buf[..vals];
-        let join = PoolJoin::new(par, size_of_val(o));
+        let join = RayonJoin::for_job(par, size_of_val(o));
         let eb = view.header.quant_eb;
         par.install(|| engine::decode_blocks(path, &join, eb, bs as u32, ws, payload, o))
             .map_err(&err)?;

@@ -124,9 +124,8 @@ impl Parallel {
     /// minimum chunks). Ranges split down to about `bytes / (4·threads)`, never below the
     /// minimum chunk.
     pub(crate) fn join_for(&self, bytes: usize) -> Option<RayonJoin> {
-        let threads = self.threads();
-        let grain = self.min_chunk_bytes.max(bytes / (threads * 4)).max(1);
-        (threads > 1 && bytes >= 2 * grain).then_some(RayonJoin { grain })
+        let j = RayonJoin::for_job(self, bytes);
+        (self.threads() > 1 && bytes >= 2 * j.grain).then_some(j)
     }
 
     /// Splits `input` into chunks of `in_per` items and `output` into chunks of `out_per`
@@ -155,8 +154,24 @@ impl Parallel {
 /// The rayon `Join` of the core's SZp driver: `rayon::join` (run it inside
 /// [`Parallel::install`] to use that pool), splitting ranges of at least two grains.
 #[derive(Clone, Copy, Debug)]
-pub(crate) struct RayonJoin {
+pub struct RayonJoin {
     grain: usize,
+}
+
+impl RayonJoin {
+    /// The `Join` for a job of `bytes` input bytes on `par`, for callers that drive
+    /// `fzpack::szp::engine` themselves (the CLI's streaming batches): a grain is about
+    /// `bytes / (4·threads)`, never below the pool's minimum chunk; with one thread it never
+    /// splits.
+    pub fn for_job(par: &Parallel, bytes: usize) -> RayonJoin {
+        let threads = par.threads().max(1);
+        let grain = if threads == 1 {
+            usize::MAX / 2
+        } else {
+            par.min_chunk_bytes.max(bytes / (threads * 4)).max(1)
+        };
+        RayonJoin { grain }
+    }
 }
 
 impl fzpack_core::szp::engine::Join for RayonJoin {
