@@ -554,6 +554,20 @@ pub fn write_header(plan: &Plan, out: &mut [u8]) -> Result<(), Error> {
 /// are the archive's width bytes, `payload` its payload, `n` values, `bs` per block, chunks of
 /// `2^shift` blocks. (The serial form of the writer's sealing step.)
 pub fn seal(widths: &[u8], payload: &[u8], n: usize, bs: usize, shift: u8, sums: &mut [u8]) {
+    seal_from(0, widths, payload, n, bs, shift, sums);
+}
+
+/// [`seal`] for a run whose first checksum chunk is chunk `u0` of the archive (the chunk index
+/// is part of each CRC): the one serial sealing loop, also under the parallel writer's splits.
+pub(crate) fn seal_from(
+    u0: u32,
+    widths: &[u8],
+    payload: &[u8],
+    n: usize,
+    bs: usize,
+    shift: u8,
+    sums: &mut [u8],
+) {
     let c = (1usize << shift.min(31)).max(1); // .max(1): provably non-zero, no panic path
     let mut off = 0usize;
     let mut rem = n;
@@ -563,7 +577,7 @@ pub fn seal(widths: &[u8], payload: &[u8], n: usize, bs: usize, shift: u8, sums:
         rem -= vals;
         let p = payload.get(off..off + bytes).unwrap_or(&[]);
         off += bytes;
-        put_le32(s, chunk_sum(u as u32, wc, p));
+        put_le32(s, chunk_sum(u0 + u as u32, wc, p));
     }
 }
 

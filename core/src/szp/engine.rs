@@ -15,7 +15,7 @@
 //! single place where an archive is verified before any block is decoded.
 
 use super::blocks::{
-    self, Grid, Plan, chunk_sum, le32, parse_structure, pieces, put_le32, run_bytes, write_header,
+    self, Grid, Plan, chunk_sum, le32, parse_structure, pieces, run_bytes, write_header,
 };
 use super::{Config, Error, FORMAT_VERSION_V1, HEADER_LEN, Path, Verify, max_compressed_len};
 #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
@@ -347,15 +347,7 @@ pub(crate) fn seal_range<J: Join>(
             || seal_range(j, bs, shift, u0 + mid as u32, vb, n - lv, wr, pr, sr),
         );
     } else {
-        let (mut off, mut rem) = (0usize, n);
-        for (u, (wc, s)) in pieces(widths, c).zip(sums.chunks_exact_mut(4)).enumerate() {
-            let vals = rem.min(wc.len() * bs);
-            let bytes = run_bytes(wc, bs, vals);
-            rem -= vals;
-            let p = payload.get(off..off + bytes).unwrap_or(&[]);
-            off += bytes;
-            put_le32(s, chunk_sum(u0 + u as u32, wc, p));
-        }
+        blocks::seal_from(u0, widths, payload, n, bs, shift, sums);
     }
 }
 
