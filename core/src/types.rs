@@ -26,12 +26,32 @@ pub(crate) mod sealed {
         F64(&'a mut [f64]),
     }
 
+    /// A slice and a scalar (a kernel's scale) of an element type, by their concrete type.
+    pub enum Scaled<'a> {
+        /// `f32` values and scale.
+        F32(&'a [f32], f32),
+        /// `f64` values and scale.
+        F64(&'a [f64], f64),
+    }
+
+    /// A mutable slice and a scalar of an element type, by their concrete type.
+    pub enum ScaledMut<'a> {
+        /// `f32` values and scale.
+        F32(&'a mut [f32], f32),
+        /// `f64` values and scale.
+        F64(&'a mut [f64], f64),
+    }
+
     /// Implemented for `f32` and `f64` only.
     pub trait Sealed: Sized {
         /// `s` as a slice of its concrete type.
         fn floats(s: &[Self]) -> Floats<'_>;
         /// `s` as a mutable slice of its concrete type.
         fn floats_mut(s: &mut [Self]) -> FloatsMut<'_>;
+        /// `s` and `x` as their concrete type (the PERNIX kernels' values and scale).
+        fn scaled(s: &[Self], x: Self) -> Scaled<'_>;
+        /// `s` and `x` as their concrete type, `s` mutable.
+        fn scaled_mut(s: &mut [Self], x: Self) -> ScaledMut<'_>;
     }
 
     macro_rules! seal {
@@ -44,6 +64,14 @@ pub(crate) mod sealed {
                 #[inline(always)]
                 fn floats_mut(s: &mut [Self]) -> FloatsMut<'_> {
                     FloatsMut::$v(s)
+                }
+                #[inline(always)]
+                fn scaled(s: &[Self], x: Self) -> Scaled<'_> {
+                    Scaled::$v(s, x)
+                }
+                #[inline(always)]
+                fn scaled_mut(s: &mut [Self], x: Self) -> ScaledMut<'_> {
+                    ScaledMut::$v(s, x)
                 }
             }
         };
@@ -134,6 +162,67 @@ impl BlockSize {
     /// `pernix_is_valid_block_size`.
     pub const fn is_valid(bytes: u32) -> bool {
         BlockSize::checked(bytes).is_some()
+    }
+}
+
+/// `floor(block_size · 8 / bits)`: the number of values in one block.
+pub const fn elements_per_block(bits: BitWidth, block_size: BlockSize) -> usize {
+    // `bits` is never 0 (BitWidth's invariant); `checked_div` lets the compiler drop the
+    // division-by-zero panic path, which the firmware build proves absent.
+    match (block_size.bytes() * 8).checked_div(bits.get() as usize) {
+        Some(v) => v,
+        None => 0,
+    }
+}
+
+/// One run of PERNIX blocks: what every block call needs besides the data and the scale —
+/// the argument the dispatchers, the scalar path and every SIMD entry point take (instead of
+/// the C ABI's long parameter lists).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Run {
+    /// Bits per value.
+    pub bits: BitWidth,
+    /// Bytes per block.
+    pub block_size: BlockSize,
+    /// Number of blocks.
+    pub blocks: usize,
+    /// Decode codes as two's-complement signed values (the upstream default, `true`; never
+    /// for N = 1).
+    pub sign_values: bool,
+}
+
+impl Run {
+    /// `blocks` blocks of `block_size` bytes at `bits` bits, signed values.
+    pub const fn new(bits: BitWidth, block_size: BlockSize, blocks: usize) -> Run {
+        Run {
+            bits,
+            block_size,
+            blocks,
+            sign_values: true,
+        }
+    }
+
+    /// This run with `blocks` blocks.
+    pub const fn with_blocks(self, blocks: usize) -> Run {
+        Run { blocks, ..self }
+    }
+
+    /// This run with `sign_values` set.
+    pub const fn with_sign_values(self, sign_values: bool) -> Run {
+        Run {
+            sign_values,
+            ..self
+        }
+    }
+
+    /// Values per block ([`elements_per_block`]).
+    pub const fn values_per_block(&self) -> usize {
+        elements_per_block(self.bits, self.block_size)
+    }
+
+    /// Whether decoding sign-extends: `sign_values` and N > 1.
+    pub const fn signed(&self) -> bool {
+        self.sign_values && self.bits.get() > 1
     }
 }
 

@@ -164,19 +164,12 @@ impl Dispatcher {
             e,
             output,
             bs,
-            |a, b| k.compress_blocks(run.bits, run.block_size, a, inverse_scale, b, a.len() / e),
+            |a, b| k.compress_run(run.with_blocks(a.len() / e), a, inverse_scale, b),
         ) {
             return r;
         }
         let _ = (e, bs);
-        k.compress_blocks(
-            run.bits,
-            run.block_size,
-            input,
-            inverse_scale,
-            output,
-            run.blocks,
-        )
+        k.compress_run(run, input, inverse_scale, output)
     }
 
     /// As [`CoreDispatcher::decompress_block`].
@@ -220,11 +213,7 @@ impl Dispatcher {
         output: &mut [T],
     ) -> std::result::Result<(), fzpack_core::pernix::Error> {
         let k = self.kernel;
-        let (e, bs, sign) = (
-            run.values_per_block(),
-            run.block_size.bytes(),
-            run.sign_values,
-        );
+        let (e, bs) = (run.values_per_block(), run.block_size.bytes());
         #[cfg(feature = "rayon")]
         if let Some(r) = self.split_run(
             run,
@@ -234,20 +223,12 @@ impl Dispatcher {
             bs,
             output,
             e,
-            |a, b| k.decompress_blocks(run.bits, run.block_size, a, scale, b, a.len() / bs, sign),
+            |a, b| k.decompress_run(run.with_blocks(a.len() / bs), a, scale, b),
         ) {
             return r;
         }
         let _ = (e, bs);
-        k.decompress_blocks(
-            run.bits,
-            run.block_size,
-            input,
-            scale,
-            output,
-            run.blocks,
-            sign,
-        )
+        k.decompress_run(run, input, scale, output)
     }
 
     /// The parallel split of a run shared by [`Dispatcher::compress_run`] and
@@ -287,45 +268,6 @@ impl Dispatcher {
                 f(a, b)
             }),
         )
-    }
-}
-
-/// One run of PERNIX blocks: what every block call needs besides the data and the scale
-/// (instead of the C ABI's long parameter lists).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Run {
-    /// Bits per value.
-    pub bits: BitWidth,
-    /// Bytes per block.
-    pub block_size: BlockSize,
-    /// Number of blocks.
-    pub blocks: usize,
-    /// Decode codes as two's-complement signed values (the upstream default, `true`).
-    pub sign_values: bool,
-}
-
-impl Run {
-    /// `blocks` blocks of `block_size` bytes at `bits` bits, signed values.
-    pub const fn new(bits: BitWidth, block_size: BlockSize, blocks: usize) -> Run {
-        Run {
-            bits,
-            block_size,
-            blocks,
-            sign_values: true,
-        }
-    }
-
-    /// This run with `sign_values` set.
-    pub const fn with_sign_values(self, sign_values: bool) -> Run {
-        Run {
-            sign_values,
-            ..self
-        }
-    }
-
-    /// Values per block ([`elements_per_block`]).
-    pub const fn values_per_block(&self) -> usize {
-        elements_per_block(self.bits, self.block_size)
     }
 }
 

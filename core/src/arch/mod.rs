@@ -19,32 +19,6 @@ pub mod x86_64;
 #[cfg(target_arch = "aarch64")]
 pub mod aarch64;
 
-// The x86_64 PERNIX entry points (`x86_64/mod.rs`) still select their f32/f64 kernels with
-// these two; the aarch64 ones use the per-type hook `types::sealed::Sealed::floats` instead,
-// which needs no type test and no cast. Remove both once x86_64 does the same.
-
-/// `&[T]` as `&[U]` when `T` and `U` are the same type.
-#[cfg(target_arch = "x86_64")]
-pub(crate) fn cast<T: 'static, U: 'static>(s: &[T]) -> Option<&[U]> {
-    if core::any::TypeId::of::<T>() == core::any::TypeId::of::<U>() {
-        // SAFETY: `T` and `U` are the same type, so the slice's layout and validity are unchanged.
-        Some(unsafe { core::slice::from_raw_parts(s.as_ptr().cast::<U>(), s.len()) })
-    } else {
-        None
-    }
-}
-
-/// `&mut [T]` as `&mut [U]` when `T` and `U` are the same type.
-#[cfg(target_arch = "x86_64")]
-pub(crate) fn cast_mut<T: 'static, U: 'static>(s: &mut [T]) -> Option<&mut [U]> {
-    if core::any::TypeId::of::<T>() == core::any::TypeId::of::<U>() {
-        // SAFETY: `T` and `U` are the same type; the borrow is moved into the result.
-        Some(unsafe { core::slice::from_raw_parts_mut(s.as_mut_ptr().cast::<U>(), s.len()) })
-    } else {
-        None
-    }
-}
-
 /// A set of CPU features relevant to fzpack's kernels.
 ///
 /// A `CpuFeatures` value obtained from [`CpuFeatures::detect`] describes the running CPU; the

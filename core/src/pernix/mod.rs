@@ -66,8 +66,8 @@ pub mod scalar;
 
 mod types;
 
-pub use crate::types::{BitWidth, BlockSize, PernixFloat};
-pub use types::{Backend, Error, Status, compressed_block_size, elements_per_block, status_string};
+pub use crate::types::{BitWidth, BlockSize, PernixFloat, Run, elements_per_block};
+pub use types::{Backend, Error, Status, compressed_block_size, status_string};
 
 /// Forward (decompression) scale for a block whose largest magnitude is `bmax`:
 /// `bmax / (2^(N−1) − 1)` (denominator 1 for N = 1), one IEEE division in `T`.
@@ -272,6 +272,40 @@ impl Dispatcher {
         }
     }
 
+    /// Compresses the `run.blocks` blocks of `input` (`run.values_per_block()` values each)
+    /// into `run.block_size` bytes each of `output`: the one compression path of the
+    /// dispatcher (the upstream-named methods below call it).
+    pub fn compress_run<T: PernixFloat>(
+        &self,
+        run: Run,
+        input: &[T],
+        inverse_scale: T,
+        output: &mut [u8],
+    ) -> Result<(), Error> {
+        let per = (run.values_per_block(), run.block_size.bytes());
+        let ok = inverse_scale.is_positive_finite();
+        let (input, output) = run_slices(run, ok, input, output, per)?;
+        on_kernel!(self.kernel, compress(run, input, inverse_scale, output));
+        Ok(())
+    }
+
+    /// Decompresses the `run.blocks` blocks of `input` into `run.values_per_block()` values
+    /// each of `output`, sign-extending each N-bit integer when `run.sign_values` (never for
+    /// N = 1): the one decompression path of the dispatcher.
+    pub fn decompress_run<T: PernixFloat>(
+        &self,
+        run: Run,
+        input: &[u8],
+        scale: T,
+        output: &mut [T],
+    ) -> Result<(), Error> {
+        let per = (run.block_size.bytes(), run.values_per_block());
+        let ok = scale.is_positive_finite();
+        let (input, output) = run_slices(run, ok, input, output, per)?;
+        on_kernel!(self.kernel, decompress(run, input, scale, output));
+        Ok(())
+    }
+
     /// Compresses one block: `elements_per_block(bits, block_size)` values of `input` into the
     /// first `block_size` bytes of `output`.
     pub fn compress_block<T: PernixFloat>(
@@ -282,10 +316,11 @@ impl Dispatcher {
         inverse_scale: T,
         output: &mut [u8],
     ) -> Result<(), Error> {
-        self.compress_blocks(bits, block_size, input, inverse_scale, output, 1)
+        self.compress_run(Run::new(bits, block_size, 1), input, inverse_scale, output)
     }
 
-    /// Compresses `blocks` consecutive independent blocks.
+    /// Compresses `blocks` consecutive independent blocks ([`Dispatcher::compress_run`] in the
+    /// C ABI's parameter order).
     pub fn compress_blocks<T: PernixFloat>(
         &self,
         bits: BitWidth,
@@ -295,18 +330,8 @@ impl Dispatcher {
         output: &mut [u8],
         blocks: usize,
     ) -> Result<(), Error> {
-        let (n_in, n_out) = run_lengths(bits, block_size, blocks)?;
-        if !inverse_scale.is_positive_finite() {
-            return Err(Error::InvalidArgument);
-        }
-        let (Some(input), Some(output)) = (input.get(..n_in), output.get_mut(..n_out)) else {
-            return Err(Error::InvalidArgument);
-        };
-        on_kernel!(
-            self.kernel,
-            compress(bits, block_size, input, inverse_scale, output)
-        );
-        Ok(())
+        let run = Run::new(bits, block_size, blocks);
+        self.compress_run(run, input, inverse_scale, output)
     }
 
     /// Decompresses one block of `block_size` bytes into `elements_per_block` values.
@@ -320,10 +345,12 @@ impl Dispatcher {
         output: &mut [T],
         sign_values: bool,
     ) -> Result<(), Error> {
-        self.decompress_blocks(bits, block_size, input, scale, output, 1, sign_values)
+        let run = Run::new(bits, block_size, 1).with_sign_values(sign_values);
+        self.decompress_run(run, input, scale, output)
     }
 
-    /// Decompresses `blocks` consecutive independent blocks.
+    /// Decompresses `blocks` consecutive independent blocks ([`Dispatcher::decompress_run`]
+    /// in the C ABI's parameter order).
     #[allow(clippy::too_many_arguments)] // mirrors the C ABI's parameter list
     pub fn decompress_blocks<T: PernixFloat>(
         &self,
@@ -335,35 +362,32 @@ impl Dispatcher {
         blocks: usize,
         sign_values: bool,
     ) -> Result<(), Error> {
-        let (n_values, n_bytes) = run_lengths(bits, block_size, blocks)?;
-        if !scale.is_positive_finite() {
-            return Err(Error::InvalidArgument);
-        }
-        let (Some(input), Some(output)) = (input.get(..n_bytes), output.get_mut(..n_values)) else {
-            return Err(Error::InvalidArgument);
-        };
-        on_kernel!(
-            self.kernel,
-            decompress(bits, block_size, input, scale, output, sign_values)
-        );
-        Ok(())
+        let run = Run::new(bits, block_size, blocks).with_sign_values(sign_values);
+        self.decompress_run(run, input, scale, output)
     }
 }
 
-/// `(values, bytes)` of a run of `blocks` blocks; zero blocks or an overflowing size is
-/// [`Error::InvalidArgument`].
-fn run_lengths(
-    bits: BitWidth,
-    block_size: BlockSize,
-    blocks: usize,
-) -> Result<(usize, usize), Error> {
-    if blocks == 0 {
+/// The exact slices of a run: `per.0` input and `per.1` output items per block, `run.blocks`
+/// blocks. A zero block count, an overflowing size, `scale_ok == false` or a too-short slice
+/// is [`Error::InvalidArgument`].
+fn run_slices<'a, I, O>(
+    run: Run,
+    scale_ok: bool,
+    input: &'a [I],
+    output: &'a mut [O],
+    (in_per, out_per): (usize, usize),
+) -> Result<(&'a [I], &'a mut [O]), Error> {
+    if run.blocks == 0 || !scale_ok {
         return Err(Error::InvalidArgument);
     }
-    let values = elements_per_block(bits, block_size).checked_mul(blocks);
-    let bytes = block_size.bytes().checked_mul(blocks);
-    match (values, bytes) {
-        (Some(v), Some(b)) => Ok((v, b)),
+    let (Some(n_in), Some(n_out)) = (
+        in_per.checked_mul(run.blocks),
+        out_per.checked_mul(run.blocks),
+    ) else {
+        return Err(Error::InvalidArgument);
+    };
+    match (input.get(..n_in), output.get_mut(..n_out)) {
+        (Some(i), Some(o)) => Ok((i, o)),
         _ => Err(Error::InvalidArgument),
     }
 }

@@ -26,7 +26,7 @@
     allow(dead_code)
 )]
 
-use super::{BitWidth, BlockSize, PernixFloat, elements_per_block};
+use super::{BlockSize, PernixFloat, Run};
 
 /// A group of 8 values of at most 24 bits spans at most 192 bits: three 64-bit words.
 type GroupWords = [u64; 3];
@@ -128,13 +128,8 @@ fn padded<T: PernixFloat>(tail: &[T]) -> [T; 8] {
     g
 }
 
-fn compress_n<const N: usize, T: PernixFloat>(
-    block_size: BlockSize,
-    input: &[T],
-    inv: T,
-    output: &mut [u8],
-) {
-    let bs = block_size.bytes();
+fn compress_n<const N: usize, T: PernixFloat>(run: Run, input: &[T], inv: T, output: &mut [u8]) {
+    let bs = run.block_size.bytes();
     let epb = bs * 8 / N;
     for (block_in, block_out) in input.chunks_exact(epb).zip(output.chunks_exact_mut(bs)) {
         let (groups_in, tail_in) = block_in.as_chunks::<8>();
@@ -155,7 +150,20 @@ fn compress_n<const N: usize, T: PernixFloat>(
     }
 }
 
-fn decompress_n<const N: usize, const SIGNED: bool, T: PernixFloat>(
+fn decompress_n<const N: usize, T: PernixFloat>(
+    run: Run,
+    input: &[u8],
+    scale: T,
+    output: &mut [T],
+) {
+    if run.sign_values {
+        decompress_groups::<N, true, T>(run.block_size, input, scale, output)
+    } else {
+        decompress_groups::<N, false, T>(run.block_size, input, scale, output)
+    }
+}
+
+fn decompress_groups<const N: usize, const SIGNED: bool, T: PernixFloat>(
     block_size: BlockSize,
     input: &[u8],
     scale: T,
@@ -182,92 +190,53 @@ fn decompress_n<const N: usize, const SIGNED: bool, T: PernixFloat>(
     }
 }
 
-fn decompress_signed<const N: usize, T: PernixFloat>(
-    bs: BlockSize,
-    input: &[u8],
-    scale: T,
-    output: &mut [T],
-) {
-    decompress_n::<N, true, T>(bs, input, scale, output)
-}
-
-fn decompress_unsigned<const N: usize, T: PernixFloat>(
-    bs: BlockSize,
-    input: &[u8],
-    scale: T,
-    output: &mut [T],
-) {
-    decompress_n::<N, false, T>(bs, input, scale, output)
-}
-
-/// Compresses `input.len() / elements_per_block` whole blocks into `output`.
+/// Compresses `input.len() / run.values_per_block()` whole blocks into `output`
+/// (`run.blocks` is not read).
 ///
 /// The caller guarantees the lengths (as [`super::Dispatcher`] does); with mismatched lengths
 /// the shorter side decides how many blocks are written and nothing panics.
-pub fn compress<T: PernixFloat>(
-    bits: BitWidth,
-    block_size: BlockSize,
-    input: &[T],
-    inverse_scale: T,
-    output: &mut [u8],
-) {
+pub fn compress<T: PernixFloat>(run: Run, input: &[T], inverse_scale: T, output: &mut [u8]) {
     debug_assert_eq!(
-        input.len() / elements_per_block(bits, block_size),
-        output.len() / block_size.bytes()
+        input.len() / run.values_per_block(),
+        output.len() / run.block_size.bytes()
     );
-    #[cfg(any(
-        feature = "small",
-        not(any(target_arch = "x86_64", target_arch = "aarch64"))
-    ))]
-    compress_compact(bits, block_size, input, inverse_scale, output);
-    #[cfg(not(any(
-        feature = "small",
-        not(any(target_arch = "x86_64", target_arch = "aarch64"))
-    )))]
-    with_width!(
-        bits,
-        compress_n::<_, T>,
-        (block_size, input, inverse_scale, output)
-    )
+    compress_path(run, input, inverse_scale, output)
 }
 
-/// Decompresses `input.len() / block_size` whole blocks into `output`.
+/// Decompresses `input.len() / run.block_size` whole blocks into `output`, sign-extended when
+/// `run.sign_values` (never for N = 1).
 ///
 /// Lengths as for [`compress`].
-pub fn decompress<T: PernixFloat>(
-    bits: BitWidth,
-    block_size: BlockSize,
-    input: &[u8],
-    scale: T,
-    output: &mut [T],
-    sign_values: bool,
-) {
+pub fn decompress<T: PernixFloat>(run: Run, input: &[u8], scale: T, output: &mut [T]) {
     debug_assert_eq!(
-        input.len() / block_size.bytes(),
-        output.len() / elements_per_block(bits, block_size)
+        input.len() / run.block_size.bytes(),
+        output.len() / run.values_per_block()
     );
-    #[cfg(any(
-        feature = "small",
-        not(any(target_arch = "x86_64", target_arch = "aarch64"))
-    ))]
-    decompress_compact(bits, block_size, input, scale, output, sign_values);
-    #[cfg(not(any(
-        feature = "small",
-        not(any(target_arch = "x86_64", target_arch = "aarch64"))
-    )))]
-    if sign_values {
-        with_width!(
-            bits,
-            decompress_signed::<_, T>,
-            (block_size, input, scale, output)
-        )
-    } else {
-        with_width!(
-            bits,
-            decompress_unsigned::<_, T>,
-            (block_size, input, scale, output)
-        )
-    }
+    decompress_path(run, input, scale, output)
+}
+
+// The path `compress`/`decompress` take: the compact loop on targets without SIMD backends and
+// with the `small` feature, else the unrolled instances.
+#[cfg(any(
+    feature = "small",
+    not(any(target_arch = "x86_64", target_arch = "aarch64"))
+))]
+use {compress_compact as compress_path, decompress_compact as decompress_path};
+
+#[cfg(not(any(
+    feature = "small",
+    not(any(target_arch = "x86_64", target_arch = "aarch64"))
+)))]
+use {compress_unrolled as compress_path, decompress_unrolled as decompress_path};
+
+/// [`compress`] by the unrolled instance of `run.bits`.
+fn compress_unrolled<T: PernixFloat>(run: Run, input: &[T], inv: T, output: &mut [u8]) {
+    with_width!(run.bits, compress_n::<_, T>, (run, input, inv, output))
+}
+
+/// [`decompress`] by the unrolled instance of `run.bits`.
+fn decompress_unrolled<T: PernixFloat>(run: Run, input: &[u8], scale: T, output: &mut [T]) {
+    with_width!(run.bits, decompress_n::<_, T>, (run, input, scale, output))
 }
 
 /// Round half to even of an f32 `c` with `|c| <= 2^23`, as two's-complement bits, in f32 and
@@ -315,16 +284,15 @@ fn quantize_code<T: PernixFloat>(x: T, inv: T, lo: i32, hi: i32) -> u32 {
 /// LSB-first bit stream of N-bit codes, then zero bytes to its end, which is byte for byte the
 /// group layout. Same length contract as [`compress`]; never panics.
 pub fn compress_compact<T: PernixFloat>(
-    bits: BitWidth,
-    block_size: BlockSize,
+    run: Run,
     input: &[T],
     inverse_scale: T,
     output: &mut [u8],
 ) {
-    let n = u32::from(bits.get());
+    let n = u32::from(run.bits.get());
     let (lo, hi) = code_range(n);
     let mask = (1u32 << n).wrapping_sub(1);
-    let bs = block_size.bytes();
+    let bs = run.block_size.bytes();
     let Some(epb) = (bs * 8).checked_div(n as usize) else {
         return;
     };
@@ -361,22 +329,15 @@ pub fn compress_compact<T: PernixFloat>(
 
 /// [`decompress`] with the bit width as a runtime value; reads only the `ceil(E·N/8)` bytes of
 /// each block that hold values. Same length contract as [`decompress`]; never panics.
-pub fn decompress_compact<T: PernixFloat>(
-    bits: BitWidth,
-    block_size: BlockSize,
-    input: &[u8],
-    scale: T,
-    output: &mut [T],
-    sign_values: bool,
-) {
-    let n = u32::from(bits.get());
+pub fn decompress_compact<T: PernixFloat>(run: Run, input: &[u8], scale: T, output: &mut [T]) {
+    let n = u32::from(run.bits.get());
     let mask = (1u32 << n).wrapping_sub(1);
-    let bs = block_size.bytes();
+    let bs = run.block_size.bytes();
     let Some(epb) = (bs * 8).checked_div(n as usize) else {
         return;
     };
     // Sign extension by shifting the field to the top and back (never for N = 1).
-    let ext = if sign_values && n > 1 { 32 - n } else { 0 };
+    let ext = if run.signed() { 32 - n } else { 0 };
     let (mut input, mut output) = (input, output);
     while let (Some((block_in, rest_in)), Some((block_out, rest_out))) = (
         input.split_at_checked(bs),
@@ -401,6 +362,7 @@ pub fn decompress_compact<T: PernixFloat>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::types::{BitWidth, elements_per_block};
 
     /// Inputs that probe the quantizer: ties and near-ties at the inverse scale, the clamp
     /// edges, NaN, infinities, huge values, signed zeros, and random values.
@@ -454,20 +416,18 @@ mod tests {
                     let mut want = [0xA5u8; 3 * 1024];
                     let mut got = [0x5Au8; 3 * 1024];
                     let (want, got) = (&mut want[..3 * bs.bytes()], &mut got[..3 * bs.bytes()]);
-                    with_width!(bits, compress_n::<_, T>, (bs, input, inv, want));
-                    compress_compact(bits, bs, input, inv, got);
+                    let run = Run::new(bits, bs, 3);
+                    with_width!(bits, compress_n::<_, T>, (run, input, inv, want));
+                    compress_compact(run, input, inv, got);
                     assert_eq!(got, want, "compress N={} BS={}", bits.get(), bs.bytes());
                     for signed in [true, false] {
                         let scale = T::ONE.div(inv);
                         let mut a = [T::ONE; 3 * 8192];
                         let mut b = [T::ZERO; 3 * 8192];
                         let (a, b) = (&mut a[..3 * epb], &mut b[..3 * epb]);
-                        if signed {
-                            with_width!(bits, decompress_signed::<_, T>, (bs, want, scale, a));
-                        } else {
-                            with_width!(bits, decompress_unsigned::<_, T>, (bs, want, scale, a));
-                        }
-                        decompress_compact(bits, bs, want, scale, b, signed);
+                        let run = run.with_sign_values(signed);
+                        with_width!(bits, decompress_n::<_, T>, (run, want, scale, a));
+                        decompress_compact(run, want, scale, b);
                         for (i, (x, y)) in a.iter().zip(b.iter()).enumerate() {
                             assert_eq!(
                                 x.to_bits_u64(),
@@ -571,7 +531,8 @@ mod tests {
                 let mut want = [0u8; 1024];
                 model_pack(n, &codes[..epb], &mut want[..bs.bytes()]);
                 let mut got = [0xA5u8; 1024];
-                compress(bits, bs, input, 1.0, &mut got[..bs.bytes()]);
+                let run = Run::new(bits, bs, 1);
+                compress(run, input, 1.0, &mut got[..bs.bytes()]);
                 assert_eq!(
                     &got[..bs.bytes()],
                     &want[..bs.bytes()],
@@ -579,7 +540,7 @@ mod tests {
                     bs.bytes()
                 );
                 let mut back = [f64::NAN; 8192];
-                decompress(bits, bs, &got[..bs.bytes()], 1.0, &mut back[..epb], true);
+                decompress(run, &got[..bs.bytes()], 1.0, &mut back[..epb]);
                 for (i, (&a, &b)) in input.iter().zip(&back[..epb]).enumerate() {
                     assert_eq!(a, b, "N={n} BS={} i={i}", bs.bytes());
                 }

@@ -207,16 +207,6 @@ impl BlockSize {
     }
 }
 
-/// `floor(block_size · 8 / bits)`: the number of values in one block.
-pub const fn elements_per_block(bits: BitWidth, block_size: BlockSize) -> usize {
-    // `bits` is never 0 (BitWidth's invariant); `checked_div` lets the compiler drop the
-    // division-by-zero panic path, which the firmware build proves absent.
-    match (block_size.bytes() * 8).checked_div(bits.get() as usize) {
-        Some(v) => v,
-        None => 0,
-    }
-}
-
 /// `pernix_compressed_block_size`: the interchange block size, 64 bytes.
 pub const fn compressed_block_size() -> usize {
     64
@@ -225,6 +215,7 @@ pub const fn compressed_block_size() -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::types::elements_per_block;
 
     #[test]
     fn c_values() {

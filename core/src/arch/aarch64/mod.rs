@@ -18,8 +18,7 @@
 //! FPCR's rounding mode), which turns NaN into 0 — exactly the fallback's answer.
 
 use crate::arch::CpuFeatures;
-use crate::types::sealed::{Floats, FloatsMut};
-use crate::types::{BitWidth, BlockSize, PernixFloat};
+use crate::arch::generic::pernix::pernix_entry_points;
 
 mod neon;
 
@@ -40,56 +39,4 @@ impl Neon {
     }
 }
 
-impl Neon {
-    /// Compresses whole blocks with the NEON kernels; same contract as
-    /// [`crate::pernix::scalar::compress`] (lengths checked by the caller; the shorter side
-    /// decides the number of blocks, nothing panics).
-    pub fn compress<T: PernixFloat>(
-        self,
-        bits: BitWidth,
-        block_size: BlockSize,
-        input: &[T],
-        inverse_scale: T,
-        output: &mut [u8],
-    ) {
-        let bs = block_size.bytes();
-        let inv = inverse_scale.to_bits_u64();
-        match T::floats(input) {
-            // SAFETY: the token proves the CPU supports NEON.
-            Floats::F32(x) => unsafe {
-                pernix::compress_f32(bits, bs, x, f32::from_bits(inv as u32), output)
-            },
-            // SAFETY: the token proves the CPU supports NEON.
-            Floats::F64(x) => unsafe {
-                pernix::compress_f64(bits, bs, x, f64::from_bits(inv), output)
-            },
-        }
-    }
-
-    /// Decompresses whole blocks with the NEON kernels; same contract as
-    /// [`crate::pernix::scalar::decompress`].
-    pub fn decompress<T: PernixFloat>(
-        self,
-        bits: BitWidth,
-        block_size: BlockSize,
-        input: &[u8],
-        scale: T,
-        output: &mut [T],
-        sign_values: bool,
-    ) {
-        let n = usize::from(bits.get());
-        let bs = block_size.bytes();
-        let signed = sign_values && n > 1;
-        let s = scale.to_bits_u64();
-        match T::floats_mut(output) {
-            // SAFETY: the token proves the CPU supports NEON.
-            FloatsMut::F32(out) => unsafe {
-                pernix::decompress_f32(n, bs, input, f32::from_bits(s as u32), out, signed)
-            },
-            // SAFETY: the token proves the CPU supports NEON.
-            FloatsMut::F64(out) => unsafe {
-                pernix::decompress_f64(n, bs, input, f64::from_bits(s), out, signed)
-            },
-        }
-    }
-}
+pernix_entry_points!(Neon, pernix, "NEON");

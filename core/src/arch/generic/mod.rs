@@ -2,6 +2,8 @@
 //! portable, vectorization-friendly SZp kernels (which LLVM auto-vectorizes for the target's
 //! baseline, and which the x86_64 AVX2 leaf compiles under its target features).
 
+#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+pub(crate) mod pernix;
 pub(crate) mod szp;
 
 /// The SZp reference kernels (the `Scalar` path): the spec's steps one value at a time, the

@@ -29,8 +29,7 @@
 //! the conversion is exact up to the rounding, so the code equals `rint_half_even(clamp(s))`.
 
 use crate::arch::CpuFeatures;
-use crate::arch::{cast, cast_mut};
-use crate::types::{BitWidth, BlockSize, PernixFloat};
+use crate::arch::generic::pernix::pernix_entry_points;
 
 mod avx2;
 pub(crate) mod avx512;
@@ -73,65 +72,8 @@ impl Bmi2 {
     }
 }
 
-macro_rules! entry_points {
-    ($token:ty, $module:ident, $doc:literal) => {
-        impl $token {
-            #[doc = concat!("Compresses whole blocks with the ", $doc, " kernels; same contract as")]
-            /// [`crate::pernix::scalar::compress`] (lengths checked by the caller; the shorter
-            /// side decides the number of blocks, nothing panics).
-            pub fn compress<T: PernixFloat>(
-                self,
-                bits: BitWidth,
-                block_size: BlockSize,
-                input: &[T],
-                inverse_scale: T,
-                output: &mut [u8],
-            ) {
-                let n = u32::from(bits.get());
-                let bs = block_size.bytes();
-                if let (Some(x), Some(inv)) = (cast::<T, f32>(input), cast::<T, f32>(&[inverse_scale])) {
-                    let inv = inv.first().copied().unwrap_or(0.0);
-                    // SAFETY: the token proves the CPU supports the kernel's target features.
-                    unsafe { $module::compress_f32(n, bs, x, inv, output) }
-                } else if let (Some(x), Some(inv)) = (cast::<T, f64>(input), cast::<T, f64>(&[inverse_scale])) {
-                    let inv = inv.first().copied().unwrap_or(0.0);
-                    // SAFETY: the token proves the CPU supports the kernel's target features.
-                    unsafe { $module::compress_f64(n, bs, x, inv, output) }
-                }
-            }
-
-            #[doc = concat!("Decompresses whole blocks with the ", $doc, " kernels; same contract as")]
-            /// [`crate::pernix::scalar::decompress`].
-            pub fn decompress<T: PernixFloat>(
-                self,
-                bits: BitWidth,
-                block_size: BlockSize,
-                input: &[u8],
-                scale: T,
-                output: &mut [T],
-                sign_values: bool,
-            ) {
-                let n = u32::from(bits.get());
-                let bs = block_size.bytes();
-                let signed = sign_values && n > 1;
-                if let Some(s) = cast::<T, f32>(&[scale]).and_then(|s| s.first().copied()) {
-                    if let Some(out) = cast_mut::<T, f32>(output) {
-                        // SAFETY: the token proves the CPU supports the kernel's target features.
-                        unsafe { $module::decompress_f32(n, bs, input, s, out, signed) }
-                    }
-                } else if let Some(s) = cast::<T, f64>(&[scale]).and_then(|s| s.first().copied()) {
-                    if let Some(out) = cast_mut::<T, f64>(output) {
-                        // SAFETY: the token proves the CPU supports the kernel's target features.
-                        unsafe { $module::decompress_f64(n, bs, input, s, out, signed) }
-                    }
-                }
-            }
-        }
-    };
-}
-
-entry_points!(Avx2, avx2, "AVX2");
-entry_points!(Avx512Vbmi, avx512, "AVX-512 VBMI");
+pernix_entry_points!(Avx2, avx2, "AVX2");
+pernix_entry_points!(Avx512Vbmi, avx512, "AVX-512 VBMI");
 // Upstream's BMI2 backend requires AVX2 as well; here it runs the AVX2 kernels (whose speed
 // does not depend on `pdep`/`pext`), which its token proves usable.
-entry_points!(Bmi2, avx2, "AVX2 (the BMI2 backend's)");
+pernix_entry_points!(Bmi2, avx2, "AVX2 (the BMI2 backend's)");

@@ -6,6 +6,8 @@
 // compile error, not a run-time panic.
 #![allow(clippy::indexing_slicing)]
 
+use crate::arch::generic::pernix::by_width;
+
 /// Tables of the AVX-512 kernels (16 values, i.e. two 8-value groups of `2N` bytes, per step).
 #[derive(Clone, Copy)]
 pub(crate) struct Z512 {
@@ -85,49 +87,38 @@ const fn z512(n: usize) -> Z512 {
     t
 }
 
-const fn z512_all() -> [Z512; 25] {
-    let mut all = [z512(0); 25];
-    let mut n = 1;
-    while n <= 24 {
-        all[n] = z512(n);
-        n += 1;
-    }
-    all
-}
-
 /// The AVX-512 tables for every bit width.
-pub(crate) static Z512_TABLES: [Z512; 25] = z512_all();
+pub(crate) static Z512_TABLES: [Z512; 25] = by_width!(z512);
 
-const fn byte_gather(k: usize) -> [u8; 64] {
-    // Bytes past the 16·k packed ones read byte 3 of code 0, which is zero (codes are masked
-    // to N <= 24 bits), so a partial step can also write the block's zero padding.
-    let mut t = [3u8; 64];
+/// `vpermb`/`vpermt2b` indices that gather the low `k` bytes of each of 16 lanes of `stride`
+/// bytes into the first `16·k` bytes; the other bytes select `fill`.
+const fn byte_gather(k: usize, stride: usize, fill: u8) -> [u8; 64] {
+    let mut t = [fill; 64];
     let mut d = 0;
     while d < 16 * k {
-        t[d] = (4 * (d / k) + d % k) as u8;
+        t[d] = (stride * (d / k) + d % k) as u8;
         d += 1;
     }
     t
 }
 
 /// `vpermb` indices that gather the low `k` bytes of each of 16 dwords (index `k − 1`): the
-/// packing of byte-multiple widths N = 8, 16, 24.
-pub(crate) static BYTE_GATHER: [[u8; 64]; 3] = [byte_gather(1), byte_gather(2), byte_gather(3)];
-
-const fn byte_gather64(k: usize) -> [u8; 64] {
-    let mut t = [0u8; 64];
-    let mut d = 0;
-    while d < 16 * k {
-        t[d] = (8 * (d / k) + d % k) as u8;
-        d += 1;
-    }
-    t
-}
+/// packing of byte-multiple widths N = 8, 16, 24. Bytes past the 16·k packed ones read byte 3
+/// of code 0, which is zero (codes are masked to N <= 24 bits), so a partial step can also
+/// write the block's zero padding.
+pub(crate) static BYTE_GATHER: [[u8; 64]; 3] = [
+    byte_gather(1, 4, 3),
+    byte_gather(2, 4, 3),
+    byte_gather(3, 4, 3),
+];
 
 /// `vpermt2b` indices that gather the low `k` bytes of each of 16 qwords held in two
 /// registers (index `k − 1`): the f64 packing of N = 8, 16, 24.
-pub(crate) static BYTE_GATHER64: [[u8; 64]; 3] =
-    [byte_gather64(1), byte_gather64(2), byte_gather64(3)];
+pub(crate) static BYTE_GATHER64: [[u8; 64]; 3] = [
+    byte_gather(1, 8, 0),
+    byte_gather(2, 8, 0),
+    byte_gather(3, 8, 0),
+];
 
 /// Tables of the AVX2 kernels (one 8-value group of N bytes per step; the low 128-bit lane holds
 /// values 0..4 loaded from byte 0, the high lane values 4..8 loaded from byte `⌊4N/8⌋`).
@@ -166,18 +157,8 @@ const fn y256(n: usize) -> Y256 {
     t
 }
 
-const fn y256_all() -> [Y256; 25] {
-    let mut all = [y256(0); 25];
-    let mut n = 1;
-    while n <= 24 {
-        all[n] = y256(n);
-        n += 1;
-    }
-    all
-}
-
 /// The AVX2 tables for every bit width.
-pub(crate) static Y256_TABLES: [Y256; 25] = y256_all();
+pub(crate) static Y256_TABLES: [Y256; 25] = by_width!(y256);
 
 const fn dec24(signed: bool) -> [u8; 64] {
     let mut t = [0u8; 64];

@@ -22,8 +22,8 @@
 //! touch bytes that are written again later (the rest of the block, or the next block), in
 //! increasing address order. Bytes read past a field are shifted out, so they never matter.
 
-use crate::types::BitWidth;
-use crate::types::{code_range, with_width};
+use crate::arch::generic::pernix::{by_width, compress_groups, group_of};
+use crate::types::{Run, code_range, with_width};
 use core::arch::aarch64::*;
 
 /// Decompression tables of one bit width `N`.
@@ -61,15 +61,7 @@ const fn dec(n: usize) -> Dec {
 
 /// [`Dec`] for every bit width (index 0 unused).
 #[allow(clippy::indexing_slicing)] // evaluated at compile time
-static DEC: [Dec; 25] = {
-    let mut a = [dec(0); 25];
-    let mut n = 1;
-    while n <= 24 {
-        a[n] = dec(n);
-        n += 1;
-    }
-    a
-};
+static DEC: [Dec; 25] = by_width!(dec);
 
 /// Bytes one decompression step reads from the group start.
 const LOAD: usize = 32;
@@ -78,7 +70,7 @@ const SPAN: usize = 28;
 
 /// Loop-invariant vectors of one compression call.
 #[derive(Clone, Copy)]
-struct Quant<V> {
+pub(crate) struct Quant<V> {
     inv: V,
     lo: V,
     hi: V,
@@ -187,144 +179,98 @@ fn put_group<const N: usize>(out: &mut [u8], at: usize, bytes: usize, g: (u128, 
     }
 }
 
-#[inline]
-#[target_feature(enable = "neon")]
-fn compress_blocks<const N: usize, T>(
-    bs: usize,
-    input: &[T],
-    output: &mut [u8],
-    codes: impl Fn(&[T]) -> (uint32x4_t, uint32x4_t),
-) {
-    let epb = bs * 8 / N;
-    if epb == 0 || bs == 0 {
-        return;
-    }
-    let used = (epb * N).div_ceil(8);
-    let groups = epb / 8;
-    let tail = epb % 8;
-    let mut at = 0;
-    for (bin, _) in input.chunks_exact(epb).zip(0..output.len() / bs) {
-        let block_end = at + bs;
-        let mut o = at;
-        let mut values = bin.chunks_exact(8);
-        for g in values.by_ref().take(groups) {
-            let (a, b) = codes(g);
-            if N <= 16 && o + 16 <= output.len() {
-                let v = assemble_narrow::<N>(a, b);
-                // SAFETY: o + 16 <= output.len(): one unaligned 16-byte store inside `output`.
-                unsafe { vst1q_u8(output.as_mut_ptr().wrapping_add(o), v) };
-            } else {
-                put_group::<N>(output, o, N, assemble::<N>(a, b));
+/// What the NEON kernels do differently for f32 and f64.
+pub(crate) trait Lanes: Copy + Default {
+    /// A vector of `Self` (4 f32 or 2 f64).
+    type V: Copy;
+
+    /// `x` in every lane.
+    ///
+    /// # Safety
+    /// The CPU must support NEON (as for every method of this trait).
+    unsafe fn splat(x: Self) -> Self::V;
+
+    /// The code bound `v` as `Self` in every lane.
+    ///
+    /// # Safety
+    /// NEON.
+    unsafe fn splat_code(v: i32) -> Self::V;
+
+    /// The codes of the 8 values `g` (values 0..3, 4..7), quantized with `q` and masked to N
+    /// bits. fmax/fmin keep a NaN, which fcvtns converts to 0 (code 0).
+    ///
+    /// # Safety
+    /// NEON.
+    unsafe fn codes(q: &Quant<Self::V>, g: &[Self; 8]) -> (uint32x4_t, uint32x4_t);
+
+    /// Converts the 8 fields `(a, b)` times `sc` into `d`.
+    ///
+    /// # Safety
+    /// NEON.
+    unsafe fn store(d: &mut [Self; 8], fields: (int32x4_t, int32x4_t), sc: Self::V);
+}
+
+/// `impl Lanes for $t` from what differs: the vector type, its broadcast and the bodies of
+/// `codes(q, g)` and `store(d, (a, b), sc)`.
+macro_rules! lanes {
+    ($t:ty, $v:ty, $splat:ident, |$q:ident, $g:ident| $codes:block,
+     |$d:ident, ($a:ident, $b:ident), $sc:ident| $store:block) => {
+        impl Lanes for $t {
+            type V = $v;
+
+            #[inline]
+            #[target_feature(enable = "neon")]
+            unsafe fn splat(x: $t) -> $v {
+                $splat(x)
             }
-            o += N;
+
+            #[inline]
+            #[target_feature(enable = "neon")]
+            unsafe fn splat_code(v: i32) -> $v {
+                $splat(v as $t)
+            }
+
+            #[inline]
+            #[target_feature(enable = "neon")]
+            unsafe fn codes($q: &Quant<$v>, $g: &[$t; 8]) -> (uint32x4_t, uint32x4_t) $codes
+
+            #[inline]
+            #[target_feature(enable = "neon")]
+            unsafe fn store($d: &mut [$t; 8], ($a, $b): (int32x4_t, int32x4_t), $sc: $v) $store
         }
-        if tail > 0 {
-            let (a, b) = codes(values.remainder());
-            put_group::<N>(output, o, (tail * N).div_ceil(8), assemble::<N>(a, b));
-        }
-        if let Some(rest) = output.get_mut(at + used..block_end) {
-            rest.fill(0);
-        }
-        at = block_end;
-    }
-}
-
-/// The first 8 values of `x`, zero-padded when `x` is shorter.
-#[inline(always)]
-fn group_of<T: Copy + Default>(x: &[T]) -> [T; 8] {
-    if let Some(g) = x.first_chunk::<8>() {
-        *g
-    } else {
-        let mut g = [T::default(); 8];
-        for (d, s) in g.iter_mut().zip(x) {
-            *d = *s;
-        }
-        g
-    }
-}
-
-#[inline]
-#[target_feature(enable = "neon")]
-fn quantize_f32(q: &Quant<float32x4_t>, x: float32x4_t) -> uint32x4_t {
-    // fmax/fmin keep a NaN, which fcvtns converts to 0 (code 0).
-    let c = vminq_f32(vmaxq_f32(vmulq_f32(x, q.inv), q.lo), q.hi);
-    vandq_u32(vreinterpretq_u32_s32(vcvtnq_s32_f32(c)), q.mask)
-}
-
-#[inline]
-#[target_feature(enable = "neon")]
-fn quantize_f64(q: &Quant<float64x2_t>, a: float64x2_t, b: float64x2_t) -> uint32x4_t {
-    let ca = vminq_f64(vmaxq_f64(vmulq_f64(a, q.inv), q.lo), q.hi);
-    let cb = vminq_f64(vmaxq_f64(vmulq_f64(b, q.inv), q.lo), q.hi);
-    // Low dwords of the two's-complement i64 codes.
-    let v = vuzp1q_u32(
-        vreinterpretq_u32_s64(vcvtnq_s64_f64(ca)),
-        vreinterpretq_u32_s64(vcvtnq_s64_f64(cb)),
-    );
-    vandq_u32(v, q.mask)
-}
-
-/// Compresses whole blocks of f32.
-///
-/// # Safety
-/// The CPU must support NEON.
-#[target_feature(enable = "neon")]
-pub(crate) unsafe fn compress_f32(
-    bits: BitWidth,
-    bs: usize,
-    input: &[f32],
-    inv: f32,
-    output: &mut [u8],
-) {
-    with_width!(bits, compress_n_f32::<_>, (bs, input, inv, output));
-}
-
-#[inline(never)] // one call per run; a named symbol for the instruction counts
-#[target_feature(enable = "neon")]
-fn compress_n_f32<const N: usize>(bs: usize, input: &[f32], inv: f32, output: &mut [u8]) {
-    let (lo, hi) = code_range(N as u32);
-    let q = Quant {
-        inv: vdupq_n_f32(inv),
-        lo: vdupq_n_f32(lo as f32),
-        hi: vdupq_n_f32(hi as f32),
-        mask: vdupq_n_u32(((1u64 << N) - 1) as u32),
     };
-    let group = |x: &[f32]| -> (uint32x4_t, uint32x4_t) {
-        let g = group_of(x);
+}
+
+lanes!(
+    f32,
+    float32x4_t,
+    vdupq_n_f32,
+    |q, g| {
         // SAFETY: `g` is 8 floats; two unaligned 16-byte loads inside it.
         let (a, b) = unsafe { (vld1q_f32(g.as_ptr()), vld1q_f32(g.as_ptr().wrapping_add(4))) };
-        (quantize_f32(&q, a), quantize_f32(&q, b))
-    };
-    compress_blocks::<N, _>(bs, input, output, group);
-}
+        let code = |x| {
+            let c = vminq_f32(vmaxq_f32(vmulq_f32(x, q.inv), q.lo), q.hi);
+            vandq_u32(vreinterpretq_u32_s32(vcvtnq_s32_f32(c)), q.mask)
+        };
+        (code(a), code(b))
+    },
+    |d, (a, b), sc| {
+        let fa = vmulq_f32(vcvtq_f32_s32(a), sc);
+        let fb = vmulq_f32(vcvtq_f32_s32(b), sc);
+        let p = d.as_mut_ptr();
+        // SAFETY: `d` is 8 floats; two unaligned 16-byte stores inside it.
+        unsafe {
+            vst1q_f32(p, fa);
+            vst1q_f32(p.wrapping_add(4), fb);
+        }
+    }
+);
 
-/// Compresses whole blocks of f64.
-///
-/// # Safety
-/// The CPU must support NEON.
-#[target_feature(enable = "neon")]
-pub(crate) unsafe fn compress_f64(
-    bits: BitWidth,
-    bs: usize,
-    input: &[f64],
-    inv: f64,
-    output: &mut [u8],
-) {
-    with_width!(bits, compress_n_f64::<_>, (bs, input, inv, output));
-}
-
-#[inline(never)] // one call per run; a named symbol for the instruction counts
-#[target_feature(enable = "neon")]
-fn compress_n_f64<const N: usize>(bs: usize, input: &[f64], inv: f64, output: &mut [u8]) {
-    let (lo, hi) = code_range(N as u32);
-    let q = Quant {
-        inv: vdupq_n_f64(inv),
-        lo: vdupq_n_f64(f64::from(lo)),
-        hi: vdupq_n_f64(f64::from(hi)),
-        mask: vdupq_n_u32(((1u64 << N) - 1) as u32),
-    };
-    let group = |x: &[f64]| -> (uint32x4_t, uint32x4_t) {
-        let g = group_of(x);
+lanes!(
+    f64,
+    float64x2_t,
+    vdupq_n_f64,
+    |q, g| {
         let p = g.as_ptr();
         // SAFETY: `g` is 8 doubles; four unaligned 16-byte loads inside it.
         let v = unsafe {
@@ -335,9 +281,65 @@ fn compress_n_f64<const N: usize>(bs: usize, input: &[f64], inv: f64, output: &m
                 vld1q_f64(p.wrapping_add(6)),
             ]
         };
-        (quantize_f64(&q, v[0], v[1]), quantize_f64(&q, v[2], v[3]))
-    };
-    compress_blocks::<N, _>(bs, input, output, group);
+        let code = |a, b| {
+            let ca = vminq_f64(vmaxq_f64(vmulq_f64(a, q.inv), q.lo), q.hi);
+            let cb = vminq_f64(vmaxq_f64(vmulq_f64(b, q.inv), q.lo), q.hi);
+            // Low dwords of the two's-complement i64 codes.
+            let v = vuzp1q_u32(
+                vreinterpretq_u32_s64(vcvtnq_s64_f64(ca)),
+                vreinterpretq_u32_s64(vcvtnq_s64_f64(cb)),
+            );
+            vandq_u32(v, q.mask)
+        };
+        (code(v[0], v[1]), code(v[2], v[3]))
+    },
+    |d, (a, b), sc| {
+        let f = [
+            vmulq_f64(vcvtq_f64_s64(vmovl_s32(vget_low_s32(a))), sc),
+            vmulq_f64(vcvtq_f64_s64(vmovl_high_s32(a)), sc),
+            vmulq_f64(vcvtq_f64_s64(vmovl_s32(vget_low_s32(b))), sc),
+            vmulq_f64(vcvtq_f64_s64(vmovl_high_s32(b)), sc),
+        ];
+        let p = d.as_mut_ptr();
+        // SAFETY: `d` is 8 doubles; four unaligned 16-byte stores inside it.
+        unsafe {
+            vst1q_f64(p, f[0]);
+            vst1q_f64(p.wrapping_add(2), f[1]);
+            vst1q_f64(p.wrapping_add(4), f[2]);
+            vst1q_f64(p.wrapping_add(6), f[3]);
+        }
+    }
+);
+
+/// Compresses whole blocks of `run`.
+///
+/// # Safety
+/// The CPU must support NEON.
+#[target_feature(enable = "neon")]
+pub(crate) unsafe fn compress<T: Lanes>(run: Run, input: &[T], inv: T, output: &mut [u8]) {
+    let bs = run.block_size.bytes();
+    with_width!(run.bits, compress_n::<_, T>, (bs, input, inv, output));
+}
+
+#[inline(never)] // one call per run; a named symbol for the instruction counts
+#[target_feature(enable = "neon")]
+fn compress_n<const N: usize, T: Lanes>(bs: usize, input: &[T], inv: T, output: &mut [u8]) {
+    let (lo, hi) = code_range(N as u32);
+    let mask = vdupq_n_u32(((1u64 << N) - 1) as u32);
+    // SAFETY: NEON (this function's target feature).
+    let (inv, lo, hi) = unsafe { (T::splat(inv), T::splat_code(lo), T::splat_code(hi)) };
+    let q = Quant { inv, lo, hi, mask };
+    compress_groups(N, bs, input, output, |out, o, g, bytes| {
+        // SAFETY: NEON, as above.
+        let (a, b) = unsafe { T::codes(&q, &group_of(g)) };
+        if N <= 16 && bytes == N && o + 16 <= out.len() {
+            let v = assemble_narrow::<N>(a, b);
+            // SAFETY: o + 16 <= out.len(): one unaligned 16-byte store inside `out`.
+            unsafe { vst1q_u8(out.as_mut_ptr().wrapping_add(o), v) };
+        } else {
+            put_group::<N>(out, o, bytes, assemble::<N>(a, b));
+        }
+    });
 }
 
 /// The 8 fields of the group whose 32 loaded bytes are `src`, as i32 (sign-extended when
@@ -445,70 +447,20 @@ fn decompress_blocks<const SIGNED: bool, T: Copy + Default>(
     }
 }
 
-/// Decompresses whole blocks into f32.
+/// Decompresses whole blocks of `run`.
 ///
 /// # Safety
 /// The CPU must support NEON.
 #[target_feature(enable = "neon")]
-pub(crate) unsafe fn decompress_f32(
-    n: usize,
-    bs: usize,
-    input: &[u8],
-    scale: f32,
-    output: &mut [f32],
-    signed: bool,
-) {
-    let sc = vdupq_n_f32(scale);
-    let store = |d: &mut [f32; 8], (a, b): (int32x4_t, int32x4_t)| {
-        let fa = vmulq_f32(vcvtq_f32_s32(a), sc);
-        let fb = vmulq_f32(vcvtq_f32_s32(b), sc);
-        let p = d.as_mut_ptr();
-        // SAFETY: `d` is 8 floats; two unaligned 16-byte stores inside it.
-        unsafe {
-            vst1q_f32(p, fa);
-            vst1q_f32(p.wrapping_add(4), fb);
-        }
-    };
-    if signed {
-        decompress_blocks::<true, f32>(n, bs, input, output, store);
+pub(crate) unsafe fn decompress<T: Lanes>(run: Run, input: &[u8], scale: T, output: &mut [T]) {
+    // SAFETY: NEON (this function's target feature).
+    let sc = unsafe { T::splat(scale) };
+    // SAFETY: NEON, as above.
+    let store = |d: &mut [T; 8], f: (int32x4_t, int32x4_t)| unsafe { T::store(d, f, sc) };
+    let (n, bs) = (usize::from(run.bits.get()), run.block_size.bytes());
+    if run.signed() {
+        decompress_blocks::<true, T>(n, bs, input, output, store);
     } else {
-        decompress_blocks::<false, f32>(n, bs, input, output, store);
-    }
-}
-
-/// Decompresses whole blocks into f64.
-///
-/// # Safety
-/// The CPU must support NEON.
-#[target_feature(enable = "neon")]
-pub(crate) unsafe fn decompress_f64(
-    n: usize,
-    bs: usize,
-    input: &[u8],
-    scale: f64,
-    output: &mut [f64],
-    signed: bool,
-) {
-    let sc = vdupq_n_f64(scale);
-    let store = |d: &mut [f64; 8], (a, b): (int32x4_t, int32x4_t)| {
-        let f = [
-            vmulq_f64(vcvtq_f64_s64(vmovl_s32(vget_low_s32(a))), sc),
-            vmulq_f64(vcvtq_f64_s64(vmovl_high_s32(a)), sc),
-            vmulq_f64(vcvtq_f64_s64(vmovl_s32(vget_low_s32(b))), sc),
-            vmulq_f64(vcvtq_f64_s64(vmovl_high_s32(b)), sc),
-        ];
-        let p = d.as_mut_ptr();
-        // SAFETY: `d` is 8 doubles; four unaligned 16-byte stores inside it.
-        unsafe {
-            vst1q_f64(p, f[0]);
-            vst1q_f64(p.wrapping_add(2), f[1]);
-            vst1q_f64(p.wrapping_add(4), f[2]);
-            vst1q_f64(p.wrapping_add(6), f[3]);
-        }
-    };
-    if signed {
-        decompress_blocks::<true, f64>(n, bs, input, output, store);
-    } else {
-        decompress_blocks::<false, f64>(n, bs, input, output, store);
+        decompress_blocks::<false, T>(n, bs, input, output, store);
     }
 }

@@ -4,4 +4,4 @@
 mod pernix;
 pub(crate) mod szp;
 
-pub(super) use pernix::{compress_f32, compress_f64, decompress_f32, decompress_f64};
+pub(super) use pernix::{compress, decompress};

@@ -14,7 +14,9 @@
 //! group only touch bytes that are written again later (the rest of the block, or the next
 //! block), in increasing address order.
 
+use crate::arch::generic::pernix::{compress_groups, group_of};
 use crate::arch::x86_64::tables::{Y256, Y256_TABLES};
+use crate::types::{Run, code_range, with_width};
 use core::arch::x86_64::*;
 
 /// Lane masks for `vmaskmov`: entry r enables the first r dwords.
@@ -43,7 +45,7 @@ pub(super) fn lane_mask(r: usize) -> __m256i {
 
 /// Loop-invariant vectors of one compression call.
 #[derive(Clone, Copy)]
-struct Quant<V> {
+pub(crate) struct Quant<V> {
     inv: V,
     lo: V,
     hi: V,
@@ -72,110 +74,154 @@ pub(super) fn assemble<const N: usize>(codes: __m256i) -> (u128, u128) {
     (low, high)
 }
 
-#[inline]
-#[target_feature(enable = "avx2")]
-fn quantize_ps(q: &Quant<__m256>, x: __m256) -> __m256i {
-    let s = _mm256_mul_ps(x, q.inv);
-    // Operand order: NaN in s survives max/min and converts to 0x8000_0000 (code 0).
-    let c = _mm256_min_ps(q.hi, _mm256_max_ps(q.lo, s));
-    _mm256_and_si256(_mm256_cvtps_epi32(c), q.mask)
+/// What the AVX2 kernels do differently for f32 and f64.
+pub(crate) trait Lanes: Copy + Default {
+    /// A vector of `Self` as wide as 8 values' codes (f64: two halves).
+    type V: Copy;
+
+    /// `x` in every lane.
+    ///
+    /// # Safety
+    /// The CPU must support AVX2 (as for every method of this trait).
+    unsafe fn splat(x: Self) -> Self::V;
+
+    /// The code bound `v` as `Self` in every lane.
+    ///
+    /// # Safety
+    /// AVX2.
+    unsafe fn splat_code(v: i32) -> Self::V;
+
+    /// The codes of the 8 values `g`, quantized with `q` and masked to N bits.
+    ///
+    /// Operand order: NaN in `x·inv` survives max/min and converts to `0x8000_0000` (code 0).
+    ///
+    /// # Safety
+    /// AVX2.
+    unsafe fn codes(q: &Quant<Self::V>, g: &[Self; 8]) -> __m256i;
+
+    /// Stores the 8 fields `v` times `sc` into `o` (its first `min(o.len(), 8)` values).
+    ///
+    /// # Safety
+    /// AVX2.
+    unsafe fn store(o: &mut [Self], v: __m256i, sc: Self::V);
 }
 
-#[inline]
-#[target_feature(enable = "avx2")]
-fn quantize_pd(q: &Quant<__m256d>, a: __m256d, b: __m256d) -> __m256i {
-    let ca = _mm256_min_pd(q.hi, _mm256_max_pd(q.lo, _mm256_mul_pd(a, q.inv)));
-    let cb = _mm256_min_pd(q.hi, _mm256_max_pd(q.lo, _mm256_mul_pd(b, q.inv)));
-    let v = _mm256_set_m128i(_mm256_cvtpd_epi32(cb), _mm256_cvtpd_epi32(ca));
-    _mm256_and_si256(v, q.mask)
+/// `impl Lanes for $t` from what differs: the vector type, its broadcast and the bodies of
+/// `codes(q, g)` and `store(o, v, sc)`.
+macro_rules! lanes {
+    ($t:ty, $v:ty, $splat:ident, |$q:ident, $g:ident| $codes:block,
+     |$o:ident, $x:ident, $sc:ident| $store:block) => {
+        impl Lanes for $t {
+            type V = $v;
+
+            #[inline]
+            #[target_feature(enable = "avx2")]
+            unsafe fn splat(x: $t) -> $v {
+                $splat(x)
+            }
+
+            #[inline]
+            #[target_feature(enable = "avx2")]
+            unsafe fn splat_code(v: i32) -> $v {
+                $splat(v as $t)
+            }
+
+            #[inline]
+            #[target_feature(enable = "avx2")]
+            unsafe fn codes($q: &Quant<$v>, $g: &[$t; 8]) -> __m256i $codes
+
+            #[inline]
+            #[target_feature(enable = "avx2")]
+            unsafe fn store($o: &mut [$t], $x: __m256i, $sc: $v) $store
+        }
+    };
 }
 
-/// Compresses whole blocks of f32.
+lanes!(
+    f32,
+    __m256,
+    _mm256_set1_ps,
+    |q, g| {
+        // SAFETY: `g` is 8 floats (32 bytes); unaligned load.
+        let x = unsafe { _mm256_loadu_ps(g.as_ptr()) };
+        let c = _mm256_min_ps(q.hi, _mm256_max_ps(q.lo, _mm256_mul_ps(x, q.inv)));
+        _mm256_and_si256(_mm256_cvtps_epi32(c), q.mask)
+    },
+    |o, v, sc| {
+        let f = _mm256_mul_ps(_mm256_cvtepi32_ps(v), sc);
+        if let Some(d) = o.first_chunk_mut::<8>() {
+            // SAFETY: `d` is 8 floats (32 bytes); unaligned store.
+            unsafe { _mm256_storeu_ps(d.as_mut_ptr(), f) }
+        } else {
+            // SAFETY: the mask enables only the first `o.len() < 8` lanes, which are inside `o`.
+            unsafe { _mm256_maskstore_ps(o.as_mut_ptr(), lane_mask(o.len()), f) }
+        }
+    }
+);
+
+lanes!(
+    f64,
+    __m256d,
+    _mm256_set1_pd,
+    |q, g| {
+        // SAFETY: `g` is 8 doubles (64 bytes); unaligned loads of its two halves.
+        let (a, b) = unsafe {
+            (
+                _mm256_loadu_pd(g.as_ptr()),
+                _mm256_loadu_pd(g.as_ptr().wrapping_add(4)),
+            )
+        };
+        let ca = _mm256_min_pd(q.hi, _mm256_max_pd(q.lo, _mm256_mul_pd(a, q.inv)));
+        let cb = _mm256_min_pd(q.hi, _mm256_max_pd(q.lo, _mm256_mul_pd(b, q.inv)));
+        let v = _mm256_set_m128i(_mm256_cvtpd_epi32(cb), _mm256_cvtpd_epi32(ca));
+        _mm256_and_si256(v, q.mask)
+    },
+    |o, v, sc| {
+        let a = _mm256_mul_pd(_mm256_cvtepi32_pd(_mm256_castsi256_si128(v)), sc);
+        let b = _mm256_mul_pd(_mm256_cvtepi32_pd(_mm256_extracti128_si256::<1>(v)), sc);
+        if let Some(d) = o.first_chunk_mut::<8>() {
+            // SAFETY: `d` is 8 doubles (64 bytes); unaligned stores of its two halves.
+            unsafe {
+                _mm256_storeu_pd(d.as_mut_ptr(), a);
+                _mm256_storeu_pd(d.as_mut_ptr().wrapping_add(4), b);
+            }
+        } else {
+            let r = o.len();
+            // 64-bit lanes: lane i enabled iff dwords 2i, 2i+1 are.
+            let ma = lane_mask((2 * r).min(8));
+            let mb = lane_mask((2 * r).saturating_sub(8));
+            let p = o.as_mut_ptr();
+            // SAFETY: the masks enable only lanes below r < 8, which are inside `o`.
+            unsafe {
+                _mm256_maskstore_pd(p, ma, a);
+                _mm256_maskstore_pd(p.wrapping_add(4), mb, b);
+            }
+        }
+    }
+);
+
+/// Compresses whole blocks of `run`.
 ///
 /// # Safety
 /// The CPU must support AVX2.
 #[target_feature(enable = "avx2")]
-pub(crate) unsafe fn compress_f32(n: u32, bs: usize, input: &[f32], inv: f32, output: &mut [u8]) {
-    let Some(bits) = crate::types::BitWidth::checked(n as u8) else {
-        return;
-    };
-    crate::types::with_width!(bits, compress_n_f32::<_>, (bs, input, inv, output));
+pub(crate) unsafe fn compress<T: Lanes>(run: Run, input: &[T], inv: T, output: &mut [u8]) {
+    let bs = run.block_size.bytes();
+    with_width!(run.bits, compress_n::<_, T>, (bs, input, inv, output));
 }
 
 #[target_feature(enable = "avx2")]
-fn compress_n_f32<const N: usize>(bs: usize, input: &[f32], inv: f32, output: &mut [u8]) {
-    let n = N as u32;
-    let (lo, hi) = crate::types::code_range(n);
-    let q = Quant {
-        inv: _mm256_set1_ps(inv),
-        lo: _mm256_set1_ps(lo as f32),
-        hi: _mm256_set1_ps(hi as f32),
-        mask: _mm256_set1_epi32(((1u64 << n) - 1) as i32),
-    };
-    let group = |x: &[f32]| -> (u128, u128) {
-        let v = if let Some(g) = x.first_chunk::<8>() {
-            // SAFETY: `g` is 8 floats (32 bytes); unaligned load.
-            unsafe { _mm256_loadu_ps(g.as_ptr()) }
-        } else {
-            let mut g = [0f32; 8];
-            for (d, s) in g.iter_mut().zip(x) {
-                *d = *s;
-            }
-            // SAFETY: `g` is 8 floats; unaligned load.
-            unsafe { _mm256_loadu_ps(g.as_ptr()) }
-        };
-        assemble::<N>(quantize_ps(&q, v))
-    };
-    compress_blocks::<N, _>(bs, input, output, group);
-}
-
-/// Compresses whole blocks of f64.
-///
-/// # Safety
-/// The CPU must support AVX2.
-#[target_feature(enable = "avx2")]
-pub(crate) unsafe fn compress_f64(n: u32, bs: usize, input: &[f64], inv: f64, output: &mut [u8]) {
-    let Some(bits) = crate::types::BitWidth::checked(n as u8) else {
-        return;
-    };
-    crate::types::with_width!(bits, compress_n_f64::<_>, (bs, input, inv, output));
-}
-
-#[target_feature(enable = "avx2")]
-fn compress_n_f64<const N: usize>(bs: usize, input: &[f64], inv: f64, output: &mut [u8]) {
-    let n = N as u32;
-    let (lo, hi) = crate::types::code_range(n);
-    let q = Quant {
-        inv: _mm256_set1_pd(inv),
-        lo: _mm256_set1_pd(f64::from(lo)),
-        hi: _mm256_set1_pd(f64::from(hi)),
-        mask: _mm256_set1_epi32(((1u64 << n) - 1) as i32),
-    };
-    let group = |x: &[f64]| -> (u128, u128) {
-        let (a, b) = if let Some(g) = x.first_chunk::<8>() {
-            // SAFETY: `g` is 8 doubles (64 bytes); unaligned loads of its two halves.
-            unsafe {
-                (
-                    _mm256_loadu_pd(g.as_ptr()),
-                    _mm256_loadu_pd(g.as_ptr().wrapping_add(4)),
-                )
-            }
-        } else {
-            let mut g = [0f64; 8];
-            for (d, s) in g.iter_mut().zip(x) {
-                *d = *s;
-            }
-            // SAFETY: `g` is 8 doubles; unaligned loads of its two halves.
-            unsafe {
-                (
-                    _mm256_loadu_pd(g.as_ptr()),
-                    _mm256_loadu_pd(g.as_ptr().wrapping_add(4)),
-                )
-            }
-        };
-        assemble::<N>(quantize_pd(&q, a, b))
-    };
-    compress_blocks::<N, _>(bs, input, output, group);
+fn compress_n<const N: usize, T: Lanes>(bs: usize, input: &[T], inv: T, output: &mut [u8]) {
+    let (lo, hi) = code_range(N as u32);
+    let mask = _mm256_set1_epi32(((1u64 << N) - 1) as i32);
+    // SAFETY: AVX2 (this function's target feature).
+    let (inv, lo, hi) = unsafe { (T::splat(inv), T::splat_code(lo), T::splat_code(hi)) };
+    let q = Quant { inv, lo, hi, mask };
+    compress_groups(N, bs, input, output, |out, at, g, bytes| {
+        // SAFETY: AVX2, as above.
+        let codes = unsafe { T::codes(&q, &group_of(g)) };
+        put_group::<N>(out, at, bytes, assemble::<N>(codes));
+    });
 }
 
 /// Writes a group assembled by [`assemble`] at byte `at` of `out`: `bytes` bytes of it are
@@ -210,101 +256,18 @@ pub(super) fn put_group<const N: usize>(
     }
 }
 
-#[inline(always)]
-fn compress_blocks<const N: usize, T>(
-    bs: usize,
-    input: &[T],
-    output: &mut [u8],
-    group: impl Fn(&[T]) -> (u128, u128),
-) {
-    let n = N;
-    let epb = bs * 8 / n;
-    let used = (epb * n).div_ceil(8);
-    let groups = epb / 8;
-    let tail = epb % 8;
-    let mut at = 0;
-    for (bin, _) in input.chunks_exact(epb).zip(0..output.len() / bs) {
-        let block_end = at + bs;
-        let mut o = at;
-        let mut values = bin.chunks_exact(8);
-        for g in values.by_ref().take(groups) {
-            put_group::<N>(output, o, n, group(g));
-            o += n;
-        }
-        if tail > 0 {
-            put_group::<N>(output, o, (tail * n).div_ceil(8), group(values.remainder()));
-        }
-        if let Some(rest) = output.get_mut(at + used..block_end) {
-            rest.fill(0);
-        }
-        at = block_end;
-    }
-}
-
-/// Decompresses whole blocks into f32.
+/// Decompresses whole blocks of `run`.
 ///
 /// # Safety
 /// The CPU must support AVX2.
 #[target_feature(enable = "avx2")]
-pub(crate) unsafe fn decompress_f32(
-    n: u32,
-    bs: usize,
-    input: &[u8],
-    scale: f32,
-    output: &mut [f32],
-    signed: bool,
-) {
-    let sc = _mm256_set1_ps(scale);
-    let store = |o: &mut [f32], v: __m256i| {
-        let f = _mm256_mul_ps(_mm256_cvtepi32_ps(v), sc);
-        if let Some(d) = o.first_chunk_mut::<8>() {
-            // SAFETY: `d` is 8 floats (32 bytes); unaligned store.
-            unsafe { _mm256_storeu_ps(d.as_mut_ptr(), f) }
-        } else {
-            // SAFETY: the mask enables only the first `o.len() < 8` lanes, which are inside `o`.
-            unsafe { _mm256_maskstore_ps(o.as_mut_ptr(), lane_mask(o.len()), f) }
-        }
-    };
-    decompress_blocks(n as usize, bs, input, output, signed, store);
-}
-
-/// Decompresses whole blocks into f64.
-///
-/// # Safety
-/// The CPU must support AVX2.
-#[target_feature(enable = "avx2")]
-pub(crate) unsafe fn decompress_f64(
-    n: u32,
-    bs: usize,
-    input: &[u8],
-    scale: f64,
-    output: &mut [f64],
-    signed: bool,
-) {
-    let sc = _mm256_set1_pd(scale);
-    let store = |o: &mut [f64], v: __m256i| {
-        let a = _mm256_mul_pd(_mm256_cvtepi32_pd(_mm256_castsi256_si128(v)), sc);
-        let b = _mm256_mul_pd(_mm256_cvtepi32_pd(_mm256_extracti128_si256::<1>(v)), sc);
-        if let Some(d) = o.first_chunk_mut::<8>() {
-            // SAFETY: `d` is 8 doubles (64 bytes); unaligned stores of its two halves.
-            unsafe {
-                _mm256_storeu_pd(d.as_mut_ptr(), a);
-                _mm256_storeu_pd(d.as_mut_ptr().wrapping_add(4), b);
-            }
-        } else {
-            let r = o.len();
-            // 64-bit lanes: lane i enabled iff dwords 2i, 2i+1 are.
-            let ma = lane_mask((2 * r).min(8));
-            let mb = lane_mask((2 * r).saturating_sub(8));
-            let p = o.as_mut_ptr();
-            // SAFETY: the masks enable only lanes below r < 8, which are inside `o`.
-            unsafe {
-                _mm256_maskstore_pd(p, ma, a);
-                _mm256_maskstore_pd(p.wrapping_add(4), mb, b);
-            }
-        }
-    };
-    decompress_blocks(n as usize, bs, input, output, signed, store);
+pub(crate) unsafe fn decompress<T: Lanes>(run: Run, input: &[u8], scale: T, output: &mut [T]) {
+    // SAFETY: AVX2 (this function's target feature).
+    let sc = unsafe { T::splat(scale) };
+    // SAFETY: AVX2, as above.
+    let store = |o: &mut [T], v: __m256i| unsafe { T::store(o, v, sc) };
+    let (n, bs) = (usize::from(run.bits.get()), run.block_size.bytes());
+    decompress_blocks(n, bs, input, output, run.signed(), store);
 }
 
 #[inline(always)]

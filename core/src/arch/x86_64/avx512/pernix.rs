@@ -15,6 +15,7 @@
 //!   OR-ing them. N = 8 and 16 use truncating `vpmovdb`/`vpmovdw`, N = 1 a test-into-mask.
 
 use crate::arch::x86_64::tables::{BYTE_GATHER, BYTE_GATHER64, DEC24, Z512, Z512_TABLES};
+use crate::types::{Run, code_range};
 use core::arch::x86_64::*;
 
 /// Round to nearest, ties to even, exceptions suppressed (independent of MXCSR).
@@ -22,38 +23,11 @@ const RNE: i32 = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;
 
 /// Loop-invariant vectors of one compression call.
 #[derive(Clone, Copy)]
-struct Quant<V> {
+pub(crate) struct Quant<V> {
     inv: V,
     lo: V,
     hi: V,
     mask: __m512i,
-}
-
-#[inline]
-#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi")]
-fn code_mask(n: u32) -> __m512i {
-    _mm512_set1_epi32(((1u64 << n) - 1) as i32)
-}
-
-#[inline]
-#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi")]
-fn quantize_ps(q: &Quant<__m512>, x: __m512) -> __m512i {
-    let s = _mm512_mul_ps(x, q.inv);
-    // max(lo, s) / min(hi, ·) return their second operand (s) when it is NaN, so NaN survives
-    // to the conversion, which turns it into 0x8000_0000: low N bits 0, the fallback's code.
-    let c = _mm512_min_ps(q.hi, _mm512_max_ps(q.lo, s));
-    _mm512_and_si512(_mm512_cvt_roundps_epi32::<RNE>(c), q.mask)
-}
-
-#[inline]
-#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi")]
-fn quantize_pd(q: &Quant<__m512d>, a: __m512d, b: __m512d) -> __m512i {
-    let ca = _mm512_min_pd(q.hi, _mm512_max_pd(q.lo, _mm512_mul_pd(a, q.inv)));
-    let cb = _mm512_min_pd(q.hi, _mm512_max_pd(q.lo, _mm512_mul_pd(b, q.inv)));
-    let ia = _mm512_cvt_roundpd_epi32::<RNE>(ca);
-    let ib = _mm512_cvt_roundpd_epi32::<RNE>(cb);
-    let v = _mm512_inserti64x4::<1>(_mm512_castsi256_si512(ia), ib);
-    _mm512_and_si512(v, q.mask)
 }
 
 /// The vectors [`pack16`] takes from the tables of one width: the qword shifts and the four
@@ -103,6 +77,196 @@ pub(crate) fn pack16<const PERMS: usize, const SHIFT: bool>(
     out
 }
 
+/// What the AVX-512 kernels do differently for f32 and f64.
+///
+/// # Safety (every method)
+/// The CPU must support AVX-512 F, BW, VL, DQ and VBMI; a step at `k` with `r` values left
+/// needs `r <= x.len() − k` (as `compress_run`/`decompress_run` pass it).
+pub(crate) trait Lanes: Copy {
+    /// A vector of `Self` as wide as 16 values' codes (f64: two halves).
+    type V: Copy;
+    /// The byte-gather indices of the byte-multiple widths ([`BYTE_GATHER`], [`BYTE_GATHER64`]).
+    const GATHER: [[u8; 64]; 3];
+
+    /// `x` in every lane.
+    ///
+    /// # Safety
+    /// See the trait.
+    unsafe fn splat(x: Self) -> Self::V;
+
+    /// The code bound `v` as `Self` in every lane.
+    ///
+    /// # Safety
+    /// See the trait.
+    unsafe fn splat_code(v: i32) -> Self::V;
+
+    /// The 16 codes of the step at `k` of `x` (lanes `>= r` are code 0), masked to N bits.
+    ///
+    /// max(lo, s) / min(hi, ·) return their second operand (s) when it is NaN, so NaN survives
+    /// to the conversion, which turns it into 0x8000_0000: low N bits 0, the fallback's code.
+    ///
+    /// # Safety
+    /// See the trait.
+    unsafe fn codes(q: &Quant<Self::V>, x: &[Self], k: usize, r: usize) -> __m512i;
+
+    /// N = 8, 16, 24: the packed `2N` bytes of the step at `k` of `x` (`idx` from
+    /// [`Lanes::GATHER`], `valid` the mask of its `16·N/8` bytes), zeros above.
+    ///
+    /// # Safety
+    /// See the trait.
+    unsafe fn bytes(
+        q: &Quant<Self::V>,
+        idx: __m512i,
+        valid: u64,
+        x: &[Self],
+        k: usize,
+        r: usize,
+    ) -> __m512i;
+
+    /// Converts the 16 fields `v`, times `sc`, into the values at `k` of `o` (`r` values left
+    /// from `k`; only `min(r, 16)` are written).
+    ///
+    /// # Safety
+    /// See the trait.
+    unsafe fn store(o: &mut [Self], k: usize, r: usize, v: __m512i, sc: Self::V);
+}
+
+/// `impl Lanes for $t` from what differs: the vector type, its broadcast, the gather table
+/// and the bodies of `codes(q, x, k, r)`, `bytes(q, idx, valid, x, k, r)` and
+/// `store(o, k, r, fields, sc)`.
+macro_rules! lanes {
+    ($t:ty, $v:ty, $splat:ident, $gather:ident,
+     |$q:ident, $x:ident, $k:ident, $r:ident| $codes:block,
+     |$idx:ident, $valid:ident| $bytes:block,
+     |$o:ident, $fields:ident, $sc:ident| $store:block) => {
+        impl Lanes for $t {
+            type V = $v;
+            const GATHER: [[u8; 64]; 3] = $gather;
+
+            #[inline]
+            #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi")]
+            unsafe fn splat(x: $t) -> $v {
+                $splat(x)
+            }
+
+            #[inline]
+            #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi")]
+            unsafe fn splat_code(v: i32) -> $v {
+                $splat(v as $t)
+            }
+
+            #[inline]
+            #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi")]
+            unsafe fn codes($q: &Quant<$v>, $x: &[$t], $k: usize, $r: usize) -> __m512i $codes
+
+            #[inline]
+            #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi")]
+            unsafe fn bytes(
+                $q: &Quant<$v>,
+                $idx: __m512i,
+                $valid: u64,
+                $x: &[$t],
+                $k: usize,
+                $r: usize,
+            ) -> __m512i $bytes
+
+            #[inline]
+            #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi")]
+            unsafe fn store($o: &mut [$t], $k: usize, $r: usize, $fields: __m512i, $sc: $v) $store
+        }
+    };
+}
+
+lanes!(
+    f32,
+    __m512,
+    _mm512_set1_ps,
+    BYTE_GATHER,
+    |q, x, k, r| {
+        // SAFETY: r <= x.len() − k (the caller).
+        let s = _mm512_mul_ps(unsafe { step_ps(x, k, r) }, q.inv);
+        let c = _mm512_min_ps(q.hi, _mm512_max_ps(q.lo, s));
+        _mm512_and_si512(_mm512_cvt_roundps_epi32::<RNE>(c), q.mask)
+    },
+    |idx, valid| {
+        // SAFETY: r <= x.len() − k (the caller).
+        let s = _mm512_mul_ps(unsafe { step_ps(x, k, r) }, q.inv);
+        let c = _mm512_min_ps(q.hi, _mm512_max_ps(q.lo, s));
+        // The low N/8 bytes of each code (NaN's 0x8000_0000 has zero low bytes); zeros above.
+        _mm512_maskz_permutexvar_epi8(valid, idx, _mm512_cvt_roundps_epi32::<RNE>(c))
+    },
+    |o, fields, sc| {
+        let f = _mm512_mul_ps(_mm512_cvtepi32_ps(fields), sc);
+        let p = o.as_mut_ptr().wrapping_add(k);
+        if r >= 16 {
+            // SAFETY: r = values left in `o` from k is ≥ 16, so 16 floats at k are inside `o`.
+            unsafe { _mm512_storeu_ps(p, f) }
+        } else {
+            // SAFETY: only the first r lanes (inside `o`) are written.
+            unsafe { _mm512_mask_storeu_ps(p, ((1u32 << r) - 1) as u16, f) }
+        }
+    }
+);
+
+lanes!(
+    f64,
+    __m512d,
+    _mm512_set1_pd,
+    BYTE_GATHER64,
+    |q, x, k, r| {
+        // SAFETY: r <= x.len() − k (the caller).
+        let (a, b) = unsafe { step_pd(x, k, r) };
+        let ca = _mm512_min_pd(q.hi, _mm512_max_pd(q.lo, _mm512_mul_pd(a, q.inv)));
+        let cb = _mm512_min_pd(q.hi, _mm512_max_pd(q.lo, _mm512_mul_pd(b, q.inv)));
+        let ia = _mm512_cvt_roundpd_epi32::<RNE>(ca);
+        let ib = _mm512_cvt_roundpd_epi32::<RNE>(cb);
+        let v = _mm512_inserti64x4::<1>(_mm512_castsi256_si512(ia), ib);
+        _mm512_and_si512(v, q.mask)
+    },
+    |idx, valid| {
+        // SAFETY: r <= x.len() − k (the caller).
+        let (a, b) = unsafe { step_pd(x, k, r) };
+        let ca = _mm512_min_pd(q.hi, _mm512_max_pd(q.lo, _mm512_mul_pd(a, q.inv)));
+        let cb = _mm512_min_pd(q.hi, _mm512_max_pd(q.lo, _mm512_mul_pd(b, q.inv)));
+        // 64-bit conversions (one uop each; NaN gives 0x8000_0000_0000_0000, zero low bytes),
+        // then the low N/8 bytes of all 16 codes from both registers; zeros above.
+        let ia = _mm512_cvt_roundpd_epi64::<RNE>(ca);
+        let ib = _mm512_cvt_roundpd_epi64::<RNE>(cb);
+        _mm512_maskz_permutex2var_epi8(valid, ia, idx, ib)
+    },
+    |o, fields, sc| {
+        let a = _mm512_mul_pd(_mm512_cvtepi32_pd(_mm512_castsi512_si256(fields)), sc);
+        let b = _mm512_mul_pd(
+            _mm512_cvtepi32_pd(_mm512_extracti64x4_epi64::<1>(fields)),
+            sc,
+        );
+        let p = o.as_mut_ptr().wrapping_add(k);
+        if r >= 16 {
+            // SAFETY: r = values left in `o` from k is ≥ 16, so 16 doubles at k are inside `o`.
+            unsafe {
+                _mm512_storeu_pd(p, a);
+                _mm512_storeu_pd(p.wrapping_add(8), b);
+            }
+        } else {
+            let (ma, mb) = lane_masks64(r);
+            // SAFETY: only lanes below r (inside `o`) are written.
+            unsafe {
+                _mm512_mask_storeu_pd(p, ma, a);
+                _mm512_mask_storeu_pd(p.wrapping_add(8), mb, b);
+            }
+        }
+    }
+);
+
+/// The masks of the first `r < 16` lanes of two vectors of 8 f64.
+#[inline(always)]
+fn lane_masks64(r: usize) -> (u8, u8) {
+    (
+        ((1u32 << r.min(8)) - 1) as u8,
+        ((1u32 << r.saturating_sub(8)) - 1) as u8,
+    )
+}
+
 /// The 16 f32 values of a step at `k` of `x` (`r` values left from `k`; lanes `>= r` are 0).
 ///
 /// # Safety
@@ -132,8 +296,7 @@ unsafe fn step_pd(x: &[f64], k: usize, r: usize) -> (__m512d, __m512d) {
         // SAFETY: r <= x.len() − k (caller) and r >= 16: the 16 doubles at k are inside `x`.
         unsafe { (_mm512_loadu_pd(p), _mm512_loadu_pd(p.wrapping_add(8))) }
     } else {
-        let ma = ((1u32 << r.min(8)) - 1) as u8;
-        let mb = ((1u32 << r.saturating_sub(8)) - 1) as u8;
+        let (ma, mb) = lane_masks64(r);
         // SAFETY: only lanes below r (inside `x`) are enabled in the masks; masked-off lanes are not accessed.
         unsafe {
             (
@@ -144,76 +307,36 @@ unsafe fn step_pd(x: &[f64], k: usize, r: usize) -> (__m512d, __m512d) {
     }
 }
 
-/// Compresses whole blocks of f32.
+/// Compresses whole blocks of `run`.
 ///
 /// # Safety
 /// The CPU must support AVX-512 F, BW, VL, DQ and VBMI.
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi")]
-pub(crate) unsafe fn compress_f32(n: u32, bs: usize, input: &[f32], inv: f32, output: &mut [u8]) {
-    let (lo, hi) = crate::types::code_range(n);
-    let q = Quant {
-        inv: _mm512_set1_ps(inv),
-        lo: _mm512_set1_ps(lo as f32),
-        hi: _mm512_set1_ps(hi as f32),
-        mask: code_mask(n),
-    };
-    let load = |x: &[f32], k: usize, r: usize| -> __m512i {
-        {
-            // SAFETY: `compress_run` passes r = values left in `x` from k.
-            quantize_ps(&q, unsafe { step_ps(x, k, r) })
-        }
-    };
+pub(crate) unsafe fn compress<T: Lanes>(run: Run, input: &[T], inv: T, output: &mut [u8]) {
+    let n = u32::from(run.bits.get());
+    let (lo, hi) = code_range(n);
+    let mask = _mm512_set1_epi32(((1u64 << n) - 1) as i32);
+    // SAFETY: the CPU features of this function.
+    let (inv, lo, hi) = unsafe { (T::splat(inv), T::splat_code(lo), T::splat_code(hi)) };
+    let q = Quant { inv, lo, hi, mask };
+    // SAFETY: the CPU features of this function; `compress_run` passes r = values left in `x`
+    // from k.
+    let load = |x: &[T], k: usize, r: usize| unsafe { T::codes(&q, x, k, r) };
     let k = (n as usize / 8).clamp(1, 3);
-    let gather = BYTE_GATHER.get(k - 1).copied().unwrap_or([0; 64]);
+    let gather = T::GATHER.get(k - 1).copied().unwrap_or([0; 64]);
     // SAFETY: `gather` is a local array of 64 bytes; unaligned load.
     let idx = unsafe { _mm512_loadu_si512(gather.as_ptr().cast()) };
     let valid = u64::MAX >> (64 - 16 * k);
-    let bytes = |x: &[f32], i: usize, r: usize| -> __m512i {
-        // SAFETY: `compress_run` passes r = values left in `x` from i.
-        let x = unsafe { step_ps(x, i, r) };
-        let s = _mm512_mul_ps(x, q.inv);
-        let c = _mm512_min_ps(q.hi, _mm512_max_ps(q.lo, s));
-        // The low N/8 bytes of each code (NaN's 0x8000_0000 has zero low bytes); zeros above.
-        _mm512_maskz_permutexvar_epi8(valid, idx, _mm512_cvt_roundps_epi32::<RNE>(c))
+    // SAFETY: as for `load`.
+    let bytes = |x: &[T], i: usize, r: usize| unsafe { T::bytes(&q, idx, valid, x, i, r) };
+    let Some((t, g)) = plan(run, input.len(), output.len()) else {
+        return;
     };
-    compress_blocks(n, bs, input, output, load, bytes);
-}
-
-/// Compresses whole blocks of f64.
-///
-/// # Safety
-/// The CPU must support AVX-512 F, BW, VL, DQ and VBMI.
-#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi")]
-pub(crate) unsafe fn compress_f64(n: u32, bs: usize, input: &[f64], inv: f64, output: &mut [u8]) {
-    let (lo, hi) = crate::types::code_range(n);
-    let q = Quant {
-        inv: _mm512_set1_pd(inv),
-        lo: _mm512_set1_pd(f64::from(lo)),
-        hi: _mm512_set1_pd(f64::from(hi)),
-        mask: code_mask(n),
-    };
-    let load = |x: &[f64], k: usize, r: usize| -> __m512i {
-        // SAFETY: `compress_run` passes r = values left in `x` from k.
-        let (a, b) = unsafe { step_pd(x, k, r) };
-        quantize_pd(&q, a, b)
-    };
-    let k = (n as usize / 8).clamp(1, 3);
-    let gather = BYTE_GATHER64.get(k - 1).copied().unwrap_or([0; 64]);
-    // SAFETY: `gather` is a local array of 64 bytes; unaligned load.
-    let idx = unsafe { _mm512_loadu_si512(gather.as_ptr().cast()) };
-    let valid = u64::MAX >> (64 - 16 * k);
-    let bytes = |x: &[f64], i: usize, r: usize| -> __m512i {
-        // SAFETY: `compress_run` passes r = values left in `x` from i.
-        let (a, b) = unsafe { step_pd(x, i, r) };
-        let ca = _mm512_min_pd(q.hi, _mm512_max_pd(q.lo, _mm512_mul_pd(a, q.inv)));
-        let cb = _mm512_min_pd(q.hi, _mm512_max_pd(q.lo, _mm512_mul_pd(b, q.inv)));
-        // 64-bit conversions (one uop each; NaN gives 0x8000_0000_0000_0000, zero low bytes),
-        // then the low N/8 bytes of all 16 codes from both registers; zeros above.
-        let ia = _mm512_cvt_roundpd_epi64::<RNE>(ca);
-        let ib = _mm512_cvt_roundpd_epi64::<RNE>(cb);
-        _mm512_maskz_permutex2var_epi8(valid, ia, idx, ib)
-    };
-    compress_blocks(n, bs, input, output, load, bytes);
+    if let (Some(bin), Some(bout)) = (input.get(..g.values()), output.get_mut(..g.bytes())) {
+        // SAFETY: the CPU features of this function; `bin` has the `g.values()` values of
+        // `g.runs` runs and `bout` their `g.bytes()` bytes.
+        unsafe { compress_run(t, g, bin, bout, &load, &bytes) };
+    }
 }
 
 /// The geometry of a run of blocks as the kernels walk it.
@@ -252,6 +375,16 @@ impl Geom {
                 used: (epb * n).div_ceil(8),
             }
         }
+    }
+
+    /// Values of all runs.
+    fn values(self) -> usize {
+        self.runs * self.count
+    }
+
+    /// Bytes of all runs.
+    fn bytes(self) -> usize {
+        self.runs * self.stride
     }
 
     /// Calls `f(value, byte, r, byte_mask)` for every 16-value step, in increasing address
@@ -305,29 +438,17 @@ impl Geom {
     }
 }
 
-/// The block loop of compression; `load(input, i, r)` returns the 16 codes of the values at
-/// `i..` with `r` values left in the run (lanes ≥ r are code 0), masked to N bits. For
-/// N = 8, 16, 24, `bytes(input, i, r)` returns the packed `2N` bytes of the step instead,
-/// with zeros in the bytes above.
-#[inline(always)]
-fn compress_blocks<T>(
-    n: u32,
-    bs: usize,
-    input: &[T],
-    output: &mut [u8],
-    load: impl Fn(&[T], usize, usize) -> __m512i,
-    bytes: impl Fn(&[T], usize, usize) -> __m512i,
-) {
-    let nu = n as usize;
-    let epb = bs * 8 / nu;
-    let Some(t) = Z512_TABLES.get(nu) else {
-        return;
-    };
-    let blocks = (input.len() / epb).min(output.len() / bs);
-    if let (Some(bin), Some(bout)) = (input.get(..blocks * epb), output.get_mut(..blocks * bs)) {
-        // SAFETY: only called from the AVX-512 kernels, whose callers guarantee the CPU features; `bin` has `blocks·epb` values and `bout` their `blocks·bs` bytes.
-        unsafe { compress_run(t, Geom::new(nu, bs, blocks), bin, bout, &load, &bytes) };
-    }
+/// The tables of `run`'s width and the geometry of the whole blocks that both `values`
+/// values and `bytes` bytes hold.
+fn plan(run: Run, values: usize, bytes: usize) -> Option<(&'static Z512, Geom)> {
+    let (n, bs, epb) = (
+        usize::from(run.bits.get()),
+        run.block_size.bytes(),
+        run.values_per_block(),
+    );
+    let t = Z512_TABLES.get(n)?;
+    let blocks = values.checked_div(epb)?.min(bytes / bs);
+    Some((t, Geom::new(n, bs, blocks)))
 }
 
 /// Compresses `g.runs` runs of `g.count` values into `g.stride` bytes each.
@@ -417,91 +538,23 @@ unsafe fn compress_run<T>(
     }
 }
 
-/// Decompresses whole blocks into f32.
+/// Decompresses whole blocks of `run`.
 ///
 /// # Safety
 /// The CPU must support AVX-512 F, BW, VL, DQ and VBMI.
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi")]
-pub(crate) unsafe fn decompress_f32(
-    n: u32,
-    bs: usize,
-    input: &[u8],
-    scale: f32,
-    output: &mut [f32],
-    signed: bool,
-) {
-    let sc = _mm512_set1_ps(scale);
-    let store = |o: &mut [f32], k: usize, r: usize, v: __m512i| {
-        let f = _mm512_mul_ps(_mm512_cvtepi32_ps(v), sc);
-        let p = o.as_mut_ptr().wrapping_add(k);
-        if r >= 16 {
-            // SAFETY: r = values left in `o` from k is ≥ 16, so 16 floats at k are inside `o`.
-            unsafe { _mm512_storeu_ps(p, f) }
-        } else {
-            // SAFETY: only the first r lanes (inside `o`) are written.
-            unsafe { _mm512_mask_storeu_ps(p, ((1u32 << r) - 1) as u16, f) }
-        }
-    };
-    decompress_blocks(n, bs, input, output, signed, store);
-}
-
-/// Decompresses whole blocks into f64.
-///
-/// # Safety
-/// The CPU must support AVX-512 F, BW, VL, DQ and VBMI.
-#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi")]
-pub(crate) unsafe fn decompress_f64(
-    n: u32,
-    bs: usize,
-    input: &[u8],
-    scale: f64,
-    output: &mut [f64],
-    signed: bool,
-) {
-    let sc = _mm512_set1_pd(scale);
-    let store = |o: &mut [f64], k: usize, r: usize, v: __m512i| {
-        let a = _mm512_mul_pd(_mm512_cvtepi32_pd(_mm512_castsi512_si256(v)), sc);
-        let b = _mm512_mul_pd(_mm512_cvtepi32_pd(_mm512_extracti64x4_epi64::<1>(v)), sc);
-        let p = o.as_mut_ptr().wrapping_add(k);
-        if r >= 16 {
-            // SAFETY: r = values left in `o` from k is ≥ 16, so 16 doubles at k are inside `o`.
-            unsafe {
-                _mm512_storeu_pd(p, a);
-                _mm512_storeu_pd(p.wrapping_add(8), b);
-            }
-        } else {
-            let ma = ((1u32 << r.min(8)) - 1) as u8;
-            let mb = ((1u32 << r.saturating_sub(8)) - 1) as u8;
-            // SAFETY: only lanes below r (inside `o`) are written.
-            unsafe {
-                _mm512_mask_storeu_pd(p, ma, a);
-                _mm512_mask_storeu_pd(p.wrapping_add(8), mb, b);
-            }
-        }
-    };
-    decompress_blocks(n, bs, input, output, signed, store);
-}
-
-/// The block loop of decompression; `store(output, i, r, fields)` converts and writes the 16
-/// fields of the values at `i..` (`r` values left in the run; only `min(r, 16)` are written).
-#[inline(always)]
-fn decompress_blocks<T>(
-    n: u32,
-    bs: usize,
-    input: &[u8],
-    output: &mut [T],
-    signed: bool,
-    store: impl Fn(&mut [T], usize, usize, __m512i),
-) {
-    let nu = n as usize;
-    let epb = bs * 8 / nu;
-    let Some(t) = Z512_TABLES.get(nu) else {
+pub(crate) unsafe fn decompress<T: Lanes>(run: Run, input: &[u8], scale: T, output: &mut [T]) {
+    // SAFETY: the CPU features of this function.
+    let sc = unsafe { T::splat(scale) };
+    // SAFETY: the CPU features as above; `decompress_run` passes r = values left from k.
+    let store = |o: &mut [T], k: usize, r: usize, v: __m512i| unsafe { T::store(o, k, r, v, sc) };
+    let Some((t, g)) = plan(run, output.len(), input.len()) else {
         return;
     };
-    let blocks = (input.len() / bs).min(output.len() / epb);
-    if let (Some(bin), Some(bout)) = (input.get(..blocks * bs), output.get_mut(..blocks * epb)) {
-        // SAFETY: only called from the AVX-512 kernels, whose callers guarantee the CPU features; `bin` holds the `blocks·epb` values of `bout`.
-        unsafe { decompress_run(t, Geom::new(nu, bs, blocks), bin, bout, signed, &store) };
+    if let (Some(bin), Some(bout)) = (input.get(..g.bytes()), output.get_mut(..g.values())) {
+        // SAFETY: the CPU features of this function; `bin` holds the `g.values()` values of
+        // `bout`.
+        unsafe { decompress_run(t, g, bin, bout, run.signed(), &store) };
     }
 }
 
@@ -527,23 +580,35 @@ unsafe fn decompress_run<T>(
     // ceil(rN/8))), or for a partial step at most the bytes up to its run's end; all inside
     // `bin`. Masked-off bytes are not accessed.
     // N = 8 and 16: a step's bytes sign- or zero-extended to dwords.
+    // A full step loads all its bytes (16 for N = 8, 32 for N = 16), a partial one only the
+    // bytes of its mask `m` (as the mask type `$m`).
     macro_rules! widen {
-        ($load:ident, $ext:ident) => {
+        ($load:ident, $maskz_load:ident, $m:ty, $ext:ident) => {
             g.each_step(
                 |i, at, r, m| {
-                    // SAFETY: see above.
-                    let b = unsafe { $load(src.wrapping_add(at), r, m) };
+                    let p = src.wrapping_add(at);
+                    let b = if r >= 16 {
+                        // SAFETY: see above (a full step's mask covers all its bytes).
+                        unsafe { $load(p.cast()) }
+                    } else {
+                        // SAFETY: see above; bytes outside the mask are not accessed.
+                        unsafe { $maskz_load(m as $m, p.cast()) }
+                    };
                     store(bout, i, r, $ext(b));
                 },
                 nopad,
             )
         };
     }
+    use _mm_loadu_si128 as load16;
+    use _mm_maskz_loadu_epi8 as maskz_load16;
+    use _mm256_loadu_si256 as load32;
+    use _mm256_maskz_loadu_epi8 as maskz_load32;
     match (n, signed) {
-        (8, true) => widen!(load16, _mm512_cvtepi8_epi32),
-        (8, false) => widen!(load16, _mm512_cvtepu8_epi32),
-        (16, true) => widen!(load32, _mm512_cvtepi16_epi32),
-        (16, false) => widen!(load32, _mm512_cvtepu16_epi32),
+        (8, true) => widen!(load16, maskz_load16, u16, _mm512_cvtepi8_epi32),
+        (8, false) => widen!(load16, maskz_load16, u16, _mm512_cvtepu8_epi32),
+        (16, true) => widen!(load32, maskz_load32, u32, _mm512_cvtepi16_epi32),
+        (16, false) => widen!(load32, maskz_load32, u32, _mm512_cvtepu16_epi32),
         (24, _) => {
             let table = DEC24.get(usize::from(signed)).copied().unwrap_or([0; 64]);
             // SAFETY: `table` is a local array of 64 bytes; unaligned load.
@@ -597,38 +662,5 @@ unsafe fn decompress_run<T>(
                 );
             }
         }
-    }
-}
-
-/// The 16 bytes of an N = 8 step at `p` (`r` values left, `m` the step's byte mask).
-///
-/// # Safety
-/// The CPU must support AVX-512 BW and VL; the bytes of `m` at `p` must be readable, and all
-/// 16 when `r >= 16`.
-#[inline]
-#[target_feature(enable = "avx512f,avx512bw,avx512vl")]
-unsafe fn load16(p: *const u8, r: usize, m: u64) -> __m128i {
-    if r >= 16 {
-        // SAFETY: the caller guarantees 16 readable bytes.
-        unsafe { _mm_loadu_si128(p.cast()) }
-    } else {
-        // SAFETY: the caller guarantees the masked bytes; others are not accessed.
-        unsafe { _mm_maskz_loadu_epi8(m as u16, p.cast()) }
-    }
-}
-
-/// The 32 bytes of an N = 16 step at `p` (see [`load16`]).
-///
-/// # Safety
-/// As [`load16`], with 32 bytes.
-#[inline]
-#[target_feature(enable = "avx512f,avx512bw,avx512vl")]
-unsafe fn load32(p: *const u8, r: usize, m: u64) -> __m256i {
-    if r >= 16 {
-        // SAFETY: the caller guarantees 32 readable bytes.
-        unsafe { _mm256_loadu_si256(p.cast()) }
-    } else {
-        // SAFETY: the caller guarantees the masked bytes; others are not accessed.
-        unsafe { _mm256_maskz_loadu_epi8(m as u32, p.cast()) }
     }
 }
