@@ -296,11 +296,7 @@ pub fn compress_compact<T: PernixFloat>(
     let Some(epb) = (bs * 8).checked_div(n as usize) else {
         return;
     };
-    let (mut input, mut output) = (input, output);
-    while let (Some((block_in, rest_in)), Some((block_out, rest_out))) = (
-        input.split_at_checked(epb),
-        core::mem::take(&mut output).split_at_mut_checked(bs),
-    ) {
+    each_block(input, epb, output, bs, |block_in, block_out| {
         let mut out = block_out.iter_mut();
         let (mut acc, mut have) = (0u32, 0u32);
         for &x in block_in {
@@ -323,8 +319,7 @@ pub fn compress_compact<T: PernixFloat>(
         for o in out {
             *o = 0;
         }
-        (input, output) = (rest_in, rest_out);
-    }
+    });
 }
 
 /// [`decompress`] with the bit width as a runtime value; reads only the `ceil(E·N/8)` bytes of
@@ -338,11 +333,7 @@ pub fn decompress_compact<T: PernixFloat>(run: Run, input: &[u8], scale: T, outp
     };
     // Sign extension by shifting the field to the top and back (never for N = 1).
     let ext = if run.signed() { 32 - n } else { 0 };
-    let (mut input, mut output) = (input, output);
-    while let (Some((block_in, rest_in)), Some((block_out, rest_out))) = (
-        input.split_at_checked(bs),
-        core::mem::take(&mut output).split_at_mut_checked(epb),
-    ) {
+    each_block(input, bs, output, epb, |block_in, block_out| {
         let mut src = block_in.iter();
         let (mut acc, mut have) = (0u32, 0u32);
         for o in block_out {
@@ -355,6 +346,25 @@ pub fn decompress_compact<T: PernixFloat>(run: Run, input: &[u8], scale: T, outp
             have -= n;
             *o = T::dequantize(((raw << ext) as i32) >> ext, scale);
         }
+    });
+}
+
+/// Calls `f(block_in, block_out)` for each pair of whole blocks, `a` items of `input` and `b`
+/// of `output` each, in order, until either side runs out (never panics).
+#[inline(always)]
+fn each_block<I, O>(
+    input: &[I],
+    a: usize,
+    output: &mut [O],
+    b: usize,
+    mut f: impl FnMut(&[I], &mut [O]),
+) {
+    let (mut input, mut output) = (input, output);
+    while let (Some((block_in, rest_in)), Some((block_out, rest_out))) = (
+        input.split_at_checked(a),
+        core::mem::take(&mut output).split_at_mut_checked(b),
+    ) {
+        f(block_in, block_out);
         (input, output) = (rest_in, rest_out);
     }
 }

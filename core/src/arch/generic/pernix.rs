@@ -118,3 +118,49 @@ pub(crate) fn group_of<T: Copy + Default>(x: &[T]) -> [T; 8] {
         g
     }
 }
+
+/// `impl Lanes for $t` of every element type `$t` of a SIMD leaf whose kernels need the
+/// target features `$feature` (the leaf's own `Lanes` trait and `Quant` struct, naming what
+/// its kernels do differently for f32 and f64): `type V = $v`, `splat` by the broadcast
+/// `$splat`, `quant` (the loop-invariant vectors of a compression at N bits, the code mask
+/// broadcast by `$mask`), the leaf's constants and its other methods, each `#[inline]` and
+/// compiled for `$feature`, so that each is unsafe only for those CPU features.
+macro_rules! lanes {
+    ($feature:literal, $mask:ident;
+     $($t:ty, $v:ty, $splat:ident {
+         $(const $c:ident: $ct:ty = $cv:expr;)*
+         $(unsafe fn $name:ident($($arg:tt: $at:ty),* $(,)?) $(-> $ret:ty)? $body:block)*
+     })*) => {
+        $(
+            impl Lanes for $t {
+                type V = $v;
+                $(const $c: $ct = $cv;)*
+
+                #[inline]
+                #[target_feature(enable = $feature)]
+                unsafe fn splat(x: $t) -> $v {
+                    $splat(x)
+                }
+
+                #[inline]
+                #[target_feature(enable = $feature)]
+                unsafe fn quant(inv: $t, n: u32) -> Quant<$v> {
+                    let (lo, hi) = $crate::types::code_range(n);
+                    Quant {
+                        inv: $splat(inv),
+                        lo: $splat(lo as $t),
+                        hi: $splat(hi as $t),
+                        mask: $mask(((1u64 << n) - 1) as _),
+                    }
+                }
+
+                $(
+                    #[inline]
+                    #[target_feature(enable = $feature)]
+                    unsafe fn $name($($arg: $at),*) $(-> $ret)? $body
+                )*
+            }
+        )*
+    };
+}
+pub(crate) use lanes;

@@ -22,8 +22,8 @@
 //! touch bytes that are written again later (the rest of the block, or the next block), in
 //! increasing address order. Bytes read past a field are shifted out, so they never matter.
 
-use crate::arch::generic::pernix::{by_width, compress_groups, group_of};
-use crate::types::{Run, code_range, with_width};
+use crate::arch::generic::pernix::{by_width, compress_groups, group_of, lanes};
+use crate::types::{Run, with_width};
 use core::arch::aarch64::*;
 
 /// Decompression tables of one bit width `N`.
@@ -190,11 +190,11 @@ pub(crate) trait Lanes: Copy + Default {
     /// The CPU must support NEON (as for every method of this trait).
     unsafe fn splat(x: Self) -> Self::V;
 
-    /// The code bound `v` as `Self` in every lane.
+    /// The loop-invariant vectors of a compression at `n` bits with inverse scale `inv`.
     ///
     /// # Safety
-    /// NEON.
-    unsafe fn splat_code(v: i32) -> Self::V;
+    /// See `splat`.
+    unsafe fn quant(inv: Self, n: u32) -> Quant<Self::V>;
 
     /// The codes of the 8 values `g` (values 0..3, 4..7), quantized with `q` and masked to N
     /// bits. fmax/fmin keep a NaN, which fcvtns converts to 0 (code 0).
@@ -210,106 +210,71 @@ pub(crate) trait Lanes: Copy + Default {
     unsafe fn store(d: &mut [Self; 8], fields: (int32x4_t, int32x4_t), sc: Self::V);
 }
 
-/// `impl Lanes for $t` from what differs: the vector type, its broadcast and the bodies of
-/// `codes(q, g)` and `store(d, (a, b), sc)`.
-macro_rules! lanes {
-    ($t:ty, $v:ty, $splat:ident, |$q:ident, $g:ident| $codes:block,
-     |$d:ident, ($a:ident, $b:ident), $sc:ident| $store:block) => {
-        impl Lanes for $t {
-            type V = $v;
-
-            #[inline]
-            #[target_feature(enable = "neon")]
-            unsafe fn splat(x: $t) -> $v {
-                $splat(x)
-            }
-
-            #[inline]
-            #[target_feature(enable = "neon")]
-            unsafe fn splat_code(v: i32) -> $v {
-                $splat(v as $t)
-            }
-
-            #[inline]
-            #[target_feature(enable = "neon")]
-            unsafe fn codes($q: &Quant<$v>, $g: &[$t; 8]) -> (uint32x4_t, uint32x4_t) $codes
-
-            #[inline]
-            #[target_feature(enable = "neon")]
-            unsafe fn store($d: &mut [$t; 8], ($a, $b): (int32x4_t, int32x4_t), $sc: $v) $store
+lanes! {
+    "neon", vdupq_n_u32;
+    f32, float32x4_t, vdupq_n_f32 {
+        unsafe fn codes(q: &Quant<float32x4_t>, g: &[f32; 8]) -> (uint32x4_t, uint32x4_t) {
+            // SAFETY: `g` is 8 floats; two unaligned 16-byte loads inside it.
+            let (a, b) = unsafe { (vld1q_f32(g.as_ptr()), vld1q_f32(g.as_ptr().wrapping_add(4))) };
+            let code = |x| {
+                let c = vminq_f32(vmaxq_f32(vmulq_f32(x, q.inv), q.lo), q.hi);
+                vandq_u32(vreinterpretq_u32_s32(vcvtnq_s32_f32(c)), q.mask)
+            };
+            (code(a), code(b))
         }
-    };
+        unsafe fn store(d: &mut [f32; 8], (a, b): (int32x4_t, int32x4_t), sc: float32x4_t) {
+            let fa = vmulq_f32(vcvtq_f32_s32(a), sc);
+            let fb = vmulq_f32(vcvtq_f32_s32(b), sc);
+            let p = d.as_mut_ptr();
+            // SAFETY: `d` is 8 floats; two unaligned 16-byte stores inside it.
+            unsafe {
+                vst1q_f32(p, fa);
+                vst1q_f32(p.wrapping_add(4), fb);
+            }
+        }
+    }
+    f64, float64x2_t, vdupq_n_f64 {
+        unsafe fn codes(q: &Quant<float64x2_t>, g: &[f64; 8]) -> (uint32x4_t, uint32x4_t) {
+            let p = g.as_ptr();
+            // SAFETY: `g` is 8 doubles; four unaligned 16-byte loads inside it.
+            let v = unsafe {
+                [
+                    vld1q_f64(p),
+                    vld1q_f64(p.wrapping_add(2)),
+                    vld1q_f64(p.wrapping_add(4)),
+                    vld1q_f64(p.wrapping_add(6)),
+                ]
+            };
+            let code = |a, b| {
+                let ca = vminq_f64(vmaxq_f64(vmulq_f64(a, q.inv), q.lo), q.hi);
+                let cb = vminq_f64(vmaxq_f64(vmulq_f64(b, q.inv), q.lo), q.hi);
+                // Low dwords of the two's-complement i64 codes.
+                let v = vuzp1q_u32(
+                    vreinterpretq_u32_s64(vcvtnq_s64_f64(ca)),
+                    vreinterpretq_u32_s64(vcvtnq_s64_f64(cb)),
+                );
+                vandq_u32(v, q.mask)
+            };
+            (code(v[0], v[1]), code(v[2], v[3]))
+        }
+        unsafe fn store(d: &mut [f64; 8], (a, b): (int32x4_t, int32x4_t), sc: float64x2_t) {
+            let f = [
+                vmulq_f64(vcvtq_f64_s64(vmovl_s32(vget_low_s32(a))), sc),
+                vmulq_f64(vcvtq_f64_s64(vmovl_high_s32(a)), sc),
+                vmulq_f64(vcvtq_f64_s64(vmovl_s32(vget_low_s32(b))), sc),
+                vmulq_f64(vcvtq_f64_s64(vmovl_high_s32(b)), sc),
+            ];
+            let p = d.as_mut_ptr();
+            // SAFETY: `d` is 8 doubles; four unaligned 16-byte stores inside it.
+            unsafe {
+                vst1q_f64(p, f[0]);
+                vst1q_f64(p.wrapping_add(2), f[1]);
+                vst1q_f64(p.wrapping_add(4), f[2]);
+                vst1q_f64(p.wrapping_add(6), f[3]);
+            }
+        }
+    }
 }
-
-lanes!(
-    f32,
-    float32x4_t,
-    vdupq_n_f32,
-    |q, g| {
-        // SAFETY: `g` is 8 floats; two unaligned 16-byte loads inside it.
-        let (a, b) = unsafe { (vld1q_f32(g.as_ptr()), vld1q_f32(g.as_ptr().wrapping_add(4))) };
-        let code = |x| {
-            let c = vminq_f32(vmaxq_f32(vmulq_f32(x, q.inv), q.lo), q.hi);
-            vandq_u32(vreinterpretq_u32_s32(vcvtnq_s32_f32(c)), q.mask)
-        };
-        (code(a), code(b))
-    },
-    |d, (a, b), sc| {
-        let fa = vmulq_f32(vcvtq_f32_s32(a), sc);
-        let fb = vmulq_f32(vcvtq_f32_s32(b), sc);
-        let p = d.as_mut_ptr();
-        // SAFETY: `d` is 8 floats; two unaligned 16-byte stores inside it.
-        unsafe {
-            vst1q_f32(p, fa);
-            vst1q_f32(p.wrapping_add(4), fb);
-        }
-    }
-);
-
-lanes!(
-    f64,
-    float64x2_t,
-    vdupq_n_f64,
-    |q, g| {
-        let p = g.as_ptr();
-        // SAFETY: `g` is 8 doubles; four unaligned 16-byte loads inside it.
-        let v = unsafe {
-            [
-                vld1q_f64(p),
-                vld1q_f64(p.wrapping_add(2)),
-                vld1q_f64(p.wrapping_add(4)),
-                vld1q_f64(p.wrapping_add(6)),
-            ]
-        };
-        let code = |a, b| {
-            let ca = vminq_f64(vmaxq_f64(vmulq_f64(a, q.inv), q.lo), q.hi);
-            let cb = vminq_f64(vmaxq_f64(vmulq_f64(b, q.inv), q.lo), q.hi);
-            // Low dwords of the two's-complement i64 codes.
-            let v = vuzp1q_u32(
-                vreinterpretq_u32_s64(vcvtnq_s64_f64(ca)),
-                vreinterpretq_u32_s64(vcvtnq_s64_f64(cb)),
-            );
-            vandq_u32(v, q.mask)
-        };
-        (code(v[0], v[1]), code(v[2], v[3]))
-    },
-    |d, (a, b), sc| {
-        let f = [
-            vmulq_f64(vcvtq_f64_s64(vmovl_s32(vget_low_s32(a))), sc),
-            vmulq_f64(vcvtq_f64_s64(vmovl_high_s32(a)), sc),
-            vmulq_f64(vcvtq_f64_s64(vmovl_s32(vget_low_s32(b))), sc),
-            vmulq_f64(vcvtq_f64_s64(vmovl_high_s32(b)), sc),
-        ];
-        let p = d.as_mut_ptr();
-        // SAFETY: `d` is 8 doubles; four unaligned 16-byte stores inside it.
-        unsafe {
-            vst1q_f64(p, f[0]);
-            vst1q_f64(p.wrapping_add(2), f[1]);
-            vst1q_f64(p.wrapping_add(4), f[2]);
-            vst1q_f64(p.wrapping_add(6), f[3]);
-        }
-    }
-);
 
 /// Compresses whole blocks of `run`.
 ///
@@ -324,11 +289,8 @@ pub(crate) unsafe fn compress<T: Lanes>(run: Run, input: &[T], inv: T, output: &
 #[inline(never)] // one call per run; a named symbol for the instruction counts
 #[target_feature(enable = "neon")]
 fn compress_n<const N: usize, T: Lanes>(bs: usize, input: &[T], inv: T, output: &mut [u8]) {
-    let (lo, hi) = code_range(N as u32);
-    let mask = vdupq_n_u32(((1u64 << N) - 1) as u32);
     // SAFETY: NEON (this function's target feature).
-    let (inv, lo, hi) = unsafe { (T::splat(inv), T::splat_code(lo), T::splat_code(hi)) };
-    let q = Quant { inv, lo, hi, mask };
+    let q = unsafe { T::quant(inv, N as u32) };
     compress_groups(N, bs, input, output, |out, o, g, bytes| {
         // SAFETY: NEON, as above.
         let (a, b) = unsafe { T::codes(&q, &group_of(g)) };

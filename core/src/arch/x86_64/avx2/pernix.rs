@@ -14,9 +14,9 @@
 //! group only touch bytes that are written again later (the rest of the block, or the next
 //! block), in increasing address order.
 
-use crate::arch::generic::pernix::{compress_groups, group_of};
+use crate::arch::generic::pernix::{compress_groups, group_of, lanes};
 use crate::arch::x86_64::tables::{Y256, Y256_TABLES};
-use crate::types::{Run, code_range, with_width};
+use crate::types::{Run, with_width};
 use core::arch::x86_64::*;
 
 /// Lane masks for `vmaskmov`: entry r enables the first r dwords.
@@ -85,11 +85,11 @@ pub(crate) trait Lanes: Copy + Default {
     /// The CPU must support AVX2 (as for every method of this trait).
     unsafe fn splat(x: Self) -> Self::V;
 
-    /// The code bound `v` as `Self` in every lane.
+    /// The loop-invariant vectors of a compression at `n` bits with inverse scale `inv`.
     ///
     /// # Safety
-    /// AVX2.
-    unsafe fn splat_code(v: i32) -> Self::V;
+    /// See `splat`.
+    unsafe fn quant(inv: Self, n: u32) -> Quant<Self::V>;
 
     /// The codes of the 8 values `g`, quantized with `q` and masked to N bits.
     ///
@@ -106,99 +106,64 @@ pub(crate) trait Lanes: Copy + Default {
     unsafe fn store(o: &mut [Self], v: __m256i, sc: Self::V);
 }
 
-/// `impl Lanes for $t` from what differs: the vector type, its broadcast and the bodies of
-/// `codes(q, g)` and `store(o, v, sc)`.
-macro_rules! lanes {
-    ($t:ty, $v:ty, $splat:ident, |$q:ident, $g:ident| $codes:block,
-     |$o:ident, $x:ident, $sc:ident| $store:block) => {
-        impl Lanes for $t {
-            type V = $v;
-
-            #[inline]
-            #[target_feature(enable = "avx2")]
-            unsafe fn splat(x: $t) -> $v {
-                $splat(x)
-            }
-
-            #[inline]
-            #[target_feature(enable = "avx2")]
-            unsafe fn splat_code(v: i32) -> $v {
-                $splat(v as $t)
-            }
-
-            #[inline]
-            #[target_feature(enable = "avx2")]
-            unsafe fn codes($q: &Quant<$v>, $g: &[$t; 8]) -> __m256i $codes
-
-            #[inline]
-            #[target_feature(enable = "avx2")]
-            unsafe fn store($o: &mut [$t], $x: __m256i, $sc: $v) $store
+lanes! {
+    "avx2", _mm256_set1_epi32;
+    f32, __m256, _mm256_set1_ps {
+        unsafe fn codes(q: &Quant<__m256>, g: &[f32; 8]) -> __m256i {
+            // SAFETY: `g` is 8 floats (32 bytes); unaligned load.
+            let x = unsafe { _mm256_loadu_ps(g.as_ptr()) };
+            let c = _mm256_min_ps(q.hi, _mm256_max_ps(q.lo, _mm256_mul_ps(x, q.inv)));
+            _mm256_and_si256(_mm256_cvtps_epi32(c), q.mask)
         }
-    };
+        unsafe fn store(o: &mut [f32], v: __m256i, sc: __m256) {
+            let f = _mm256_mul_ps(_mm256_cvtepi32_ps(v), sc);
+            if let Some(d) = o.first_chunk_mut::<8>() {
+                // SAFETY: `d` is 8 floats (32 bytes); unaligned store.
+                unsafe { _mm256_storeu_ps(d.as_mut_ptr(), f) }
+            } else {
+                // SAFETY: the mask enables only the first `o.len() < 8` lanes, which are inside `o`.
+                unsafe { _mm256_maskstore_ps(o.as_mut_ptr(), lane_mask(o.len()), f) }
+            }
+        }
+    }
+    f64, __m256d, _mm256_set1_pd {
+        unsafe fn codes(q: &Quant<__m256d>, g: &[f64; 8]) -> __m256i {
+            // SAFETY: `g` is 8 doubles (64 bytes); unaligned loads of its two halves.
+            let (a, b) = unsafe {
+                (
+                    _mm256_loadu_pd(g.as_ptr()),
+                    _mm256_loadu_pd(g.as_ptr().wrapping_add(4)),
+                )
+            };
+            let ca = _mm256_min_pd(q.hi, _mm256_max_pd(q.lo, _mm256_mul_pd(a, q.inv)));
+            let cb = _mm256_min_pd(q.hi, _mm256_max_pd(q.lo, _mm256_mul_pd(b, q.inv)));
+            let v = _mm256_set_m128i(_mm256_cvtpd_epi32(cb), _mm256_cvtpd_epi32(ca));
+            _mm256_and_si256(v, q.mask)
+        }
+        unsafe fn store(o: &mut [f64], v: __m256i, sc: __m256d) {
+            let a = _mm256_mul_pd(_mm256_cvtepi32_pd(_mm256_castsi256_si128(v)), sc);
+            let b = _mm256_mul_pd(_mm256_cvtepi32_pd(_mm256_extracti128_si256::<1>(v)), sc);
+            if let Some(d) = o.first_chunk_mut::<8>() {
+                // SAFETY: `d` is 8 doubles (64 bytes); unaligned stores of its two halves.
+                unsafe {
+                    _mm256_storeu_pd(d.as_mut_ptr(), a);
+                    _mm256_storeu_pd(d.as_mut_ptr().wrapping_add(4), b);
+                }
+            } else {
+                let r = o.len();
+                // 64-bit lanes: lane i enabled iff dwords 2i, 2i+1 are.
+                let ma = lane_mask((2 * r).min(8));
+                let mb = lane_mask((2 * r).saturating_sub(8));
+                let p = o.as_mut_ptr();
+                // SAFETY: the masks enable only lanes below r < 8, which are inside `o`.
+                unsafe {
+                    _mm256_maskstore_pd(p, ma, a);
+                    _mm256_maskstore_pd(p.wrapping_add(4), mb, b);
+                }
+            }
+        }
+    }
 }
-
-lanes!(
-    f32,
-    __m256,
-    _mm256_set1_ps,
-    |q, g| {
-        // SAFETY: `g` is 8 floats (32 bytes); unaligned load.
-        let x = unsafe { _mm256_loadu_ps(g.as_ptr()) };
-        let c = _mm256_min_ps(q.hi, _mm256_max_ps(q.lo, _mm256_mul_ps(x, q.inv)));
-        _mm256_and_si256(_mm256_cvtps_epi32(c), q.mask)
-    },
-    |o, v, sc| {
-        let f = _mm256_mul_ps(_mm256_cvtepi32_ps(v), sc);
-        if let Some(d) = o.first_chunk_mut::<8>() {
-            // SAFETY: `d` is 8 floats (32 bytes); unaligned store.
-            unsafe { _mm256_storeu_ps(d.as_mut_ptr(), f) }
-        } else {
-            // SAFETY: the mask enables only the first `o.len() < 8` lanes, which are inside `o`.
-            unsafe { _mm256_maskstore_ps(o.as_mut_ptr(), lane_mask(o.len()), f) }
-        }
-    }
-);
-
-lanes!(
-    f64,
-    __m256d,
-    _mm256_set1_pd,
-    |q, g| {
-        // SAFETY: `g` is 8 doubles (64 bytes); unaligned loads of its two halves.
-        let (a, b) = unsafe {
-            (
-                _mm256_loadu_pd(g.as_ptr()),
-                _mm256_loadu_pd(g.as_ptr().wrapping_add(4)),
-            )
-        };
-        let ca = _mm256_min_pd(q.hi, _mm256_max_pd(q.lo, _mm256_mul_pd(a, q.inv)));
-        let cb = _mm256_min_pd(q.hi, _mm256_max_pd(q.lo, _mm256_mul_pd(b, q.inv)));
-        let v = _mm256_set_m128i(_mm256_cvtpd_epi32(cb), _mm256_cvtpd_epi32(ca));
-        _mm256_and_si256(v, q.mask)
-    },
-    |o, v, sc| {
-        let a = _mm256_mul_pd(_mm256_cvtepi32_pd(_mm256_castsi256_si128(v)), sc);
-        let b = _mm256_mul_pd(_mm256_cvtepi32_pd(_mm256_extracti128_si256::<1>(v)), sc);
-        if let Some(d) = o.first_chunk_mut::<8>() {
-            // SAFETY: `d` is 8 doubles (64 bytes); unaligned stores of its two halves.
-            unsafe {
-                _mm256_storeu_pd(d.as_mut_ptr(), a);
-                _mm256_storeu_pd(d.as_mut_ptr().wrapping_add(4), b);
-            }
-        } else {
-            let r = o.len();
-            // 64-bit lanes: lane i enabled iff dwords 2i, 2i+1 are.
-            let ma = lane_mask((2 * r).min(8));
-            let mb = lane_mask((2 * r).saturating_sub(8));
-            let p = o.as_mut_ptr();
-            // SAFETY: the masks enable only lanes below r < 8, which are inside `o`.
-            unsafe {
-                _mm256_maskstore_pd(p, ma, a);
-                _mm256_maskstore_pd(p.wrapping_add(4), mb, b);
-            }
-        }
-    }
-);
 
 /// Compresses whole blocks of `run`.
 ///
@@ -212,11 +177,8 @@ pub(crate) unsafe fn compress<T: Lanes>(run: Run, input: &[T], inv: T, output: &
 
 #[target_feature(enable = "avx2")]
 fn compress_n<const N: usize, T: Lanes>(bs: usize, input: &[T], inv: T, output: &mut [u8]) {
-    let (lo, hi) = code_range(N as u32);
-    let mask = _mm256_set1_epi32(((1u64 << N) - 1) as i32);
     // SAFETY: AVX2 (this function's target feature).
-    let (inv, lo, hi) = unsafe { (T::splat(inv), T::splat_code(lo), T::splat_code(hi)) };
-    let q = Quant { inv, lo, hi, mask };
+    let q = unsafe { T::quant(inv, N as u32) };
     compress_groups(N, bs, input, output, |out, at, g, bytes| {
         // SAFETY: AVX2, as above.
         let codes = unsafe { T::codes(&q, &group_of(g)) };

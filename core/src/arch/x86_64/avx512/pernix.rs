@@ -14,9 +14,18 @@
 //!   with one `vpermb` per possible contributor (one when `2N` is a multiple of 8, else up to 4),
 //!   OR-ing them. N = 8 and 16 use truncating `vpmovdb`/`vpmovdw`, N = 1 a test-into-mask.
 
+use crate::arch::generic::pernix::lanes;
 use crate::arch::x86_64::tables::{BYTE_GATHER, BYTE_GATHER64, DEC24, Z512, Z512_TABLES};
-use crate::types::{Run, code_range};
+use crate::types::Run;
 use core::arch::x86_64::*;
+
+/// The byte gather of the N = 8, 16, 24 packing: `vpermb`/`vpermt2b` indices (from
+/// [`Lanes::GATHER`]) and the mask of the step's `16·N/8` bytes.
+#[derive(Clone, Copy)]
+pub(crate) struct Gather {
+    idx: __m512i,
+    valid: u64,
+}
 
 /// Round to nearest, ties to even, exceptions suppressed (independent of MXCSR).
 const RNE: i32 = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;
@@ -81,7 +90,7 @@ pub(crate) fn pack16<const PERMS: usize, const SHIFT: bool>(
 ///
 /// # Safety (every method)
 /// The CPU must support AVX-512 F, BW, VL, DQ and VBMI; a step at `k` with `r` values left
-/// needs `r <= x.len() − k` (as `compress_run`/`decompress_run` pass it).
+/// needs `r <= x.len() − k` (as `compress`/`decompress` pass it).
 pub(crate) trait Lanes: Copy {
     /// A vector of `Self` as wide as 16 values' codes (f64: two halves).
     type V: Copy;
@@ -94,11 +103,11 @@ pub(crate) trait Lanes: Copy {
     /// See the trait.
     unsafe fn splat(x: Self) -> Self::V;
 
-    /// The code bound `v` as `Self` in every lane.
+    /// The loop-invariant vectors of a compression at `n` bits with inverse scale `inv`.
     ///
     /// # Safety
-    /// See the trait.
-    unsafe fn splat_code(v: i32) -> Self::V;
+    /// See `splat`.
+    unsafe fn quant(inv: Self, n: u32) -> Quant<Self::V>;
 
     /// The 16 codes of the step at `k` of `x` (lanes `>= r` are code 0), masked to N bits.
     ///
@@ -109,19 +118,12 @@ pub(crate) trait Lanes: Copy {
     /// See the trait.
     unsafe fn codes(q: &Quant<Self::V>, x: &[Self], k: usize, r: usize) -> __m512i;
 
-    /// N = 8, 16, 24: the packed `2N` bytes of the step at `k` of `x` (`idx` from
-    /// [`Lanes::GATHER`], `valid` the mask of its `16·N/8` bytes), zeros above.
+    /// N = 8, 16, 24: the packed `2N` bytes of the step at `k` of `x` (gathered by `g`),
+    /// zeros above.
     ///
     /// # Safety
     /// See the trait.
-    unsafe fn bytes(
-        q: &Quant<Self::V>,
-        idx: __m512i,
-        valid: u64,
-        x: &[Self],
-        k: usize,
-        r: usize,
-    ) -> __m512i;
+    unsafe fn bytes(q: &Quant<Self::V>, g: Gather, x: &[Self], k: usize, r: usize) -> __m512i;
 
     /// Converts the 16 fields `v`, times `sc`, into the values at `k` of `o` (`r` values left
     /// from `k`; only `min(r, 16)` are written).
@@ -131,132 +133,82 @@ pub(crate) trait Lanes: Copy {
     unsafe fn store(o: &mut [Self], k: usize, r: usize, v: __m512i, sc: Self::V);
 }
 
-/// `impl Lanes for $t` from what differs: the vector type, its broadcast, the gather table
-/// and the bodies of `codes(q, x, k, r)`, `bytes(q, idx, valid, x, k, r)` and
-/// `store(o, k, r, fields, sc)`.
-macro_rules! lanes {
-    ($t:ty, $v:ty, $splat:ident, $gather:ident,
-     |$q:ident, $x:ident, $k:ident, $r:ident| $codes:block,
-     |$idx:ident, $valid:ident| $bytes:block,
-     |$o:ident, $fields:ident, $sc:ident| $store:block) => {
-        impl Lanes for $t {
-            type V = $v;
-            const GATHER: [[u8; 64]; 3] = $gather;
-
-            #[inline]
-            #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi")]
-            unsafe fn splat(x: $t) -> $v {
-                $splat(x)
-            }
-
-            #[inline]
-            #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi")]
-            unsafe fn splat_code(v: i32) -> $v {
-                $splat(v as $t)
-            }
-
-            #[inline]
-            #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi")]
-            unsafe fn codes($q: &Quant<$v>, $x: &[$t], $k: usize, $r: usize) -> __m512i $codes
-
-            #[inline]
-            #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi")]
-            unsafe fn bytes(
-                $q: &Quant<$v>,
-                $idx: __m512i,
-                $valid: u64,
-                $x: &[$t],
-                $k: usize,
-                $r: usize,
-            ) -> __m512i $bytes
-
-            #[inline]
-            #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi")]
-            unsafe fn store($o: &mut [$t], $k: usize, $r: usize, $fields: __m512i, $sc: $v) $store
+lanes! {
+    "avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi", _mm512_set1_epi32;
+    f32, __m512, _mm512_set1_ps {
+        const GATHER: [[u8; 64]; 3] = BYTE_GATHER;
+        unsafe fn codes(q: &Quant<__m512>, x: &[f32], k: usize, r: usize) -> __m512i {
+            // SAFETY: r <= x.len() − k (the caller).
+            let s = _mm512_mul_ps(unsafe { step_ps(x, k, r) }, q.inv);
+            let c = _mm512_min_ps(q.hi, _mm512_max_ps(q.lo, s));
+            _mm512_and_si512(_mm512_cvt_roundps_epi32::<RNE>(c), q.mask)
         }
-    };
+        unsafe fn bytes(q: &Quant<__m512>, g: Gather, x: &[f32], k: usize, r: usize) -> __m512i {
+            // SAFETY: r <= x.len() − k (the caller).
+            let s = _mm512_mul_ps(unsafe { step_ps(x, k, r) }, q.inv);
+            let c = _mm512_min_ps(q.hi, _mm512_max_ps(q.lo, s));
+            // The low N/8 bytes of each code (NaN's 0x8000_0000 has zero low bytes); zeros above.
+            _mm512_maskz_permutexvar_epi8(g.valid, g.idx, _mm512_cvt_roundps_epi32::<RNE>(c))
+        }
+        unsafe fn store(o: &mut [f32], k: usize, r: usize, fields: __m512i, sc: __m512) {
+            let f = _mm512_mul_ps(_mm512_cvtepi32_ps(fields), sc);
+            let p = o.as_mut_ptr().wrapping_add(k);
+            if r >= 16 {
+                // SAFETY: r = values left in `o` from k is ≥ 16, so 16 floats at k are inside `o`.
+                unsafe { _mm512_storeu_ps(p, f) }
+            } else {
+                // SAFETY: only the first r lanes (inside `o`) are written.
+                unsafe { _mm512_mask_storeu_ps(p, ((1u32 << r) - 1) as u16, f) }
+            }
+        }
+    }
+    f64, __m512d, _mm512_set1_pd {
+        const GATHER: [[u8; 64]; 3] = BYTE_GATHER64;
+        unsafe fn codes(q: &Quant<__m512d>, x: &[f64], k: usize, r: usize) -> __m512i {
+            // SAFETY: r <= x.len() − k (the caller).
+            let (a, b) = unsafe { step_pd(x, k, r) };
+            let ca = _mm512_min_pd(q.hi, _mm512_max_pd(q.lo, _mm512_mul_pd(a, q.inv)));
+            let cb = _mm512_min_pd(q.hi, _mm512_max_pd(q.lo, _mm512_mul_pd(b, q.inv)));
+            let ia = _mm512_cvt_roundpd_epi32::<RNE>(ca);
+            let ib = _mm512_cvt_roundpd_epi32::<RNE>(cb);
+            let v = _mm512_inserti64x4::<1>(_mm512_castsi256_si512(ia), ib);
+            _mm512_and_si512(v, q.mask)
+        }
+        unsafe fn bytes(q: &Quant<__m512d>, g: Gather, x: &[f64], k: usize, r: usize) -> __m512i {
+            // SAFETY: r <= x.len() − k (the caller).
+            let (a, b) = unsafe { step_pd(x, k, r) };
+            let ca = _mm512_min_pd(q.hi, _mm512_max_pd(q.lo, _mm512_mul_pd(a, q.inv)));
+            let cb = _mm512_min_pd(q.hi, _mm512_max_pd(q.lo, _mm512_mul_pd(b, q.inv)));
+            // 64-bit conversions (one uop each; NaN gives 0x8000_0000_0000_0000, zero low bytes),
+            // then the low N/8 bytes of all 16 codes from both registers; zeros above.
+            let ia = _mm512_cvt_roundpd_epi64::<RNE>(ca);
+            let ib = _mm512_cvt_roundpd_epi64::<RNE>(cb);
+            _mm512_maskz_permutex2var_epi8(g.valid, ia, g.idx, ib)
+        }
+        unsafe fn store(o: &mut [f64], k: usize, r: usize, fields: __m512i, sc: __m512d) {
+            let a = _mm512_mul_pd(_mm512_cvtepi32_pd(_mm512_castsi512_si256(fields)), sc);
+            let b = _mm512_mul_pd(
+                _mm512_cvtepi32_pd(_mm512_extracti64x4_epi64::<1>(fields)),
+                sc,
+            );
+            let p = o.as_mut_ptr().wrapping_add(k);
+            if r >= 16 {
+                // SAFETY: r = values left in `o` from k is ≥ 16, so 16 doubles at k are inside `o`.
+                unsafe {
+                    _mm512_storeu_pd(p, a);
+                    _mm512_storeu_pd(p.wrapping_add(8), b);
+                }
+            } else {
+                let (ma, mb) = lane_masks64(r);
+                // SAFETY: only lanes below r (inside `o`) are written.
+                unsafe {
+                    _mm512_mask_storeu_pd(p, ma, a);
+                    _mm512_mask_storeu_pd(p.wrapping_add(8), mb, b);
+                }
+            }
+        }
+    }
 }
-
-lanes!(
-    f32,
-    __m512,
-    _mm512_set1_ps,
-    BYTE_GATHER,
-    |q, x, k, r| {
-        // SAFETY: r <= x.len() − k (the caller).
-        let s = _mm512_mul_ps(unsafe { step_ps(x, k, r) }, q.inv);
-        let c = _mm512_min_ps(q.hi, _mm512_max_ps(q.lo, s));
-        _mm512_and_si512(_mm512_cvt_roundps_epi32::<RNE>(c), q.mask)
-    },
-    |idx, valid| {
-        // SAFETY: r <= x.len() − k (the caller).
-        let s = _mm512_mul_ps(unsafe { step_ps(x, k, r) }, q.inv);
-        let c = _mm512_min_ps(q.hi, _mm512_max_ps(q.lo, s));
-        // The low N/8 bytes of each code (NaN's 0x8000_0000 has zero low bytes); zeros above.
-        _mm512_maskz_permutexvar_epi8(valid, idx, _mm512_cvt_roundps_epi32::<RNE>(c))
-    },
-    |o, fields, sc| {
-        let f = _mm512_mul_ps(_mm512_cvtepi32_ps(fields), sc);
-        let p = o.as_mut_ptr().wrapping_add(k);
-        if r >= 16 {
-            // SAFETY: r = values left in `o` from k is ≥ 16, so 16 floats at k are inside `o`.
-            unsafe { _mm512_storeu_ps(p, f) }
-        } else {
-            // SAFETY: only the first r lanes (inside `o`) are written.
-            unsafe { _mm512_mask_storeu_ps(p, ((1u32 << r) - 1) as u16, f) }
-        }
-    }
-);
-
-lanes!(
-    f64,
-    __m512d,
-    _mm512_set1_pd,
-    BYTE_GATHER64,
-    |q, x, k, r| {
-        // SAFETY: r <= x.len() − k (the caller).
-        let (a, b) = unsafe { step_pd(x, k, r) };
-        let ca = _mm512_min_pd(q.hi, _mm512_max_pd(q.lo, _mm512_mul_pd(a, q.inv)));
-        let cb = _mm512_min_pd(q.hi, _mm512_max_pd(q.lo, _mm512_mul_pd(b, q.inv)));
-        let ia = _mm512_cvt_roundpd_epi32::<RNE>(ca);
-        let ib = _mm512_cvt_roundpd_epi32::<RNE>(cb);
-        let v = _mm512_inserti64x4::<1>(_mm512_castsi256_si512(ia), ib);
-        _mm512_and_si512(v, q.mask)
-    },
-    |idx, valid| {
-        // SAFETY: r <= x.len() − k (the caller).
-        let (a, b) = unsafe { step_pd(x, k, r) };
-        let ca = _mm512_min_pd(q.hi, _mm512_max_pd(q.lo, _mm512_mul_pd(a, q.inv)));
-        let cb = _mm512_min_pd(q.hi, _mm512_max_pd(q.lo, _mm512_mul_pd(b, q.inv)));
-        // 64-bit conversions (one uop each; NaN gives 0x8000_0000_0000_0000, zero low bytes),
-        // then the low N/8 bytes of all 16 codes from both registers; zeros above.
-        let ia = _mm512_cvt_roundpd_epi64::<RNE>(ca);
-        let ib = _mm512_cvt_roundpd_epi64::<RNE>(cb);
-        _mm512_maskz_permutex2var_epi8(valid, ia, idx, ib)
-    },
-    |o, fields, sc| {
-        let a = _mm512_mul_pd(_mm512_cvtepi32_pd(_mm512_castsi512_si256(fields)), sc);
-        let b = _mm512_mul_pd(
-            _mm512_cvtepi32_pd(_mm512_extracti64x4_epi64::<1>(fields)),
-            sc,
-        );
-        let p = o.as_mut_ptr().wrapping_add(k);
-        if r >= 16 {
-            // SAFETY: r = values left in `o` from k is ≥ 16, so 16 doubles at k are inside `o`.
-            unsafe {
-                _mm512_storeu_pd(p, a);
-                _mm512_storeu_pd(p.wrapping_add(8), b);
-            }
-        } else {
-            let (ma, mb) = lane_masks64(r);
-            // SAFETY: only lanes below r (inside `o`) are written.
-            unsafe {
-                _mm512_mask_storeu_pd(p, ma, a);
-                _mm512_mask_storeu_pd(p.wrapping_add(8), mb, b);
-            }
-        }
-    }
-);
 
 /// The masks of the first `r < 16` lanes of two vectors of 8 f64.
 #[inline(always)]
@@ -270,7 +222,7 @@ fn lane_masks64(r: usize) -> (u8, u8) {
 /// The 16 f32 values of a step at `k` of `x` (`r` values left from `k`; lanes `>= r` are 0).
 ///
 /// # Safety
-/// `r` must be at most `x.len() − k` (as `compress_run` passes it).
+/// `r` must be at most `x.len() − k` (as `compress` passes it).
 #[inline]
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi")]
 unsafe fn step_ps(x: &[f32], k: usize, r: usize) -> __m512 {
@@ -314,28 +266,96 @@ unsafe fn step_pd(x: &[f64], k: usize, r: usize) -> (__m512d, __m512d) {
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi")]
 pub(crate) unsafe fn compress<T: Lanes>(run: Run, input: &[T], inv: T, output: &mut [u8]) {
     let n = u32::from(run.bits.get());
-    let (lo, hi) = code_range(n);
-    let mask = _mm512_set1_epi32(((1u64 << n) - 1) as i32);
     // SAFETY: the CPU features of this function.
-    let (inv, lo, hi) = unsafe { (T::splat(inv), T::splat_code(lo), T::splat_code(hi)) };
-    let q = Quant { inv, lo, hi, mask };
-    // SAFETY: the CPU features of this function; `compress_run` passes r = values left in `x`
+    let q = unsafe { T::quant(inv, n) };
+    // SAFETY: the CPU features of this function; `Geom::each_step` passes r = values left in `x`
     // from k.
     let load = |x: &[T], k: usize, r: usize| unsafe { T::codes(&q, x, k, r) };
     let k = (n as usize / 8).clamp(1, 3);
-    let gather = T::GATHER.get(k - 1).copied().unwrap_or([0; 64]);
-    // SAFETY: `gather` is a local array of 64 bytes; unaligned load.
-    let idx = unsafe { _mm512_loadu_si512(gather.as_ptr().cast()) };
-    let valid = u64::MAX >> (64 - 16 * k);
+    let table = T::GATHER.get(k - 1).copied().unwrap_or([0; 64]);
+    // SAFETY: `table` is a local array of 64 bytes; unaligned load.
+    let idx = unsafe { _mm512_loadu_si512(table.as_ptr().cast()) };
+    let gather = Gather {
+        idx,
+        valid: u64::MAX >> (64 - 16 * k),
+    };
     // SAFETY: as for `load`.
-    let bytes = |x: &[T], i: usize, r: usize| unsafe { T::bytes(&q, idx, valid, x, i, r) };
+    let bytes = |x: &[T], i: usize, r: usize| unsafe { T::bytes(&q, gather, x, i, r) };
     let Some((t, g)) = plan(run, input.len(), output.len()) else {
         return;
     };
-    if let (Some(bin), Some(bout)) = (input.get(..g.values()), output.get_mut(..g.bytes())) {
-        // SAFETY: the CPU features of this function; `bin` has the `g.values()` values of
-        // `g.runs` runs and `bout` their `g.bytes()` bytes.
-        unsafe { compress_run(t, g, bin, bout, &load, &bytes) };
+    let (Some(bin), Some(bout)) = (input.get(..g.values()), output.get_mut(..g.bytes())) else {
+        return;
+    };
+    let n = g.n;
+    let dst = bout.as_mut_ptr();
+    let zero = _mm512_setzero_si512();
+    let pad = |at: usize, len: usize| {
+        if len == 0 {
+        } else if len < 64 {
+            // SAFETY: the padding [at, at + len) is inside the run's stride in `bout`.
+            unsafe { _mm512_mask_storeu_epi8(dst.wrapping_add(at).cast(), (1u64 << len) - 1, zero) }
+        } else if let Some(p) = bout.get_mut(at..at + len) {
+            p.fill(0);
+        }
+    };
+    // SAFETY (every store below): `each_step` gives masks covering bytes [at, at + min(2N,
+    // ceil(rN/8))), or for a partial step at most the bytes up to its run's end; all inside
+    // `bout`. Masked-off bytes are not accessed.
+    match n {
+        1 => g.each_step(
+            |i, at, r, m| {
+                let codes = load(bin, i, r);
+                let bits = _mm512_test_epi32_mask(codes, codes);
+                let out = _mm512_castsi128_si512(_mm_cvtsi32_si128(i32::from(bits)));
+                // SAFETY: see above.
+                unsafe { _mm512_mask_storeu_epi8(dst.wrapping_add(at).cast(), m, out) };
+            },
+            pad,
+        ),
+        8 | 16 | 24 => {
+            // Byte-multiple widths: `bytes` returns the packed step directly, zeros past it.
+            g.each_step(
+                |i, at, r, m| {
+                    let out = bytes(bin, i, r);
+                    let p = dst.wrapping_add(at);
+                    if r >= 16 && n == 8 {
+                        // SAFETY: a full step owns exactly these 16 bytes of the run.
+                        unsafe { _mm_storeu_si128(p.cast(), _mm512_castsi512_si128(out)) };
+                    } else if r >= 16 && n == 16 {
+                        // SAFETY: a full step owns exactly these 32 bytes of the run.
+                        unsafe { _mm256_storeu_si256(p.cast(), _mm512_castsi512_si256(out)) };
+                    } else {
+                        // SAFETY: see above.
+                        unsafe { _mm512_mask_storeu_epi8(p.cast(), m, out) };
+                    }
+                },
+                pad,
+            )
+        }
+        _ => {
+            let (shift, idx) = pack_tables(t);
+            let cnt = _mm_cvtsi32_si128(32 - n as i32);
+            let low_n = _mm512_set1_epi64(((1u64 << n) - 1) as i64);
+            macro_rules! run {
+                ($p:literal, $s:literal) => {
+                    g.each_step(
+                        |i, at, r, m| {
+                            let out = pack16::<$p, $s>(t, shift, &idx, cnt, low_n, load(bin, i, r));
+                            // SAFETY: see above.
+                            unsafe { _mm512_mask_storeu_epi8(dst.wrapping_add(at).cast(), m, out) };
+                        },
+                        pad,
+                    )
+                };
+            }
+            match (t.cmp_perms, (2 * n).is_multiple_of(8)) {
+                (_, true) => run!(1, false),
+                (2, _) => run!(2, true),
+                (3, _) => run!(3, true),
+                _ => run!(4, true),
+            }
+        }
     }
 }
 
@@ -451,93 +471,6 @@ fn plan(run: Run, values: usize, bytes: usize) -> Option<(&'static Z512, Geom)> 
     Some((t, Geom::new(n, bs, blocks)))
 }
 
-/// Compresses `g.runs` runs of `g.count` values into `g.stride` bytes each.
-///
-/// # Safety
-/// The CPU must support AVX-512 F, BW, VL, DQ and VBMI; `bin.len() == g.runs·g.count`,
-/// `bout.len() == g.runs·g.stride`.
-#[inline]
-#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi")]
-unsafe fn compress_run<T>(
-    t: &Z512,
-    g: Geom,
-    bin: &[T],
-    bout: &mut [u8],
-    load: &impl Fn(&[T], usize, usize) -> __m512i,
-    bytes: &impl Fn(&[T], usize, usize) -> __m512i,
-) {
-    let n = g.n;
-    let dst = bout.as_mut_ptr();
-    let zero = _mm512_setzero_si512();
-    let pad = |at: usize, len: usize| {
-        if len == 0 {
-        } else if len < 64 {
-            // SAFETY: the padding [at, at + len) is inside the run's stride in `bout`.
-            unsafe { _mm512_mask_storeu_epi8(dst.wrapping_add(at).cast(), (1u64 << len) - 1, zero) }
-        } else if let Some(p) = bout.get_mut(at..at + len) {
-            p.fill(0);
-        }
-    };
-    // SAFETY (every store below): `each_step` gives masks covering bytes [at, at + min(2N,
-    // ceil(rN/8))), or for a partial step at most the bytes up to its run's end; all inside
-    // `bout`. Masked-off bytes are not accessed.
-    match n {
-        1 => g.each_step(
-            |i, at, r, m| {
-                let codes = load(bin, i, r);
-                let bits = _mm512_test_epi32_mask(codes, codes);
-                let out = _mm512_castsi128_si512(_mm_cvtsi32_si128(i32::from(bits)));
-                // SAFETY: see above.
-                unsafe { _mm512_mask_storeu_epi8(dst.wrapping_add(at).cast(), m, out) };
-            },
-            pad,
-        ),
-        8 | 16 | 24 => {
-            // Byte-multiple widths: `bytes` returns the packed step directly, zeros past it.
-            g.each_step(
-                |i, at, r, m| {
-                    let out = bytes(bin, i, r);
-                    let p = dst.wrapping_add(at);
-                    if r >= 16 && n == 8 {
-                        // SAFETY: a full step owns exactly these 16 bytes of the run.
-                        unsafe { _mm_storeu_si128(p.cast(), _mm512_castsi512_si128(out)) };
-                    } else if r >= 16 && n == 16 {
-                        // SAFETY: a full step owns exactly these 32 bytes of the run.
-                        unsafe { _mm256_storeu_si256(p.cast(), _mm512_castsi512_si256(out)) };
-                    } else {
-                        // SAFETY: see above.
-                        unsafe { _mm512_mask_storeu_epi8(p.cast(), m, out) };
-                    }
-                },
-                pad,
-            )
-        }
-        _ => {
-            let (shift, idx) = pack_tables(t);
-            let cnt = _mm_cvtsi32_si128(32 - n as i32);
-            let low_n = _mm512_set1_epi64(((1u64 << n) - 1) as i64);
-            macro_rules! run {
-                ($p:literal, $s:literal) => {
-                    g.each_step(
-                        |i, at, r, m| {
-                            let out = pack16::<$p, $s>(t, shift, &idx, cnt, low_n, load(bin, i, r));
-                            // SAFETY: see above.
-                            unsafe { _mm512_mask_storeu_epi8(dst.wrapping_add(at).cast(), m, out) };
-                        },
-                        pad,
-                    )
-                };
-            }
-            match (t.cmp_perms, (2 * n).is_multiple_of(8)) {
-                (_, true) => run!(1, false),
-                (2, _) => run!(2, true),
-                (3, _) => run!(3, true),
-                _ => run!(4, true),
-            }
-        }
-    }
-}
-
 /// Decompresses whole blocks of `run`.
 ///
 /// # Safety
@@ -546,33 +479,15 @@ unsafe fn compress_run<T>(
 pub(crate) unsafe fn decompress<T: Lanes>(run: Run, input: &[u8], scale: T, output: &mut [T]) {
     // SAFETY: the CPU features of this function.
     let sc = unsafe { T::splat(scale) };
-    // SAFETY: the CPU features as above; `decompress_run` passes r = values left from k.
+    // SAFETY: the CPU features as above; `Geom::each_step` passes r = values left from k.
     let store = |o: &mut [T], k: usize, r: usize, v: __m512i| unsafe { T::store(o, k, r, v, sc) };
     let Some((t, g)) = plan(run, output.len(), input.len()) else {
         return;
     };
-    if let (Some(bin), Some(bout)) = (input.get(..g.bytes()), output.get_mut(..g.values())) {
-        // SAFETY: the CPU features of this function; `bin` holds the `g.values()` values of
-        // `bout`.
-        unsafe { decompress_run(t, g, bin, bout, run.signed(), &store) };
-    }
-}
-
-/// Decompresses `g.runs` runs of `g.stride` bytes into `g.count` values each.
-///
-/// # Safety
-/// The CPU must support AVX-512 F, BW, VL, DQ and VBMI; `bin.len() == g.runs·g.stride`,
-/// `bout.len() == g.runs·g.count`.
-#[inline]
-#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi")]
-unsafe fn decompress_run<T>(
-    t: &Z512,
-    g: Geom,
-    bin: &[u8],
-    bout: &mut [T],
-    signed: bool,
-    store: &impl Fn(&mut [T], usize, usize, __m512i),
-) {
+    let (Some(bin), Some(bout)) = (input.get(..g.bytes()), output.get_mut(..g.values())) else {
+        return;
+    };
+    let signed = run.signed();
     let n = g.n;
     let src = bin.as_ptr();
     let nopad = |_: usize, _: usize| {};
