@@ -180,8 +180,13 @@ fn compress_n<const N: usize, T: Lanes>(bs: usize, input: &[T], inv: T, output: 
     // SAFETY: AVX2 (this function's target feature).
     let q = unsafe { T::quant(inv, N as u32) };
     compress_groups(N, bs, input, output, |out, at, g, bytes| {
-        // SAFETY: AVX2, as above.
-        let codes = unsafe { T::codes(&q, &group_of(g)) };
+        // Whole groups are read in place, the block's last, shorter one zero-padded.
+        let codes = match g.first_chunk::<8>() {
+            // SAFETY: AVX2, as above.
+            Some(whole) => unsafe { T::codes(&q, whole) },
+            // SAFETY: AVX2, as above.
+            None => unsafe { T::codes(&q, &group_of(g)) },
+        };
         put_group::<N>(out, at, bytes, assemble::<N>(codes));
     });
 }
