@@ -58,7 +58,7 @@
 //! ```
 
 use super::blocks::{self, ArchiveView, Plan, block_payload_len, write_header};
-use super::{DType, Error, HEADER_LEN, Mode};
+use super::{DType, Error, FORMAT_VERSION_V1, HEADER_LEN, Mode, Verify};
 
 /// Most archives one call of [`linear`] / [`sum`] combines (a fixed stack table per input).
 pub const MAX_TERMS: usize = 64;
@@ -345,7 +345,9 @@ fn engine(
             return Err(FZM_UNSUPPORTED);
         }
     }
-    let first = blocks::parse(archives[0])?;
+    // Structure and header CRC here; each chunk's CRC right before its blocks are combined.
+    let mut views = [None; MAX_TERMS];
+    let first = blocks::parse_structure(archives[0], Verify::Checksums)?;
     let mut terms = [Term {
         widths: &[],
         payload: &[],
@@ -356,8 +358,15 @@ fn engine(
     let mut strict = true;
     for (j, ((t, &a), &c)) in terms.iter_mut().zip(archives).zip(coeffs).enumerate() {
         // Each input's CRCs are checked once (the first one above).
-        let v = if j == 0 { first } else { blocks::parse(a)? };
+        let v = if j == 0 {
+            first
+        } else {
+            blocks::parse_structure(a, Verify::Checksums)?
+        };
         check_same(&first, &v)?;
+        if let Some(slot) = views.get_mut(j) {
+            *slot = Some(v);
+        }
         bound += c.unsigned_abs() as f64 * v.header.bound();
         strict &= v.header.strict;
         *t = Term {
@@ -368,6 +377,7 @@ fn engine(
         };
     }
     let terms = &mut terms[..archives.len()];
+    let views = &views[..archives.len()];
     if !(bound.is_finite() && bound >= 0.0) {
         return Err(Error::InvalidErrorBound);
     }
@@ -390,125 +400,80 @@ fn engine(
     let payload_start = HEADER_LEN + nb;
     let mut pos = payload_start; // next payload byte of the output
     let mut fits = out.len() >= payload_start;
-    let mut acc = [0i64; CHUNK];
-    let mut zz = [0u64; MAX_BLOCK];
-    #[cfg(target_arch = "x86_64")]
-    let simd = !exact_only
-        && terms.len() <= 2
-        && terms.iter().all(|t| t.c == 1 || t.c == -1)
-        && x86::available();
-    #[cfg(target_arch = "x86_64")]
-    let mut z32 = [0u32; MAX_BLOCK];
-    for b in 0..nb {
-        let start = b * bs;
-        let len = (n - start).min(bs);
-        // Crude bound on every |level| of this block: |q| <= len · 2^(w-1) per input.
+    let mut sc = Scratch {
+        acc: [0i64; CHUNK],
+        zz: [0u64; MAX_BLOCK],
+        #[cfg(target_arch = "x86_64")]
+        simd: !exact_only
+            && terms.len() <= 2
+            && terms.iter().all(|t| t.c == 1 || t.c == -1)
+            && x86::available(),
+        #[cfg(target_arch = "x86_64")]
+        z32: [0u32; MAX_BLOCK],
+    };
+    // The per-block `fast` test below, once for the whole archive: every block's crude level
+    // bound is at most the one of a full block at each input's widest width.
+    let all_fast = !exact_only && {
         let mut crude = 0f64;
         for t in terms.iter() {
-            let w = i32::from(t.widths.get(b).copied().unwrap_or(0));
-            if w > 0 {
-                // 2^(w-1), w in 1..=64, built from its exponent bits.
-                let pow = f64::from_bits(((w - 1 + 1023) as u64) << 52);
-                crude += t.c.unsigned_abs() as f64 * len as f64 * pow;
-            }
+            let w = t.widths.iter().copied().max().unwrap_or(0);
+            crude += t.c.unsigned_abs() as f64 * bs as f64 * pow2_below(w);
         }
-        let fast =
-            !exact_only && crude < (1u64 << 61) as f64 && crude * 2.0 * eb * (1.0 + 1e-12) <= tmax;
-        let mut width = u32::MAX;
-        #[cfg(target_arch = "x86_64")]
-        if simd && fast && len <= z32.len() {
-            let mut ins: [(&[u8], u8, bool); 2] = [(&[], 0, false); 2];
-            for (slot, t) in ins.iter_mut().zip(terms.iter()) {
-                let w = t.widths.get(b).copied().unwrap_or(0);
-                *slot = (t.payload.get(t.off..).unwrap_or(&[]), w, t.c < 0);
-            }
-            // SAFETY: `x86::available` checked AVX-512 F/BW/VL/DQ and VBMI at run time.
-            let any = unsafe { x86::combine(&ins[..terms.len()], len, &mut z32) };
-            if let Some(any) = any {
-                let w = 32 - any.leading_zeros();
-                if w <= 24 {
-                    width = w;
-                    let cost = block_payload_len(w as u8, len);
-                    if fits && pos + cost <= out.len() && w > 0 {
-                        // SAFETY: as above; the values are below 2^w, 1 <= w <= 24.
-                        unsafe { x86::pack(&z32[..len], w, &mut out[pos..pos + cost]) };
-                    }
-                }
-            }
+        crude < (1u64 << 61) as f64 && crude * 2.0 * eb * (1.0 + 1e-12) <= tmax
+    };
+    #[cfg(target_arch = "x86_64")]
+    let run_simd = sc.simd && all_fast;
+    // Chunk by chunk (the output's checksum chunks): each input's chunks covering the next
+    // blocks are CRC-checked right before those blocks are combined, while they are in cache.
+    // (A per-group step of a block-head layout would slot in at group ends inside a chunk.)
+    let step = (1usize << plan.chunk_shift().min(31)).max(1);
+    let mut checks = [Check::default(); MAX_TERMS];
+    let checks = &mut checks[..terms.len()];
+    let mut b = 0usize;
+    while b < nb {
+        let seg_end = nb.min(b.saturating_add(step));
+        for (ck, v) in checks.iter_mut().zip(views.iter()) {
+            ck.verify_to(v, seg_end)?;
         }
-        #[cfg(target_arch = "x86_64")]
-        if width == u32::MAX && simd && fast && len <= zz.len() {
-            let mut ins: [(&[u8], u8, bool); 2] = [(&[], 0, false); 2];
-            for (slot, t) in ins.iter_mut().zip(terms.iter()) {
-                let w = t.widths.get(b).copied().unwrap_or(0);
-                *slot = (t.payload.get(t.off..).unwrap_or(&[]), w, t.c < 0);
-            }
-            // SAFETY: `x86::available` checked AVX-512 F/BW/VL/DQ (and VBMI) at run time.
-            if let Some(any) = unsafe { x86::combine64(&ins[..terms.len()], len, &mut zz) } {
-                width = 64 - any.leading_zeros();
-                let cost = block_payload_len(width as u8, len);
-                if fits && pos + cost <= out.len() && width > 0 {
-                    pack_into(&zz[..len], width, &mut out[pos..pos + cost]);
-                }
-            }
-        }
-        if width != u32::MAX {
-            // done by a SIMD path
-        } else if fast && len <= zz.len() {
-            // Unpack every input once, chunk by chunk, into the block's zigzag scratch.
-            let mut any = 0u64;
-            let mut i = 0;
-            while i < len {
-                let m = (len - i).min(CHUNK);
-                let a = &mut acc[..m];
-                for (j, t) in terms.iter().enumerate() {
-                    let w = u32::from(t.widths.get(b).copied().unwrap_or(0));
-                    let p = t.payload.get(t.off..).unwrap_or(&[]);
-                    unpack_combine(p, w, i, t.c, a, j == 0);
-                }
-                for (z, &d) in zz[i..i + m].iter_mut().zip(a.iter()) {
-                    *z = zigzag(d);
-                    any |= *z;
-                }
-                i += m;
-            }
-            width = 64 - any.leading_zeros();
-            let cost = block_payload_len(width as u8, len);
-            if fits && pos + cost <= out.len() && width > 0 {
-                pack_into(&zz[..len], width, &mut out[pos..pos + cost]);
-            }
-        } else {
-            let mut any = 0u64;
-            exact_block(terms, b, len, eb, dtype, |i, u| {
-                let _ = i;
-                any |= u;
-            })
-            .map_err(|i| Error::LevelOverflow { index: start + i })?;
-            width = 64 - any.leading_zeros();
-            let cost = block_payload_len(width as u8, len);
-            if fits && pos + cost <= out.len() && width > 0 {
-                let mut pk = Packer {
-                    out: &mut out[pos..pos + cost],
-                    pos: 0,
-                    acc: 0,
-                    have: 0,
-                    w: width,
+        while b < seg_end {
+            #[cfg(target_arch = "x86_64")]
+            if run_simd && fits {
+                let mut r = x86::Run {
+                    widths: [&[]; 2],
+                    payload: [&[]; 2],
+                    neg: [false; 2],
+                    off: [0; 2],
+                    k: terms.len(),
+                    b,
+                    pos,
                 };
-                exact_block(terms, b, len, eb, dtype, |_, u| pk.put(u))
-                    .map_err(|i| Error::LevelOverflow { index: start + i })?;
-                pk.flush();
+                for (j, t) in terms.iter().enumerate().take(2) {
+                    r.widths[j] = t.widths;
+                    r.payload[j] = t.payload;
+                    r.neg[j] = t.c < 0;
+                    r.off[j] = t.off;
+                }
+                // SAFETY: `x86::available` checked AVX-512 F/BW/VL/DQ and VBMI at run time.
+                unsafe { x86::add_run(&mut r, n, bs, seg_end, out, &mut sc.z32) };
+                for (j, t) in terms.iter_mut().enumerate().take(2) {
+                    t.off = r.off[j];
+                }
+                (b, pos) = (r.b, r.pos);
+                if b >= seg_end {
+                    break;
+                }
             }
-        }
-        let cost = block_payload_len(width as u8, len);
-        if fits && pos + cost <= out.len() {
-            out[HEADER_LEN + b] = width as u8;
-        } else {
-            fits = false;
-        }
-        pos += cost;
-        for t in terms.iter_mut() {
-            let w = t.widths.get(b).copied().unwrap_or(0);
-            t.off += block_payload_len(w, len);
+            let g = Grid {
+                n,
+                bs,
+                eb,
+                dtype,
+                tmax,
+                exact_only,
+                all_fast,
+            };
+            one_block(terms, b, &g, out, &mut pos, &mut fits, &mut sc)?;
+            b += 1;
         }
     }
     let slen = plan.sums_len();
@@ -527,6 +492,228 @@ fn engine(
     );
     write_header(&plan, out)?;
     Ok(pos + slen)
+}
+
+/// The chunk-CRC verification of one input, run ahead of the combine: chunks
+/// `0..next` (blocks `0..verified`, payload bytes `0..off`) are checked.
+#[derive(Clone, Copy, Default)]
+struct Check {
+    next: u32,
+    verified: usize,
+    off: usize,
+    rem: usize,
+}
+
+impl Check {
+    /// Checks the input's chunks up to the one holding block `end − 1`
+    /// ([`blocks::verify_chunks`], chunk by chunk). Version 1 inputs have no CRCs.
+    fn verify_to(&mut self, v: &Option<ArchiveView<'_>>, end: usize) -> Result<(), Error> {
+        let Some(v) = v else {
+            return Ok(());
+        };
+        if v.header.version == FORMAT_VERSION_V1 {
+            return Ok(());
+        }
+        if self.next == 0 && self.verified == 0 {
+            self.rem = v.n;
+        }
+        let bs = v.header.block_size as usize;
+        let c = (1usize << v.header.chunk_shift.min(31)).max(1);
+        while self.verified < end {
+            let u = self.next;
+            let lo = self.verified;
+            let hi = v.widths.len().min(lo.saturating_add(c));
+            let wc = v.widths.get(lo..hi).unwrap_or(&[]);
+            if wc.is_empty() {
+                break;
+            }
+            let vals = self.rem.min(wc.len().saturating_mul(bs));
+            let bytes = blocks::run_bytes(wc, bs, vals);
+            let p = v
+                .payload
+                .get(self.off..self.off.saturating_add(bytes))
+                .ok_or(Error::Truncated)?;
+            let at = (u as usize).saturating_mul(4);
+            let stored = v
+                .sums
+                .get(at..at.saturating_add(4))
+                .and_then(|s| s.first_chunk::<4>())
+                .map(|s| u32::from_le_bytes(*s));
+            if stored != Some(blocks::chunk_sum(u, wc, p)) {
+                return Err(Error::ChecksumMismatch {
+                    what: "blocks",
+                    chunk: u,
+                });
+            }
+            self.rem -= vals;
+            self.off += bytes;
+            self.verified = hi;
+            self.next += 1;
+        }
+        Ok(())
+    }
+}
+
+/// The fixed facts of one operation that [`one_block`] needs.
+struct Grid {
+    n: usize,
+    bs: usize,
+    eb: f64,
+    dtype: DType,
+    tmax: f64,
+    exact_only: bool,
+    /// Every block passes the `fast` test ([`engine`] checked it once for the archive).
+    all_fast: bool,
+}
+
+/// The engine's per-block scratch.
+struct Scratch {
+    acc: [i64; CHUNK],
+    zz: [u64; MAX_BLOCK],
+    /// Whether the AVX-512 combines apply (one or two inputs, coefficients ±1, CPU support).
+    #[cfg(target_arch = "x86_64")]
+    simd: bool,
+    #[cfg(target_arch = "x86_64")]
+    z32: [u32; MAX_BLOCK],
+}
+
+/// `2^(w−1)` for a width `w` (0 for `w = 0`): the largest `|delta|` a width-`w` field holds.
+fn pow2_below(w: u8) -> f64 {
+    if w == 0 {
+        0.0
+    } else {
+        // w in 1..=255: 2^(w-1) built from its exponent bits (finite up to 2^254).
+        f64::from_bits((u64::from(w) - 1 + 1023) << 52)
+    }
+}
+
+/// Combines block `b` of every input into the output at `*pos_io` (the per-block path:
+/// SIMD combines where they apply, else the scalar unpack or the exact reference); advances
+/// `*pos_io` and every input's offset, clears `*fits_io` once the output is too small.
+fn one_block(
+    terms: &mut [Term<'_>],
+    b: usize,
+    g: &Grid,
+    out: &mut [u8],
+    pos_io: &mut usize,
+    fits_io: &mut bool,
+    sc: &mut Scratch,
+) -> Result<(), Error> {
+    let (n, bs, eb, dtype, tmax, exact_only) = (g.n, g.bs, g.eb, g.dtype, g.tmax, g.exact_only);
+    let pos = *pos_io;
+    let mut fits = *fits_io;
+    let (acc, zz) = (&mut sc.acc, &mut sc.zz);
+    #[cfg(target_arch = "x86_64")]
+    let (simd, z32) = (sc.simd, &mut sc.z32);
+    let start = b * bs;
+    let len = (n - start).min(bs);
+    // Crude bound on every |level| of this block: |q| <= len · 2^(w-1) per input.
+    let fast = g.all_fast || {
+        let mut crude = 0f64;
+        for t in terms.iter() {
+            let w = t.widths.get(b).copied().unwrap_or(0);
+            crude += t.c.unsigned_abs() as f64 * len as f64 * pow2_below(w);
+        }
+        !exact_only && crude < (1u64 << 61) as f64 && crude * 2.0 * eb * (1.0 + 1e-12) <= tmax
+    };
+    let mut width = u32::MAX;
+    #[cfg(target_arch = "x86_64")]
+    if simd && fast && len <= z32.len() {
+        let mut ins: [(&[u8], u8, bool); 2] = [(&[], 0, false); 2];
+        for (slot, t) in ins.iter_mut().zip(terms.iter()) {
+            let w = t.widths.get(b).copied().unwrap_or(0);
+            *slot = (t.payload.get(t.off..).unwrap_or(&[]), w, t.c < 0);
+        }
+        // SAFETY: `x86::available` checked AVX-512 F/BW/VL/DQ and VBMI at run time.
+        let any = unsafe { x86::combine(&ins[..terms.len()], len, z32) };
+        if let Some(any) = any {
+            let w = 32 - any.leading_zeros();
+            if w <= 24 {
+                width = w;
+                let cost = block_payload_len(w as u8, len);
+                if fits && pos + cost <= out.len() && w > 0 {
+                    // SAFETY: as above; the values are below 2^w, 1 <= w <= 24.
+                    unsafe { x86::pack(&z32[..len], w, &mut out[pos..pos + cost]) };
+                }
+            }
+        }
+    }
+    #[cfg(target_arch = "x86_64")]
+    if width == u32::MAX && simd && fast && len <= zz.len() {
+        let mut ins: [(&[u8], u8, bool); 2] = [(&[], 0, false); 2];
+        for (slot, t) in ins.iter_mut().zip(terms.iter()) {
+            let w = t.widths.get(b).copied().unwrap_or(0);
+            *slot = (t.payload.get(t.off..).unwrap_or(&[]), w, t.c < 0);
+        }
+        // SAFETY: `x86::available` checked AVX-512 F/BW/VL/DQ (and VBMI) at run time.
+        if let Some(any) = unsafe { x86::combine64(&ins[..terms.len()], len, zz) } {
+            width = 64 - any.leading_zeros();
+            let cost = block_payload_len(width as u8, len);
+            if fits && pos + cost <= out.len() && width > 0 {
+                pack_into(&zz[..len], width, &mut out[pos..pos + cost]);
+            }
+        }
+    }
+    if width != u32::MAX {
+        // done by a SIMD path
+    } else if fast && len <= zz.len() {
+        // Unpack every input once, chunk by chunk, into the block's zigzag scratch.
+        let mut any = 0u64;
+        let mut i = 0;
+        while i < len {
+            let m = (len - i).min(CHUNK);
+            let a = &mut acc[..m];
+            for (j, t) in terms.iter().enumerate() {
+                let w = u32::from(t.widths.get(b).copied().unwrap_or(0));
+                let p = t.payload.get(t.off..).unwrap_or(&[]);
+                unpack_combine(p, w, i, t.c, a, j == 0);
+            }
+            for (z, &d) in zz[i..i + m].iter_mut().zip(a.iter()) {
+                *z = zigzag(d);
+                any |= *z;
+            }
+            i += m;
+        }
+        width = 64 - any.leading_zeros();
+        let cost = block_payload_len(width as u8, len);
+        if fits && pos + cost <= out.len() && width > 0 {
+            pack_into(&zz[..len], width, &mut out[pos..pos + cost]);
+        }
+    } else {
+        let mut any = 0u64;
+        exact_block(terms, b, len, eb, dtype, |i, u| {
+            let _ = i;
+            any |= u;
+        })
+        .map_err(|i| Error::LevelOverflow { index: start + i })?;
+        width = 64 - any.leading_zeros();
+        let cost = block_payload_len(width as u8, len);
+        if fits && pos + cost <= out.len() && width > 0 {
+            let mut pk = Packer {
+                out: &mut out[pos..pos + cost],
+                pos: 0,
+                acc: 0,
+                have: 0,
+                w: width,
+            };
+            exact_block(terms, b, len, eb, dtype, |_, u| pk.put(u))
+                .map_err(|i| Error::LevelOverflow { index: start + i })?;
+            pk.flush();
+        }
+    }
+    let cost = block_payload_len(width as u8, len);
+    if fits && pos + cost <= out.len() {
+        out[HEADER_LEN + b] = width as u8;
+    } else {
+        fits = false;
+    }
+    *pos_io = pos + cost;
+    *fits_io = fits;
+    for t in terms.iter_mut() {
+        let w = t.widths.get(b).copied().unwrap_or(0);
+        t.off += block_payload_len(w, len);
+    }
+    Ok(())
 }
 
 /// The exact reference of one block: per-element levels of every input (wrapping prefix sums,
@@ -838,6 +1025,163 @@ mod x86 {
             any |= *slot;
         }
         Some(any)
+    }
+
+    /// A run of blocks of one or two inputs through [`add_run`]: each input's width bytes,
+    /// payload, sign and next payload offset; the next block `b` and output offset `pos`.
+    pub(super) struct Run<'a> {
+        pub widths: [&'a [u8]; 2],
+        pub payload: [&'a [u8]; 2],
+        pub neg: [bool; 2],
+        pub off: [usize; 2],
+        pub k: usize,
+        pub b: usize,
+        pub pos: usize,
+    }
+
+    /// Combines blocks `r.b..end` of `r.k` (1 or 2) inputs into `out` (width byte at
+    /// `HEADER_LEN + b`, payload at `r.pos`) in one loop: per block, unpack each input's
+    /// fields (widths 0..=24, i32 lanes), add or subtract, zigzag, OR for the width, and pack
+    /// at that width (the encoder's VBMI packer) from the zigzag scratch `z`. Advances `r`
+    /// past every block it wrote; stops early (leaving `r` at the block) at a block it does
+    /// not cover: an input width above 24, a result width above 24, or an output too small.
+    /// The caller guarantees the sums do not overflow (its `fast` test) and that block
+    /// `r.b` starts a run whose inputs' offsets are `r.off`.
+    #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi")]
+    pub(super) fn add_run(
+        r: &mut Run<'_>,
+        n: usize,
+        bs: usize,
+        end: usize,
+        out: &mut [u8],
+        z: &mut [u32],
+    ) {
+        let zero = _mm512_setzero_si512();
+        let one = _mm512_set1_epi32(1);
+        // A missing second input reads as width 0 in every block.
+        let (wa_s, wb_s) = (r.widths[0], if r.k >= 2 { r.widths[1] } else { &[] });
+        let (pa, pb) = (r.payload[0], if r.k >= 2 { r.payload[1] } else { &[] });
+        // Negation as `(d ^ m) − m` with `m` all ones (negate) or zero.
+        let sign = |neg: bool| _mm512_set1_epi32(-i32::from(neg));
+        let (ma, mb) = (sign(r.neg[0]), sign(r.neg[1] && r.k >= 2));
+        let (mut b, mut pos, [mut oa, mut ob]) = (r.b, r.pos, r.off);
+        let zp = z.as_mut_ptr();
+        while b < end {
+            let len = n.saturating_sub(b.saturating_mul(bs)).min(bs);
+            let wa = if r.k >= 1 {
+                wa_s.get(b).copied()
+            } else {
+                Some(0)
+            };
+            let wb = if r.k >= 2 {
+                wb_s.get(b).copied()
+            } else {
+                Some(0)
+            };
+            let (Some(wa), Some(wb)) = (wa, wb) else {
+                break;
+            };
+            if len == 0 || len > z.len() || wa > 24 || wb > 24 {
+                break;
+            }
+            let (ca, cb) = (
+                super::block_payload_len(wa, len),
+                super::block_payload_len(wb, len),
+            );
+            // Each input's block payload must lie inside its payload slice.
+            if oa + ca > pa.len() || ob + cb > pb.len() {
+                break;
+            }
+            // Width 0 reads with width 1's tables and an empty byte mask: every field is 0.
+            let (Some(ta), Some(tb)) = (
+                Z512_TABLES.get(usize::from(wa.max(1))),
+                Z512_TABLES.get(usize::from(wb.max(1))),
+            ) else {
+                break;
+            };
+            // SAFETY: the tables are plain arrays of 64 bytes; unaligned loads.
+            let (ia, ka, ib, kb) = unsafe {
+                (
+                    _mm512_loadu_si512(ta.dec_idx.as_ptr().cast()),
+                    _mm512_loadu_si512(ta.dec_ctrl.as_ptr().cast()),
+                    _mm512_loadu_si512(tb.dec_idx.as_ptr().cast()),
+                    _mm512_loadu_si512(tb.dec_ctrl.as_ptr().cast()),
+                )
+            };
+            let sa = _mm_cvtsi32_si128(32 - i32::from(wa.max(1)));
+            let sb = _mm_cvtsi32_si128(32 - i32::from(wb.max(1)));
+            let (wa, wb) = (usize::from(wa), usize::from(wb));
+            let (srca, srcb) = (pa.as_ptr().wrapping_add(oa), pb.as_ptr().wrapping_add(ob));
+            let mut or = zero;
+            let mut i = 0;
+            while i < len {
+                let rl = (len - i).min(16);
+                let lm: u16 = if rl == 16 { u16::MAX } else { (1u16 << rl) - 1 };
+                // ceil(rl·w/8) <= 48 bytes of each input (0 for width 0).
+                let bma = (1u64 << (rl * wa).div_ceil(8)) - 1;
+                let bmb = (1u64 << (rl * wb).div_ceil(8)) - 1;
+                // SAFETY: the step's bytes [i·w/8, i·w/8 + ceil(rl·w/8)) of each input lie inside its block payload, checked above to lie inside its payload slice; masked-off bytes are not accessed.
+                let (va, vb) = unsafe {
+                    (
+                        _mm512_maskz_loadu_epi8(bma, srca.wrapping_add(i / 8 * wa).cast()),
+                        _mm512_maskz_loadu_epi8(bmb, srcb.wrapping_add(i / 8 * wb).cast()),
+                    )
+                };
+                let fa = _mm512_srl_epi32(
+                    _mm512_multishift_epi64_epi8(ka, _mm512_permutexvar_epi8(ia, va)),
+                    sa,
+                );
+                let fb = _mm512_srl_epi32(
+                    _mm512_multishift_epi64_epi8(kb, _mm512_permutexvar_epi8(ib, vb)),
+                    sb,
+                );
+                // ±unzigzag(f) = ((f >> 1) ^ −(f & 1) ^ m) − m
+                let da = _mm512_xor_si512(
+                    _mm512_srli_epi32::<1>(fa),
+                    _mm512_sub_epi32(zero, _mm512_and_si512(fa, one)),
+                );
+                let db = _mm512_xor_si512(
+                    _mm512_srli_epi32::<1>(fb),
+                    _mm512_sub_epi32(zero, _mm512_and_si512(fb, one)),
+                );
+                let s = _mm512_add_epi32(
+                    _mm512_sub_epi32(_mm512_xor_si512(da, ma), ma),
+                    _mm512_sub_epi32(_mm512_xor_si512(db, mb), mb),
+                );
+                // |s| <= 2 · 2^23: the i32 zigzag is exact.
+                let zv = _mm512_maskz_xor_epi32(
+                    lm,
+                    _mm512_slli_epi32::<1>(s),
+                    _mm512_srai_epi32::<31>(s),
+                );
+                or = _mm512_or_si512(or, zv);
+                // SAFETY: lanes i..i+rl of `z` (len <= z.len() checked); masked-off lanes are not accessed.
+                unsafe { _mm512_mask_storeu_epi32(zp.wrapping_add(i).cast(), lm, zv) };
+                i += 16;
+            }
+            let w = 32 - (_mm512_reduce_or_epi32(or) as u32).leading_zeros();
+            if w > 24 {
+                break;
+            }
+            let cost = super::block_payload_len(w as u8, len);
+            let Some(end_pos) = pos.checked_add(cost).filter(|&e| e <= out.len()) else {
+                break;
+            };
+            let Some(slot) = out.get_mut(super::HEADER_LEN + b) else {
+                break;
+            };
+            *slot = w as u8;
+            if w > 0
+                && let (Some(dst), Some(zs)) = (out.get_mut(pos..end_pos), z.get(..len))
+            {
+                crate::arch::x86_64::avx512::szp::pack_block32(zs, w, dst);
+            }
+            pos = end_pos;
+            oa += ca;
+            ob += cb;
+            b += 1;
+        }
+        (r.b, r.pos, r.off) = (b, pos, [oa, ob]);
     }
 
     /// Packs `u` (each `< 2^w`, `1 <= w <= 24`) into exactly `out` (the encoder's VBMI packer).
