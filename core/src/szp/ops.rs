@@ -429,8 +429,15 @@ fn engine(
     let step = (1usize << plan.chunk_shift().min(31)).max(1);
     let mut checks = [Check::default(); MAX_TERMS];
     let checks = &mut checks[..terms.len()];
+    // Each output chunk's CRC is taken right after the chunk is written (in cache) and kept
+    // in the last `slen` bytes of `out` until the payload's end is known: while the result
+    // fits, no payload byte reaches them.
+    let slen = plan.sums_len();
+    let stash = out.len().saturating_sub(slen);
     let mut b = 0usize;
+    let mut u = 0u32;
     while b < nb {
+        let (seg_start, seg_pos) = (b, pos);
         let seg_end = nb.min(b.saturating_add(step));
         for (ck, v) in checks.iter_mut().zip(views.iter()) {
             ck.verify_to(v, seg_end)?;
@@ -475,21 +482,26 @@ fn engine(
             one_block(terms, b, &g, out, &mut pos, &mut fits, &mut sc)?;
             b += 1;
         }
+        if fits && pos <= stash {
+            let crc = match (
+                out.get(HEADER_LEN + seg_start..HEADER_LEN + seg_end),
+                out.get(seg_pos..pos),
+            ) {
+                (Some(w), Some(p)) => blocks::chunk_sum(u, w, p),
+                _ => 0,
+            };
+            let at = stash + 4 * u as usize;
+            if let Some(d) = out.get_mut(at..at + 4) {
+                d.copy_from_slice(&crc.to_le_bytes());
+            }
+        }
+        u += 1;
     }
-    let slen = plan.sums_len();
     if !fits || out.len() < pos + slen {
         return Err(Error::OutputTooSmall { needed: pos + slen });
     }
-    let (body, rest) = out.split_at_mut(pos);
-    let (head, payload) = body.split_at(payload_start);
-    blocks::seal(
-        &head[HEADER_LEN..],
-        payload,
-        n,
-        bs,
-        plan.chunk_shift(),
-        &mut rest[..slen],
-    );
+    // pos <= stash: every chunk's CRC was stashed; move them behind the payload.
+    out.copy_within(stash.., pos);
     write_header(&plan, out)?;
     Ok(pos + slen)
 }
@@ -1065,123 +1077,224 @@ mod x86 {
         let sign = |neg: bool| _mm512_set1_epi32(-i32::from(neg));
         let (ma, mb) = (sign(r.neg[0]), sign(r.neg[1] && r.k >= 2));
         let (mut b, mut pos, [mut oa, mut ob]) = (r.b, r.pos, r.off);
-        let zp = z.as_mut_ptr();
-        while b < end {
-            let len = n.saturating_sub(b.saturating_mul(bs)).min(bs);
-            let wa = if r.k >= 1 {
-                wa_s.get(b).copied()
-            } else {
-                Some(0)
-            };
-            let wb = if r.k >= 2 {
-                wb_s.get(b).copied()
-            } else {
-                Some(0)
-            };
-            let (Some(wa), Some(wb)) = (wa, wb) else {
-                break;
-            };
-            if len == 0 || len > z.len() || wa > 24 || wb > 24 {
-                break;
-            }
-            let (ca, cb) = (
-                super::block_payload_len(wa, len),
-                super::block_payload_len(wb, len),
-            );
-            // Each input's block payload must lie inside its payload slice.
-            if oa + ca > pa.len() || ob + cb > pb.len() {
-                break;
-            }
-            // Width 0 reads with width 1's tables and an empty byte mask: every field is 0.
-            let (Some(ta), Some(tb)) = (
-                Z512_TABLES.get(usize::from(wa.max(1))),
-                Z512_TABLES.get(usize::from(wb.max(1))),
-            ) else {
-                break;
-            };
-            // SAFETY: the tables are plain arrays of 64 bytes; unaligned loads.
-            let (ia, ka, ib, kb) = unsafe {
-                (
-                    _mm512_loadu_si512(ta.dec_idx.as_ptr().cast()),
-                    _mm512_loadu_si512(ta.dec_ctrl.as_ptr().cast()),
-                    _mm512_loadu_si512(tb.dec_idx.as_ptr().cast()),
-                    _mm512_loadu_si512(tb.dec_ctrl.as_ptr().cast()),
-                )
-            };
-            let sa = _mm_cvtsi32_si128(32 - i32::from(wa.max(1)));
-            let sb = _mm_cvtsi32_si128(32 - i32::from(wb.max(1)));
-            let (wa, wb) = (usize::from(wa), usize::from(wb));
-            let (srca, srcb) = (pa.as_ptr().wrapping_add(oa), pb.as_ptr().wrapping_add(ob));
-            let mut or = zero;
-            let mut i = 0;
-            while i < len {
-                let rl = (len - i).min(16);
-                let lm: u16 = if rl == 16 { u16::MAX } else { (1u16 << rl) - 1 };
-                // ceil(rl·w/8) <= 48 bytes of each input (0 for width 0).
-                let bma = (1u64 << (rl * wa).div_ceil(8)) - 1;
-                let bmb = (1u64 << (rl * wb).div_ceil(8)) - 1;
-                // SAFETY: the step's bytes [i·w/8, i·w/8 + ceil(rl·w/8)) of each input lie inside its block payload, checked above to lie inside its payload slice; masked-off bytes are not accessed.
-                let (va, vb) = unsafe {
+        // Batches of blocks: phase 1 combines every block of the batch into `z` (the blocks'
+        // chains are independent: input offsets follow from input widths alone), phase 2
+        // packs them at their widths.
+        let mut wbuf = [0u8; BATCH_BLOCKS];
+        'run: while b < end {
+            let (b0, mut nbat, mut vals) = (b, 0usize, 0usize);
+            let zp = z.as_mut_ptr();
+            let mut stop = false;
+            while b < end && nbat < BATCH_BLOCKS {
+                let len = n.saturating_sub(b.saturating_mul(bs)).min(bs);
+                if len == 0 || vals + len > z.len() {
+                    break;
+                }
+                let wa = if r.k >= 1 {
+                    wa_s.get(b).copied()
+                } else {
+                    Some(0)
+                };
+                let wb = if r.k >= 2 {
+                    wb_s.get(b).copied()
+                } else {
+                    Some(0)
+                };
+                let (Some(wa), Some(wb)) = (wa, wb) else {
+                    stop = true;
+                    break;
+                };
+                if wa > 24 || wb > 24 {
+                    stop = true;
+                    break;
+                }
+                let (ca, cb) = (
+                    super::block_payload_len(wa, len),
+                    super::block_payload_len(wb, len),
+                );
+                // Each input's block payload must lie inside its payload slice.
+                if oa + ca > pa.len() || ob + cb > pb.len() {
+                    stop = true;
+                    break;
+                }
+                // Width 0 reads with width 1's tables and an empty byte mask: every field is 0.
+                let (Some(ta), Some(tb)) = (
+                    Z512_TABLES.get(usize::from(wa.max(1))),
+                    Z512_TABLES.get(usize::from(wb.max(1))),
+                ) else {
+                    stop = true;
+                    break;
+                };
+                // SAFETY: the tables are plain arrays of 64 bytes; unaligned loads.
+                let (ia, ka, ib, kb) = unsafe {
                     (
-                        _mm512_maskz_loadu_epi8(bma, srca.wrapping_add(i / 8 * wa).cast()),
-                        _mm512_maskz_loadu_epi8(bmb, srcb.wrapping_add(i / 8 * wb).cast()),
+                        _mm512_loadu_si512(ta.dec_idx.as_ptr().cast()),
+                        _mm512_loadu_si512(ta.dec_ctrl.as_ptr().cast()),
+                        _mm512_loadu_si512(tb.dec_idx.as_ptr().cast()),
+                        _mm512_loadu_si512(tb.dec_ctrl.as_ptr().cast()),
                     )
                 };
-                let fa = _mm512_srl_epi32(
-                    _mm512_multishift_epi64_epi8(ka, _mm512_permutexvar_epi8(ia, va)),
-                    sa,
-                );
-                let fb = _mm512_srl_epi32(
-                    _mm512_multishift_epi64_epi8(kb, _mm512_permutexvar_epi8(ib, vb)),
-                    sb,
-                );
-                // ±unzigzag(f) = ((f >> 1) ^ −(f & 1) ^ m) − m
-                let da = _mm512_xor_si512(
-                    _mm512_srli_epi32::<1>(fa),
-                    _mm512_sub_epi32(zero, _mm512_and_si512(fa, one)),
-                );
-                let db = _mm512_xor_si512(
-                    _mm512_srli_epi32::<1>(fb),
-                    _mm512_sub_epi32(zero, _mm512_and_si512(fb, one)),
-                );
-                let s = _mm512_add_epi32(
-                    _mm512_sub_epi32(_mm512_xor_si512(da, ma), ma),
-                    _mm512_sub_epi32(_mm512_xor_si512(db, mb), mb),
-                );
-                // |s| <= 2 · 2^23: the i32 zigzag is exact.
-                let zv = _mm512_maskz_xor_epi32(
-                    lm,
-                    _mm512_slli_epi32::<1>(s),
-                    _mm512_srai_epi32::<31>(s),
-                );
-                or = _mm512_or_si512(or, zv);
-                // SAFETY: lanes i..i+rl of `z` (len <= z.len() checked); masked-off lanes are not accessed.
-                unsafe { _mm512_mask_storeu_epi32(zp.wrapping_add(i).cast(), lm, zv) };
-                i += 16;
+                let sa = _mm_cvtsi32_si128(32 - i32::from(wa.max(1)));
+                let sb = _mm_cvtsi32_si128(32 - i32::from(wb.max(1)));
+                let (wa, wb) = (usize::from(wa), usize::from(wb));
+                let (srca, srcb) = (pa.as_ptr().wrapping_add(oa), pb.as_ptr().wrapping_add(ob));
+                let mut or = zero;
+                let mut i = 0;
+                while i < len {
+                    let rl = (len - i).min(16);
+                    let lm: u16 = if rl == 16 { u16::MAX } else { (1u16 << rl) - 1 };
+                    // ceil(rl·w/8) <= 48 bytes of each input (0 for width 0).
+                    let bma = (1u64 << (rl * wa).div_ceil(8)) - 1;
+                    let bmb = (1u64 << (rl * wb).div_ceil(8)) - 1;
+                    // SAFETY: the step's bytes [i·w/8, i·w/8 + ceil(rl·w/8)) of each input lie inside its block payload, checked above to lie inside its payload slice; masked-off bytes are not accessed.
+                    let (va, vb) = unsafe {
+                        (
+                            _mm512_maskz_loadu_epi8(bma, srca.wrapping_add(i / 8 * wa).cast()),
+                            _mm512_maskz_loadu_epi8(bmb, srcb.wrapping_add(i / 8 * wb).cast()),
+                        )
+                    };
+                    let fa = _mm512_srl_epi32(
+                        _mm512_multishift_epi64_epi8(ka, _mm512_permutexvar_epi8(ia, va)),
+                        sa,
+                    );
+                    let fb = _mm512_srl_epi32(
+                        _mm512_multishift_epi64_epi8(kb, _mm512_permutexvar_epi8(ib, vb)),
+                        sb,
+                    );
+                    // ±unzigzag(f) = ((f >> 1) ^ −(f & 1) ^ m) − m
+                    let da = _mm512_xor_si512(
+                        _mm512_srli_epi32::<1>(fa),
+                        _mm512_sub_epi32(zero, _mm512_and_si512(fa, one)),
+                    );
+                    let db = _mm512_xor_si512(
+                        _mm512_srli_epi32::<1>(fb),
+                        _mm512_sub_epi32(zero, _mm512_and_si512(fb, one)),
+                    );
+                    let s = _mm512_add_epi32(
+                        _mm512_sub_epi32(_mm512_xor_si512(da, ma), ma),
+                        _mm512_sub_epi32(_mm512_xor_si512(db, mb), mb),
+                    );
+                    // |s| <= 2 · 2^23: the i32 zigzag is exact.
+                    let zv = _mm512_maskz_xor_epi32(
+                        lm,
+                        _mm512_slli_epi32::<1>(s),
+                        _mm512_srai_epi32::<31>(s),
+                    );
+                    or = _mm512_or_si512(or, zv);
+                    // SAFETY: lanes vals+i..vals+i+rl of `z` (vals + len <= z.len() checked); masked-off lanes are not accessed.
+                    unsafe { _mm512_mask_storeu_epi32(zp.wrapping_add(vals + i).cast(), lm, zv) };
+                    i += 16;
+                }
+                let w = 32 - (_mm512_reduce_or_epi32(or) as u32).leading_zeros();
+                if w > 24 {
+                    stop = true;
+                    break;
+                }
+                if let Some(slot) = wbuf.get_mut(nbat) {
+                    *slot = w as u8;
+                }
+                oa += ca;
+                ob += cb;
+                vals += len;
+                nbat += 1;
+                b += 1;
             }
-            let w = 32 - (_mm512_reduce_or_epi32(or) as u32).leading_zeros();
-            if w > 24 {
+            // Phase 2: pack the batch's blocks (values `z[voff..voff + len]` of each). A run of
+            // consecutive blocks of one width whose payloads end on byte boundaries (every
+            // block but the archive's last when `bs·w` is a multiple of 8) is one bit stream:
+            // one packer call for the run.
+            let mut voff = 0usize;
+            let mut j = 0usize;
+            while j < nbat {
+                let w = wbuf.get(j).copied().unwrap_or(0);
+                let (mut e, mut glen, mut gcost) = (j, 0usize, 0usize);
+                while e < nbat && wbuf.get(e).copied() == Some(w) {
+                    let len = n.saturating_sub((b0 + e).saturating_mul(bs)).min(bs);
+                    glen += len;
+                    gcost += super::block_payload_len(w, len);
+                    e += 1;
+                    if (len * usize::from(w)) % 8 != 0 {
+                        break;
+                    }
+                }
+                let fits = pos.checked_add(gcost).filter(|&x| x <= out.len());
+                let slots = out.get_mut(super::HEADER_LEN + b0 + j..super::HEADER_LEN + b0 + e);
+                let (Some(end_pos), Some(slots)) = (fits, slots) else {
+                    // Too small from some block of the run on: write the blocks that fit one
+                    // by one, then rewind the inputs to the first block not written.
+                    let mut bj = b0 + j;
+                    while bj < b0 + e {
+                        let len = n.saturating_sub(bj.saturating_mul(bs)).min(bs);
+                        let cost = super::block_payload_len(w, len);
+                        let fits = pos.checked_add(cost).filter(|&x| x <= out.len());
+                        let (Some(end_pos), Some(slot)) =
+                            (fits, out.get_mut(super::HEADER_LEN + bj))
+                        else {
+                            break;
+                        };
+                        *slot = w;
+                        if w > 0
+                            && let (Some(dst), Some(zs)) =
+                                (out.get_mut(pos..end_pos), z.get(voff..voff + len))
+                        {
+                            crate::arch::x86_64::avx512::szp::pack_block32(zs, u32::from(w), dst);
+                        }
+                        pos = end_pos;
+                        voff += len;
+                        bj += 1;
+                    }
+                    (oa, ob) = rewind(r, bj, b, n, bs, oa, ob);
+                    b = bj;
+                    break 'run;
+                };
+                slots.fill(w);
+                if w > 0
+                    && let (Some(dst), Some(zs)) =
+                        (out.get_mut(pos..end_pos), z.get(voff..voff + glen))
+                {
+                    crate::arch::x86_64::avx512::szp::pack_block32(zs, u32::from(w), dst);
+                }
+                pos = end_pos;
+                voff += glen;
+                j = e;
+            }
+            if stop || nbat == 0 {
                 break;
             }
-            let cost = super::block_payload_len(w as u8, len);
-            let Some(end_pos) = pos.checked_add(cost).filter(|&e| e <= out.len()) else {
-                break;
-            };
-            let Some(slot) = out.get_mut(super::HEADER_LEN + b) else {
-                break;
-            };
-            *slot = w as u8;
-            if w > 0
-                && let (Some(dst), Some(zs)) = (out.get_mut(pos..end_pos), z.get(..len))
-            {
-                crate::arch::x86_64::avx512::szp::pack_block32(zs, w, dst);
-            }
-            pos = end_pos;
-            oa += ca;
-            ob += cb;
-            b += 1;
         }
         (r.b, r.pos, r.off) = (b, pos, [oa, ob]);
+    }
+
+    /// Blocks per batch of [`add_run`].
+    const BATCH_BLOCKS: usize = 256;
+
+    /// The input offsets at block `from` given those at block `to` (`from <= to`): back by the
+    /// payloads of blocks `from..to`.
+    fn rewind(
+        r: &Run<'_>,
+        from: usize,
+        to: usize,
+        n: usize,
+        bs: usize,
+        mut oa: usize,
+        mut ob: usize,
+    ) -> (usize, usize) {
+        for bj in from..to {
+            let len = n.saturating_sub(bj.saturating_mul(bs)).min(bs);
+            let wa = if r.k >= 1 {
+                r.widths[0].get(bj).copied().unwrap_or(0)
+            } else {
+                0
+            };
+            let wb = if r.k >= 2 {
+                r.widths[1].get(bj).copied().unwrap_or(0)
+            } else {
+                0
+            };
+            oa = oa.saturating_sub(super::block_payload_len(wa, len));
+            ob = ob.saturating_sub(super::block_payload_len(wb, len));
+        }
+        (oa, ob)
     }
 
     /// Packs `u` (each `< 2^w`, `1 <= w <= 24`) into exactly `out` (the encoder's VBMI packer).
