@@ -115,10 +115,7 @@ unsafe fn compress<T: SzpFloat>(
     }
     let cfg = Config {
         mode,
-        error_bound,
-        block_size,
-        max_abs: None,
-        strict: true,
+        ..Config::abs(error_bound).with_block_size(block_size)
     };
     // SAFETY: the caller provides `n` readable values at `input` (checked non-null and aligned when n > 0) and `output_capacity` writable bytes at `output`, not overlapping.
     let (values, out) = unsafe {

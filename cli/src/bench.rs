@@ -18,7 +18,7 @@ use fzpack::pernix::{self, Backend, BitWidth, BlockSize, Dispatcher, StreamHeade
 use fzpack::szp::{self, Config};
 
 use crate::CodecArg;
-use crate::codec::{self, Engines, ModeArg, PathKind, Setting, Wrap};
+use crate::codec::{self, Engines, LayoutArg, ModeArg, PathKind, Setting, Wrap};
 use crate::data;
 use crate::fail::{Fail, Kind, lib};
 
@@ -348,6 +348,7 @@ fn settings(args: &BenchArgs) -> Result<Vec<Setting>, Fail> {
                 mode: ModeArg::Noa,
                 eb,
                 block: 128,
+                layout: LayoutArg::DEFAULT,
             });
         }
     }
@@ -718,14 +719,6 @@ pub fn run(args: BenchArgs) -> Result<(), Fail> {
     Ok(())
 }
 
-fn szp_config(mode: ModeArg, eb: f64, block: u32) -> Config {
-    match mode {
-        ModeArg::Abs => Config::abs(eb),
-        ModeArg::Noa => Config::noa(eb),
-    }
-    .with_block_size(block)
-}
-
 /// Compress and decompress times of one path, whether the outputs equal the references, and
 /// (PERNIX) the decompress time without checksum verification.
 struct Timed {
@@ -907,8 +900,13 @@ fn bench_one<T: Wrap>(
                 continue; // the scalar path does not depend on --isa: measured once
             }
             let t = match *s {
-                Setting::Szp { mode, eb, block } => {
-                    let cfg = szp_config(mode, eb, block);
+                Setting::Szp {
+                    mode,
+                    eb,
+                    block,
+                    layout,
+                } => {
+                    let cfg = crate::szpcli::config(mode, eb, block, layout);
                     time_szp(file, values, &cfg, path, k, r, &reference, &ref_bits)?
                 }
                 Setting::Pernix { bits, block } => {

@@ -45,11 +45,41 @@ pub enum ModeArg {
     Noa,
 }
 
+/// SZp block layout of the native archive (`docs/szp-archive.md` §3).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum LayoutArg {
+    /// Block heads stored apart (layout 1): smaller archives on smooth or offset data.
+    Heads,
+    /// The FZGPUModules stage layout (layout 0; what `.fzm` holds).
+    Fzgm,
+}
+
+impl LayoutArg {
+    /// The layout native SZp archives get when `--layout` is not given.
+    pub const DEFAULT: LayoutArg = LayoutArg::Heads;
+
+    /// The core's layout.
+    pub fn layout(self) -> fzpack::szp::Layout {
+        match self {
+            LayoutArg::Heads => fzpack::szp::Layout::Heads,
+            LayoutArg::Fzgm => fzpack::szp::Layout::Fzgm,
+        }
+    }
+}
+
 /// A codec and its parameters.
 #[derive(Clone, Copy, Debug)]
 pub enum Setting {
-    Szp { mode: ModeArg, eb: f64, block: u32 },
-    Pernix { bits: BitWidth, block: BlockSize },
+    Szp {
+        mode: ModeArg,
+        eb: f64,
+        block: u32,
+        layout: LayoutArg,
+    },
+    Pernix {
+        bits: BitWidth,
+        block: BlockSize,
+    },
 }
 
 impl Setting {
@@ -191,9 +221,12 @@ pub fn compress<T: Wrap>(
             .pernix(path)
             .compress_stream(values, bits, block)
             .map_err(|e| lib(name, e)),
-        Setting::Szp { mode, eb, block } => {
-            crate::szpcli::compress(name, values, mode, eb, block, path, eng, fzm)
-        }
+        Setting::Szp {
+            mode,
+            eb,
+            block,
+            layout,
+        } => crate::szpcli::compress(name, values, mode, eb, block, layout, path, eng, fzm),
     }
 }
 

@@ -21,7 +21,7 @@ use fzpack::{DType, Element};
 use fzpack_cli::container::{self, ArchiveKind};
 use indicatif::{ProgressBar, ProgressStyle};
 
-use codec::{Decoded, Engines, ModeArg, PathKind, Setting, Wrap};
+use codec::{Decoded, Engines, LayoutArg, ModeArg, PathKind, Setting, Wrap};
 use fail::{Fail, Kind, lib};
 use files::{Input, Output};
 
@@ -175,6 +175,11 @@ struct CompressArgs {
     /// share one quantizer grid (addable with `add`/`sum`); a value above M is an error.
     #[arg(long)]
     max_abs: Option<f64>,
+    /// SZp (native archive): block layout. `heads` stores each block's first level apart
+    /// (smaller on smooth or offset data); `fzgm` is the FZGPUModules stage layout (what
+    /// compressed-domain `add`/`sum`/`scale`/`stats` take today) [default: heads].
+    #[arg(long, value_enum)]
+    layout: Option<LayoutArg>,
     /// Overwrite an existing output.
     #[arg(long)]
     force: bool,
@@ -335,10 +340,17 @@ fn setting_from(a: &CompressArgs) -> Result<Setting, Fail> {
                     "--block-size {block} is outside 1..=4096 for SZp"
                 )));
             }
+            if a.layout == Some(LayoutArg::Heads) && a.format == FormatArg::Fzm {
+                return Err(usage(
+                    "--layout heads is for the native SZp archive (.fzm holds the fzgm layout)"
+                        .into(),
+                ));
+            }
             Setting::Szp {
                 mode: a.mode.unwrap_or(ModeArg::Noa),
                 eb,
                 block,
+                layout: a.layout.unwrap_or(LayoutArg::DEFAULT),
             }
         }
     })
@@ -480,10 +492,15 @@ fn compress_t<T: Wrap>(
             pb.finish_and_clear();
             Ok(())
         }
-        Setting::Szp { mode, eb, block } if format == FormatArg::Native => {
+        Setting::Szp {
+            mode,
+            eb,
+            block,
+            layout,
+        } if format == FormatArg::Native => {
             // Streamed by block ranges: memory is the input map plus one batch.
             let pb = spinner("compressing");
-            let mut cfg = szpcli::config(mode, eb, block);
+            let mut cfg = szpcli::config(mode, eb, block, layout);
             if let Some(m) = a.max_abs {
                 cfg = cfg.with_max_abs(m);
             }

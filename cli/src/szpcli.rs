@@ -2,19 +2,19 @@
 
 use fzpack::szp::{self, Config};
 
-use crate::codec::{ArchiveKind, Decoded, Engines, ModeArg, PathKind, Wrap};
+use crate::codec::{ArchiveKind, Decoded, Engines, LayoutArg, ModeArg, PathKind, Wrap};
 use crate::fail::{Fail, lib};
 
 pub fn available() -> bool {
     true
 }
 
-pub fn config(mode: ModeArg, eb: f64, block: u32) -> Config {
+pub fn config(mode: ModeArg, eb: f64, block: u32, layout: LayoutArg) -> Config {
     let c = match mode {
         ModeArg::Abs => Config::abs(eb),
         ModeArg::Noa => Config::noa(eb),
     };
-    c.with_block_size(block)
+    c.with_block_size(block).with_layout(layout.layout())
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -24,11 +24,12 @@ pub fn compress<T: Wrap>(
     mode: ModeArg,
     eb: f64,
     block: u32,
+    layout: LayoutArg,
     path: PathKind,
     eng: &Engines,
     fzm: bool,
 ) -> Result<Vec<u8>, Fail> {
-    let cfg = config(mode, eb, block);
+    let cfg = config(mode, eb, block, layout);
     if fzm {
         // FZGPUModules .fzm: the core's single-stage writer (one thread, scalar kernels).
         let cap = szp::fzm::max_fzm_len(values.len(), block, T::TYPE.into())

@@ -54,15 +54,17 @@ fn batch_blocks(bs: usize, vb: usize, shift: u8) -> usize {
 /// Worst-case payload bytes of one block under `plan` on `path`.
 fn worst_block(path: KPath, plan: &Plan, max_abs: f64) -> usize {
     let bs = plan.block_size.max(1) as usize;
+    // A block's share of its head group's trailer (block-head layout): at most 9 bytes.
+    let heads = if plan.head_group() > 0 { 9 } else { 0 };
     if path == KPath::Scalar {
         // the reference encoder parks 8 bytes per value in the payload slice
-        return bs * 8;
+        return bs * 8 + heads;
     }
     let nb = plan.blocks().max(1);
     let all = engine::worst_len(plan, max_abs)
         .saturating_sub(plan.payload_offset())
         .saturating_sub(plan.sums_len());
-    all.div_ceil(nb).min(bs * 8)
+    all.div_ceil(nb).min(bs * 8 + heads)
 }
 
 /// The reusable buffers and fixed parameters of one streamed compression.
@@ -100,7 +102,8 @@ impl<T: Wrap> Encoder<'_, T> {
         let (mut off, mut rem) = (0usize, v1 - v0);
         for (u, wc) in widths.chunks(c).enumerate() {
             let vals = rem.min(wc.len() * self.bs);
-            let bytes = blocks::run_bytes(wc, self.bs, vals);
+            let group = self.plan.head_group();
+            let bytes = blocks::body_len(wc, self.bs, vals, group, &payload[off..])?;
             rem -= vals;
             let p = &payload[off..off + bytes];
             off += bytes;
@@ -198,7 +201,9 @@ pub fn decompress<T: Wrap>(
     let path = KPath::best();
     let bs = view.header.block_size.max(1) as usize;
     let nb = view.widths.len();
-    let per = batch_blocks(bs, T::BYTES, 0).min(nb.max(1));
+    // Batches hold whole head groups (block-head layout: `2^min(5, chunk_shift)` blocks).
+    let group = view.header.head_group();
+    let per = batch_blocks(bs, T::BYTES, view.header.chunk_shift.min(5)).min(nb.max(1));
     let eb = view.header.quant_eb;
     // A file on a little-endian machine: decode straight into the output's pages, a mapped
     // window per batch (no copy through a buffer, and every thread writes its own pages).
@@ -209,17 +214,17 @@ pub fn decompress<T: Wrap>(
             let b1 = (b0 + per).min(nb);
             let vals = (b1 * bs).min(view.n) - b0 * bs;
             let ws = &view.widths[b0..b1];
-            let plen = blocks::run_bytes(ws, bs, vals);
-            let payload = view
-                .payload
-                .get(off..off + plen)
-                .ok_or_else(|| err(szp::Error::Truncated))?;
+            let rest = view.payload.get(off..).unwrap_or_default();
+            let plen = blocks::body_len(ws, bs, vals, group, rest).map_err(&err)?;
+            let payload = rest.get(..plen).ok_or_else(|| err(szp::Error::Truncated))?;
             let mut win = out.map((b0 * bs * T::BYTES) as u64, vals * T::BYTES)?;
             let o: &mut [T] = bytemuck::try_cast_slice_mut(&mut win[..])
                 .map_err(|_| err(szp::Error::Corrupt("unaligned output mapping")))?;
             let join = RayonJoin::for_job(par, size_of_val(o));
-            par.install(|| engine::decode_blocks(path, &join, eb, bs as u32, ws, payload, o))
-                .map_err(&err)?;
+            par.install(|| {
+                engine::decode_blocks(path, &join, eb, bs as u32, group, ws, payload, o)
+            })
+            .map_err(&err)?;
             drop(win);
             b0 = b1;
             off += plen;
@@ -232,15 +237,13 @@ pub fn decompress<T: Wrap>(
         let b1 = (b0 + per).min(nb);
         let vals = (b1 * bs).min(view.n) - b0 * bs;
         let ws = &view.widths[b0..b1];
-        let plen = blocks::run_bytes(ws, bs, vals);
-        let payload = view
-            .payload
-            .get(off..off + plen)
-            .ok_or_else(|| err(szp::Error::Truncated))?;
+        let rest = view.payload.get(off..).unwrap_or_default();
+        let plen = blocks::body_len(ws, bs, vals, group, rest).map_err(&err)?;
+        let payload = rest.get(..plen).ok_or_else(|| err(szp::Error::Truncated))?;
         let o = &mut buf[..vals];
         let join = RayonJoin::for_job(par, size_of_val(o));
         let eb = view.header.quant_eb;
-        par.install(|| engine::decode_blocks(path, &join, eb, bs as u32, ws, payload, o))
+        par.install(|| engine::decode_blocks(path, &join, eb, bs as u32, group, ws, payload, o))
             .map_err(&err)?;
         write(out, o)?;
         b0 = b1;

@@ -394,6 +394,8 @@ fn compressed_domain_add_sum_scale_stats() {
             "1e-3",
             "--mode",
             "abs",
+            "--layout",
+            "fzgm",
             "-o",
             s(z),
         ]);
@@ -439,6 +441,8 @@ fn compressed_domain_add_sum_scale_stats() {
         "1e-2",
         "--mode",
         "abs",
+        "--layout",
+        "fzgm",
         "-o",
         s(&zd),
     ]);

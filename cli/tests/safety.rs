@@ -89,10 +89,15 @@ fn streamed_szp_equals_the_library_bytes_and_values() {
     ] {
         let input = d.join("in.f32");
         let v = write_walk(&input, n);
-        let cfg = szp::Config::noa(1e-3).with_block_size(bs);
+        // The CLI's default layout is the block-head layout.
+        let heads = szp::Layout::Heads;
+        let cfg = szp::Config::noa(1e-3).with_block_size(bs).with_layout(heads);
         // (NOA needs a value range: one value has none)
         let (cfg, mode) = if n <= 1 {
-            (szp::Config::abs(1e-3).with_block_size(bs), "abs")
+            (
+                szp::Config::abs(1e-3).with_block_size(bs).with_layout(heads),
+                "abs",
+            )
         } else {
             (cfg, "noa")
         };
@@ -504,6 +509,7 @@ fn hostile_counts_under_a_one_gib_address_space_limit() {
         quant_eb: 1e-3,
         value_base: 0.0,
         strict: false,
+        layout: szp::Layout::Fzgm,
     };
     let mut szp_bytes = vec![0u8; szp::HEADER_LEN + 64];
     szp::blocks::write_header(&plan, &mut szp_bytes).unwrap();
@@ -615,6 +621,8 @@ fn szp_max_abs_and_no_verify() {
             "1e-2",
             "--max-abs",
             &ms,
+            "--layout",
+            "fzgm",
             "-o",
             s(o),
         ]);

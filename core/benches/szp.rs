@@ -4,6 +4,12 @@
 //! field plus noise otherwise. Throughput is GB/s of float data (input for compress, output for
 //! decompress). Run: `cargo bench -p fzpack-core --bench szp`.
 //!
+//! `FZPACK_SZP_LAYOUT=1 cargo bench -p fzpack-core --bench szp` compares the two block layouts
+//! side by side (issue #17): for each f32 field of `../shared/data` (or the generated one) at an
+//! ABS bound of 1e-3 and 1e-4 of its range, block size 128, the ratio of each layout and, per
+//! path, the block-head layout's compress and decompress speed over the stage layout's (the
+//! four calls take turns; best of `FZPACK_SZP_ROUNDS`, default 15).
+//!
 //! `FZPACK_SZP_QUICK=1 cargo bench -p fzpack-core --bench szp` instead runs a short
 //! side-by-side table for loaded machines: the paths (and a `memcpy` of the same bytes) take
 //! turns, one call each per round, and each cell is the best of the rounds (default 40,
@@ -15,7 +21,7 @@ use std::hint::black_box;
 use std::time::Duration;
 
 use criterion::{Criterion, Throughput, criterion_group};
-use fzpack_core::szp::{self, Config, Path, SzpFloat};
+use fzpack_core::szp::{self, Config, Layout, Path, SzpFloat};
 
 fn generated(n: usize) -> Vec<f64> {
     let mut s = 0x9E37_79B9_7F4A_7C15u64;
@@ -189,7 +195,100 @@ fn quick() {
     quick_type("f64", &d64, &[128], rounds);
 }
 
+/// The f32 fields of `../shared/data` (the generated field when absent).
+fn f32_fields() -> Vec<(String, Vec<f32>)> {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/data");
+    let mut names: Vec<String> = std::fs::read_dir(&dir)
+        .map(|d| {
+            d.filter_map(|e| e.ok())
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .filter(|n| n.ends_with(".f32"))
+                .collect()
+        })
+        .unwrap_or_default();
+    names.sort();
+    if names.is_empty() {
+        return vec![load::<f32>("absent", 4, |_| 0.0)];
+    }
+    names
+        .iter()
+        .map(|n| load::<f32>(n, 4, |b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])))
+        .collect()
+}
+
+fn layouts() {
+    let rounds = std::env::var("FZPACK_SZP_ROUNDS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(15);
+    let paths: Vec<Path> = Path::ALL
+        .into_iter()
+        .filter(|p| p.is_available() && *p != Path::Portable)
+        .collect();
+    println!(
+        "| field | bound (× range) | ratio fzgm | ratio heads | heads/fzgm compress, decompress per path |"
+    );
+    println!("|---|---|---|---|---|");
+    for (name, x) in f32_fields() {
+        let finite = x.iter().all(|v| v.is_finite());
+        let (lo, hi) = x
+            .iter()
+            .fold((f32::MAX, f32::MIN), |(l, h), &v| (l.min(v), h.max(v)));
+        if !finite || hi <= lo {
+            println!("| {name} | skipped: non-finite values or constant field | | | |");
+            continue;
+        }
+        for rel in [1e-3, 1e-4] {
+            let eb = rel * f64::from(hi - lo);
+            let cfg = Config::abs(eb);
+            let hcfg = cfg.with_layout(Layout::Heads);
+            let cap = szp::max_compressed_len(x.len(), 128, szp::DType::F32).unwrap();
+            let mut a = vec![0u8; cap];
+            let mut b = vec![0u8; cap];
+            let la = szp::compress(&x, &cfg, &mut a).unwrap();
+            let lb = szp::compress(&x, &hcfg, &mut b).unwrap();
+            a.truncate(la);
+            b.truncate(lb);
+            let bytes = (x.len() * 4) as f64;
+            print!(
+                "| {name} | {rel:e} | {:.2} | {:.2} |",
+                bytes / la as f64,
+                bytes / lb as f64
+            );
+            for &p in &paths {
+                let mut oa = vec![0u8; cap];
+                let mut ob = vec![0u8; cap];
+                let mut ya = vec![0f32; x.len()];
+                let mut yb = vec![0f32; x.len()];
+                let t = best_of(
+                    rounds,
+                    &mut [
+                        &mut || {
+                            szp::compress_with(p, black_box(&x), &cfg, &mut oa).unwrap();
+                        },
+                        &mut || {
+                            szp::compress_with(p, black_box(&x), &hcfg, &mut ob).unwrap();
+                        },
+                        &mut || {
+                            szp::decompress_with(p, black_box(&a), &mut ya).unwrap();
+                        },
+                        &mut || {
+                            szp::decompress_with(p, black_box(&b), &mut yb).unwrap();
+                        },
+                    ],
+                );
+                print!(" {} {:.2}, {:.2} |", p.name(), t[0] / t[1], t[2] / t[3]);
+            }
+            println!();
+        }
+    }
+}
+
 fn main() {
+    if std::env::var_os("FZPACK_SZP_LAYOUT").is_some() {
+        layouts();
+        return;
+    }
     if std::env::var_os("FZPACK_SZP_QUICK").is_some() {
         quick();
         return;

@@ -125,10 +125,7 @@ fn main() -> ExitCode {
     };
     let cfg = Config {
         mode,
-        error_bound: eb,
-        block_size: bs,
-        max_abs: None,
-        strict: true,
+        ..Config::abs(eb).with_block_size(bs)
     };
     let r = if dtype == "f64" {
         run::<f64>(

@@ -146,3 +146,57 @@ pub(crate) fn field(payload: &[u8], i: usize, w: u32) -> u64 {
     }
     ((u128::from_le_bytes(b) >> (bit % 8)) as u64) & mask(w)
 }
+
+/// Most blocks in one head group of the block-head layout (`szp::Layout::Heads`): a group
+/// holds `1 << min(5, chunk_shift)` blocks, so groups never straddle a checksum chunk.
+pub const HEAD_GROUP_MAX: usize = 32;
+
+/// The blocks per head group for an archive whose checksum chunks hold `2^chunk_shift`
+/// blocks: `2^min(5, chunk_shift)`.
+#[inline]
+pub fn head_group(chunk_shift: u8) -> usize {
+    1usize << chunk_shift.min(5)
+}
+
+/// The head trailer of a group (block-head layout): the bit length `hw` of the largest
+/// `zigzag(head_j − head_{j−1})` (`head_{−1} = 0` at the start of every group).
+#[inline]
+pub(crate) fn heads_width(heads: &[i64]) -> u8 {
+    let (mut prev, mut any) = (0i64, 0u64);
+    for &h in heads {
+        any |= zigzag(h.wrapping_sub(prev));
+        prev = h;
+    }
+    width(any)
+}
+
+/// Bytes of a head trailer of `cnt` heads at width `hw`: the width byte and the packed fields.
+#[inline(always)]
+pub fn trailer_len(hw: u8, cnt: usize) -> usize {
+    1 + payload_len(hw, cnt)
+}
+
+/// Writes the head trailer of `heads` at the start of `out`: one byte `hw`
+/// ([`heads_width`]), then `zigzag(head_j − head_{j−1})` packed LSB-first at `hw` bits (pad
+/// bits zero). Returns its length, or `Err(length)` when `out` is shorter.
+#[inline]
+pub(crate) fn put_heads(heads: &[i64], out: &mut [u8]) -> Result<usize, usize> {
+    let hw = heads_width(heads);
+    let len = trailer_len(hw, heads.len());
+    let dst = out.get_mut(..len).ok_or(len)?;
+    let Some((first, packed)) = dst.split_first_mut() else {
+        return Err(len);
+    };
+    *first = hw;
+    if hw > 0 {
+        packed.fill(0);
+        let mut acc = BitAcc::new(packed);
+        let mut prev = 0i64;
+        for &h in heads {
+            acc.put(zigzag(h.wrapping_sub(prev)), u32::from(hw));
+            prev = h;
+        }
+        acc.finish();
+    }
+    Ok(len)
+}

@@ -105,8 +105,10 @@ fn grid(cfg: &Config, global_max: f64) -> Result<Config> {
             "compressed collectives need a strict ABS config (Config::abs)".into(),
         ));
     }
+    // The collectives add archives in the compressed domain, which takes the stage layout.
     Ok(Config {
         max_abs: Some(cfg.max_abs.unwrap_or(global_max)),
+        layout: fzpack_core::szp::Layout::Fzgm,
         ..*cfg
     })
 }

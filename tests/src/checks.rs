@@ -199,6 +199,9 @@ pub fn szp_roundtrip(data: &[u8]) {
         if head & 4 != 0 {
             cfg = cfg.stage_compatible();
         }
+        if head & 8 != 0 {
+            cfg = cfg.with_layout(szp::Layout::Heads);
+        }
         let values: Vec<T> = core::iter::from_fn(|| (!b.0.is_empty()).then(|| from(b.u64())))
             .take(5000)
             .collect();
@@ -290,6 +293,7 @@ pub fn szp_decode_untrusted(data: &[u8]) {
         Some(1) if a.len() >= szp::HEADER_LEN => a[..5].copy_from_slice(b"FZSZ\x01"),
         Some(3) if a.len() >= szp::HEADER_LEN => {
             a[..8].copy_from_slice(b"FZSZ\x02\x00\x00\x07");
+            a[6] = (data[0] >> 2) & 1; // either block layout
             let _ = crate::ops_checks::reseal(&mut a);
         }
         _ => {}

@@ -228,7 +228,16 @@ pub fn reseal(a: &mut Vec<u8>) -> bool {
     if a.len() < start {
         return false;
     }
-    let bytes = szp::blocks::run_bytes(&a[szp::HEADER_LEN..start], bs, n);
+    let group = h.head_group();
+    let bytes = if group == 0 {
+        szp::blocks::run_bytes(&a[szp::HEADER_LEN..start], bs, n)
+    } else {
+        // Block-head layout: the trailers' width bytes must be there to size the body.
+        match szp::blocks::body_len(&a[szp::HEADER_LEN..start], bs, n, group, &a[start..]) {
+            Ok(b) => b,
+            Err(_) => return false,
+        }
+    };
     if bytes > a.len().saturating_mul(64).max(1 << 16) {
         return false; // keep crafted inputs small
     }
@@ -236,12 +245,13 @@ pub fn reseal(a: &mut Vec<u8>) -> bool {
     let sum = szp::fzm::crc32(&a[..48]);
     a[48..52].copy_from_slice(&sum.to_le_bytes());
     let mut sums = vec![0u8; szp::blocks::sums_len(nb, h.chunk_shift)];
-    szp::blocks::seal(
+    szp::blocks::seal_with(
         &a[szp::HEADER_LEN..start],
         &a[start..],
         n,
         bs,
         h.chunk_shift,
+        group,
         &mut sums,
     );
     a.extend_from_slice(&sums);

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use fzpack::Element;
 use fzpack::par::Parallel;
-use fzpack::szp::{self, Config};
+use fzpack::szp::{self, Config, Layout};
 
 fn pool(threads: usize) -> Arc<fzpack::par::rayon::ThreadPool> {
     Arc::new(
@@ -42,6 +42,17 @@ fn check<T: Element>() {
         Config::abs(1e-2).with_block_size(37),
         Config::noa(1e-6).with_block_size(4096),
         Config::abs(2.0).stage_compatible(),
+        // The block-head layout: head groups of 32 blocks (bs 1, 37, 128) and of 4 (bs 4096).
+        Config::noa(1e-3).with_layout(Layout::Heads),
+        Config::abs(0.05)
+            .with_block_size(1)
+            .with_layout(Layout::Heads),
+        Config::abs(1e-2)
+            .with_block_size(37)
+            .with_layout(Layout::Heads),
+        Config::noa(1e-6)
+            .with_block_size(4096)
+            .with_layout(Layout::Heads),
     ];
     let pools: Vec<_> = [1, 2, 5].into_iter().map(pool).collect();
     for (k, &n) in sizes.iter().enumerate() {

@@ -287,12 +287,12 @@ fn every_bit_flip_is_detected() {
     ));
     // A layout byte this build does not know is refused (after a valid header CRC).
     let mut a = good.clone();
-    a[6] = 1;
+    a[6] = 2;
     let sum = fzpack_core::szp::fzm::crc32(&a[..48]);
     a[48..52].copy_from_slice(&sum.to_le_bytes());
     assert_eq!(
         szp::decompress(&a, &mut out),
-        Err(Error::UnsupportedLayout { layout: 1 })
+        Err(Error::UnsupportedLayout { layout: 2 })
     );
 }
 

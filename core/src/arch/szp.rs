@@ -7,7 +7,8 @@
 //! Kernels work on one block at a time and know nothing of archives: the driver owns the
 //! layout (header, width bytes, payload offsets), the statistics/plan and the error values.
 
-use crate::bits::payload_len;
+use crate::arch::generic::szp::unpack_levels;
+use crate::bits::{HEAD_GROUP_MAX, heads_width, payload_len, put_heads, quantize, trailer_len};
 use crate::types::SzpFloat;
 
 /// Values per block at most (`szp::MAX_BLOCK_SIZE`).
@@ -65,6 +66,11 @@ impl Stats {
 }
 
 /// One ISA's SZp block kernels. Every result equals the reference's bits.
+///
+/// A block's deltas start from a *seed* level: `d_0 = q_0 − seed`. The stage layout
+/// (`szp::Layout::Fzgm`) seeds every block with 0 (its first delta is the absolute level);
+/// the block-head layout (`szp::Layout::Heads`) seeds it with its own first level (so
+/// `d_0 = 0`) and stores that level — the block's *head* — in its group's head trailer.
 pub(crate) trait SzpKernel: Copy + Send + Sync {
     /// Per-call invariants of the encoder (derived once from [`Quant`]).
     type Enc: Copy + Send + Sync;
@@ -78,50 +84,79 @@ pub(crate) trait SzpKernel: Copy + Send + Sync {
     fn scratch(self) -> Self::Scratch;
     /// The encoder invariants for `q`.
     fn encoder(self, q: Quant) -> Self::Enc;
+    /// The quantizer bound of `e` (what [`Quant::eb`] was).
+    fn quant_eb(e: &Self::Enc) -> f64;
     /// Min, max and non-finite flag of `x` (not called when [`Self::EXACT_PLAN`]).
     fn stats<T: SzpFloat>(self, x: &[T]) -> Stats;
-    /// The width byte of one block (the sizing pass; writes nothing).
-    fn width<T: SzpFloat>(self, e: &Self::Enc, block: &[T], s: &mut Self::Scratch) -> u8;
-    /// Encodes one block at the start of `dst` and returns its width; writes its
-    /// `bits::payload_len(w, len)` payload bytes (pad bits 0), and may use `dst` up to
-    /// `8·len` bytes as scratch.
+    /// The width byte of one block whose deltas start from `seed` (the sizing pass; writes
+    /// nothing).
+    fn width<T: SzpFloat>(self, e: &Self::Enc, block: &[T], seed: i64, s: &mut Self::Scratch)
+    -> u8;
+    /// Encodes one block whose deltas start from `seed` at the start of `dst` and returns its
+    /// width; writes its `bits::payload_len(w, len)` payload bytes (pad bits 0), and may use
+    /// `dst` up to `8·len` bytes as scratch.
     fn encode<T: SzpFloat>(
         self,
         e: &Self::Enc,
         block: &[T],
+        seed: i64,
         dst: &mut [u8],
         s: &mut Self::Scratch,
     ) -> Result<u8, BlockError>;
-    /// Decodes one block (`src` exactly `payload_len(w, out.len())` bytes, `w <= 64`) with
-    /// quantizer bound `eb` into `out`.
-    fn decode<T: SzpFloat>(self, eb: f64, w: u8, src: &[u8], out: &mut [T], s: &mut Self::Scratch);
+    /// Decodes one block (`src` exactly `payload_len(w, out.len())` bytes, `w <= 64`) whose
+    /// levels start from `seed`, with quantizer bound `eb`, into `out`.
+    fn decode<T: SzpFloat>(
+        self,
+        eb: f64,
+        w: u8,
+        seed: i64,
+        src: &[u8],
+        out: &mut [T],
+        s: &mut Self::Scratch,
+    );
 
     /// Encodes a run of blocks ([`encode_run`]); SIMD tokens override this to run the loop
     /// inside their `#[target_feature]` function ([`target_runs!`]).
     fn encode_blocks<T: SzpFloat>(
         self,
         e: &Self::Enc,
-        bs: usize,
+        run: Run,
         input: &[T],
         widths: &mut [u8],
         payload: &mut [u8],
     ) -> Result<usize, RunError> {
-        encode_run(self, e, bs, input, widths, payload)
+        encode_run(self, e, run, input, widths, payload)
     }
     /// Payload bytes of a run of blocks ([`size_run`]).
-    fn size_blocks<T: SzpFloat>(self, e: &Self::Enc, bs: usize, input: &[T]) -> usize {
-        size_run(self, e, bs, input)
+    fn size_blocks<T: SzpFloat>(self, e: &Self::Enc, run: Run, input: &[T]) -> usize {
+        size_run(self, e, run, input)
     }
     /// Decodes a run of blocks ([`decode_run`]).
     fn decode_blocks<T: SzpFloat>(
         self,
         eb: f64,
-        bs: usize,
+        run: Run,
         widths: &[u8],
         payload: &[u8],
         out: &mut [T],
     ) -> Result<(), DecodeError> {
-        decode_run(self, eb, bs, widths, payload, out)
+        decode_run(self, eb, run, widths, payload, out)
+    }
+}
+
+/// The shape of a run of blocks: `bs` values per block and, for the block-head layout, `group`
+/// blocks per head group (`0`: the stage layout, no heads). A run starts on a group boundary.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Run {
+    pub bs: usize,
+    pub group: usize,
+}
+
+impl Run {
+    /// Blocks per unit of the run's layout: a head group, or one block.
+    #[inline(always)]
+    pub(crate) fn unit(self) -> usize {
+        self.group.max(1)
     }
 }
 
@@ -143,25 +178,56 @@ pub(crate) enum DecodeError {
 }
 
 /// The encode loop of one run: each block's width into `widths`, payloads back to back from
-/// the start of `payload`; returns the payload length.
+/// the start of `payload` (with each group's head trailer after its blocks); returns the
+/// payload length.
 #[inline(always)]
 pub(crate) fn encode_run<K: SzpKernel, T: SzpFloat>(
     k: K,
     e: &K::Enc,
-    bs: usize,
+    run: Run,
     input: &[T],
     widths: &mut [u8],
     payload: &mut [u8],
 ) -> Result<usize, RunError> {
     let mut s = k.scratch();
+    let bs = run.bs.max(1);
     let mut pos = 0usize;
-    for ((block, x), slot) in input.chunks(bs.max(1)).enumerate().zip(widths.iter_mut()) {
+    if run.group == 0 {
+        for ((block, x), slot) in input.chunks(bs).enumerate().zip(widths.iter_mut()) {
+            let dst = payload.get_mut(pos..).unwrap_or_default();
+            let w = k
+                .encode(e, x, 0, dst, &mut s)
+                .map_err(|err| RunError { block, pos, err })?;
+            *slot = w;
+            pos += payload_len(w, x.len());
+        }
+        return Ok(pos);
+    }
+    let g = run.group.min(HEAD_GROUP_MAX);
+    let eb = K::quant_eb(e);
+    let mut block = 0usize;
+    for (xs, ws) in input.chunks(bs.saturating_mul(g)).zip(widths.chunks_mut(g)) {
+        let mut heads = [0i64; HEAD_GROUP_MAX];
+        let mut cnt = 0usize;
+        for ((x, slot), h) in xs.chunks(bs).zip(ws.iter_mut()).zip(heads.iter_mut()) {
+            let seed = x.first().map_or(0, |&v| quantize(v, eb));
+            let dst = payload.get_mut(pos..).unwrap_or_default();
+            let w =
+                k.encode(e, x, seed, dst, &mut s)
+                    .map_err(|err| RunError { block, pos, err })?;
+            *slot = w;
+            *h = seed;
+            pos += payload_len(w, x.len());
+            block += 1;
+            cnt += 1;
+        }
         let dst = payload.get_mut(pos..).unwrap_or_default();
-        let w = k
-            .encode(e, x, dst, &mut s)
-            .map_err(|err| RunError { block, pos, err })?;
-        *slot = w;
-        pos += payload_len(w, x.len());
+        let hs = heads.get(..cnt).unwrap_or_default();
+        pos += put_heads(hs, dst).map_err(|c| RunError {
+            block: block.saturating_sub(1),
+            pos,
+            err: BlockError::Short(c),
+        })?;
     }
     Ok(pos)
 }
@@ -171,14 +237,32 @@ pub(crate) fn encode_run<K: SzpKernel, T: SzpFloat>(
 pub(crate) fn size_run<K: SzpKernel, T: SzpFloat>(
     k: K,
     e: &K::Enc,
-    bs: usize,
+    run: Run,
     input: &[T],
 ) -> usize {
     let mut s = k.scratch();
-    input
-        .chunks(bs.max(1))
-        .map(|b| payload_len(k.width(e, b, &mut s), b.len()))
-        .sum()
+    let bs = run.bs.max(1);
+    if run.group == 0 {
+        return input
+            .chunks(bs)
+            .map(|b| payload_len(k.width(e, b, 0, &mut s), b.len()))
+            .sum();
+    }
+    let g = run.group.min(HEAD_GROUP_MAX);
+    let eb = K::quant_eb(e);
+    let mut total = 0usize;
+    for xs in input.chunks(bs.saturating_mul(g)) {
+        let mut heads = [0i64; HEAD_GROUP_MAX];
+        let mut cnt = 0usize;
+        for (x, h) in xs.chunks(bs).zip(heads.iter_mut()) {
+            let seed = x.first().map_or(0, |&v| quantize(v, eb));
+            total += payload_len(k.width(e, x, seed, &mut s), x.len());
+            *h = seed;
+            cnt += 1;
+        }
+        total += trailer_len(heads_width(heads.get(..cnt).unwrap_or_default()), cnt);
+    }
+    total
 }
 
 /// The decode loop of one run.
@@ -186,21 +270,64 @@ pub(crate) fn size_run<K: SzpKernel, T: SzpFloat>(
 pub(crate) fn decode_run<K: SzpKernel, T: SzpFloat>(
     k: K,
     eb: f64,
-    bs: usize,
+    run: Run,
     widths: &[u8],
     payload: &[u8],
     out: &mut [T],
 ) -> Result<(), DecodeError> {
     let mut s = k.scratch();
+    let bs = run.bs.max(1);
     let mut pos = 0usize;
-    for (&w, block) in widths.iter().zip(out.chunks_mut(bs.max(1))) {
-        if w > 64 {
+    if run.group == 0 {
+        for (&w, block) in widths.iter().zip(out.chunks_mut(bs)) {
+            if w > 64 {
+                return Err(DecodeError::Width);
+            }
+            let cost = payload_len(w, block.len());
+            let src = payload.get(pos..pos + cost).ok_or(DecodeError::Truncated)?;
+            k.decode(eb, w, 0, src, block, &mut s);
+            pos += cost;
+        }
+        return Ok(());
+    }
+    let g = run.group.min(HEAD_GROUP_MAX);
+    for (ws, os) in widths.chunks(g).zip(out.chunks_mut(bs.saturating_mul(g))) {
+        let cnt = os.len().div_ceil(bs);
+        let mut bytes = 0usize;
+        for (&w, block) in ws.iter().zip(os.chunks(bs)) {
+            if w > 64 {
+                return Err(DecodeError::Width);
+            }
+            bytes += payload_len(w, block.len());
+        }
+        let body = payload
+            .get(pos..pos + bytes)
+            .ok_or(DecodeError::Truncated)?;
+        // The group's heads: the trailer's fields prefix-summed from 0 (one pass per group).
+        let trailer = payload.get(pos + bytes..).unwrap_or_default();
+        let (&hw, packed) = trailer.split_first().ok_or(DecodeError::Truncated)?;
+        if hw > 64 {
             return Err(DecodeError::Width);
         }
-        let cost = payload_len(w, block.len());
-        let src = payload.get(pos..pos + cost).ok_or(DecodeError::Truncated)?;
-        k.decode(eb, w, src, block, &mut s);
-        pos += cost;
+        let plen = payload_len(hw, cnt);
+        let packed = packed.get(..plen).ok_or(DecodeError::Truncated)?;
+        let mut heads = [0i64; HEAD_GROUP_MAX];
+        if hw > 0 {
+            unpack_levels(
+                packed,
+                u32::from(hw),
+                0,
+                heads.get_mut(..cnt).unwrap_or_default(),
+            );
+        }
+        let mut at = 0usize;
+        for ((&w, block), &h) in ws.iter().zip(os.chunks_mut(bs)).zip(heads.iter()) {
+            let cost = payload_len(w, block.len());
+            let src = body.get(at..at + cost).ok_or(DecodeError::Truncated)?;
+            k.decode(eb, w, h, src, block, &mut s);
+            at += cost;
+        }
+        pos += bytes + 1 + plen;
     }
     Ok(())
 }
@@ -214,7 +341,7 @@ macro_rules! target_runs {
         fn encode_blocks<T: SzpFloat>(
             self,
             e: &Self::Enc,
-            bs: usize,
+            r: $crate::arch::szp::Run,
             input: &[T],
             widths: &mut [u8],
             payload: &mut [u8],
@@ -223,28 +350,38 @@ macro_rules! target_runs {
             fn run<K: SzpKernel, T: SzpFloat>(
                 k: K,
                 e: &K::Enc,
-                bs: usize,
+                r: $crate::arch::szp::Run,
                 input: &[T],
                 widths: &mut [u8],
                 payload: &mut [u8],
             ) -> Result<usize, $crate::arch::szp::RunError> {
-                $crate::arch::szp::encode_run(k, e, bs, input, widths, payload)
+                $crate::arch::szp::encode_run(k, e, r, input, widths, payload)
             }
             // SAFETY: the token (`self`) proves the CPU supports `$features`.
-            unsafe { run(self, e, bs, input, widths, payload) }
+            unsafe { run(self, e, r, input, widths, payload) }
         }
-        fn size_blocks<T: SzpFloat>(self, e: &Self::Enc, bs: usize, input: &[T]) -> usize {
+        fn size_blocks<T: SzpFloat>(
+            self,
+            e: &Self::Enc,
+            r: $crate::arch::szp::Run,
+            input: &[T],
+        ) -> usize {
             #[target_feature(enable = $features)]
-            fn run<K: SzpKernel, T: SzpFloat>(k: K, e: &K::Enc, bs: usize, input: &[T]) -> usize {
-                $crate::arch::szp::size_run(k, e, bs, input)
+            fn run<K: SzpKernel, T: SzpFloat>(
+                k: K,
+                e: &K::Enc,
+                r: $crate::arch::szp::Run,
+                input: &[T],
+            ) -> usize {
+                $crate::arch::szp::size_run(k, e, r, input)
             }
             // SAFETY: the token (`self`) proves the CPU supports `$features`.
-            unsafe { run(self, e, bs, input) }
+            unsafe { run(self, e, r, input) }
         }
         fn decode_blocks<T: SzpFloat>(
             self,
             eb: f64,
-            bs: usize,
+            r: $crate::arch::szp::Run,
             widths: &[u8],
             payload: &[u8],
             out: &mut [T],
@@ -253,15 +390,15 @@ macro_rules! target_runs {
             fn run<K: SzpKernel, T: SzpFloat>(
                 k: K,
                 eb: f64,
-                bs: usize,
+                r: $crate::arch::szp::Run,
                 widths: &[u8],
                 payload: &[u8],
                 out: &mut [T],
             ) -> Result<(), $crate::arch::szp::DecodeError> {
-                $crate::arch::szp::decode_run(k, eb, bs, widths, payload, out)
+                $crate::arch::szp::decode_run(k, eb, r, widths, payload, out)
             }
             // SAFETY: the token (`self`) proves the CPU supports `$features`.
-            unsafe { run(self, eb, bs, widths, payload, out) }
+            unsafe { run(self, eb, r, widths, payload, out) }
         }
     };
 }

@@ -13,6 +13,7 @@
 
 use super::{CHUNK_TARGET_VALUES, Config, FORMAT_VERSION_V1, HEADER_LEN_V1, LAYOUT_FZGM, Verify};
 use super::{DType, Error, FORMAT_VERSION, HEADER_LEN, MAGIC, MAX_BLOCK_SIZE, Mode, SzpFloat};
+use super::{LAYOUT_HEADS, Layout};
 use crate::arch::generic::szp::{ref_decode, ref_encode, ref_width};
 use crate::arch::szp::{BlockError, Quant};
 use crate::bits::{self, LEVEL_LIMIT};
@@ -41,6 +42,8 @@ pub struct Plan {
     pub value_base: f64,
     /// Whether every reconstruction is checked against `bound` while encoding.
     pub strict: bool,
+    /// The block layout.
+    pub layout: Layout,
 }
 
 impl Plan {
@@ -65,6 +68,51 @@ impl Plan {
     pub fn sums_len(&self) -> usize {
         sums_len(self.blocks(), self.chunk_shift())
     }
+    /// Blocks per head group ([`Layout::Heads`]: `bits::head_group(chunk_shift)`), 0 for
+    /// [`Layout::Fzgm`] (no heads).
+    pub fn head_group(&self) -> usize {
+        match self.layout {
+            Layout::Fzgm => 0,
+            Layout::Heads => bits::head_group(self.chunk_shift()),
+        }
+    }
+}
+
+/// The body bytes of a run of blocks: their payloads and, where `group > 0` (the block-head
+/// layout, `group` blocks per head group; the run starts on a group boundary), each group's
+/// head trailer, whose width byte is read from `body` (the run's bytes from its start).
+/// `n` values in all, `bs` per block, the last block possibly shorter. Errors: a width above
+/// 64 ([`Error::Corrupt`]) or a trailer past the end of `body` ([`Error::Truncated`]).
+pub fn body_len(
+    widths: &[u8],
+    bs: usize,
+    n: usize,
+    group: usize,
+    body: &[u8],
+) -> Result<usize, Error> {
+    let bs = bs.max(1);
+    let mut rem = n;
+    let mut total = 0usize;
+    for g in pieces(widths, group.max(1)) {
+        let mut cnt = 0usize;
+        for &w in g {
+            if w > 64 {
+                return Err(Error::Corrupt("width above 64"));
+            }
+            let len = rem.min(bs);
+            total = total.saturating_add(bits::payload_len(w, len));
+            rem -= len;
+            cnt += 1;
+        }
+        if group > 0 {
+            let hw = *body.get(total).ok_or(Error::Truncated)?;
+            if hw > 64 {
+                return Err(Error::Corrupt("head width above 64"));
+            }
+            total = total.saturating_add(bits::trailer_len(hw, cnt));
+        }
+    }
+    Ok(total)
 }
 
 /// The writer's chunk shift for a block size: the smallest `s` with
@@ -288,6 +336,7 @@ pub(crate) fn resolve_grid(
         quant_eb,
         value_base,
         strict: cfg.strict,
+        layout: cfg.layout,
     })
 }
 
@@ -340,8 +389,9 @@ pub(crate) fn plan_mag<T: SzpFloat>(
 }
 
 /// The width byte of one block: bits of the largest zigzagged delta (0 if all are 0).
+/// (The stage layout's rule: deltas from level 0.)
 pub fn block_width<T: SzpFloat>(plan: &Plan, block: &[T]) -> u8 {
-    ref_width(plan.quant_eb, block)
+    ref_width(plan.quant_eb, block, 0)
 }
 
 /// Payload bytes of a block of `len` values at width `width`: `ceil(len·width / 8)`
@@ -352,7 +402,8 @@ pub fn block_payload_len(width: u8, len: usize) -> usize {
 
 /// Encodes one block (`first` = index of its first value, for error reports) into `out`,
 /// which must be exactly `block_payload_len(width, block.len())` bytes. Pad bits are zero.
-/// In strict plans every reconstruction is checked against the bound. (The reference kernel.)
+/// In strict plans every reconstruction is checked against the bound. (The reference kernel;
+/// the stage layout's rule: deltas from level 0.)
 pub fn encode_block<T: SzpFloat>(
     plan: &Plan,
     block: &[T],
@@ -366,14 +417,14 @@ pub fn encode_block<T: SzpFloat>(
         strict: plan.strict,
         max_abs: 0.0,
     };
-    ref_encode(&q, block, width, out).map_err(|e| match e {
+    ref_encode(&q, block, 0, width, out).map_err(|e| match e {
         BlockError::Violation(i) => Error::BoundViolated { index: first + i },
         BlockError::Short(needed) => Error::OutputTooSmall { needed },
     })
 }
 
 /// Decodes one block payload (`block_payload_len(width, out.len())` bytes) into `out`.
-/// (The reference kernel.)
+/// (The reference kernel; the stage layout's rule: levels from 0.)
 pub fn decode_block<T: SzpFloat>(
     quant_eb: f64,
     width: u8,
@@ -386,7 +437,7 @@ pub fn decode_block<T: SzpFloat>(
     if payload.len() != block_payload_len(width, out.len()) {
         return Err(Error::Corrupt("block payload length"));
     }
-    ref_decode(quant_eb, width, payload, out);
+    ref_decode(quant_eb, width, 0, payload, out);
     Ok(())
 }
 
@@ -395,7 +446,7 @@ pub fn decode_block<T: SzpFloat>(
 pub struct Header {
     /// Format version: 1 (no checksums) or 2 (0 in the view of an `.fzm` config, [`super::fzm::header`]).
     pub version: u8,
-    /// Block layout (version 2 byte 6; [`super::LAYOUT_FZGM`] = 0, the only one defined).
+    /// Block layout (version 2 byte 6: [`super::LAYOUT_FZGM`] = 0 or [`super::LAYOUT_HEADS`] = 1).
     pub layout: u8,
     /// Version 2: each checksum chunk holds `2^chunk_shift` blocks (0 for version 1).
     pub chunk_shift: u8,
@@ -424,6 +475,16 @@ impl Header {
         match self.mode {
             Mode::Abs => self.requested,
             Mode::Noa => self.requested * self.value_base,
+        }
+    }
+
+    /// Blocks per head group: `bits::head_group(chunk_shift)` for the block-head layout, 0
+    /// for the stage layout.
+    pub fn head_group(&self) -> usize {
+        if self.layout == LAYOUT_HEADS {
+            bits::head_group(self.chunk_shift)
+        } else {
+            0
         }
     }
 
@@ -475,7 +536,7 @@ impl Header {
                     chunk: 0,
                 });
             }
-            if a[6] != LAYOUT_FZGM {
+            if a[6] != LAYOUT_FZGM && a[6] != LAYOUT_HEADS {
                 return Err(Error::UnsupportedLayout { layout: a[6] });
             }
             if a[7] > 31 {
@@ -534,7 +595,7 @@ pub fn write_header(plan: &Plan, out: &mut [u8]) -> Result<(), Error> {
     h[0..4].copy_from_slice(&MAGIC);
     h[4] = FORMAT_VERSION;
     h[5] = u8::from(plan.strict);
-    h[6] = LAYOUT_FZGM;
+    h[6] = plan.layout.code();
     h[7] = plan.chunk_shift();
     // 8..40: the FZGPUModules SZpConfig, verbatim.
     h[8] = plan.dtype.code();
@@ -554,11 +615,26 @@ pub fn write_header(plan: &Plan, out: &mut [u8]) -> Result<(), Error> {
 /// are the archive's width bytes, `payload` its payload, `n` values, `bs` per block, chunks of
 /// `2^shift` blocks. (The serial form of the writer's sealing step.)
 pub fn seal(widths: &[u8], payload: &[u8], n: usize, bs: usize, shift: u8, sums: &mut [u8]) {
-    seal_from(0, widths, payload, n, bs, shift, sums);
+    seal_from(0, widths, payload, n, bs, shift, 0, sums);
+}
+
+/// [`seal`] for either layout: `group` blocks per head group ([`Plan::head_group`]; 0 for the
+/// stage layout). A chunk's CRC covers its payloads and the head trailers of its groups.
+pub fn seal_with(
+    widths: &[u8],
+    payload: &[u8],
+    n: usize,
+    bs: usize,
+    shift: u8,
+    group: usize,
+    sums: &mut [u8],
+) {
+    seal_from(0, widths, payload, n, bs, shift, group, sums);
 }
 
 /// [`seal`] for a run whose first checksum chunk is chunk `u0` of the archive (the chunk index
 /// is part of each CRC): the one serial sealing loop, also under the parallel writer's splits.
+#[allow(clippy::too_many_arguments)] // the run's place in the archive
 pub(crate) fn seal_from(
     u0: u32,
     widths: &[u8],
@@ -566,6 +642,7 @@ pub(crate) fn seal_from(
     n: usize,
     bs: usize,
     shift: u8,
+    group: usize,
     sums: &mut [u8],
 ) {
     let c = (1usize << shift.min(31)).max(1); // .max(1): provably non-zero, no panic path
@@ -573,7 +650,8 @@ pub(crate) fn seal_from(
     let mut rem = n;
     for (u, (wc, s)) in pieces(widths, c).zip(sums.chunks_exact_mut(4)).enumerate() {
         let vals = rem.min(wc.len() * bs);
-        let bytes = run_bytes(wc, bs, vals);
+        let body = payload.get(off..).unwrap_or(&[]);
+        let bytes = body_len(wc, bs, vals, group, body).unwrap_or(0);
         rem -= vals;
         let p = payload.get(off..off + bytes).unwrap_or(&[]);
         off += bytes;
@@ -627,6 +705,7 @@ pub fn verify_chunks(view: &ArchiveView<'_>) -> Result<(), Error> {
         return Ok(());
     }
     let bs = view.header.block_size as usize;
+    let group = view.header.head_group();
     let c = (1usize << view.header.chunk_shift.min(31)).max(1);
     let (mut off, mut rem) = (0usize, view.n);
     for (u, (wc, s)) in pieces(view.widths, c)
@@ -634,7 +713,7 @@ pub fn verify_chunks(view: &ArchiveView<'_>) -> Result<(), Error> {
         .enumerate()
     {
         let vals = rem.min(wc.len() * bs);
-        let bytes = run_bytes(wc, bs, vals);
+        let bytes = body_len(wc, bs, vals, group, view.payload.get(off..).unwrap_or(&[]))?;
         rem -= vals;
         let p = view.payload.get(off..off + bytes).ok_or(Error::Truncated)?;
         off += bytes;
@@ -667,14 +746,9 @@ pub(crate) fn parse_structure(archive: &[u8], verify: Verify) -> Result<ArchiveV
     } else {
         sums_len(nb, header.chunk_shift)
     };
-    let mut total: u64 = sums as u64;
-    for (b, &w) in widths.iter().enumerate() {
-        if w > 64 {
-            return Err(Error::Corrupt("width above 64"));
-        }
-        let len = header.n.saturating_sub(b as u64 * bs).min(bs);
-        total += (len * u64::from(w)).div_ceil(8);
-    }
+    // n <= nb·bs <= rest.len()·4096: in usize range.
+    let body = body_len(widths, bs as usize, n, header.head_group(), payload)?;
+    let total = (body as u64).saturating_add(sums as u64);
     if total > payload.len() as u64 {
         return Err(Error::Truncated);
     }

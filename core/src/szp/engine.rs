@@ -15,13 +15,13 @@
 //! single place where an archive is verified before any block is decoded.
 
 use super::blocks::{
-    self, Grid, Plan, chunk_sum, le32, parse_structure, pieces, run_bytes, write_header,
+    self, Grid, Plan, body_len, chunk_sum, le32, parse_structure, pieces, write_header,
 };
 use super::{Config, Error, FORMAT_VERSION_V1, HEADER_LEN, Path, Verify, max_compressed_len};
 #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
 use crate::arch::CpuFeatures;
 use crate::arch::generic::{Portable, Reference};
-use crate::arch::szp::{BlockError, DecodeError, Quant, Stats, SzpKernel};
+use crate::arch::szp::{BlockError, DecodeError, Quant, Run, Stats, SzpKernel};
 use crate::bits::{self, LEVEL_LIMIT, payload_len};
 use crate::types::SzpFloat;
 
@@ -121,17 +121,35 @@ fn worst_width(plan: &Plan, max_abs: f64) -> u8 {
     bits::width(lq.saturating_mul(4)).min(64)
 }
 
-/// Worst-case payload bytes of one full block under `plan` (`|x| <= max_abs`).
-fn worst_block(plan: &Plan, max_abs: f64) -> usize {
-    payload_len(worst_width(plan, max_abs), plan.block_size as usize)
+/// Worst-case body bytes of one full unit of `plan`'s layout (`|x| <= max_abs`): a block
+/// (stage layout), or a head group's blocks and trailer (block-head layout; heads are levels,
+/// so their deltas obey the same bound as the blocks' deltas).
+fn worst_unit(plan: &Plan, max_abs: f64) -> usize {
+    let w = worst_width(plan, max_abs);
+    let block = payload_len(w, plan.block_size as usize);
+    match plan.head_group() {
+        0 => block,
+        g => block
+            .saturating_mul(g)
+            .saturating_add(bits::trailer_len(w, g)),
+    }
+}
+
+/// The run shape of `plan`.
+fn run_of(plan: &Plan) -> Run {
+    Run {
+        bs: plan.block_size.max(1) as usize,
+        group: plan.head_group(),
+    }
 }
 
 /// The largest archive `plan` can produce for inputs with `|x| <= max_abs` (at most
 /// [`max_compressed_len`]; usually far less): a buffer this long needs no sizing pass, and the
 /// parallel driver splits inside it.
 pub fn worst_len(plan: &Plan, max_abs: f64) -> usize {
+    let units = plan.blocks().div_ceil(run_of(plan).unit());
     plan.payload_offset()
-        .saturating_add(plan.blocks().saturating_mul(worst_block(plan, max_abs)))
+        .saturating_add(units.saturating_mul(worst_unit(plan, max_abs)))
         .saturating_add(plan.sums_len())
 }
 
@@ -188,57 +206,60 @@ pub(crate) fn payload_size<K: SzpKernel, T: SzpFloat, J: Join>(
     k: K,
     j: &J,
     e: &K::Enc,
-    bs: usize,
+    run: Run,
     input: &[T],
 ) -> usize {
-    let nb = input.len().div_ceil(bs);
-    if nb >= 2 && j.split(size_of_val(input)) {
-        let (a, b) = input.split_at((nb / 2) * bs);
+    let per = run.bs.saturating_mul(run.unit()).max(1);
+    let units = input.len().div_ceil(per);
+    if units >= 2 && j.split(size_of_val(input)) {
+        let (a, b) = input.split_at((units / 2) * per);
         let (x, y) = j.join(
-            || payload_size(k, j, e, bs, a),
-            || payload_size(k, j, e, bs, b),
+            || payload_size(k, j, e, run, a),
+            || payload_size(k, j, e, run, b),
         );
         x + y
     } else {
-        k.size_blocks(e, bs, input)
+        k.size_blocks(e, run, input)
     }
 }
 
-/// Encodes the blocks of `input` (whose first value has index `first`; `bs` values per block)
-/// with width bytes into `widths` (one per block) and the payload at the start of `payload`
-/// (`base` = its offset in the archive, for error reports); returns the payload length.
-/// Ranges are split only where `payload` holds `wcost` (the worst case of a full block)
-/// bytes per block.
+/// Encodes the blocks of `input` (whose first value has index `first`; `run.bs` values per
+/// block; starting on a unit boundary) with width bytes into `widths` (one per block) and the
+/// payload at the start of `payload` (`base` = its offset in the archive, for error reports);
+/// returns the payload length. Ranges are split on unit boundaries (a block, or a head group),
+/// only where `payload` holds `ucost` (the worst case of a full unit) bytes per unit.
 #[allow(clippy::too_many_arguments)] // the range's coordinates in input and archive
 pub(crate) fn encode_range<K: SzpKernel, T: SzpFloat, J: Join>(
     k: K,
     j: &J,
     e: &K::Enc,
-    bs: usize,
-    wcost: usize,
+    run: Run,
+    ucost: usize,
     input: &[T],
     first: usize,
     base: usize,
     widths: &mut [u8],
     payload: &mut [u8],
 ) -> Result<usize, Error> {
-    let nb = widths.len();
-    if nb >= 2 && j.split(size_of_val(input)) && payload.len() >= nb.saturating_mul(wcost) {
-        let mid = nb / 2;
-        let mv = mid * bs;
-        let off = mid * wcost;
+    let unit = run.unit();
+    let units = widths.len().div_ceil(unit);
+    if units >= 2 && j.split(size_of_val(input)) && payload.len() >= units.saturating_mul(ucost) {
+        let mid = (units / 2) * unit;
+        let mv = mid * run.bs;
+        let off = (units / 2) * ucost;
         let (il, ir) = input.split_at(mv.min(input.len()));
         let (wl, wr) = widths.split_at_mut(mid);
         let (pl, pr) = payload.split_at_mut(off);
         let (a, b) = j.join(
-            || encode_range(k, j, e, bs, wcost, il, first, base, wl, pl),
-            || encode_range(k, j, e, bs, wcost, ir, first + mv, base + off, wr, pr),
+            || encode_range(k, j, e, run, ucost, il, first, base, wl, pl),
+            || encode_range(k, j, e, run, ucost, ir, first + mv, base + off, wr, pr),
         );
         let (a, b) = (a?, b?);
         payload.copy_within(off..off + b, a);
         Ok(a + b)
     } else {
-        k.encode_blocks(e, bs, input, widths, payload)
+        let bs = run.bs;
+        k.encode_blocks(e, run, input, widths, payload)
             .map_err(|r| match r.err {
                 BlockError::Violation(i) => Error::BoundViolated {
                     index: first + r.block * bs + i,
@@ -274,14 +295,14 @@ pub(crate) fn compress_planned<K: SzpKernel, T: SzpFloat, J: Join>(
     out: &mut [u8],
 ) -> Result<usize, Error> {
     let e = k.encoder(quant(plan, max_abs));
-    let bs = plan.block_size.max(1) as usize;
+    let run = run_of(plan);
     let start = plan.payload_offset();
     let fits = out.len() >= worst_len(plan, max_abs)
         || max_compressed_len(input.len(), plan.block_size, T::DTYPE)
             .is_some_and(|m| out.len() >= m);
     let slen = plan.sums_len();
     if !fits {
-        let total = start + payload_size(k, j, &e, bs, input) + slen;
+        let total = start + payload_size(k, j, &e, run, input) + slen;
         if out.len() < total {
             return Err(Error::OutputTooSmall { needed: total });
         }
@@ -292,8 +313,8 @@ pub(crate) fn compress_planned<K: SzpKernel, T: SzpFloat, J: Join>(
     let Some((hdr, widths)) = head.split_at_mut_checked(HEADER_LEN) else {
         return Err(Error::OutputTooSmall { needed: start });
     };
-    let wcost = worst_block(plan, max_abs);
-    let len = encode_range(k, j, &e, bs, wcost, input, 0, start, widths, body)?;
+    let ucost = worst_unit(plan, max_abs);
+    let len = encode_range(k, j, &e, run, ucost, input, 0, start, widths, body)?;
     let Some((payload, rest)) = body.split_at_mut_checked(len) else {
         return Err(Error::OutputTooSmall {
             needed: start + len,
@@ -304,7 +325,7 @@ pub(crate) fn compress_planned<K: SzpKernel, T: SzpFloat, J: Join>(
     })?;
     seal_range(
         j,
-        bs,
+        run,
         plan.chunk_shift(),
         0,
         T::DTYPE.size(),
@@ -318,12 +339,12 @@ pub(crate) fn compress_planned<K: SzpKernel, T: SzpFloat, J: Join>(
 }
 
 /// Writes the CRCs of checksum chunks `u0..` (`sums`: 4 bytes each) of the run `widths` /
-/// `payload` (`n` values, `bs` per block, chunks of `2^shift` blocks; `vb` bytes per value, for
+/// `payload` (`n` values, shape `run`, chunks of `2^shift` blocks; `vb` bytes per value, for
 /// the split decision), splitting on chunk boundaries with `j`.
 #[allow(clippy::too_many_arguments)] // the run's place in the archive
 pub(crate) fn seal_range<J: Join>(
     j: &J,
-    bs: usize,
+    run: Run,
     shift: u8,
     u0: u32,
     vb: usize,
@@ -338,45 +359,46 @@ pub(crate) fn seal_range<J: Join>(
         let mid = chunks / 2;
         let mb = mid * c; // < widths.len(): the left half holds full blocks only
         let (wl, wr) = widths.split_at(mb.min(widths.len()));
-        let lbytes: usize = wl.iter().map(|&w| payload_len(w, bs)).sum();
+        let lv = (mb * run.bs).min(n);
+        let lbytes = body_len(wl, run.bs, lv, run.group, payload).unwrap_or(0);
         let (pl, pr) = payload.split_at(lbytes.min(payload.len()));
         let (sl, sr) = sums.split_at_mut(mid * 4);
-        let lv = (mb * bs).min(n);
         j.join(
-            || seal_range(j, bs, shift, u0, vb, lv, wl, pl, sl),
-            || seal_range(j, bs, shift, u0 + mid as u32, vb, n - lv, wr, pr, sr),
+            || seal_range(j, run, shift, u0, vb, lv, wl, pl, sl),
+            || seal_range(j, run, shift, u0 + mid as u32, vb, n - lv, wr, pr, sr),
         );
     } else {
-        blocks::seal_from(u0, widths, payload, n, bs, shift, sums);
+        blocks::seal_from(u0, widths, payload, n, run.bs, shift, run.group, sums);
     }
 }
 
-/// Decodes the blocks whose width bytes are `widths` and whose payloads lie back to back at
-/// the start of `payload` into `out` (`bs` values per block, the last one possibly shorter),
-/// with quantizer bound `eb`.
+/// Decodes the blocks whose width bytes are `widths` and whose body (payloads and head
+/// trailers) lies back to back at the start of `payload` into `out` (shape `run`, the last
+/// block possibly shorter), with quantizer bound `eb`.
 pub(crate) fn decode_range<K: SzpKernel, T: SzpFloat, J: Join>(
     k: K,
     j: &J,
     eb: f64,
-    bs: usize,
+    run: Run,
     widths: &[u8],
     payload: &[u8],
     out: &mut [T],
 ) -> Result<(), Error> {
-    let nb = widths.len();
-    if nb >= 2 && j.split(size_of_val(out)) && out.len() > (nb / 2) * bs {
-        let mid = nb / 2;
+    let unit = run.unit();
+    let units = widths.len().div_ceil(unit);
+    let mid = (units / 2) * unit;
+    if units >= 2 && j.split(size_of_val(out)) && out.len() > mid * run.bs {
         let (wl, wr) = widths.split_at(mid);
-        let lbytes: usize = wl.iter().map(|&w| payload_len(w, bs)).sum();
+        let lbytes = body_len(wl, run.bs, mid * run.bs, run.group, payload)?;
         let (pl, pr) = payload.split_at_checked(lbytes).ok_or(Error::Truncated)?;
-        let (ol, or) = out.split_at_mut(mid * bs);
+        let (ol, or) = out.split_at_mut(mid * run.bs);
         let (a, b) = j.join(
-            || decode_range(k, j, eb, bs, wl, pl, ol),
-            || decode_range(k, j, eb, bs, wr, pr, or),
+            || decode_range(k, j, eb, run, wl, pl, ol),
+            || decode_range(k, j, eb, run, wr, pr, or),
         );
         a.and(b)
     } else {
-        k.decode_blocks(eb, bs, widths, payload, out)
+        k.decode_blocks(eb, run, widths, payload, out)
             .map_err(|e| match e {
                 DecodeError::Width => Error::Corrupt("width above 64"),
                 DecodeError::Truncated => Error::Truncated,
@@ -396,7 +418,7 @@ pub(crate) fn decode_chunks<K: SzpKernel, T: SzpFloat, J: Join>(
     k: K,
     j: &J,
     eb: f64,
-    bs: usize,
+    run: Run,
     shift: u8,
     u0: u32,
     widths: &[u8],
@@ -404,19 +426,20 @@ pub(crate) fn decode_chunks<K: SzpKernel, T: SzpFloat, J: Join>(
     sums: &[u8],
     out: &mut [T],
 ) -> Result<(), Error> {
+    let bs = run.bs;
     let chunks = sums.len() / 4;
     let c = (1usize << shift.min(31)).max(1); // .max(1): provably non-zero, no panic path
     if chunks >= 2 && j.split(size_of_val(out)) {
         let mid = chunks / 2;
         let mb = mid * c; // < widths.len(): the left half holds full blocks only
         let (wl, wr) = widths.split_at_checked(mb).ok_or(Error::Truncated)?;
-        let lbytes: usize = wl.iter().map(|&w| payload_len(w, bs)).sum();
+        let lbytes = body_len(wl, bs, mb * bs, run.group, payload)?;
         let (pl, pr) = payload.split_at_checked(lbytes).ok_or(Error::Truncated)?;
         let (sl, sr) = sums.split_at(mid * 4);
         let (ol, or) = out.split_at_mut_checked(mb * bs).ok_or(Error::Truncated)?;
         let (a, b) = j.join(
-            || decode_chunks(k, j, eb, bs, shift, u0, wl, pl, sl, ol),
-            || decode_chunks(k, j, eb, bs, shift, u0 + mid as u32, wr, pr, sr, or),
+            || decode_chunks(k, j, eb, run, shift, u0, wl, pl, sl, ol),
+            || decode_chunks(k, j, eb, run, shift, u0 + mid as u32, wr, pr, sr, or),
         );
         a.and(b)
     } else {
@@ -433,7 +456,7 @@ pub(crate) fn decode_chunks<K: SzpKernel, T: SzpFloat, J: Join>(
             let (gstart, vstart) = (off, vo);
             for (wc, s) in pieces(wg, c).zip(sg.chunks_exact(4)) {
                 let vals = (out.len() - vo).min(wc.len() * bs);
-                let bytes = run_bytes(wc, bs, vals);
+                let bytes = body_len(wc, bs, vals, run.group, payload.get(off..).unwrap_or(&[]))?;
                 let p = payload.get(off..off + bytes).ok_or(Error::Truncated)?;
                 if chunk_sum(u, wc, p) != le32(s) {
                     return Err(Error::ChecksumMismatch {
@@ -447,7 +470,7 @@ pub(crate) fn decode_chunks<K: SzpKernel, T: SzpFloat, J: Join>(
             }
             let p = payload.get(gstart..off).ok_or(Error::Truncated)?;
             let o = out.get_mut(vstart..vo).ok_or(Error::Truncated)?;
-            k.decode_blocks(eb, bs, wg, p, o).map_err(|e| match e {
+            k.decode_blocks(eb, run, wg, p, o).map_err(|e| match e {
                 DecodeError::Width => Error::Corrupt("width above 64"),
                 DecodeError::Truncated => Error::Truncated,
             })?;
@@ -473,7 +496,10 @@ pub(crate) fn decompress<K: SzpKernel, T: SzpFloat, J: Join>(
     let out = out
         .get_mut(..view.n)
         .ok_or(Error::OutputTooSmall { needed: view.n })?;
-    let bs = view.header.block_size as usize;
+    let run = Run {
+        bs: view.header.block_size.max(1) as usize,
+        group: view.header.head_group(),
+    };
     let eb = view.header.quant_eb;
     if verify == Verify::Checksums && view.header.version != FORMAT_VERSION_V1 {
         let shift = view.header.chunk_shift;
@@ -481,7 +507,7 @@ pub(crate) fn decompress<K: SzpKernel, T: SzpFloat, J: Join>(
             k,
             j,
             eb,
-            bs,
+            run,
             shift,
             0,
             view.widths,
@@ -490,7 +516,7 @@ pub(crate) fn decompress<K: SzpKernel, T: SzpFloat, J: Join>(
             out,
         )?;
     } else {
-        decode_range(k, j, eb, bs, view.widths, view.payload, out)?;
+        decode_range(k, j, eb, run, view.widths, view.payload, out)?;
     }
     Ok(view.n)
 }
@@ -576,35 +602,46 @@ pub fn encode_blocks<T: SzpFloat, J: Join>(
     widths: &mut [u8],
     payload: &mut [u8],
 ) -> Result<usize, Error> {
-    let bs = plan.block_size.max(1) as usize;
+    let run = run_of(plan);
+    let bs = run.bs;
     if widths.len() != input.len().div_ceil(bs) {
         return Err(Error::OutputTooSmall {
             needed: input.len().div_ceil(bs),
         });
     }
+    if !first_block.is_multiple_of(run.unit()) {
+        return Err(Error::Corrupt("block run does not start on a head group"));
+    }
     let first = first_block.saturating_mul(bs);
     on_path!(path, k => {
         let e = k.encoder(quant(plan, max_abs));
-        let wcost = worst_block(plan, max_abs);
-        encode_range(k, join, &e, bs, wcost, input, first, 0, widths, payload)
+        let ucost = worst_unit(plan, max_abs);
+        encode_range(k, join, &e, run, ucost, input, first, 0, widths, payload)
     })
 }
 
 /// Decodes a run of whole blocks into its final place: `widths` (each <= 64) and their
-/// payloads back to back in `payload`, `block_size` values per block (the last may be
-/// shorter: `out.len()` decides), quantizer bound `quant_eb` (the header's).
+/// body (payloads and, for the block-head layout, head trailers) back to back in `payload`,
+/// `block_size` values per block (the last may be shorter: `out.len()` decides), `head_group`
+/// blocks per head group (the header's [`super::Header::head_group`]; 0 for the stage layout;
+/// the run starts on a group boundary), quantizer bound `quant_eb` (the header's).
+#[allow(clippy::too_many_arguments)] // the run's archive fields and place
 pub fn decode_blocks<T: SzpFloat, J: Join>(
     path: Path,
     join: &J,
     quant_eb: f64,
     block_size: u32,
+    head_group: usize,
     widths: &[u8],
     payload: &[u8],
     out: &mut [T],
 ) -> Result<(), Error> {
-    let bs = block_size.max(1) as usize;
-    if widths.len() != out.len().div_ceil(bs) {
+    let run = Run {
+        bs: block_size.max(1) as usize,
+        group: head_group.min(bits::HEAD_GROUP_MAX),
+    };
+    if widths.len() != out.len().div_ceil(run.bs) {
         return Err(Error::Corrupt("width count differs from the block count"));
     }
-    on_path!(path, k => decode_range(k, join, quant_eb, bs, widths, payload, out))
+    on_path!(path, k => decode_range(k, join, quant_eb, run, widths, payload, out))
 }

@@ -42,7 +42,7 @@ use crate::arch::CpuFeatures;
 #[cfg(target_arch = "aarch64")]
 use crate::arch::aarch64::Neon;
 use crate::arch::generic::{Portable, Reference};
-use crate::arch::szp::SzpKernel;
+use crate::arch::szp::{Run, SzpKernel};
 #[cfg(target_arch = "x86_64")]
 use crate::arch::x86_64::{Avx512Vbmi, Bmi2};
 
@@ -110,9 +110,12 @@ fn write_on<K: SzpKernel, T: SzpFloat>(
     let (plan, max_abs) = engine::plan_grid(k, &Serial, input, cfg, Grid::Data)?;
     let e = k.encoder(engine::quant(&plan, max_abs));
     let nb = plan.blocks();
-    let bs = plan.block_size as usize;
+    let run = Run {
+        bs: plan.block_size as usize,
+        group: 0,
+    };
     // Sizing pass (no writes): the exact stage output size.
-    let stage_len = nb + engine::payload_size(k, &Serial, &e, bs, input);
+    let stage_len = nb + engine::payload_size(k, &Serial, &e, run, input);
     if stage_len as u64 >= 1 << 32 {
         return Err(Error::Corrupt(
             "stage output of 4 GiB or more (FZM offsets are 32-bit)",
@@ -129,7 +132,7 @@ fn write_on<K: SzpKernel, T: SzpFloat>(
         k,
         &Serial,
         &e,
-        bs,
+        run,
         0,
         input,
         0,
@@ -403,7 +406,8 @@ pub fn read<T: SzpFloat>(archive: &[u8], out: &mut [T]) -> Result<usize, Error> 
         .get_mut(..n)
         .ok_or(Error::OutputTooSmall { needed: n })?;
     let (eb, bs) = (c.error_bound, bs as usize);
-    on_path!(Path::best(), k => engine::decode_range(k, &Serial, eb, bs, widths, payload, out))?;
+    let run = Run { bs, group: 0 };
+    on_path!(Path::best(), k => engine::decode_range(k, &Serial, eb, run, widths, payload, out))?;
     Ok(n)
 }
 

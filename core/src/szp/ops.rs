@@ -58,7 +58,7 @@
 //! ```
 
 use super::blocks::{self, ArchiveView, Plan, block_payload_len, write_header};
-use super::{DType, Error, FORMAT_VERSION_V1, HEADER_LEN, Mode, Verify};
+use super::{DType, Error, FORMAT_VERSION_V1, HEADER_LEN, LAYOUT_FZGM, Layout, Mode, Verify};
 
 /// Most archives one call of [`linear`] / [`sum`] combines (a fixed stack table per input).
 pub const MAX_TERMS: usize = 64;
@@ -74,6 +74,11 @@ const MAX_BLOCK: usize = super::MAX_BLOCK_SIZE as usize;
 /// the result's bound could not be stated.
 const FZM_UNSUPPORTED: Error = Error::OpsUnsupported {
     what: ".fzm archives (decompress and recompress as fzpack .szp archives)",
+};
+
+/// The error for block-head layout inputs (layout 1): the operations take layout 0 only for now.
+const HEADS_UNSUPPORTED: Error = Error::OpsUnsupported {
+    what: "block-head layout archives",
 };
 
 /// Result levels must stay below this magnitude (as the encoder's levels do).
@@ -363,6 +368,9 @@ fn engine(
         } else {
             blocks::parse_structure(a, Verify::Checksums)?
         };
+        if v.header.layout != LAYOUT_FZGM {
+            return Err(HEADS_UNSUPPORTED);
+        }
         check_same(&first, &v)?;
         if let Some(slot) = views.get_mut(j) {
             *slot = Some(v);
@@ -395,6 +403,7 @@ fn engine(
         quant_eb: eb,
         value_base: 0.0,
         strict,
+        layout: Layout::Fzgm,
     };
     let tmax = type_max(dtype);
     let payload_start = HEADER_LEN + nb;
@@ -815,6 +824,9 @@ pub fn stats(archive: &[u8]) -> Result<Stats, Error> {
         return Err(FZM_UNSUPPORTED);
     }
     let v = blocks::parse(archive)?;
+    if v.header.layout != LAYOUT_FZGM {
+        return Err(HEADS_UNSUPPORTED);
+    }
     let bs = v.header.block_size as usize;
     let (mut s, mut lo, mut hi) = (0i128, i64::MAX, i64::MIN);
     let mut off = 0usize;

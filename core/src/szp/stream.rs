@@ -9,10 +9,10 @@
 use core::marker::PhantomData;
 
 use super::blocks::{self, Plan, write_header};
-use super::engine::{self, Serial};
 use super::{Config, Error, Mode, SzpFloat};
 use crate::arch::generic::Reference;
-use crate::arch::szp::{Quant, SzpKernel};
+use crate::arch::szp::{BlockError, Quant, SzpKernel};
+use crate::bits::{self, HEAD_GROUP_MAX};
 
 /// A streaming SZp encoder writing into a borrowed buffer. No allocation.
 pub struct StreamEncoder<'a, T: SzpFloat> {
@@ -21,6 +21,8 @@ pub struct StreamEncoder<'a, T: SzpFloat> {
     max_abs: f64,
     next_block: usize,
     pos: usize,
+    /// The block-head layout: the heads of the current group's blocks so far.
+    heads: [i64; HEAD_GROUP_MAX],
     _t: PhantomData<T>,
 }
 
@@ -54,6 +56,7 @@ impl<'a, T: SzpFloat> StreamEncoder<'a, T> {
             max_abs,
             next_block: 0,
             pos: start,
+            heads: [0; HEAD_GROUP_MAX],
             _t: PhantomData,
         })
     }
@@ -97,9 +100,36 @@ impl<'a, T: SzpFloat> StreamEncoder<'a, T> {
             strict: self.plan.strict,
             max_abs: self.max_abs,
         });
-        let bs = self.plan.block_size as usize;
-        let len =
-            engine::encode_range(k, &Serial, &e, bs, 0, block, first, self.pos, widths, rest)?;
+        let group = self.plan.head_group();
+        let seed = match (group, block.first()) {
+            (1.., Some(&x0)) => bits::quantize(x0, self.plan.quant_eb),
+            _ => 0,
+        };
+        let at = self.pos;
+        let w = k
+            .encode(&e, block, seed, rest, &mut ())
+            .map_err(|err| match err {
+                BlockError::Violation(i) => Error::BoundViolated { index: first + i },
+                BlockError::Short(c) => Error::OutputTooSmall { needed: at + c },
+            })?;
+        if let Some(slot) = widths.first_mut() {
+            *slot = w;
+        }
+        let mut len = bits::payload_len(w, block.len());
+        if group > 0 {
+            // Park the head; after the group's last block (or the archive's), its trailer.
+            let j = self.next_block % group;
+            if let Some(h) = self.heads.get_mut(j) {
+                *h = seed;
+            }
+            if j + 1 == group || self.next_block + 1 == self.plan.blocks() {
+                let hs = self.heads.get(..j + 1).unwrap_or_default();
+                let dst = rest.get_mut(len..).unwrap_or_default();
+                len += bits::put_heads(hs, dst).map_err(|c| Error::OutputTooSmall {
+                    needed: at + len + c,
+                })?;
+            }
+        }
         self.pos += len;
         self.next_block += 1;
         Ok(())
@@ -123,12 +153,13 @@ impl<'a, T: SzpFloat> StreamEncoder<'a, T> {
         let start = self.plan.payload_offset();
         let (head, payload) = body.split_at_checked(start).ok_or(Error::StreamState)?;
         let widths = head.get(super::HEADER_LEN..).unwrap_or(&[]);
-        blocks::seal(
+        blocks::seal_with(
             widths,
             payload,
             self.plan.n,
             self.plan.block_size as usize,
             self.plan.chunk_shift(),
+            self.plan.head_group(),
             sums,
         );
         write_header(&self.plan, out)?;

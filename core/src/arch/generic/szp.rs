@@ -25,8 +25,8 @@ use crate::types::SzpFloat;
 
 /// The reference width of one block (the sizing pass and the two-pass encoder share one copy).
 #[inline]
-pub(crate) fn ref_width<T: SzpFloat>(eb: f64, block: &[T]) -> u8 {
-    let mut prev = 0i64;
+pub(crate) fn ref_width<T: SzpFloat>(eb: f64, block: &[T], seed: i64) -> u8 {
+    let mut prev = seed;
     let mut any = 0u64;
     for &x in block {
         let q = quantize(x, eb);
@@ -36,11 +36,13 @@ pub(crate) fn ref_width<T: SzpFloat>(eb: f64, block: &[T]) -> u8 {
     bits::width(any)
 }
 
-/// The reference two-pass block encoder: `out` must be exactly `payload_len(width, len)`
-/// bytes (else `Short`); pad bits zero; strict plans check every reconstruction.
+/// The reference two-pass block encoder (deltas from `seed`): `out` must be exactly
+/// `payload_len(width, len)` bytes (else `Short`); pad bits zero; strict plans check every
+/// reconstruction.
 pub(crate) fn ref_encode<T: SzpFloat>(
     q: &Quant,
     block: &[T],
+    seed: i64,
     width: u8,
     out: &mut [u8],
 ) -> Result<(), BlockError> {
@@ -56,7 +58,7 @@ pub(crate) fn ref_encode<T: SzpFloat>(
         acc: 0,
         have: 0,
     };
-    let mut prev = 0i64;
+    let mut prev = seed;
     for (i, &x) in block.iter().enumerate() {
         let l = quantize(x, q.eb);
         if q.strict && bits::misses(x, l, q.eb, q.bound) {
@@ -111,11 +113,12 @@ impl BitWriter<'_> {
 fn ref_encode_onepass<T: SzpFloat>(
     q: &Quant,
     block: &[T],
+    seed: i64,
     rest: &mut [u8],
 ) -> Option<Result<u8, BlockError>> {
     let len = block.len();
     let buf = rest.get_mut(..len.saturating_mul(8))?;
-    let (mut prev, mut any) = (0i64, 0u64);
+    let (mut prev, mut any) = (seed, 0u64);
     for (i, (&x, slot)) in block.iter().zip(buf.chunks_exact_mut(8)).enumerate() {
         let l = quantize(x, q.eb);
         if q.strict && bits::misses(x, l, q.eb, q.bound) {
@@ -164,19 +167,25 @@ fn pack_in_place(buf: &mut [u8], len: usize, w: u32) {
     }
 }
 
-/// The reference block decoder (`payload` exactly `payload_len(width, out.len())` bytes,
-/// `width <= 64`; anything else decodes nothing).
-pub(crate) fn ref_decode<T: SzpFloat>(quant_eb: f64, width: u8, payload: &[u8], out: &mut [T]) {
+/// The reference block decoder (levels from `seed`; `payload` exactly
+/// `payload_len(width, out.len())` bytes, `width <= 64`; anything else decodes nothing).
+pub(crate) fn ref_decode<T: SzpFloat>(
+    quant_eb: f64,
+    width: u8,
+    seed: i64,
+    payload: &[u8],
+    out: &mut [T],
+) {
     if width > 64 || payload.len() != payload_len(width, out.len()) {
         return;
     }
     if width == 0 {
-        out.fill(reconstruct(0, quant_eb));
+        out.fill(reconstruct(seed, quant_eb));
         return;
     }
     let w = u32::from(width);
     let mask = bits::mask(w);
-    let mut q = 0i64;
+    let mut q = seed;
     let mut start = 0usize;
     if w <= 56 {
         // Each field lies inside the 8 bytes starting at its first byte: one unaligned load per
@@ -244,6 +253,10 @@ impl SzpKernel for Reference {
     fn encoder(self, q: Quant) -> Quant {
         q
     }
+    #[inline(always)]
+    fn quant_eb(e: &Quant) -> f64 {
+        e.eb
+    }
     fn stats<T: SzpFloat>(self, x: &[T]) -> Stats {
         let mut s = Stats::EMPTY;
         for v in x.iter().map(|v| v.to_f64()) {
@@ -254,30 +267,31 @@ impl SzpKernel for Reference {
         s
     }
     #[inline(always)]
-    fn width<T: SzpFloat>(self, e: &Quant, block: &[T], _: &mut ()) -> u8 {
-        ref_width(e.eb, block)
+    fn width<T: SzpFloat>(self, e: &Quant, block: &[T], seed: i64, _: &mut ()) -> u8 {
+        ref_width(e.eb, block, seed)
     }
     #[inline(always)]
     fn encode<T: SzpFloat>(
         self,
         e: &Quant,
         block: &[T],
+        seed: i64,
         dst: &mut [u8],
         _: &mut (),
     ) -> Result<u8, BlockError> {
-        if ONE_PASS && let Some(r) = ref_encode_onepass(e, block, dst) {
+        if ONE_PASS && let Some(r) = ref_encode_onepass(e, block, seed, dst) {
             return r;
         }
         // Too little room for the one-pass scratch: the two-pass block encoder.
-        let w = ref_width(e.eb, block);
+        let w = ref_width(e.eb, block, seed);
         let cost = payload_len(w, block.len());
         let out = dst.get_mut(..cost).ok_or(BlockError::Short(cost))?;
-        ref_encode(e, block, w, out)?;
+        ref_encode(e, block, seed, w, out)?;
         Ok(w)
     }
     #[inline(always)]
-    fn decode<T: SzpFloat>(self, eb: f64, w: u8, src: &[u8], out: &mut [T], _: &mut ()) {
-        ref_decode(eb, w, src, out)
+    fn decode<T: SzpFloat>(self, eb: f64, w: u8, seed: i64, src: &[u8], out: &mut [T], _: &mut ()) {
+        ref_decode(eb, w, seed, src, out)
     }
 }
 
@@ -300,8 +314,8 @@ impl Buffers {
     }
 }
 
-/// Quantize + delta + zigzag of one block into `u`, returning the OR of all values (its bit
-/// length is the block width). Branch-free; the delta is a first-order recurrence on `q`.
+/// Quantize + delta (from `seed`) + zigzag of one block into `u`, returning the OR of all
+/// values (its bit length is the block width). Branch-free; the delta is a first-order recurrence on `q`.
 ///
 /// The level is first computed with a multiplication by `1/(2·eb)`: `y = fl(x·r)` differs from
 /// the spec's `v = fl(x/(2·eb))` by at most `|y|·2⁻⁵⁰`, and `round_half_away` can only differ
@@ -311,6 +325,7 @@ impl Buffers {
 #[inline(always)]
 pub(crate) fn quantize_block<T: SzpFloat>(
     eb: f64,
+    seed: i64,
     block: &[T],
     q: &mut [i64],
     u: &mut [u64],
@@ -332,7 +347,7 @@ pub(crate) fn quantize_block<T: SzpFloat>(
         }
     }
     let mut any = 0u64;
-    let mut prev = 0i64;
+    let mut prev = seed;
     for (ui, &qi) in u.iter_mut().zip(q.iter()) {
         let z = zigzag(qi.wrapping_sub(prev));
         prev = qi;
@@ -436,12 +451,12 @@ pub(crate) fn pack(u: &[u64], w: u32, out: &mut [u8], scratch: &mut [i64]) {
     bits.finish();
 }
 
-/// Unpack + unzigzag + prefix sum of one block into `q` (`payload` is exactly
+/// Unpack + unzigzag + prefix sum (from `seed`) of one block into `q` (`payload` is exactly
 /// `ceil(len·w/8)` bytes, `1 <= w <= 64`).
 #[inline(always)]
-pub(crate) fn unpack_levels(payload: &[u8], w: u32, q: &mut [i64]) {
+pub(crate) fn unpack_levels(payload: &[u8], w: u32, seed: i64, q: &mut [i64]) {
     let mask = bits::mask(w);
-    let mut acc = 0i64;
+    let mut acc = seed;
     let mut done = 0usize;
     if w <= 56 {
         let wz = w as usize;
@@ -504,10 +519,11 @@ pub(crate) fn lane_stats<T: SzpFloat>(input: &[T]) -> Stats {
 pub(crate) fn portable_encode<T: SzpFloat>(
     e: &Quant,
     block: &[T],
+    seed: i64,
     dst: &mut [u8],
     s: &mut Buffers,
 ) -> Result<u8, BlockError> {
-    encode_with(e, block, dst, s, quantize_block)
+    encode_with(e, block, seed, dst, s, quantize_block)
 }
 
 /// One block's encoder around a quantize + delta + zigzag pass `quantize` (writing levels and
@@ -516,16 +532,17 @@ pub(crate) fn portable_encode<T: SzpFloat>(
 pub(crate) fn encode_with<T: SzpFloat>(
     e: &Quant,
     block: &[T],
+    seed: i64,
     dst: &mut [u8],
     s: &mut Buffers,
-    quantize: impl FnOnce(f64, &[T], &mut [i64], &mut [u64]) -> u64,
+    quantize: impl FnOnce(f64, i64, &[T], &mut [i64], &mut [u64]) -> u64,
 ) -> Result<u8, BlockError> {
     let len = block.len().min(BUF);
     let (qb, ub) = (
         s.q.get_mut(..len).unwrap_or_default(),
         s.u.get_mut(..len).unwrap_or_default(),
     );
-    let any = quantize(e.eb, block, qb, ub);
+    let any = quantize(e.eb, seed, block, qb, ub);
     if e.strict
         && let Some(i) = first_violation(e.eb, e.bound, block, qb)
     {
@@ -540,8 +557,8 @@ pub(crate) fn encode_with<T: SzpFloat>(
 
 /// The portable width of one block.
 #[inline(always)]
-pub(crate) fn portable_width<T: SzpFloat>(eb: f64, block: &[T], s: &mut Buffers) -> u8 {
-    width_with(eb, block, s, quantize_block)
+pub(crate) fn portable_width<T: SzpFloat>(eb: f64, block: &[T], seed: i64, s: &mut Buffers) -> u8 {
+    width_with(eb, block, seed, s, quantize_block)
 }
 
 /// One block's width through the pass `quantize` (see [`encode_with`]).
@@ -549,15 +566,16 @@ pub(crate) fn portable_width<T: SzpFloat>(eb: f64, block: &[T], s: &mut Buffers)
 pub(crate) fn width_with<T: SzpFloat>(
     eb: f64,
     block: &[T],
+    seed: i64,
     s: &mut Buffers,
-    quantize: impl FnOnce(f64, &[T], &mut [i64], &mut [u64]) -> u64,
+    quantize: impl FnOnce(f64, i64, &[T], &mut [i64], &mut [u64]) -> u64,
 ) -> u8 {
     let len = block.len().min(BUF);
     let (qb, ub) = (
         s.q.get_mut(..len).unwrap_or_default(),
         s.u.get_mut(..len).unwrap_or_default(),
     );
-    bits::width(quantize(eb, block, qb, ub))
+    bits::width(quantize(eb, seed, block, qb, ub))
 }
 
 /// The portable decoder of one block.
@@ -565,16 +583,17 @@ pub(crate) fn width_with<T: SzpFloat>(
 pub(crate) fn portable_decode<T: SzpFloat>(
     eb: f64,
     w: u8,
+    seed: i64,
     src: &[u8],
     out: &mut [T],
     q: &mut [i64; BUF],
 ) {
     if w == 0 {
-        out.fill(reconstruct(0, eb));
+        out.fill(reconstruct(seed, eb));
         return;
     }
     let qb = q.get_mut(..out.len().min(BUF)).unwrap_or_default();
-    unpack_levels(src, u32::from(w), qb);
+    unpack_levels(src, u32::from(w), seed, qb);
     for (o, &qi) in out.iter_mut().zip(qb.iter()) {
         *o = reconstruct(qi, eb);
     }
@@ -596,29 +615,41 @@ macro_rules! portable_block_methods {
             q
         }
         #[inline(always)]
-        fn width<T: SzpFloat>(self, e: &Self::Enc, block: &[T], s: &mut Self::Scratch) -> u8 {
-            $crate::arch::generic::szp::portable_width(e.eb, block, s)
+        fn quant_eb(e: &Self::Enc) -> f64 {
+            e.eb
+        }
+        #[inline(always)]
+        fn width<T: SzpFloat>(
+            self,
+            e: &Self::Enc,
+            block: &[T],
+            seed: i64,
+            s: &mut Self::Scratch,
+        ) -> u8 {
+            $crate::arch::generic::szp::portable_width(e.eb, block, seed, s)
         }
         #[inline(always)]
         fn encode<T: SzpFloat>(
             self,
             e: &Self::Enc,
             block: &[T],
+            seed: i64,
             dst: &mut [u8],
             s: &mut Self::Scratch,
         ) -> Result<u8, $crate::arch::szp::BlockError> {
-            $crate::arch::generic::szp::portable_encode(e, block, dst, s)
+            $crate::arch::generic::szp::portable_encode(e, block, seed, dst, s)
         }
         #[inline(always)]
         fn decode<T: SzpFloat>(
             self,
             eb: f64,
             w: u8,
+            seed: i64,
             src: &[u8],
             out: &mut [T],
             s: &mut Self::Scratch,
         ) {
-            $crate::arch::generic::szp::portable_decode(eb, w, src, out, &mut s.q)
+            $crate::arch::generic::szp::portable_decode(eb, w, seed, src, out, &mut s.q)
         }
     };
 }

@@ -4,9 +4,9 @@
 //! [`scan_kernel_methods!`], the `SzpKernel` methods built from them.
 //!
 //! A leaf provides, in its own module: a `Scan` type (its loop invariants) and
-//! `fn scan<T>(&Scan, eb, block, &mut Scratch) -> (ScanResult, bool)` (the bool: the deltas
+//! `fn scan<T>(&Scan, eb, block, seed, &mut Scratch) -> (ScanResult, bool)` (the bool: the deltas
 //! are in `Scratch::p.u` as u64, else in `Scratch::u32s`), `fn pack64(u, v, w, out)` and
-//! `fn pack32(v, w, out)` for widths 1..=24, and `fn decode_block<T>(payload, w, 2eb, out)`
+//! `fn pack32(v, w, out)` for widths 1..=24, and `fn decode_block<T>(payload, w, f64(seed), 2eb, out)`
 //! for the blocks [`decodes`] accepts — all `#[target_feature]` functions of the leaf's
 //! features.
 
@@ -50,12 +50,14 @@ impl Scratch {
     }
 }
 
-/// Whether the leaves' SIMD decoders handle a block of `len` values at width `w`: widths
-/// 1..=24 whose i32 prefix sums are exact, `len·2^(w−1) < 2³¹` (every level is a sum of at
-/// most `len` deltas of magnitude below `2^(w−1)`).
+/// Whether the leaves' SIMD decoders handle a block of `len` values at width `w` from level
+/// `seed`: widths 1..=24 whose i32 prefix sums are exact, `len·2^(w−1) < 2³¹` (every level
+/// is the seed plus a sum of at most `len` deltas of magnitude below `2^(w−1)`), and
+/// `|seed| < 2⁵²`, so that `f64(seed) + f64(prefix)` is the exact level, as the reference's
+/// `f64(q)` is.
 #[inline]
-pub(crate) fn decodes(w: u8, len: usize) -> bool {
-    (1..=24).contains(&w) && (len as u64) << (w - 1) < 1 << 31
+pub(crate) fn decodes(w: u8, len: usize, seed: i64) -> bool {
+    (1..=24).contains(&w) && (len as u64) << (w - 1) < 1 << 31 && seed.unsigned_abs() < 1 << 52
 }
 
 /// A scan's result made exact: with a lane near a tie, the exact levels and deltas go to
@@ -63,6 +65,7 @@ pub(crate) fn decodes(w: u8, len: usize) -> bool {
 #[inline(always)]
 pub(crate) fn exact_on_tie<T: SzpFloat>(
     eb: f64,
+    seed: i64,
     block: &[T],
     s: &mut Scratch,
     res: ScanResult,
@@ -75,7 +78,7 @@ pub(crate) fn exact_on_tie<T: SzpFloat>(
         s.p.q.get_mut(..len).unwrap_or_default(),
         s.p.u.get_mut(..len).unwrap_or_default(),
     );
-    let any = quantize_block(eb, block, qb, ub);
+    let any = quantize_block(eb, seed, block, qb, ub);
     ScanResult { any, ..res }
 }
 
@@ -84,9 +87,11 @@ pub(crate) fn exact_on_tie<T: SzpFloat>(
 /// violation or a tie, the width, and the packing — `pack64(u, v, w, out)` or
 /// `pack32(v, w, out)` for widths 1..=24 (`v` the u32 buffer), the portable packer above.
 #[inline(always)]
+#[allow(clippy::too_many_arguments)] // the block, its seed and scan, and the leaf's packers
 pub(crate) fn encode_scanned<T: SzpFloat>(
     q: &Quant,
     block: &[T],
+    seed: i64,
     dst: &mut [u8],
     s: &mut Scratch,
     (res, in_u64): (ScanResult, bool),
@@ -102,7 +107,7 @@ pub(crate) fn encode_scanned<T: SzpFloat>(
     );
     if q.strict && (res.violation || res.near_tie) {
         if !res.near_tie {
-            quantize_block(eb, block, qb, ub);
+            quantize_block(eb, seed, block, qb, ub);
         }
         if let Some(i) = first_violation(eb, q.bound, block, qb) {
             return Err(BlockError::Violation(i));
@@ -127,22 +132,23 @@ pub(crate) fn encode_scanned<T: SzpFloat>(
     Ok(w)
 }
 
-/// Decodes one block with the leaf's `fast(payload, w, 2eb, out)` where [`decodes`] allows,
-/// else with the portable decoder.
+/// Decodes one block with the leaf's `fast(payload, w, f64(seed), 2eb, out)` where
+/// [`decodes`] allows, else with the portable decoder.
 #[inline(always)]
 pub(crate) fn decode_with<T: SzpFloat>(
     eb: f64,
     w: u8,
+    seed: i64,
     src: &[u8],
     out: &mut [T],
     q: &mut [i64; BUF],
-    fast: impl FnOnce(&[u8], u8, f64, &mut [T]),
+    fast: impl FnOnce(&[u8], u8, f64, f64, &mut [T]),
 ) {
     let e2 = 2.0 * eb;
-    if w != 0 && e2.is_finite() && decodes(w, out.len()) {
-        fast(src, w, e2, out);
+    if w != 0 && e2.is_finite() && decodes(w, out.len(), seed) {
+        fast(src, w, seed as f64, e2, out);
     } else {
-        portable_decode(eb, w, src, out, q);
+        portable_decode(eb, w, seed, src, out, q);
     }
 }
 
@@ -161,20 +167,31 @@ macro_rules! scan_kernel_methods {
         $crate::arch::szp::target_runs!($features);
 
         #[inline(always)]
-        fn width<T: SzpFloat>(self, e: &Self::Enc, block: &[T], s: &mut Self::Scratch) -> u8 {
+        fn quant_eb(e: &Self::Enc) -> f64 {
+            e.q.eb
+        }
+        #[inline(always)]
+        fn width<T: SzpFloat>(
+            self,
+            e: &Self::Enc,
+            block: &[T],
+            seed: i64,
+            s: &mut Self::Scratch,
+        ) -> u8 {
             #[target_feature(enable = $features)]
             fn run<T: SzpFloat>(
                 sc: &Scan,
                 eb: f64,
                 block: &[T],
+                seed: i64,
                 s: &mut $crate::arch::x86_64::szp::Scratch,
             ) -> u8 {
-                $crate::bits::width(scan(sc, eb, block, s).0.any)
+                $crate::bits::width(scan(sc, eb, block, seed, s).0.any)
             }
             match &e.scan {
                 // SAFETY: the token (`self`) proves the CPU supports `$features`.
-                Some(sc) => unsafe { run(sc, e.q.eb, block, s) },
-                None => $crate::arch::generic::szp::portable_width(e.q.eb, block, &mut s.p),
+                Some(sc) => unsafe { run(sc, e.q.eb, block, seed, s) },
+                None => $crate::arch::generic::szp::portable_width(e.q.eb, block, seed, &mut s.p),
             }
         }
         #[inline(always)]
@@ -182,6 +199,7 @@ macro_rules! scan_kernel_methods {
             self,
             e: &Self::Enc,
             block: &[T],
+            seed: i64,
             dst: &mut [u8],
             s: &mut Self::Scratch,
         ) -> Result<u8, $crate::arch::szp::BlockError> {
@@ -190,13 +208,15 @@ macro_rules! scan_kernel_methods {
                 sc: &Scan,
                 q: &$crate::arch::szp::Quant,
                 block: &[T],
+                seed: i64,
                 dst: &mut [u8],
                 s: &mut $crate::arch::x86_64::szp::Scratch,
             ) -> Result<u8, $crate::arch::szp::BlockError> {
-                let scanned = scan(sc, q.eb, block, s);
+                let scanned = scan(sc, q.eb, block, seed, s);
                 $crate::arch::x86_64::szp::encode_scanned(
                     q,
                     block,
+                    seed,
                     dst,
                     s,
                     scanned,
@@ -206,8 +226,10 @@ macro_rules! scan_kernel_methods {
             }
             match &e.scan {
                 // SAFETY: the token (`self`) proves the CPU supports `$features`.
-                Some(sc) => unsafe { run(sc, &e.q, block, dst, s) },
-                None => $crate::arch::generic::szp::portable_encode(&e.q, block, dst, &mut s.p),
+                Some(sc) => unsafe { run(sc, &e.q, block, seed, dst, s) },
+                None => {
+                    $crate::arch::generic::szp::portable_encode(&e.q, block, seed, dst, &mut s.p)
+                }
             }
         }
         #[inline(always)]
@@ -215,6 +237,7 @@ macro_rules! scan_kernel_methods {
             self,
             eb: f64,
             w: u8,
+            seed: i64,
             src: &[u8],
             out: &mut [T],
             s: &mut Self::Scratch,
@@ -223,16 +246,23 @@ macro_rules! scan_kernel_methods {
             fn run<T: SzpFloat>(
                 eb: f64,
                 w: u8,
+                seed: i64,
                 src: &[u8],
                 out: &mut [T],
                 q: &mut [i64; $crate::arch::szp::BUF],
             ) {
-                $crate::arch::x86_64::szp::decode_with(eb, w, src, out, q, |p, w, e2, o| {
-                    decode_block(p, w, e2, o)
-                });
+                $crate::arch::x86_64::szp::decode_with(
+                    eb,
+                    w,
+                    seed,
+                    src,
+                    out,
+                    q,
+                    |p, w, s0, e2, o| decode_block(p, w, s0, e2, o),
+                );
             }
             // SAFETY: the token (`self`) proves the CPU supports `$features`.
-            unsafe { run(eb, w, src, out, &mut s.p.q) }
+            unsafe { run(eb, w, seed, src, out, &mut s.p.q) }
         }
     };
 }

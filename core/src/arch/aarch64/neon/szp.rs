@@ -70,7 +70,13 @@ fn stats<T: SzpFloat>(input: &[T]) -> Stats {
 /// delta + zigzag into `u`; returns the OR of all of `u` (its bit length is the width).
 #[inline]
 #[target_feature(enable = "neon")]
-fn quantize_block<T: SzpFloat>(eb: f64, block: &[T], q: &mut [i64], u: &mut [u64]) -> u64 {
+fn quantize_block<T: SzpFloat>(
+    eb: f64,
+    seed: i64,
+    block: &[T],
+    q: &mut [i64],
+    u: &mut [u64],
+) -> u64 {
     let r = vdupq_n_f64(1.0 / (2.0 * eb));
     let half = vdupq_n_f64(0.5);
     let rel = vdupq_n_f64(NEAR_TIE);
@@ -107,7 +113,7 @@ fn quantize_block<T: SzpFloat>(eb: f64, block: &[T], q: &mut [i64], u: &mut [u64
     // Delta + zigzag + OR, two lanes at a time; `prev` holds the level before the pair in
     // lane 1.
     let mut any = vdupq_n_u64(0);
-    let mut prev = vdupq_n_s64(0);
+    let mut prev = vdupq_n_s64(seed);
     let (qp, qrest) = q.as_chunks::<2>();
     let (up, urest) = u.as_chunks_mut::<2>();
     for (ud, qs) in up.iter_mut().zip(qp) {
@@ -163,29 +169,34 @@ fn scale_block<T: SzpFloat>(q: &[i64], eb: f64, out: &mut [T]) {
 fn encode<T: SzpFloat>(
     e: &Quant,
     block: &[T],
+    seed: i64,
     dst: &mut [u8],
     s: &mut Buffers,
 ) -> Result<u8, BlockError> {
-    encode_with(e, block, dst, s, |eb, x, q, u| quantize_block(eb, x, q, u))
+    encode_with(e, block, seed, dst, s, |eb, s0, x, q, u| {
+        quantize_block(eb, s0, x, q, u)
+    })
 }
 
 /// The width of one block (the sizing pass).
 #[inline]
 #[target_feature(enable = "neon")]
-fn width<T: SzpFloat>(eb: f64, block: &[T], s: &mut Buffers) -> u8 {
-    width_with(eb, block, s, |eb, x, q, u| quantize_block(eb, x, q, u))
+fn width<T: SzpFloat>(eb: f64, block: &[T], seed: i64, s: &mut Buffers) -> u8 {
+    width_with(eb, block, seed, s, |eb, s0, x, q, u| {
+        quantize_block(eb, s0, x, q, u)
+    })
 }
 
 /// Decodes one block (see [`SzpKernel::decode`]): scalar unpack + prefix sum, NEON scale.
 #[inline]
 #[target_feature(enable = "neon")]
-fn decode<T: SzpFloat>(eb: f64, w: u8, src: &[u8], out: &mut [T], q: &mut [i64; BUF]) {
+fn decode<T: SzpFloat>(eb: f64, w: u8, seed: i64, src: &[u8], out: &mut [T], q: &mut [i64; BUF]) {
     if w == 0 {
-        out.fill(reconstruct(0, eb));
+        out.fill(reconstruct(seed, eb));
         return;
     }
     let qb = q.get_mut(..out.len().min(BUF)).unwrap_or_default();
-    unpack_levels(src, u32::from(w), qb);
+    unpack_levels(src, u32::from(w), seed, qb);
     scale_block(qb, eb, out);
 }
 
@@ -201,6 +212,10 @@ impl SzpKernel for Neon {
     fn encoder(self, q: Quant) -> Quant {
         q
     }
+    #[inline(always)]
+    fn quant_eb(e: &Quant) -> f64 {
+        e.eb
+    }
     target_runs!("neon");
 
     #[inline(always)]
@@ -209,24 +224,33 @@ impl SzpKernel for Neon {
         unsafe { stats(x) }
     }
     #[inline(always)]
-    fn width<T: SzpFloat>(self, e: &Quant, block: &[T], s: &mut Buffers) -> u8 {
+    fn width<T: SzpFloat>(self, e: &Quant, block: &[T], seed: i64, s: &mut Buffers) -> u8 {
         // SAFETY: the token proves NEON.
-        unsafe { width(e.eb, block, s) }
+        unsafe { width(e.eb, block, seed, s) }
     }
     #[inline(always)]
     fn encode<T: SzpFloat>(
         self,
         e: &Quant,
         block: &[T],
+        seed: i64,
         dst: &mut [u8],
         s: &mut Buffers,
     ) -> Result<u8, BlockError> {
         // SAFETY: the token proves NEON.
-        unsafe { encode(e, block, dst, s) }
+        unsafe { encode(e, block, seed, dst, s) }
     }
     #[inline(always)]
-    fn decode<T: SzpFloat>(self, eb: f64, w: u8, src: &[u8], out: &mut [T], s: &mut Buffers) {
+    fn decode<T: SzpFloat>(
+        self,
+        eb: f64,
+        w: u8,
+        seed: i64,
+        src: &[u8],
+        out: &mut [T],
+        s: &mut Buffers,
+    ) {
         // SAFETY: the token proves NEON.
-        unsafe { decode(eb, w, src, out, &mut s.q) }
+        unsafe { decode(eb, w, seed, src, out, &mut s.q) }
     }
 }

@@ -178,7 +178,7 @@ fn reduce_or32(v: __m256i) -> u32 {
 /// Quantize + delta + zigzag + width (+ strict check) of one block with i32 levels; the
 /// zigzagged deltas go to `u[..block.len()]` as u32.
 #[target_feature(enable = "avx2,bmi2")]
-fn scan_block<T: SzpFloat>(s: &Scan, block: &[T], u: &mut [u32]) -> ScanResult {
+fn scan_block<T: SzpFloat>(s: &Scan, block: &[T], seed: i32, u: &mut [u32]) -> ScanResult {
     let len = block.len().min(u.len());
     let (x, up) = (block.as_ptr(), u.as_mut_ptr());
     let (r, e2, bound) = (
@@ -187,8 +187,9 @@ fn scan_block<T: SzpFloat>(s: &Scan, block: &[T], u: &mut [u32]) -> ScanResult {
         _mm256_set1_pd(s.bound),
     );
     let rot = _mm256_setr_epi32(7, 0, 1, 2, 3, 4, 5, 6);
-    // The previous step's levels rotated by one lane: lane 0 holds its last level.
-    let mut prev = _mm256_setzero_si256();
+    // The previous step's levels rotated by one lane: lane 0 holds its last level (the seed
+    // before the first step).
+    let mut prev = _mm256_set1_epi32(seed);
     let mut any = _mm256_setzero_si256();
     let mut frac = _mm256_setzero_pd();
     let mut bad = _mm256_setzero_pd();
@@ -282,14 +283,15 @@ fn pack_n<const N: usize>(v: &[u32], out: &mut [u8]) {
 }
 
 /// Decodes one block (`payload` exactly `ceil(out.len()·w/8)` bytes, [`decodes`] true) into
-/// `out`: `T((prefix sum of unzigzag(fields))·2eb)`. Does nothing on a length mismatch.
+/// `out`: `T((seed + prefix sum of unzigzag(fields))·2eb)`, the level formed in f64 as
+/// `seed + f64(prefix)` (exact: [`decodes`]). Does nothing on a length mismatch.
 #[target_feature(enable = "avx2,bmi2")]
-fn decode_block<T: SzpFloat>(payload: &[u8], w: u8, e2: f64, out: &mut [T]) {
+fn decode_block<T: SzpFloat>(payload: &[u8], w: u8, seed: f64, e2: f64, out: &mut [T]) {
     let len = out.len();
     let Some(t) = Y256_TABLES.get(usize::from(w)) else {
         return;
     };
-    if !decodes(w, len) || payload.len() != payload_len(w, len) {
+    if !decodes(w, len, seed as i64) || payload.len() != payload_len(w, len) {
         return;
     }
     let n = usize::from(w);
@@ -297,6 +299,7 @@ fn decode_block<T: SzpFloat>(payload: &[u8], w: u8, e2: f64, out: &mut [T]) {
     let (shuf, shl, cnt) = unsafe { setup(t, n) };
     let h = t.hi_offset;
     let scale = _mm256_set1_pd(e2);
+    let base = _mm256_set1_pd(seed);
     let (zero, one, last) = (
         _mm256_setzero_si256(),
         _mm256_set1_epi32(1),
@@ -344,8 +347,9 @@ fn decode_block<T: SzpFloat>(payload: &[u8], w: u8, e2: f64, out: &mut [T]) {
         );
         let q = _mm256_add_epi32(s, carry);
         carry = _mm256_permutevar8x32_epi32(q, last);
-        let lo = _mm256_mul_pd(_mm256_cvtepi32_pd(_mm256_castsi256_si128(q)), scale);
-        let hi = _mm256_mul_pd(_mm256_cvtepi32_pd(_mm256_extracti128_si256::<1>(q)), scale);
+        let lo = _mm256_add_pd(_mm256_cvtepi32_pd(_mm256_castsi256_si128(q)), base);
+        let hi = _mm256_add_pd(_mm256_cvtepi32_pd(_mm256_extracti128_si256::<1>(q)), base);
+        let (lo, hi) = (_mm256_mul_pd(lo, scale), _mm256_mul_pd(hi, scale));
         // SAFETY: lanes [i, i + min(r, 8)) of `out` exist (each_step).
         unsafe { store8::<T>(dst.wrapping_add(i), r, lo, hi) };
     });
@@ -482,10 +486,24 @@ fn stats<T: SzpFloat>(input: &[T]) -> Stats {
 /// deltas in `s.u32s`.
 #[inline]
 #[target_feature(enable = "avx2,bmi2")]
-fn scan<T: SzpFloat>(sc: &Scan, eb: f64, block: &[T], s: &mut Scratch) -> (ScanResult, bool) {
+fn scan<T: SzpFloat>(
+    sc: &Scan,
+    eb: f64,
+    block: &[T],
+    seed: i64,
+    s: &mut Scratch,
+) -> (ScanResult, bool) {
     let len = block.len().min(BUF);
-    let res = scan_block(sc, block, s.u32s.get_mut(..len).unwrap_or_default());
-    let res = exact_on_tie(eb, block, s, res);
+    let res = match i32::try_from(seed) {
+        Ok(s32) => scan_block(sc, block, s32, s.u32s.get_mut(..len).unwrap_or_default()),
+        // A seed outside i32 (never a level of a plan this scan runs for): the exact levels.
+        Err(_) => ScanResult {
+            any: 0,
+            near_tie: true,
+            violation: true,
+        },
+    };
+    let res = exact_on_tie(eb, seed, block, s, res);
     (res, res.near_tie)
 }
 

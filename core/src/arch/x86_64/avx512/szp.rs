@@ -240,10 +240,16 @@ impl Flags {
 /// Quantize + delta + zigzag + width (+ strict check) of one block, with i64 levels; the
 /// zigzagged deltas go to `u[..block.len()]`.
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi")]
-pub(crate) fn scan_block<T: SzpFloat>(s: &Scan, block: &[T], u: &mut [u64]) -> ScanResult {
+pub(crate) fn scan_block<T: SzpFloat>(
+    s: &Scan,
+    block: &[T],
+    seed: i64,
+    u: &mut [u64],
+) -> ScanResult {
     let len = block.len().min(u.len());
     let (x, up) = (block.as_ptr(), u.as_mut_ptr());
-    let mut prev = _mm512_setzero_si512();
+    // Lane 7 of `prev` is the level before the first value.
+    let mut prev = _mm512_set1_epi64(seed);
     let mut any = _mm512_setzero_si512();
     let mut flags = Flags::new();
     each_step(len, |i, r| {
@@ -274,10 +280,16 @@ pub(crate) fn scan_block<T: SzpFloat>(s: &Scan, block: &[T], u: &mut [u64]) -> S
 /// levels and deltas then fit in i32 and zigzag to the same values, and 16 lanes share one
 /// vector. The zigzagged deltas go to `u[..block.len()]` as u32.
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi")]
-pub(crate) fn scan_block32<T: SzpFloat>(s: &Scan, block: &[T], u: &mut [u32]) -> ScanResult {
+pub(crate) fn scan_block32<T: SzpFloat>(
+    s: &Scan,
+    block: &[T],
+    seed: i32,
+    u: &mut [u32],
+) -> ScanResult {
     let len = block.len().min(u.len());
     let (x, up) = (block.as_ptr(), u.as_mut_ptr());
-    let mut prev = _mm512_setzero_si512();
+    // Lane 15 of `prev` is the level before the first value.
+    let mut prev = _mm512_set1_epi32(seed);
     let mut any = _mm512_setzero_si512();
     let mut flags = Flags::new();
     each_step(len, |i, r| {
@@ -400,14 +412,15 @@ pub(crate) fn pack_block32(u: &[u32], w: u32, out: &mut [u8]) {
 }
 
 /// Decodes one block (`payload` exactly `ceil(out.len()·w/8)` bytes, [`decodes`] true) into
-/// `out`: `T((prefix sum of unzigzag(fields))·2eb)`. Does nothing on a length mismatch.
+/// `out`: `T((seed + prefix sum of unzigzag(fields))·2eb)`, the level formed in f64 as
+/// `seed + f64(prefix)` (exact: [`decodes`]). Does nothing on a length mismatch.
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi")]
-pub(crate) fn decode_block<T: SzpFloat>(payload: &[u8], w: u8, e2: f64, out: &mut [T]) {
+pub(crate) fn decode_block<T: SzpFloat>(payload: &[u8], w: u8, seed: f64, e2: f64, out: &mut [T]) {
     let len = out.len();
     let Some(t) = Z512_TABLES.get(usize::from(w)) else {
         return;
     };
-    if !decodes(w, len) || payload.len() != payload_len(w, len) {
+    if !decodes(w, len, seed as i64) || payload.len() != payload_len(w, len) {
         return;
     }
     // SAFETY: the tables are plain arrays of 64 bytes; unaligned loads.
@@ -419,6 +432,7 @@ pub(crate) fn decode_block<T: SzpFloat>(payload: &[u8], w: u8, e2: f64, out: &mu
     };
     let cnt = _mm_cvtsi32_si128(32 - i32::from(w));
     let scale = _mm512_set1_pd(e2);
+    let base = _mm512_set1_pd(seed);
     let zero = _mm512_setzero_si512();
     let one = _mm512_set1_epi32(1);
     let last = _mm512_set1_epi32(15);
@@ -444,8 +458,10 @@ pub(crate) fn decode_block<T: SzpFloat>(payload: &[u8], w: u8, e2: f64, out: &mu
         s = _mm512_add_epi32(s, _mm512_alignr_epi32::<8>(s, zero));
         let q = _mm512_add_epi32(s, carry);
         carry = _mm512_permutexvar_epi32(last, q);
-        let lo = _mm512_mul_pd(_mm512_cvtepi32_pd(_mm512_castsi512_si256(q)), scale);
-        let hi = _mm512_mul_pd(_mm512_cvtepi32_pd(_mm512_extracti64x4_epi64::<1>(q)), scale);
+        let lo = _mm512_cvtepi32_pd(_mm512_castsi512_si256(q));
+        let hi = _mm512_cvtepi32_pd(_mm512_extracti64x4_epi64::<1>(q));
+        let lo = _mm512_mul_pd(_mm512_add_pd(lo, base), scale);
+        let hi = _mm512_mul_pd(_mm512_add_pd(hi, base), scale);
         // SAFETY: lanes [i, i + min(r, 16)) of `out` exist; masked-off lanes are not accessed.
         unsafe { store16::<T>(dst.wrapping_add(i), lanes(r), lo, hi) };
     });
@@ -569,15 +585,21 @@ fn stats<T: SzpFloat>(input: &[T]) -> (f64, f64, bool) {
 /// levels are in `s.p.q`) rather than in `s.u32s`.
 #[inline]
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi")]
-fn scan<T: SzpFloat>(sc: &Scan, eb: f64, block: &[T], s: &mut Scratch) -> (ScanResult, bool) {
+fn scan<T: SzpFloat>(
+    sc: &Scan,
+    eb: f64,
+    block: &[T],
+    seed: i64,
+    s: &mut Scratch,
+) -> (ScanResult, bool) {
     let len = block.len().min(BUF);
-    let res = if sc.narrow {
-        scan_block32(sc, block, s.u32s.get_mut(..len).unwrap_or_default())
-    } else {
-        scan_block(sc, block, s.p.u.get_mut(..len).unwrap_or_default())
+    let seed32 = i32::try_from(seed).ok().filter(|_| sc.narrow);
+    let res = match seed32 {
+        Some(s32) => scan_block32(sc, block, s32, s.u32s.get_mut(..len).unwrap_or_default()),
+        None => scan_block(sc, block, seed, s.p.u.get_mut(..len).unwrap_or_default()),
     };
-    let res = exact_on_tie(eb, block, s, res);
-    (res, res.near_tie || !sc.narrow)
+    let res = exact_on_tie(eb, seed, block, s, res);
+    (res, res.near_tie || seed32.is_none())
 }
 
 /// [`pack_block`] in the shape [`scan_kernel_methods!`] calls.
