@@ -410,8 +410,8 @@ fn engine(
     let mut pos = payload_start; // next payload byte of the output
     let mut fits = out.len() >= payload_start;
     let mut sc = Scratch {
-        acc: [0i64; CHUNK],
-        zz: [0u64; MAX_BLOCK],
+        acc: None,
+        zz: None,
         #[cfg(target_arch = "x86_64")]
         simd: !exact_only
             && terms.len() <= 2
@@ -549,7 +549,7 @@ impl Check {
                 break;
             }
             let vals = self.rem.min(wc.len().saturating_mul(bs));
-            let bytes = blocks::run_bytes(wc, bs, vals);
+            let bytes = run_bytes(wc, bs, vals);
             let p = v
                 .payload
                 .get(self.off..self.off.saturating_add(bytes))
@@ -575,6 +575,19 @@ impl Check {
     }
 }
 
+/// [`blocks::run_bytes`] (payload bytes of a run of blocks, `n` values in all, the last
+/// block possibly shorter), summing the widths of the full blocks when `bs` is a multiple of
+/// 8 (a full block then holds exactly `w · bs/8` bytes): no serial per-block chain.
+fn run_bytes(widths: &[u8], bs: usize, n: usize) -> usize {
+    let full = (n / bs.max(1)).min(widths.len());
+    if !bs.is_multiple_of(8) || full == 0 {
+        return blocks::run_bytes(widths, bs, n);
+    }
+    let (head, tail) = widths.split_at(full);
+    let sum: usize = head.iter().map(|&w| usize::from(w)).sum();
+    sum * (bs / 8) + blocks::run_bytes(tail, bs, n - full * bs)
+}
+
 /// The fixed facts of one operation that [`one_block`] needs.
 struct Grid {
     n: usize,
@@ -589,8 +602,9 @@ struct Grid {
 
 /// The engine's per-block scratch.
 struct Scratch {
-    acc: [i64; CHUNK],
-    zz: [u64; MAX_BLOCK],
+    /// Set up on first use (the run kernel needs neither: no 36 KiB clear per call).
+    acc: Option<[i64; CHUNK]>,
+    zz: Option<[u64; MAX_BLOCK]>,
     /// Whether the AVX-512 combines apply (one or two inputs, coefficients ±1, CPU support).
     #[cfg(target_arch = "x86_64")]
     simd: bool,
@@ -623,7 +637,8 @@ fn one_block(
     let (n, bs, eb, dtype, tmax, exact_only) = (g.n, g.bs, g.eb, g.dtype, g.tmax, g.exact_only);
     let pos = *pos_io;
     let mut fits = *fits_io;
-    let (acc, zz) = (&mut sc.acc, &mut sc.zz);
+    let acc = sc.acc.get_or_insert([0i64; CHUNK]);
+    let zz = sc.zz.get_or_insert([0u64; MAX_BLOCK]);
     #[cfg(target_arch = "x86_64")]
     let (simd, z32) = (sc.simd, &mut sc.z32);
     let start = b * bs;
@@ -1080,6 +1095,31 @@ mod x86 {
         out: &mut [u8],
         z: &mut [u32],
     ) {
+        // Full blocks of the common small sizes with a constant step count (unrolled).
+        match (r.neg.iter().any(|&g| g), bs) {
+            (false, 32) => run_signed::<false, 32>(r, n, bs, end, out, z),
+            (false, 64) => run_signed::<false, 64>(r, n, bs, end, out, z),
+            (false, 128) => run_signed::<false, 128>(r, n, bs, end, out, z),
+            (false, _) => run_signed::<false, 0>(r, n, bs, end, out, z),
+            (true, 32) => run_signed::<true, 32>(r, n, bs, end, out, z),
+            (true, 64) => run_signed::<true, 64>(r, n, bs, end, out, z),
+            (true, 128) => run_signed::<true, 128>(r, n, bs, end, out, z),
+            (true, _) => run_signed::<true, 0>(r, n, bs, end, out, z),
+        }
+    }
+
+    /// [`add_run`] with (`NEG`) or without negated inputs; `L > 0`: blocks of exactly `L`
+    /// values only (it stops at a shorter last block, which the caller's per-block path takes).
+    #[inline]
+    #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi")]
+    fn run_signed<const NEG: bool, const L: usize>(
+        r: &mut Run<'_>,
+        n: usize,
+        bs: usize,
+        end: usize,
+        out: &mut [u8],
+        z: &mut [u32],
+    ) {
         let zero = _mm512_setzero_si512();
         let one = _mm512_set1_epi32(1);
         // A missing second input reads as width 0 in every block.
@@ -1099,6 +1139,11 @@ mod x86 {
             let mut stop = false;
             while b < end && nbat < BATCH_BLOCKS {
                 let len = n.saturating_sub(b.saturating_mul(bs)).min(bs);
+                if L > 0 && len != L {
+                    stop = true;
+                    break;
+                }
+                let len = if L > 0 { L } else { len };
                 if len == 0 || vals + len > z.len() {
                     break;
                 }
@@ -1182,10 +1227,14 @@ mod x86 {
                         _mm512_srli_epi32::<1>(fb),
                         _mm512_sub_epi32(zero, _mm512_and_si512(fb, one)),
                     );
-                    let s = _mm512_add_epi32(
-                        _mm512_sub_epi32(_mm512_xor_si512(da, ma), ma),
-                        _mm512_sub_epi32(_mm512_xor_si512(db, mb), mb),
-                    );
+                    let s = if NEG {
+                        _mm512_add_epi32(
+                            _mm512_sub_epi32(_mm512_xor_si512(da, ma), ma),
+                            _mm512_sub_epi32(_mm512_xor_si512(db, mb), mb),
+                        )
+                    } else {
+                        _mm512_add_epi32(da, db)
+                    };
                     // |s| <= 2 · 2^23: the i32 zigzag is exact.
                     let zv = _mm512_maskz_xor_epi32(
                         lm,
@@ -1225,7 +1274,7 @@ mod x86 {
                     glen += len;
                     gcost += super::block_payload_len(w, len);
                     e += 1;
-                    if (len * usize::from(w)) % 8 != 0 {
+                    if !(len * usize::from(w)).is_multiple_of(8) {
                         break;
                     }
                 }
