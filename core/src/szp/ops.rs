@@ -26,8 +26,9 @@
 //! `"length"`, `"block size"`, `"quantizer bound"`); a result level of magnitude 2⁶² or more, or
 //! one whose reconstruction is not finite in the element type, is [`Error::LevelOverflow`] with
 //! the index of the first such element (64-bit levels never wrap); every input is parsed and
-//! validated as untrusted ([`super::blocks::parse`], CRCs included: a corrupt input is
-//! [`Error::ChecksumMismatch`]); `.fzm` inputs are [`Error::OpsUnsupported`]; a too-small
+//! validated as untrusted (as [`super::blocks::parse`] does, CRCs included: a corrupt input is
+//! [`Error::ChecksumMismatch`]; each chunk's CRC is checked right before its blocks are
+//! combined, so no result is built from an unchecked byte); `.fzm` inputs are [`Error::OpsUnsupported`]; a too-small
 //! output is [`Error::OutputTooSmall`] with the exact length needed. Results are version 2
 //! archives (checksummed) whatever the inputs' versions.
 //!
@@ -438,6 +439,9 @@ fn engine(
     let step = (1usize << plan.chunk_shift().min(31)).max(1);
     let mut checks = [Check::default(); MAX_TERMS];
     let checks = &mut checks[..terms.len()];
+    for (ck, v) in checks.iter_mut().zip(views.iter()) {
+        ck.rem = v.as_ref().map_or(0, |v| v.n);
+    }
     // Each output chunk's CRC is taken right after the chunk is written (in cache) and kept
     // in the last `slen` bytes of `out` until the payload's end is known: while the result
     // fits, no payload byte reaches them.
@@ -522,6 +526,7 @@ struct Check {
     next: u32,
     verified: usize,
     off: usize,
+    /// Values in the chunks not yet checked.
     rem: usize,
 }
 
@@ -534,9 +539,6 @@ impl Check {
         };
         if v.header.version == FORMAT_VERSION_V1 {
             return Ok(());
-        }
-        if self.next == 0 && self.verified == 0 {
-            self.rem = v.n;
         }
         let bs = v.header.block_size as usize;
         let c = (1usize << v.header.chunk_shift.min(31)).max(1);
