@@ -8,7 +8,8 @@
 //! side by side (issue #17): for each f32 field of `../shared/data` (or the generated one) at an
 //! ABS bound of 1e-3 and 1e-4 of its range, block size 128, the ratio of each layout and, per
 //! path, the block-head layout's compress and decompress speed over the stage layout's (the
-//! four calls take turns; best of `FZPACK_SZP_ROUNDS`, default 15).
+//! four calls take turns; best of `FZPACK_SZP_ROUNDS`, default 15; `FZPACK_SZP_FIELDS=a,b`
+//! keeps the fields whose names contain `a` or `b`).
 //!
 //! `FZPACK_SZP_QUICK=1 cargo bench -p fzpack-core --bench szp` instead runs a short
 //! side-by-side table for loaded machines: the paths (and a `memcpy` of the same bytes) take
@@ -229,7 +230,14 @@ fn layouts() {
         "| field | bound (× range) | ratio fzgm | ratio heads | heads/fzgm compress, decompress per path |"
     );
     println!("|---|---|---|---|---|");
+    // `FZPACK_SZP_FIELDS=a,b`: only the fields whose names contain one of these.
+    let only: Vec<String> = std::env::var("FZPACK_SZP_FIELDS")
+        .map(|v| v.split(',').map(str::to_string).collect())
+        .unwrap_or_default();
     for (name, x) in f32_fields() {
+        if !only.is_empty() && !only.iter().any(|o| name.contains(o.as_str())) {
+            continue;
+        }
         let finite = x.iter().all(|v| v.is_finite());
         let (lo, hi) = x
             .iter()

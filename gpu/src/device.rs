@@ -189,6 +189,13 @@ impl Gpu {
         out: &mut CudaViewMut<'_, u8>,
     ) -> Result<usize> {
         szp::blocks::check_config(cfg)?;
+        if cfg.layout != szp::Layout::Fzgm {
+            // The kernels write the stage layout only (the block-head layout is CPU-only so far).
+            return Err(szp::Error::UnsupportedLayout {
+                layout: cfg.layout.code(),
+            }
+            .into());
+        }
         let n = input.len();
         let max = szp::max_compressed_len(n, cfg.block_size, T::DTYPE)
             .ok_or(szp::Error::OutputTooSmall { needed: usize::MAX })?;
@@ -313,6 +320,13 @@ impl Gpu {
             // The kernels read format 2's 52-byte header layout only.
             return Err(szp::Error::UnsupportedVersion {
                 version: header.version,
+            }
+            .into());
+        }
+        if header.layout != szp::LAYOUT_FZGM {
+            // The kernels read the stage layout only.
+            return Err(szp::Error::UnsupportedLayout {
+                layout: header.layout,
             }
             .into());
         }

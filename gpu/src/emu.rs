@@ -119,6 +119,13 @@ emu_float!(f64, fzh_stats_f64, fzh_encode_f64, fzh_decode_f64);
 /// error it reports.
 pub fn compress<T: EmuFloat>(input: &[T], cfg: &Config) -> Result<Vec<u8>> {
     szp::blocks::check_config(cfg)?;
+    if cfg.layout != szp::Layout::Fzgm {
+        // The kernels write the stage layout only (the block-head layout is CPU-only so far).
+        return Err(szp::Error::UnsupportedLayout {
+            layout: cfg.layout.code(),
+        }
+        .into());
+    }
     let stats = T::stats(input, max_abs_arg(cfg));
     let plan = match plan_from_stats(T::DTYPE, cfg, input.len(), &stats)? {
         Planned::Ok(p) => p,
@@ -164,6 +171,13 @@ pub fn decompress<T: EmuFloat>(archive: &[u8]) -> Result<Vec<T>> {
         // The kernels read format 2's 52-byte header layout only.
         return Err(szp::Error::UnsupportedVersion {
             version: view.header.version,
+        }
+        .into());
+    }
+    if view.header.layout != szp::LAYOUT_FZGM {
+        // The kernels read the stage layout only.
+        return Err(szp::Error::UnsupportedLayout {
+            layout: view.header.layout,
         }
         .into());
     }

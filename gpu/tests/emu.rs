@@ -324,3 +324,16 @@ fn real_fields_match_core_byte_for_byte() {
     println!("{done} real-field runs compared with fzpack-core");
     assert!(done > 0);
 }
+
+/// The kernels implement the stage layout only: a block-head config or archive is a clear
+/// `UnsupportedLayout`, never an archive whose header and body disagree.
+#[test]
+fn block_head_layout_is_refused_clearly() {
+    let x: Vec<f32> = (0..5000).map(|i| 300.0 + (i as f32 * 0.01).sin()).collect();
+    let cfg = Config::abs(1e-3).with_layout(szp::Layout::Heads);
+    let e = emu::compress(&x, &cfg).unwrap_err();
+    assert!(e.to_string().contains("layout 1"), "{e}");
+    let a = core_compress(&x, &cfg).unwrap();
+    let e = emu::decompress::<f32>(&a).unwrap_err();
+    assert!(e.to_string().contains("layout 1"), "{e}");
+}

@@ -158,6 +158,19 @@ impl Run {
     pub(crate) fn unit(self) -> usize {
         self.group.max(1)
     }
+
+    /// Blocks per loop group of the run loops: the head group (a power of two up to
+    /// [`HEAD_GROUP_MAX`]), or 1 for the stage layout. Formed as `1 << k` (`k <= 5`), which the
+    /// compiler can prove non-zero: no divide-by-zero panic path reaches firmware builds.
+    #[inline(always)]
+    pub(crate) fn blocks_per_group(self) -> usize {
+        let k = if self.group > 0 {
+            self.group.trailing_zeros().min(5)
+        } else {
+            0
+        };
+        1usize << k
+    }
 }
 
 /// Where a run of blocks failed: block `block` of the run, after `pos` payload bytes.
@@ -177,9 +190,18 @@ pub(crate) enum DecodeError {
     Truncated,
 }
 
+/// The seed of a block starting with `x` (`heads`: the block-head layout, its first level).
+#[inline(always)]
+fn seed_of<T: SzpFloat>(heads: bool, x: &[T], eb: f64) -> i64 {
+    match (heads, x.first()) {
+        (true, Some(&v)) => quantize(v, eb),
+        _ => 0,
+    }
+}
+
 /// The encode loop of one run: each block's width into `widths`, payloads back to back from
-/// the start of `payload` (with each group's head trailer after its blocks); returns the
-/// payload length.
+/// the start of `payload` (with each head group's trailer after its blocks); returns the
+/// payload length. The stage layout runs the same loop in groups of one block, no trailer.
 #[inline(always)]
 pub(crate) fn encode_run<K: SzpKernel, T: SzpFloat>(
     k: K,
@@ -190,44 +212,35 @@ pub(crate) fn encode_run<K: SzpKernel, T: SzpFloat>(
     payload: &mut [u8],
 ) -> Result<usize, RunError> {
     let mut s = k.scratch();
-    let bs = run.bs.max(1);
-    let mut pos = 0usize;
-    if run.group == 0 {
-        for ((block, x), slot) in input.chunks(bs).enumerate().zip(widths.iter_mut()) {
-            let dst = payload.get_mut(pos..).unwrap_or_default();
-            let w = k
-                .encode(e, x, 0, dst, &mut s)
-                .map_err(|err| RunError { block, pos, err })?;
-            *slot = w;
-            pos += payload_len(w, x.len());
-        }
-        return Ok(pos);
-    }
-    let g = run.group.min(HEAD_GROUP_MAX);
+    let (bs, heads) = (run.bs.max(1), run.group > 0);
+    let g = run.blocks_per_group();
     let eb = K::quant_eb(e);
-    let mut block = 0usize;
-    for (xs, ws) in input.chunks(bs.saturating_mul(g)).zip(widths.chunks_mut(g)) {
-        let mut heads = [0i64; HEAD_GROUP_MAX];
+    let (mut pos, mut block) = (0usize, 0usize);
+    let mut hs = [0i64; HEAD_GROUP_MAX];
+    for (xs, ws) in input
+        .chunks(bs.saturating_mul(g).max(1))
+        .zip(widths.chunks_mut(g))
+    {
         let mut cnt = 0usize;
-        for ((x, slot), h) in xs.chunks(bs).zip(ws.iter_mut()).zip(heads.iter_mut()) {
-            let seed = x.first().map_or(0, |&v| quantize(v, eb));
+        for ((x, slot), h) in xs.chunks(bs).zip(ws.iter_mut()).zip(hs.iter_mut()) {
+            let seed = seed_of(heads, x, eb);
             let dst = payload.get_mut(pos..).unwrap_or_default();
             let w =
                 k.encode(e, x, seed, dst, &mut s)
                     .map_err(|err| RunError { block, pos, err })?;
-            *slot = w;
-            *h = seed;
+            (*slot, *h) = (w, seed);
             pos += payload_len(w, x.len());
             block += 1;
             cnt += 1;
         }
-        let dst = payload.get_mut(pos..).unwrap_or_default();
-        let hs = heads.get(..cnt).unwrap_or_default();
-        pos += put_heads(hs, dst).map_err(|c| RunError {
-            block: block.saturating_sub(1),
-            pos,
-            err: BlockError::Short(c),
-        })?;
+        if heads {
+            let dst = payload.get_mut(pos..).unwrap_or_default();
+            pos += put_heads(hs.get(..cnt).unwrap_or_default(), dst).map_err(|c| RunError {
+                block: block.saturating_sub(1),
+                pos,
+                err: BlockError::Short(c),
+            })?;
+        }
     }
     Ok(pos)
 }
@@ -241,31 +254,70 @@ pub(crate) fn size_run<K: SzpKernel, T: SzpFloat>(
     input: &[T],
 ) -> usize {
     let mut s = k.scratch();
-    let bs = run.bs.max(1);
-    if run.group == 0 {
-        return input
-            .chunks(bs)
-            .map(|b| payload_len(k.width(e, b, 0, &mut s), b.len()))
-            .sum();
-    }
-    let g = run.group.min(HEAD_GROUP_MAX);
+    let (bs, heads) = (run.bs.max(1), run.group > 0);
+    let g = run.blocks_per_group();
     let eb = K::quant_eb(e);
     let mut total = 0usize;
-    for xs in input.chunks(bs.saturating_mul(g)) {
-        let mut heads = [0i64; HEAD_GROUP_MAX];
+    let mut hs = [0i64; HEAD_GROUP_MAX];
+    for xs in input.chunks(bs.saturating_mul(g).max(1)) {
         let mut cnt = 0usize;
-        for (x, h) in xs.chunks(bs).zip(heads.iter_mut()) {
-            let seed = x.first().map_or(0, |&v| quantize(v, eb));
-            total += payload_len(k.width(e, x, seed, &mut s), x.len());
-            *h = seed;
+        for (x, h) in xs.chunks(bs).zip(hs.iter_mut()) {
+            *h = seed_of(heads, x, eb);
+            total += payload_len(k.width(e, x, *h, &mut s), x.len());
             cnt += 1;
         }
-        total += trailer_len(heads_width(heads.get(..cnt).unwrap_or_default()), cnt);
+        if heads {
+            total += trailer_len(heads_width(hs.get(..cnt).unwrap_or_default()), cnt);
+        }
     }
     total
 }
 
-/// The decode loop of one run.
+/// The payload bytes of one group's blocks (`ws` their widths, `len` values in all).
+#[inline(always)]
+fn group_bytes(ws: &[u8], bs: usize, len: usize) -> Result<usize, DecodeError> {
+    if bs.is_multiple_of(8) && len == bs * ws.len() {
+        // Full blocks of whole bytes: `bs/8 · Σw` (a branch-free sum and max).
+        let (sum, max) = ws
+            .iter()
+            .fold((0usize, 0u8), |(t, m), &w| (t + usize::from(w), m.max(w)));
+        return if max > 64 {
+            Err(DecodeError::Width)
+        } else {
+            Ok(sum * (bs / 8))
+        };
+    }
+    let mut rem = len;
+    let mut bytes = 0usize;
+    for &w in ws {
+        if w > 64 {
+            return Err(DecodeError::Width);
+        }
+        bytes += payload_len(w, rem.min(bs));
+        rem = rem.saturating_sub(bs);
+    }
+    Ok(bytes)
+}
+
+/// Reads the head trailer of `hs.len()` heads at the start of `src` into `hs` (the fields
+/// prefix-summed from 0); returns the trailer's length.
+#[inline(always)]
+fn read_heads(src: &[u8], hs: &mut [i64]) -> Result<usize, DecodeError> {
+    let (&hw, packed) = src.split_first().ok_or(DecodeError::Truncated)?;
+    if hw > 64 {
+        return Err(DecodeError::Width);
+    }
+    let plen = payload_len(hw, hs.len());
+    let packed = packed.get(..plen).ok_or(DecodeError::Truncated)?;
+    if hw > 0 {
+        unpack_levels(packed, u32::from(hw), 0, hs);
+    } else {
+        hs.fill(0);
+    }
+    Ok(1 + plen)
+}
+
+/// The decode loop of one run (the stage layout: groups of one block, no trailer, seeds 0).
 #[inline(always)]
 pub(crate) fn decode_run<K: SzpKernel, T: SzpFloat>(
     k: K,
@@ -276,58 +328,32 @@ pub(crate) fn decode_run<K: SzpKernel, T: SzpFloat>(
     out: &mut [T],
 ) -> Result<(), DecodeError> {
     let mut s = k.scratch();
-    let bs = run.bs.max(1);
+    let (bs, heads) = (run.bs.max(1), run.group > 0);
+    let g = run.blocks_per_group();
     let mut pos = 0usize;
-    if run.group == 0 {
-        for (&w, block) in widths.iter().zip(out.chunks_mut(bs)) {
+    let mut hs = [0i64; HEAD_GROUP_MAX];
+    for (ws, os) in widths
+        .chunks(g)
+        .zip(out.chunks_mut(bs.saturating_mul(g).max(1)))
+    {
+        let mut tlen = 0usize;
+        if heads {
+            // The group's heads first: its trailer follows the group's payloads.
+            let bytes = group_bytes(ws, bs, os.len())?;
+            let cnt = os.len().div_ceil(bs).min(HEAD_GROUP_MAX);
+            let trailer = payload.get(pos + bytes..).unwrap_or_default();
+            tlen = read_heads(trailer, hs.get_mut(..cnt).unwrap_or_default())?;
+        }
+        for ((&w, block), &h) in ws.iter().zip(os.chunks_mut(bs)).zip(hs.iter()) {
             if w > 64 {
                 return Err(DecodeError::Width);
             }
             let cost = payload_len(w, block.len());
             let src = payload.get(pos..pos + cost).ok_or(DecodeError::Truncated)?;
-            k.decode(eb, w, 0, src, block, &mut s);
+            k.decode(eb, w, h, src, block, &mut s);
             pos += cost;
         }
-        return Ok(());
-    }
-    let g = run.group.min(HEAD_GROUP_MAX);
-    for (ws, os) in widths.chunks(g).zip(out.chunks_mut(bs.saturating_mul(g))) {
-        let cnt = os.len().div_ceil(bs);
-        let mut bytes = 0usize;
-        for (&w, block) in ws.iter().zip(os.chunks(bs)) {
-            if w > 64 {
-                return Err(DecodeError::Width);
-            }
-            bytes += payload_len(w, block.len());
-        }
-        let body = payload
-            .get(pos..pos + bytes)
-            .ok_or(DecodeError::Truncated)?;
-        // The group's heads: the trailer's fields prefix-summed from 0 (one pass per group).
-        let trailer = payload.get(pos + bytes..).unwrap_or_default();
-        let (&hw, packed) = trailer.split_first().ok_or(DecodeError::Truncated)?;
-        if hw > 64 {
-            return Err(DecodeError::Width);
-        }
-        let plen = payload_len(hw, cnt);
-        let packed = packed.get(..plen).ok_or(DecodeError::Truncated)?;
-        let mut heads = [0i64; HEAD_GROUP_MAX];
-        if hw > 0 {
-            unpack_levels(
-                packed,
-                u32::from(hw),
-                0,
-                heads.get_mut(..cnt).unwrap_or_default(),
-            );
-        }
-        let mut at = 0usize;
-        for ((&w, block), &h) in ws.iter().zip(os.chunks_mut(bs)).zip(heads.iter()) {
-            let cost = payload_len(w, block.len());
-            let src = body.get(at..at + cost).ok_or(DecodeError::Truncated)?;
-            k.decode(eb, w, h, src, block, &mut s);
-            at += cost;
-        }
-        pos += bytes + 1 + plen;
+        pos += tlen;
     }
     Ok(())
 }

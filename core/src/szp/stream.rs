@@ -118,7 +118,7 @@ impl<'a, T: SzpFloat> StreamEncoder<'a, T> {
         let mut len = bits::payload_len(w, block.len());
         if group > 0 {
             // Park the head; after the group's last block (or the archive's), its trailer.
-            let j = self.next_block % group;
+            let j = self.next_block % group.max(1);
             if let Some(h) = self.heads.get_mut(j) {
                 *h = seed;
             }
