@@ -91,11 +91,15 @@ fn streamed_szp_equals_the_library_bytes_and_values() {
         let v = write_walk(&input, n);
         // The CLI's default layout is the block-head layout.
         let heads = szp::Layout::Heads;
-        let cfg = szp::Config::noa(1e-3).with_block_size(bs).with_layout(heads);
+        let cfg = szp::Config::noa(1e-3)
+            .with_block_size(bs)
+            .with_layout(heads);
         // (NOA needs a value range: one value has none)
         let (cfg, mode) = if n <= 1 {
             (
-                szp::Config::abs(1e-3).with_block_size(bs).with_layout(heads),
+                szp::Config::abs(1e-3)
+                    .with_block_size(bs)
+                    .with_layout(heads),
                 "abs",
             )
         } else {
