@@ -91,6 +91,16 @@ pub fn body_len(
     body: &[u8],
 ) -> Result<usize, Error> {
     let bs = bs.max(1);
+    if group == 0 && bs.is_multiple_of(8) && n == bs.saturating_mul(widths.len()) {
+        // Stage layout, full blocks of whole bytes: `bs/8 · Σw` (a branch-free sum and max).
+        let (sum, max) = widths
+            .iter()
+            .fold((0usize, 0u8), |(t, m), &w| (t + usize::from(w), m.max(w)));
+        if max > 64 {
+            return Err(Error::Corrupt("width above 64"));
+        }
+        return Ok(sum.saturating_mul(bs / 8));
+    }
     let mut rem = n;
     let mut total = 0usize;
     for g in pieces(widths, group.max(1)) {

@@ -398,7 +398,7 @@ pub(crate) fn decode_range<K: SzpKernel, T: SzpFloat, J: Join>(
         );
         a.and(b)
     } else {
-        k.decode_blocks(eb, run, widths, payload, out)
+        k.decode_blocks(eb, run, widths, payload, out, &mut k.scratch())
             .map_err(|e| match e {
                 DecodeError::Width => Error::Corrupt("width above 64"),
                 DecodeError::Truncated => Error::Truncated,
@@ -445,11 +445,12 @@ pub(crate) fn decode_chunks<K: SzpKernel, T: SzpFloat, J: Join>(
     } else {
         // Verify a group of chunks (about `VERIFY_GROUP_VALUES` values, a few hundred KiB of
         // compressed bytes: still in cache when decoded), then decode the group in one kernel
-        // call (each call sets up the kernel's block buffers once).
+        // call (the kernel's block buffers are set up once per task, not per group).
         let per = c.saturating_mul(bs).max(1);
         let g = (VERIFY_GROUP_VALUES / per).max(1);
         let (mut off, mut vo) = (0usize, 0usize);
         let mut u = u0;
+        let mut scratch = k.scratch(); // once for all the groups of this task
         for (wg, sg) in
             pieces(widths, c.saturating_mul(g)).zip(pieces(sums, 4usize.saturating_mul(g)))
         {
@@ -470,10 +471,11 @@ pub(crate) fn decode_chunks<K: SzpKernel, T: SzpFloat, J: Join>(
             }
             let p = payload.get(gstart..off).ok_or(Error::Truncated)?;
             let o = out.get_mut(vstart..vo).ok_or(Error::Truncated)?;
-            k.decode_blocks(eb, run, wg, p, o).map_err(|e| match e {
-                DecodeError::Width => Error::Corrupt("width above 64"),
-                DecodeError::Truncated => Error::Truncated,
-            })?;
+            k.decode_blocks(eb, run, wg, p, o, &mut scratch)
+                .map_err(|e| match e {
+                    DecodeError::Width => Error::Corrupt("width above 64"),
+                    DecodeError::Truncated => Error::Truncated,
+                })?;
         }
         Ok(())
     }
