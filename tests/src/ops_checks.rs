@@ -57,8 +57,12 @@ pub fn linear_checked(archives: &[&[u8]], coeffs: &[i64]) -> Result<Vec<u8>, Err
                 fast[..a] == reference[..b],
                 "fast and reference bytes differ"
             );
-            // The result is a valid archive; a too-small buffer reports the exact need.
-            szp::blocks::parse(&fast[..a]).expect("the result parses");
+            // The result is a valid archive in the inputs' layout; a too-small buffer reports
+            // the exact need.
+            let v = szp::blocks::parse(&fast[..a]).expect("the result parses");
+            if let Some(first) = archives.first().and_then(|x| szp::header(x).ok()) {
+                assert_eq!(v.header.layout, first.layout, "the result's layout");
+            }
             if a > 0 {
                 let mut small = vec![0u8; a - 1];
                 assert_eq!(
@@ -141,7 +145,15 @@ pub fn szp_ops(data: &[u8]) {
         let n = vals.len() / 2;
         let (a, b) = (&vals[..n], &vals[n..2 * n]);
         let mag = vals.iter().map(|x| x.to_f64().abs()).fold(0.0, f64::max);
-        let cfg = Config::abs(eb).with_block_size(bs).with_max_abs(mag);
+        let layout = if head[0] & 4 != 0 {
+            szp::Layout::Heads
+        } else {
+            szp::Layout::Fzgm
+        };
+        let cfg = Config::abs(eb)
+            .with_block_size(bs)
+            .with_max_abs(mag)
+            .with_layout(layout);
         let (Ok(za), Ok(zb)) = (encode(a, &cfg), encode(b, &cfg)) else {
             return; // e.g. BoundBelowPrecision / LevelOverflow for this bound: the codec's case
         };

@@ -4,7 +4,7 @@
 //! fields (`../shared/data` when present), every block-size class, mismatched grids, overflow
 //! edges, and hostile archives into every operation (errors, never panics).
 
-use fzpack_core::szp::{self, Config, DType, Error, SzpFloat, ops};
+use fzpack_core::szp::{self, Config, DType, Error, Layout, SzpFloat, ops};
 use fzpack_tests::ops_checks::{
     check_against_floats, decode_f64, encode, linear_checked, reseal, szp_ops,
 };
@@ -36,14 +36,22 @@ fn back<T: SzpFloat>(v: &[T]) -> Vec<f64> {
     v.iter().map(|x| x.to_f64()).collect()
 }
 
-/// Every operation on `a`, `b` (same length) compressed on one grid.
+/// Every operation on `a`, `b` (same length) compressed on one grid (the stage layout).
 fn check_all<T: SzpFloat>(a: &[T], b: &[T], eb: f64, bs: u32) {
+    check_all_in::<T>(a, b, eb, bs, Layout::Fzgm);
+}
+
+/// [`check_all`] in block layout `layout`: results keep the inputs' layout.
+fn check_all_in<T: SzpFloat>(a: &[T], b: &[T], eb: f64, bs: u32, layout: Layout) {
     let mag = a
         .iter()
         .chain(b)
         .map(|x| x.to_f64().abs())
         .fold(0.0, f64::max);
-    let cfg = Config::abs(eb).with_block_size(bs).with_max_abs(mag);
+    let cfg = Config::abs(eb)
+        .with_block_size(bs)
+        .with_max_abs(mag)
+        .with_layout(layout);
     let za = encode(a, &cfg).unwrap();
     let zb = encode(b, &cfg).unwrap();
     let (oa, ob) = (back(a), back(b));
@@ -62,6 +70,7 @@ fn check_all<T: SzpFloat>(a: &[T], b: &[T], eb: f64, bs: u32) {
     ];
     for (ars, cs, orig) in &cases {
         let r = linear_checked(ars, cs).unwrap_or_else(|e| panic!("bs {bs} {cs:?}: {e}"));
+        assert_eq!(szp::header(&r).unwrap().layout, layout.code());
         check_against_floats(ars, cs, &r, Some(orig));
     }
     // The named entry points are the linear forms above, byte for byte.
@@ -77,11 +86,23 @@ fn check_all<T: SzpFloat>(a: &[T], b: &[T], eb: f64, bs: u32) {
     assert!(o1[..l] == linear_checked(&[&za], &[-5]).unwrap()[..]);
     let l = ops::sum(&[&za, &zb, &zb], &mut o1).unwrap();
     assert!(o1[..l] == linear_checked(&[&za, &zb, &zb], &[1, 1, 1]).unwrap()[..]);
-    // a - a is exactly zero, width 0 everywhere.
+    // a - a is exactly zero, width 0 everywhere (block-head layout: only the trailers' zero
+    // width bytes).
     let l = ops::sub(&za, &za, &mut o1).unwrap();
     let v = szp::blocks::parse(&o1[..l]).unwrap();
-    assert!(v.widths.iter().all(|&w| w == 0) && v.payload.is_empty());
+    assert!(v.widths.iter().all(|&w| w == 0));
+    let groups = match layout {
+        Layout::Fzgm => 0,
+        Layout::Heads => v.widths.len().div_ceil(v.header.head_group()),
+    };
+    assert_eq!(v.payload.len(), groups);
+    assert!(v.payload.iter().all(|&b| b == 0));
     check_stats(&za);
+    // Results are inputs again (stats and ops of a result).
+    let r = linear_checked(&[&za, &zb], &[2, -1]).unwrap();
+    check_stats(&r);
+    let rr = linear_checked(&[&r, &za], &[1, -1]).unwrap();
+    check_against_floats(&[&r, &za], &[1, -1], &rr, None);
 }
 
 fn check_stats(archive: &[u8]) {
@@ -116,6 +137,90 @@ fn every_block_size_f32_and_f64() {
             check_all::<f32>(&to(&a), &to(&b), 1e-3, bs);
             check_all::<f64>(&a, &b, 1e-6, bs);
         }
+    }
+}
+
+#[test]
+fn block_head_layout_every_block_size() {
+    for &bs in &[1u32, 7, 32, 37, 128, 129, 512, 1024, 2048, 4096] {
+        for n in [0usize, 1, bs as usize, 3 * bs as usize + 5, 9000] {
+            let a = field(n, 3, 40.0);
+            let b = field(n, 11, 25.0);
+            check_all_in::<f32>(&to(&a), &to(&b), 1e-3, bs, Layout::Heads);
+            check_all_in::<f64>(&a, &b, 1e-6, bs, Layout::Heads);
+        }
+    }
+    // Far from zero (large heads, small deltas), and noise at a tiny bound (wide blocks).
+    let a: Vec<f64> = field(7000, 2, 1.0).iter().map(|x| x + 3e3).collect();
+    let b: Vec<f64> = field(7000, 9, 1.0).iter().map(|x| x - 2e3).collect();
+    for &bs in &[32u32, 128, 4096] {
+        check_all_in::<f32>(&to(&a), &to(&b), 1e-2, bs, Layout::Heads);
+        check_all_in::<f64>(&a, &b, 1e-9, bs, Layout::Heads);
+        let (wa, wb) = (field(6000, 5, 1e6), field(6000, 7, 1e6));
+        check_all_in::<f64>(&wa, &wb, 1e-6, bs, Layout::Heads);
+    }
+}
+
+#[test]
+fn block_head_layout_overflow_and_mismatch() {
+    let eb = 1.0;
+    let big = 2f64.powi(62) * 2.0 * 0.6;
+    // Block 2's head (index 256) is the big level: the result head overflows there.
+    let a: Vec<f64> = (0..700)
+        .map(|i| if i == 256 { big } else { i as f64 })
+        .collect();
+    let cfg = Config::abs(eb)
+        .with_max_abs(big)
+        .stage_compatible()
+        .with_layout(Layout::Heads);
+    let za = encode(&a, &cfg).unwrap();
+    assert_eq!(
+        linear_checked(&[&za, &za], &[1, 1]),
+        Err(Error::LevelOverflow { index: 256 })
+    );
+    // Inside a block.
+    let a2: Vec<f64> = (0..700)
+        .map(|i| if i == 300 { big } else { i as f64 })
+        .collect();
+    let za2 = encode(&a2, &cfg).unwrap();
+    assert_eq!(
+        linear_checked(&[&za2, &za2], &[1, 1]),
+        Err(Error::LevelOverflow { index: 300 })
+    );
+    assert_eq!(
+        linear_checked(&[&za2], &[i64::MAX]),
+        Err(Error::LevelOverflow { index: 1 })
+    );
+    let r = linear_checked(&[&za2, &za2], &[1, -1]).unwrap();
+    assert_eq!(ops::stats(&r).unwrap().min_max_levels, Some((0, 0)));
+    let r = linear_checked(&[&za], &[-1]).unwrap();
+    check_against_floats(&[&za], &[-1], &r, None);
+    // A layout 0 and a layout 1 archive of the same grid do not combine.
+    let f = field(1000, 1, 10.0);
+    let c0 = Config::abs(1e-3).with_max_abs(20.0);
+    let z0 = encode(&to::<f32>(&f), &c0).unwrap();
+    let z1 = encode(&to::<f32>(&f), &c0.with_layout(Layout::Heads)).unwrap();
+    let mut out = vec![0u8; 20000];
+    for r in [
+        ops::add(&z0, &z1, &mut out),
+        ops::sub(&z1, &z0, &mut out),
+        ops::sum(&[&z1, &z1, &z0], &mut out),
+    ] {
+        assert_eq!(
+            r,
+            Err(Error::OpsMismatch {
+                what: "block layout"
+            })
+        );
+    }
+    // Too-small outputs report the exact need in this layout too.
+    let r = linear_checked(&[&z1, &z1], &[1, 1]).unwrap();
+    for cap in [0usize, 60, r.len() / 2, r.len() - 2, r.len() - 1] {
+        let mut out = vec![0u8; cap];
+        assert_eq!(
+            ops::add(&z1, &z1, &mut out),
+            Err(Error::OutputTooSmall { needed: r.len() })
+        );
     }
 }
 
@@ -304,11 +409,14 @@ fn hostile_archives_never_panic() {
     let cfg = Config::abs(1e-2).with_max_abs(10.0).with_block_size(64);
     let za = encode(&base, &cfg).unwrap();
     let mut s = 0x1234_5678_9ABC_DEF1u64;
-    for trial in 0..3000 {
+    // Both layouts (the block-head one: trailers, heads) as the corrupted input.
+    let zh = encode(&base, &cfg.with_layout(Layout::Heads)).unwrap();
+    for trial in 0..4000 {
+        let za = if trial % 8 < 4 { &za } else { &zh };
         s ^= s << 13;
         s ^= s >> 7;
         s ^= s << 17;
-        let mut bad = za.clone();
+        let mut bad = za.to_vec();
         match trial % 4 {
             0 => {
                 let at = (s as usize) % bad.len();
@@ -328,8 +436,8 @@ fn hostile_archives_never_panic() {
         let mut sealed = bad.clone();
         let resealed = reseal(&mut sealed);
         for bad in [bad, sealed] {
-            let _ = linear_checked(&[&bad, &za], &[1, 1]);
-            let _ = linear_checked(&[&za, &bad], &[1, -1]);
+            let _ = linear_checked(&[&bad, za], &[1, 1]);
+            let _ = linear_checked(&[za, &bad], &[1, -1]);
             let _ = linear_checked(&[&bad], &[-1]);
             let _ = linear_checked(&[&bad], &[(s >> 3) as i64]);
             let _ = linear_checked(&[&bad, &bad, &bad], &[1, 1, 1]);
@@ -358,6 +466,29 @@ fn hostile_archives_never_panic() {
     }
     h.truncate(szp::HEADER_LEN + nb);
     h.extend((0..40 * 8).map(|i| (i as u8).wrapping_mul(167) ^ 0xF0));
+    assert!(reseal(&mut h));
+    szp::blocks::parse(&h).unwrap();
+    for c in [1i64, -1, 2, i64::MIN] {
+        let _ = linear_checked(&[&h], &[c]);
+        let _ = linear_checked(&[&h, &h], &[c, 1]);
+    }
+    let _ = ops::stats(&h).unwrap();
+    // The same in the block-head layout, with arbitrary 64-bit heads in the trailer.
+    let mut h = encode(
+        &[0f64; 40],
+        &Config::abs(1.0)
+            .with_block_size(8)
+            .stage_compatible()
+            .with_layout(Layout::Heads),
+    )
+    .unwrap();
+    for w in &mut h[szp::HEADER_LEN..szp::HEADER_LEN + nb] {
+        *w = 64;
+    }
+    h.truncate(szp::HEADER_LEN + nb);
+    h.extend((0..40 * 8).map(|i| (i as u8).wrapping_mul(167) ^ 0xF0));
+    h.push(64);
+    h.extend((0..nb * 8).map(|i| (i as u8).wrapping_mul(73) ^ 0x3C));
     assert!(reseal(&mut h));
     szp::blocks::parse(&h).unwrap();
     for c in [1i64, -1, 2, i64::MIN] {
@@ -401,13 +532,15 @@ proptest! {
         bs_i in 0usize..SIZES.len(),
         eb_exp in -6i32..0,
         f32_ in any::<bool>(),
+        heads in any::<bool>(),
     ) {
         let b = field(a.len(), seed, 1e3);
         let eb = 10f64.powi(eb_exp);
+        let layout = if heads { Layout::Heads } else { Layout::Fzgm };
         if f32_ {
-            check_all::<f32>(&to(&a), &to(&b), eb.max(1e-2), SIZES[bs_i]);
+            check_all_in::<f32>(&to(&a), &to(&b), eb.max(1e-2), SIZES[bs_i], layout);
         } else {
-            check_all::<f64>(&a, &b, eb, SIZES[bs_i]);
+            check_all_in::<f64>(&a, &b, eb, SIZES[bs_i], layout);
         }
     }
 }

@@ -9,6 +9,11 @@
 //! zigzag, recompute the block width, pack. No float round trip, no allocation; the caller
 //! gives the output buffer ([`max_output_len`] is always enough).
 //!
+//! Both block layouts: in the block-head layout (layout 1) every block's first delta is 0 in
+//! every input, so deltas combine as above; the result's block heads are `Σ cⱼ·hⱼ` (checked,
+//! 2⁶² is [`Error::LevelOverflow`]) and each result head group is followed by its trailer.
+//! Inputs of different layouts are [`Error::OpsMismatch`] (`"block layout"`).
+//!
 //! # The result and its bound
 //!
 //! The output is a valid fzpack archive on the same grid (same `eb`, dtype, length, block
@@ -59,7 +64,8 @@
 //! ```
 
 use super::blocks::{self, ArchiveView, Plan, block_payload_len, write_header};
-use super::{DType, Error, FORMAT_VERSION_V1, HEADER_LEN, LAYOUT_FZGM, Layout, Mode, Verify};
+use super::{DType, Error, FORMAT_VERSION_V1, HEADER_LEN, LAYOUT_HEADS, Layout, Mode, Verify};
+use crate::bits::{self, HEAD_GROUP_MAX};
 
 /// Most archives one call of [`linear`] / [`sum`] combines (a fixed stack table per input).
 pub const MAX_TERMS: usize = 64;
@@ -75,11 +81,6 @@ const MAX_BLOCK: usize = super::MAX_BLOCK_SIZE as usize;
 /// the result's bound could not be stated.
 const FZM_UNSUPPORTED: Error = Error::OpsUnsupported {
     what: ".fzm archives (decompress and recompress as fzpack .szp archives)",
-};
-
-/// The error for block-head layout inputs (layout 1): the operations take layout 0 only for now.
-const HEADS_UNSUPPORTED: Error = Error::OpsUnsupported {
-    what: "block-head layout archives",
 };
 
 /// Result levels must stay below this magnitude (as the encoder's levels do).
@@ -151,6 +152,11 @@ fn check_same(first: &ArchiveView<'_>, v: &ArchiveView<'_>) -> Result<(), Error>
     if h.quant_eb.to_bits() != h0.quant_eb.to_bits() {
         return Err(Error::OpsMismatch {
             what: "quantizer bound",
+        });
+    }
+    if h.layout != h0.layout {
+        return Err(Error::OpsMismatch {
+            what: "block layout",
         });
     }
     Ok(())
@@ -323,6 +329,83 @@ struct Term<'a> {
     payload: &'a [u8],
     off: usize,
     c: i64,
+    /// Block-head layout: blocks per head group of this input (0: stage layout, no heads).
+    group: usize,
+    /// The loaded head group: blocks `gstart..gend`, their heads, the largest `|head|`, and
+    /// the length of its trailer (skipped when the next group is loaded).
+    gstart: usize,
+    gend: usize,
+    heads: [i64; HEAD_GROUP_MAX],
+    hmax: f64,
+    tlen: usize,
+    /// The head of the current block (0 in the stage layout).
+    head: i64,
+}
+
+impl Term<'_> {
+    /// Makes block `b`'s head current (block-head layout), loading its group's trailer when
+    /// `b` starts the next group: `self.off` is then at the trailer of the group before it.
+    /// Blocks are visited in order.
+    fn sync(&mut self, b: usize, n: usize, bs: usize) -> Result<(), Error> {
+        if self.group == 0 {
+            return Ok(());
+        }
+        if b >= self.gend {
+            self.off = self.off.saturating_add(self.tlen);
+            let cnt = self
+                .group
+                .min(HEAD_GROUP_MAX)
+                .min(self.widths.len().saturating_sub(b));
+            let ws = self.widths.get(b..b + cnt).unwrap_or(&[]);
+            let vals = n.saturating_sub(b.saturating_mul(bs)).min(cnt * bs);
+            let at = self.off.saturating_add(blocks::run_bytes(ws, bs, vals));
+            let hs = self.heads.get_mut(..cnt).unwrap_or(&mut []);
+            self.tlen = read_heads(self.payload.get(at..).unwrap_or(&[]), hs)?;
+            self.hmax = hs
+                .iter()
+                .map(|&h| h.unsigned_abs() as f64)
+                .fold(0.0, f64::max);
+            (self.gstart, self.gend) = (b, b + cnt.max(1));
+        }
+        self.head = self
+            .heads
+            .get(b.wrapping_sub(self.gstart))
+            .copied()
+            .unwrap_or(0);
+        Ok(())
+    }
+}
+
+/// Reads a head trailer of `hs.len()` heads at the start of `src` (width byte, zigzag head
+/// deltas from 0, LSB-first) into `hs`; returns the trailer's length.
+fn read_heads(src: &[u8], hs: &mut [i64]) -> Result<usize, Error> {
+    let (&hw, packed) = src.split_first().ok_or(Error::Truncated)?;
+    if hw > 64 {
+        return Err(Error::Corrupt("head width above 64"));
+    }
+    let plen = bits::payload_len(hw, hs.len());
+    let packed = packed.get(..plen).ok_or(Error::Truncated)?;
+    let w = u32::from(hw);
+    let mut h = 0i64;
+    for (i, slot) in hs.iter_mut().enumerate() {
+        if w > 0 {
+            h = h.wrapping_add(unzigzag(field(packed, i, w, mask_of(w))));
+        }
+        *slot = h;
+    }
+    Ok(1 + plen)
+}
+
+/// The result head of block `b`: `Σ cⱼ·hⱼ` in checked `i128`; `None` when it reaches 2⁶².
+fn out_head(terms: &[Term<'_>], b: usize) -> Option<i64> {
+    let mut q: i128 = 0;
+    for t in terms {
+        let h = t.heads.get(b.wrapping_sub(t.gstart)).copied().unwrap_or(0);
+        q = i128::from(h)
+            .checked_mul(i128::from(t.c))
+            .and_then(|v| v.checked_add(q))?;
+    }
+    (q > -LEVEL_LIMIT && q < LEVEL_LIMIT).then_some(q as i64)
 }
 
 fn engine(
@@ -359,6 +442,13 @@ fn engine(
         payload: &[],
         off: 0,
         c: 0,
+        group: 0,
+        gstart: 0,
+        gend: 0,
+        heads: [0; HEAD_GROUP_MAX],
+        hmax: 0.0,
+        tlen: 0,
+        head: 0,
     }; MAX_TERMS];
     let mut bound = 0f64;
     let mut strict = true;
@@ -369,9 +459,6 @@ fn engine(
         } else {
             blocks::parse_structure(a, Verify::Checksums)?
         };
-        if v.header.layout != LAYOUT_FZGM {
-            return Err(HEADS_UNSUPPORTED);
-        }
         check_same(&first, &v)?;
         if let Some(slot) = views.get_mut(j) {
             *slot = Some(v);
@@ -383,6 +470,8 @@ fn engine(
             payload: v.payload,
             off: 0,
             c,
+            group: v.header.head_group(),
+            ..*t
         };
     }
     let terms = &mut terms[..archives.len()];
@@ -404,7 +493,11 @@ fn engine(
         quant_eb: eb,
         value_base: 0.0,
         strict,
-        layout: Layout::Fzgm,
+        layout: if h.layout == LAYOUT_HEADS {
+            Layout::Heads
+        } else {
+            Layout::Fzgm
+        },
     };
     let tmax = type_max(dtype);
     let payload_start = HEADER_LEN + nb;
@@ -423,16 +516,23 @@ fn engine(
     };
     // The per-block `fast` test below, once for the whole archive: every block's crude level
     // bound is at most the one of a full block at each input's widest width.
-    let all_fast = !exact_only && {
+    // In the block-head layout every level also carries its block's head: the bound adds
+    // `Σ |cⱼ| · max|hⱼ|` of the current head groups (`hb` below).
+    let crude_all = {
         let mut crude = 0f64;
         for t in terms.iter() {
             let w = t.widths.iter().copied().max().unwrap_or(0);
             crude += t.c.unsigned_abs() as f64 * bs as f64 * pow2_below(w);
         }
-        crude < (1u64 << 61) as f64 && crude * 2.0 * eb * (1.0 + 1e-12) <= tmax
+        crude
     };
-    #[cfg(target_arch = "x86_64")]
-    let run_simd = sc.simd && all_fast;
+    let fast_with = |hb: f64| {
+        let crude = crude_all + hb;
+        !exact_only && crude < (1u64 << 61) as f64 && crude * 2.0 * eb * (1.0 + 1e-12) <= tmax
+    };
+    // Output head groups (0: stage layout) and the heads of the current one.
+    let og = plan.head_group().min(HEAD_GROUP_MAX);
+    let mut oheads = [0i64; HEAD_GROUP_MAX];
     // Chunk by chunk (the output's checksum chunks): each input's chunks covering the next
     // blocks are CRC-checked right before those blocks are combined, while they are in cache.
     // (A per-group step of a block-head layout would slot in at group ends inside a chunk.)
@@ -456,8 +556,33 @@ fn engine(
             ck.verify_to(v, seg_end)?;
         }
         while b < seg_end {
+            // The run this step may cover: the chunk, in the block-head layout cut at the
+            // output's and every input's group end, and before a result head that overflows.
+            let (mut run_end, mut hb, mut head_err) = (seg_end, 0f64, usize::MAX);
+            if og > 0 {
+                for t in terms.iter_mut() {
+                    t.sync(b, n, bs)?;
+                    hb += t.c.unsigned_abs() as f64 * t.hmax;
+                    run_end = run_end.min(t.gend);
+                }
+                // `og` is a power of two: the end of `b`'s group.
+                let gmask = og - 1;
+                run_end = run_end.min(nb.min((b & !gmask) + og));
+                let mut bb = b;
+                while bb < run_end {
+                    match (out_head(terms, bb), oheads.get_mut(bb & gmask)) {
+                        (Some(h), Some(slot)) => *slot = h,
+                        _ => {
+                            (run_end, head_err) = (bb.max(b + 1), bb);
+                            break;
+                        }
+                    }
+                    bb += 1;
+                }
+            }
+            let fast = fast_with(hb);
             #[cfg(target_arch = "x86_64")]
-            if run_simd && fits {
+            if sc.simd && fast && fits && head_err != b {
                 let mut r = x86::Run {
                     widths: [&[]; 2],
                     payload: [&[]; 2],
@@ -473,27 +598,62 @@ fn engine(
                     r.neg[j] = t.c < 0;
                     r.off[j] = t.off;
                 }
+                let end = if head_err < run_end {
+                    head_err
+                } else {
+                    run_end
+                };
                 // SAFETY: `x86::available` checked AVX-512 F/BW/VL/DQ and VBMI at run time.
-                unsafe { x86::add_run(&mut r, n, bs, seg_end, out, &mut sc.z32) };
+                unsafe { x86::add_run(&mut r, n, bs, end, out, &mut sc.z32) };
                 for (j, t) in terms.iter_mut().enumerate().take(2) {
                     t.off = r.off[j];
                 }
                 (b, pos) = (r.b, r.pos);
-                if b >= seg_end {
-                    break;
-                }
             }
-            let g = Grid {
-                n,
-                bs,
-                eb,
-                dtype,
-                tmax,
-                exact_only,
-                all_fast,
-            };
-            one_block(terms, b, &g, out, &mut pos, &mut fits, &mut sc)?;
-            b += 1;
+            if b < run_end {
+                if b == head_err {
+                    return Err(Error::LevelOverflow {
+                        index: b.saturating_mul(bs),
+                    });
+                }
+                let mut seed = 0i64;
+                if og > 0 {
+                    for t in terms.iter_mut() {
+                        t.sync(b, n, bs)?;
+                    }
+                    seed = oheads.get(b & (og - 1)).copied().unwrap_or(0);
+                }
+                let g = Grid {
+                    n,
+                    bs,
+                    eb,
+                    dtype,
+                    tmax,
+                    exact_only,
+                    all_fast: fast,
+                    hb,
+                    seed,
+                };
+                one_block(terms, b, &g, out, &mut pos, &mut fits, &mut sc)?;
+                b += 1;
+            }
+            // The end of an output head group: its trailer follows its blocks.
+            if og > 0 && (b & (og - 1) == 0 || b == nb) {
+                let cnt = (b.wrapping_sub(1) & (og - 1)) + 1;
+                let hs = oheads.get(..cnt).unwrap_or(&[]);
+                let len = if fits {
+                    match bits::put_heads(hs, out.get_mut(pos..).unwrap_or(&mut [])) {
+                        Ok(len) => len,
+                        Err(len) => {
+                            fits = false;
+                            len
+                        }
+                    }
+                } else {
+                    bits::trailer_len(bits::heads_width(hs), cnt)
+                };
+                pos += len;
+            }
         }
         if fits && pos <= stash {
             let crc = match (
@@ -551,7 +711,13 @@ impl Check {
                 break;
             }
             let vals = self.rem.min(wc.len().saturating_mul(bs));
-            let bytes = run_bytes(wc, bs, vals);
+            let group = v.header.head_group();
+            let bytes = if group > 0 {
+                let body = v.payload.get(self.off..).unwrap_or(&[]);
+                blocks::body_len(wc, bs, vals, group, body)?
+            } else {
+                run_bytes(wc, bs, vals)
+            };
             let p = v
                 .payload
                 .get(self.off..self.off.saturating_add(bytes))
@@ -598,8 +764,12 @@ struct Grid {
     dtype: DType,
     tmax: f64,
     exact_only: bool,
-    /// Every block passes the `fast` test ([`engine`] checked it once for the archive).
+    /// Every block passes the `fast` test ([`engine`] checked it once for the run).
     all_fast: bool,
+    /// `Σ |cⱼ| · max|hⱼ|` of the current head groups (0 in the stage layout).
+    hb: f64,
+    /// The result head of the block (its first level; 0 in the stage layout).
+    seed: i64,
 }
 
 /// The engine's per-block scratch.
@@ -647,7 +817,7 @@ fn one_block(
     let len = (n - start).min(bs);
     // Crude bound on every |level| of this block: |q| <= len · 2^(w-1) per input.
     let fast = g.all_fast || {
-        let mut crude = 0f64;
+        let mut crude = g.hb;
         for t in terms.iter() {
             let w = t.widths.get(b).copied().unwrap_or(0);
             crude += t.c.unsigned_abs() as f64 * len as f64 * pow2_below(w);
@@ -719,7 +889,7 @@ fn one_block(
         }
     } else {
         let mut any = 0u64;
-        exact_block(terms, b, len, eb, dtype, |i, u| {
+        exact_block(terms, b, len, eb, dtype, g.seed, |i, u| {
             let _ = i;
             any |= u;
         })
@@ -734,7 +904,7 @@ fn one_block(
                 have: 0,
                 w: width,
             };
-            exact_block(terms, b, len, eb, dtype, |_, u| pk.put(u))
+            exact_block(terms, b, len, eb, dtype, g.seed, |_, u| pk.put(u))
                 .map_err(|i| Error::LevelOverflow { index: start + i })?;
             pk.flush();
         }
@@ -755,7 +925,8 @@ fn one_block(
 }
 
 /// The exact reference of one block: per-element levels of every input (wrapping prefix sums,
-/// as the decoder computes them), combined in checked `i128`; `f(i, zigzag delta)` per value.
+/// as the decoder computes them, from each input's block head), combined in checked `i128`;
+/// `f(i, zigzag delta)` per value, the first delta from `seed` (the result head, or 0).
 /// `Err(i)` names the first element whose level reaches 2⁶² or does not reconstruct finitely.
 fn exact_block(
     terms: &[Term<'_>],
@@ -763,10 +934,14 @@ fn exact_block(
     len: usize,
     eb: f64,
     dtype: DType,
+    seed: i64,
     mut f: impl FnMut(usize, u64),
 ) -> Result<(), usize> {
     let mut levels = [0i64; MAX_TERMS];
-    let mut prev = 0i64;
+    for (l, t) in levels.iter_mut().zip(terms) {
+        *l = t.head;
+    }
+    let mut prev = seed;
     for i in 0..len {
         let mut q: i128 = 0;
         for (t, l) in terms.iter().zip(levels.iter_mut()) {
@@ -841,17 +1016,33 @@ pub fn stats(archive: &[u8]) -> Result<Stats, Error> {
         return Err(FZM_UNSUPPORTED);
     }
     let v = blocks::parse(archive)?;
-    if v.header.layout != LAYOUT_FZGM {
-        return Err(HEADS_UNSUPPORTED);
-    }
     let bs = v.header.block_size as usize;
+    let group = v.header.head_group().min(HEAD_GROUP_MAX);
     let (mut s, mut lo, mut hi) = (0i128, i64::MAX, i64::MIN);
     let mut off = 0usize;
     let mut acc = [0i64; CHUNK];
+    let mut heads = [0i64; HEAD_GROUP_MAX];
+    let mut tlen = 0usize;
     for (b, &w) in v.widths.iter().enumerate() {
         let len = (v.n - b * bs).min(bs);
+        // Block-head layout: at a group's first block, skip the previous group's trailer and
+        // read this group's (it follows the group's payloads).
+        // `group` is a power of two.
+        if group > 0 && b & (group - 1) == 0 {
+            off += tlen;
+            let cnt = group.min(v.widths.len() - b);
+            let ws = v.widths.get(b..b + cnt).unwrap_or(&[]);
+            let vals = (v.n - b * bs).min(cnt * bs);
+            let at = off + blocks::run_bytes(ws, bs, vals);
+            let hs = heads.get_mut(..cnt).unwrap_or(&mut []);
+            tlen = read_heads(v.payload.get(at..).unwrap_or(&[]), hs)?;
+        }
         let p = v.payload.get(off..).unwrap_or(&[]);
-        let mut q = 0i64;
+        let mut q = if group > 0 {
+            heads.get(b & (group - 1)).copied().unwrap_or(0)
+        } else {
+            0
+        };
         let mut i = 0;
         while i < len {
             let m = (len - i).min(CHUNK);
