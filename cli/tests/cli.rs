@@ -394,8 +394,6 @@ fn compressed_domain_add_sum_scale_stats() {
             "1e-3",
             "--mode",
             "abs",
-            "--layout",
-            "fzgm",
             "-o",
             s(z),
         ]);
@@ -441,8 +439,6 @@ fn compressed_domain_add_sum_scale_stats() {
         "1e-2",
         "--mode",
         "abs",
-        "--layout",
-        "fzgm",
         "-o",
         s(&zd),
     ]);

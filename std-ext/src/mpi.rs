@@ -105,7 +105,8 @@ fn grid(cfg: &Config, global_max: f64) -> Result<Config> {
             "compressed collectives need a strict ABS config (Config::abs)".into(),
         ));
     }
-    // The collectives add archives in the compressed domain, which takes the stage layout.
+    // The collectives' archives use the stage layout: the ops' 256-block batch kernel runs on
+    // it uncut (layout 1 cuts runs at every head group), and the archives never leave the job.
     Ok(Config {
         max_abs: Some(cfg.max_abs.unwrap_or(global_max)),
         layout: fzpack_core::szp::Layout::Fzgm,
