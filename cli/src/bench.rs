@@ -52,6 +52,10 @@ pub struct BenchArgs {
     /// Draw the rate-distortion curve (PSNR vs bits/value) per codec into this SVG file.
     #[arg(long)]
     plot: Option<PathBuf>,
+    /// SZp block layouts to measure (comma-separated; `fzgm` rows are named `szp-fzgm`)
+    /// [default: heads; with --plot: heads,fzgm, so the plot compares them].
+    #[arg(long, value_enum, value_delimiter = ',')]
+    layout: Vec<LayoutArg>,
     /// Only this codec.
     #[arg(long, value_enum)]
     codec: Option<CodecArg>,
@@ -343,13 +347,20 @@ fn settings(args: &BenchArgs) -> Result<Vec<Setting>, Fail> {
         } else {
             vec![1e-2, 1e-3, 1e-4]
         };
-        for eb in rels {
-            s.push(Setting::Szp {
-                mode: ModeArg::Noa,
-                eb,
-                block: 128,
-                layout: LayoutArg::DEFAULT,
-            });
+        let layouts = match (&args.layout[..], &args.plot) {
+            ([], Some(_)) => vec![LayoutArg::Heads, LayoutArg::Fzgm],
+            ([], None) => vec![LayoutArg::DEFAULT],
+            (l, _) => l.to_vec(),
+        };
+        for layout in layouts {
+            for &eb in &rels {
+                s.push(Setting::Szp {
+                    mode: ModeArg::Noa,
+                    eb,
+                    block: 128,
+                    layout,
+                });
+            }
         }
     }
     if want(CodecArg::Pernix) {

@@ -83,8 +83,14 @@ pub enum Setting {
 }
 
 impl Setting {
+    /// The codec's name in tables, JSON rows and plots: `szp` (the block-head layout, the
+    /// default), `szp-fzgm` (the stage layout) or `pernix`.
     pub fn codec(&self) -> &'static str {
         match self {
+            Setting::Szp {
+                layout: LayoutArg::Fzgm,
+                ..
+            } => "szp-fzgm",
             Setting::Szp { .. } => "szp",
             Setting::Pernix { .. } => "pernix",
         }

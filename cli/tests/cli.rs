@@ -351,8 +351,23 @@ fn bench_json_and_plot() {
                 .any(|r| r["codec"] == "pernix" && r["setting"] == bits)
         );
     }
+    // With --plot both SZp layouts are measured (the block-head layout smaller on this offset
+    // field at every bound) and drawn as two series.
+    for eb in ["noa=1e-2", "noa=1e-3", "noa=1e-4"] {
+        let ratio = |c: &str| {
+            rows.iter()
+                .find(|r| r["codec"] == c && r["setting"] == eb)
+                .and_then(|r| r["ratio"].as_f64())
+                .unwrap_or_else(|| panic!("no {c} row at {eb}"))
+        };
+        assert!(ratio("szp") >= ratio("szp-fzgm"), "{eb}");
+    }
     let svg_text = std::fs::read_to_string(&svg).unwrap();
     assert!(svg_text.starts_with("<svg") && svg_text.contains("<polyline"));
+    assert!(
+        svg_text.contains("szp-fzgm") && svg_text.contains(">szp "),
+        "both layouts plotted"
+    );
     assert!(svg_text.trim_end().ends_with("</svg>"));
     // the plot is not overwritten without --force
     fails(
