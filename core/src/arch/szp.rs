@@ -313,30 +313,38 @@ fn read_heads(src: &[u8], hs: &mut [i64]) -> Result<usize, DecodeError> {
         return Err(DecodeError::Width);
     }
     let plen = payload_len(hw, hs.len());
-    let packed = packed.get(..plen).ok_or(DecodeError::Truncated)?;
+    let fields = packed.get(..plen).ok_or(DecodeError::Truncated)?;
     if hw == 0 {
         hs.fill(0);
     } else if hw <= 56 {
-        // A zero-padded copy (at most 32 fields of 56 bits: 224 bytes), so every field is one
-        // unaligned 8-byte load: no division, no bytewise tail (a group's heads are ~1 % of its
-        // values, but the SIMD block decoders spend well under a cycle per value).
+        // Every field is one unaligned 8-byte load (no division, no bytewise tail: a group's
+        // heads are ~1 % of its values, but the SIMD block decoders spend well under a cycle
+        // per value): in place when 8 bytes follow the fields (the next group or the CRCs;
+        // bits past a field are masked off), else from a zero-padded copy (at most 32 fields of
+        // 56 bits: 224 bytes).
         let mut buf = [0u8; 7 * HEAD_GROUP_MAX + 8];
-        if let Some(d) = buf.get_mut(..packed.len()) {
-            d.copy_from_slice(packed);
-        }
+        let src = match packed.get(..plen + 8) {
+            Some(p) => p,
+            None => {
+                if let Some(d) = buf.get_mut(..plen) {
+                    d.copy_from_slice(fields);
+                }
+                &buf[..]
+            }
+        };
         let (w, mask) = (usize::from(hw), crate::bits::mask(u32::from(hw)));
         let mut acc = 0i64;
         for (i, h) in hs.iter_mut().enumerate() {
             let bit = i * w;
             let mut b = [0u8; 8];
-            if let Some(src) = buf.get(bit / 8..bit / 8 + 8) {
-                b.copy_from_slice(src);
+            if let Some(s8) = src.get(bit / 8..bit / 8 + 8) {
+                b.copy_from_slice(s8);
             }
             acc = acc.wrapping_add(unzigzag((u64::from_le_bytes(b) >> (bit % 8)) & mask));
             *h = acc;
         }
     } else {
-        unpack_levels(packed, u32::from(hw), 0, hs);
+        unpack_levels(fields, u32::from(hw), 0, hs);
     }
     Ok(1 + plen)
 }
