@@ -268,8 +268,8 @@ pub(crate) unsafe fn compress<T: Lanes>(run: Run, input: &[T], inv: T, output: &
     let n = u32::from(run.bits.get());
     // SAFETY: the CPU features of this function.
     let q = unsafe { T::quant(inv, n) };
-    // SAFETY: the CPU features of this function; `Geom::each_step` passes r = values left in `x`
-    // from k.
+    // `Geom::each_step` passes r = the values left in `x` from k.
+    // SAFETY: the CPU features of this function; r is in bounds as said above.
     let load = |x: &[T], k: usize, r: usize| unsafe { T::codes(&q, x, k, r) };
     let k = (n as usize / 8).clamp(1, 3);
     let table = T::GATHER.get(k - 1).copied().unwrap_or([0; 64]);
