@@ -213,11 +213,12 @@ pub fn decompress_path_into_verify<T: Element>(
     })
 }
 
-/// Parses `archive` (its structure, and the header CRC under `verify`; the chunk CRCs are the
-/// decoder's) and checks its element type against `T`.
+/// Reads `archive`'s frame (header and its CRC under `verify`, the count bounded by the width
+/// bytes present, so `out` is never sized from a hostile count) and checks its element type
+/// against `T`. The payload lengths and chunk CRCs are the decoder's: walking them here too
+/// would read a cold archive twice.
 fn checked_view<T: Element>(archive: &[u8], verify: Verify) -> FzResult<ArchiveView<'_>> {
-    let _ = Header::read_with(archive, verify)?;
-    let view = blocks::parse_with(archive, Verify::Skip)?;
+    let view = blocks::parse_frame(archive, verify, false)?;
     let stored: crate::DType = view.header.dtype.into();
     if stored != T::TYPE {
         return Err(FzError::DTypeMismatch {

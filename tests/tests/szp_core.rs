@@ -667,3 +667,47 @@ proptest! {
         let _ = szp::decompress(&a, &mut out);
     }
 }
+
+/// The checksummed decoder walks the payload lengths itself (the structure check leaves them
+/// to it): an archive with a byte appended or its last byte cut still gets the structural
+/// error, not the chunk CRC mismatch its shifted sums would cause, on both block layouts.
+#[test]
+fn checksummed_decode_names_trailing_and_truncated_bodies() {
+    let x: Vec<f32> = (0..40_000)
+        .map(|i| (i as f32 * 0.01).sin() * 50.0 + (i / 300) as f32)
+        .collect();
+    for layout in [szp::Layout::Fzgm, szp::Layout::Heads] {
+        let cfg = Config::abs(1e-3).with_layout(layout);
+        let mut a = vec![0u8; szp::max_compressed_len(x.len(), 128, DType::F32).unwrap()];
+        let len = szp::compress(&x, &cfg, &mut a).unwrap();
+        a.truncate(len);
+        let mut out = vec![0f32; x.len()];
+        assert_eq!(szp::decompress(&a, &mut out), Ok(x.len()), "{layout:?}");
+        let mut longer = a.clone();
+        longer.push(0);
+        assert_eq!(
+            szp::decompress(&longer, &mut out),
+            Err(Error::Corrupt("trailing bytes after the payload")),
+            "{layout:?}"
+        );
+        let shorter = &a[..a.len() - 1];
+        assert!(
+            matches!(
+                szp::decompress(shorter, &mut out),
+                Err(Error::Truncated | Error::Corrupt(_))
+            ),
+            "{layout:?}"
+        );
+        // A flipped payload byte is still the chunk's CRC mismatch.
+        let mut flipped = a.clone();
+        let mid = HEADER_LEN + (len - HEADER_LEN) / 2;
+        flipped[mid] ^= 0x10;
+        assert!(
+            matches!(
+                szp::decompress(&flipped, &mut out),
+                Err(Error::ChecksumMismatch { .. })
+            ),
+            "{layout:?}"
+        );
+    }
+}

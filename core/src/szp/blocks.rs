@@ -91,15 +91,18 @@ pub fn body_len(
     body: &[u8],
 ) -> Result<usize, Error> {
     let bs = bs.max(1);
-    if group == 0 && bs.is_multiple_of(8) && n == bs.saturating_mul(widths.len()) {
-        // Stage layout, full blocks of whole bytes: `bs/8 · Σw` (a branch-free sum and max).
-        let (sum, max) = widths
-            .iter()
-            .fold((0usize, 0u8), |(t, m), &w| (t + usize::from(w), m.max(w)));
-        if max > 64 {
-            return Err(Error::Corrupt("width above 64"));
+    if let Some(cost) = PieceCost::new(widths.len(), bs, n, group) {
+        // Every block full but the last, whole bytes per value step: each piece (a head group,
+        // or the whole run in the stage layout) is a branch-free sum and max of its widths.
+        let mut total = 0usize;
+        for (k, g) in pieces(widths, cost.piece).enumerate() {
+            total = total.saturating_add(cost.of(k, g)?);
+            if group > 0 {
+                let hw = *body.get(total).ok_or(Error::Truncated)?;
+                total = total.saturating_add(trailer_bytes(hw, g.len())?);
+            }
         }
-        return Ok(sum.saturating_mul(bs / 8));
+        return Ok(total);
     }
     let mut rem = n;
     let mut total = 0usize;
@@ -116,13 +119,93 @@ pub fn body_len(
         }
         if group > 0 {
             let hw = *body.get(total).ok_or(Error::Truncated)?;
-            if hw > 64 {
-                return Err(Error::Corrupt("head width above 64"));
-            }
-            total = total.saturating_add(bits::trailer_len(hw, cnt));
+            total = total.saturating_add(trailer_bytes(hw, cnt)?);
         }
     }
     Ok(total)
+}
+
+/// The length of a head trailer of `cnt` heads whose width byte is `hw`.
+fn trailer_bytes(hw: u8, cnt: usize) -> Result<usize, Error> {
+    if hw > 64 {
+        return Err(Error::Corrupt("head width above 64"));
+    }
+    Ok(bits::trailer_len(hw, cnt))
+}
+
+/// Payload bytes of the pieces of a run whose blocks are all full but the last and hold whole
+/// bytes per 8 values (`bs % 8 == 0`): what every archive and each of its chunks is. A piece is
+/// a head group (`group > 0`) or the whole run; its payload is `bs/8 · Σw`, the last block's
+/// term corrected to `ceil(last·w/8)`.
+#[derive(Clone, Copy)]
+struct PieceCost {
+    bs8: usize,
+    piece: usize,
+    nb: usize,
+    last: usize,
+}
+
+impl PieceCost {
+    fn new(nb: usize, bs: usize, n: usize, group: usize) -> Option<PieceCost> {
+        let last = n.checked_sub(bs.saturating_mul(nb.checked_sub(1)?))?;
+        (last <= bs && bs.is_multiple_of(8)).then_some(PieceCost {
+            bs8: bs / 8,
+            piece: if group == 0 { nb } else { group },
+            nb,
+            last,
+        })
+    }
+
+    /// Payload bytes of piece `k` (widths `g`); a width above 64 is corrupt.
+    #[inline]
+    fn of(self, k: usize, g: &[u8]) -> Result<usize, Error> {
+        let (sum, max) = g
+            .iter()
+            .fold((0usize, 0u8), |(t, m), &w| (t + usize::from(w), m.max(w)));
+        if max > 64 {
+            return Err(Error::Corrupt("width above 64"));
+        }
+        let mut c = sum.saturating_mul(self.bs8);
+        if k.saturating_add(1).saturating_mul(self.piece) >= self.nb
+            && let Some(&w) = g.last()
+        {
+            // c >= bs8·w: the term is part of the sum.
+            c = c - self.bs8 * usize::from(w) + bits::payload_len(w, self.last);
+        }
+        Ok(c)
+    }
+}
+
+/// The body length and CRC ([`chunk_sum`]) of checksum chunk `chunk` (`widths`, `n` values,
+/// `bs` per block, head groups of `group` blocks; `body` from the chunk's start), in one pass:
+/// each group's payload is added to the CRC before its trailer's width byte is read, so that
+/// byte is in cache (a cold archive's trailers would otherwise be a chain of cache misses).
+pub(crate) fn chunk_walk(
+    chunk: u32,
+    widths: &[u8],
+    bs: usize,
+    n: usize,
+    group: usize,
+    body: &[u8],
+) -> Result<(usize, u32), Error> {
+    let Some(cost) = PieceCost::new(widths.len(), bs.max(1), n, group).filter(|_| group > 0) else {
+        let len = body_len(widths, bs, n, group, body)?;
+        let p = body.get(..len).ok_or(Error::Truncated)?;
+        return Ok((len, chunk_sum(chunk, widths, p)));
+    };
+    let mut h = crate::crc::Crc32::new();
+    h.update(&chunk.to_le_bytes());
+    h.update(widths);
+    let mut off = 0usize;
+    for (k, g) in pieces(widths, cost.piece).enumerate() {
+        let end = off.saturating_add(cost.of(k, g)?);
+        h.update(body.get(off..end).ok_or(Error::Truncated)?);
+        let hw = *body.get(end).ok_or(Error::Truncated)?;
+        let t = end.saturating_add(trailer_bytes(hw, g.len())?);
+        h.update(body.get(end..t).ok_or(Error::Truncated)?);
+        off = t;
+    }
+    Ok((off, h.finalize()))
 }
 
 /// The writer's chunk shift for a block size: the smallest `s` with
@@ -723,12 +806,17 @@ pub fn verify_chunks(view: &ArchiveView<'_>) -> Result<(), Error> {
         .enumerate()
     {
         let vals = rem.min(wc.len() * bs);
-        let bytes = body_len(wc, bs, vals, group, view.payload.get(off..).unwrap_or(&[]))?;
+        let (bytes, sum) = chunk_walk(
+            u as u32,
+            wc,
+            bs,
+            vals,
+            group,
+            view.payload.get(off..).unwrap_or(&[]),
+        )?;
         rem -= vals;
-        let p = view.payload.get(off..off + bytes).ok_or(Error::Truncated)?;
         off += bytes;
-        let stored = le32(s);
-        if chunk_sum(u as u32, wc, p) != stored {
+        if sum != le32(s) {
             return Err(Error::ChecksumMismatch {
                 what: "blocks",
                 chunk: u as u32,
@@ -741,6 +829,14 @@ pub fn verify_chunks(view: &ArchiveView<'_>) -> Result<(), Error> {
 /// The structure of an archive ([`parse`] without the chunk CRCs; the header CRC is checked
 /// under [`Verify::Checksums`]).
 pub(crate) fn parse_structure(archive: &[u8], verify: Verify) -> Result<ArchiveView<'_>, Error> {
+    parse_frame(archive, verify, true)
+}
+
+/// [`parse_structure`]; with `body == false` the payload's length is not walked (the sums are
+/// still split off the end; the count is still bounded by the width bytes present): for a
+/// caller that walks every length itself and checks that the walk ends exactly at the end of
+/// the payload (the decoders), or that only sizes its output from the view's `n`.
+pub fn parse_frame(archive: &[u8], verify: Verify, body: bool) -> Result<ArchiveView<'_>, Error> {
     let header = Header::read_with(archive, verify)?;
     let rest = archive.get(header.header_len()..).ok_or(Error::Truncated)?;
     let bs = u64::from(header.block_size);
@@ -757,7 +853,14 @@ pub(crate) fn parse_structure(archive: &[u8], verify: Verify) -> Result<ArchiveV
         sums_len(nb, header.chunk_shift)
     };
     // n <= nb·bs <= rest.len()·4096: in usize range.
-    let body = body_len(widths, bs as usize, n, header.head_group(), payload)?;
+    let body = if body {
+        body_len(widths, bs as usize, n, header.head_group(), payload)?
+    } else {
+        payload.len().saturating_sub(sums)
+    };
+    if payload.len() < sums {
+        return Err(Error::Truncated);
+    }
     let total = (body as u64).saturating_add(sums as u64);
     if total > payload.len() as u64 {
         return Err(Error::Truncated);
@@ -776,4 +879,97 @@ pub(crate) fn parse_structure(archive: &[u8], verify: Verify) -> Result<ArchiveV
         payload,
         sums,
     })
+}
+
+#[cfg(test)]
+#[allow(clippy::indexing_slicing, clippy::unwrap_used, clippy::panic)]
+mod tests {
+    extern crate std;
+    use super::*;
+    use std::vec::Vec;
+
+    /// The per-block rule the fast paths of [`body_len`] and [`chunk_walk`] must equal: each
+    /// block `ceil(len·w/8)`, each head group followed by its trailer.
+    fn reference_len(widths: &[u8], bs: usize, n: usize, group: usize, body: &[u8]) -> usize {
+        let mut rem = n;
+        let mut total = 0;
+        for g in widths.chunks(group.max(1)) {
+            for &w in g {
+                let len = rem.min(bs);
+                total += bits::payload_len(w, len);
+                rem -= len;
+            }
+            if group > 0 {
+                total += bits::trailer_len(body[total], g.len());
+            }
+        }
+        total
+    }
+
+    /// A body for `widths` whose trailer width bytes (read where each trailer starts) are
+    /// `hw(k)`: built by walking the same rule.
+    fn body_for(
+        widths: &[u8],
+        bs: usize,
+        n: usize,
+        group: usize,
+        hw: impl Fn(usize) -> u8,
+    ) -> Vec<u8> {
+        let mut body = Vec::new();
+        let mut rem = n;
+        for (k, g) in widths.chunks(group.max(1)).enumerate() {
+            for (i, &w) in g.iter().enumerate() {
+                let len = rem.min(bs);
+                body.extend((0..bits::payload_len(w, len)).map(|j| (j * 31 + i) as u8));
+                rem -= len;
+            }
+            if group > 0 {
+                let h = hw(k);
+                body.push(h);
+                body.extend((0..bits::payload_len(h, g.len())).map(|j| j as u8 ^ 0x5a));
+            }
+        }
+        body
+    }
+
+    #[test]
+    fn fast_lengths_equal_the_per_block_rule() {
+        let mut seed = 0x1234_5678_9abc_def0u64;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        for case in 0..400 {
+            let bs = [8usize, 16, 128, 1024, 7, 100][case % 6];
+            let group = [0usize, 1, 4, 32][(case / 6) % 4];
+            let nb = 1 + (next() % 90) as usize;
+            let n = bs * (nb - 1) + 1 + (next() as usize % bs);
+            let widths: Vec<u8> = (0..nb).map(|_| (next() % 65) as u8).collect();
+            let body = body_for(&widths, bs, n, group, |k| ((k * 7 + case) % 65) as u8);
+            let want = reference_len(&widths, bs, n, group, &body);
+            assert_eq!(want, body.len());
+            assert_eq!(
+                body_len(&widths, bs, n, group, &body),
+                Ok(want),
+                "case {case}"
+            );
+            let (len, sum) = chunk_walk(9, &widths, bs, n, group, &body).unwrap();
+            assert_eq!(len, want, "case {case}");
+            assert_eq!(sum, chunk_sum(9, &widths, &body[..want]), "case {case}");
+            // A body one byte short fails the walk (body_len reads only the trailer width
+            // bytes; its callers compare the total with what is present).
+            if want > 0 {
+                assert!(chunk_walk(9, &widths, bs, n, group, &body[..want - 1]).is_err());
+            }
+            let mut bad = widths.clone();
+            bad[nb / 2] = 65;
+            assert_eq!(
+                body_len(&bad, bs, n, group, &body),
+                Err(Error::Corrupt("width above 64"))
+            );
+            assert!(chunk_walk(9, &bad, bs, n, group, &body).is_err());
+        }
+    }
 }

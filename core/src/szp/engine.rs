@@ -15,7 +15,7 @@
 //! single place where an archive is verified before any block is decoded.
 
 use super::blocks::{
-    self, Grid, Plan, body_len, chunk_sum, le32, parse_structure, pieces, write_header,
+    self, Grid, Plan, body_len, chunk_walk, le32, parse_structure, pieces, write_header,
 };
 use super::{Config, Error, FORMAT_VERSION_V1, HEADER_LEN, Path, Verify, max_compressed_len};
 #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
@@ -412,7 +412,8 @@ const VERIFY_GROUP_VALUES: usize = 1 << 19;
 /// Verifies (CRC of checksum chunks `u0..`, `sums` 4 bytes each, chunks of `2^shift` blocks)
 /// and decodes the run `widths` / `payload` into `out`, chunk by chunk — each chunk's CRC is
 /// checked right before the chunk is decoded, while its bytes are in cache — splitting on chunk
-/// boundaries with `j`.
+/// boundaries with `j`. Returns the body bytes consumed (the caller checks that they are all of
+/// the payload: [`blocks::parse_frame`] leaves that check to this walk).
 #[allow(clippy::too_many_arguments)] // the run's place in the archive
 pub(crate) fn decode_chunks<K: SzpKernel, T: SzpFloat, J: Join>(
     k: K,
@@ -425,7 +426,7 @@ pub(crate) fn decode_chunks<K: SzpKernel, T: SzpFloat, J: Join>(
     payload: &[u8],
     sums: &[u8],
     out: &mut [T],
-) -> Result<(), Error> {
+) -> Result<usize, Error> {
     let bs = run.bs;
     let chunks = sums.len() / 4;
     let c = (1usize << shift.min(31)).max(1); // .max(1): provably non-zero, no panic path
@@ -441,7 +442,7 @@ pub(crate) fn decode_chunks<K: SzpKernel, T: SzpFloat, J: Join>(
             || decode_chunks(k, j, eb, run, shift, u0, wl, pl, sl, ol),
             || decode_chunks(k, j, eb, run, shift, u0 + mid as u32, wr, pr, sr, or),
         );
-        a.and(b)
+        Ok(a?.saturating_add(b?))
     } else {
         // Verify a group of chunks (about `VERIFY_GROUP_VALUES` values, a few hundred KiB of
         // compressed bytes: still in cache when decoded), then decode the group in one kernel
@@ -457,9 +458,9 @@ pub(crate) fn decode_chunks<K: SzpKernel, T: SzpFloat, J: Join>(
             let (gstart, vstart) = (off, vo);
             for (wc, s) in pieces(wg, c).zip(sg.chunks_exact(4)) {
                 let vals = (out.len() - vo).min(wc.len() * bs);
-                let bytes = body_len(wc, bs, vals, run.group, payload.get(off..).unwrap_or(&[]))?;
-                let p = payload.get(off..off + bytes).ok_or(Error::Truncated)?;
-                if chunk_sum(u, wc, p) != le32(s) {
+                let tail = payload.get(off..).unwrap_or(&[]);
+                let (bytes, sum) = chunk_walk(u, wc, bs, vals, run.group, tail)?;
+                if sum != le32(s) {
                     return Err(Error::ChecksumMismatch {
                         what: "blocks",
                         chunk: u,
@@ -477,7 +478,7 @@ pub(crate) fn decode_chunks<K: SzpKernel, T: SzpFloat, J: Join>(
                     DecodeError::Truncated => Error::Truncated,
                 })?;
         }
-        Ok(())
+        Ok(off)
     }
 }
 
@@ -491,7 +492,11 @@ pub(crate) fn decompress<K: SzpKernel, T: SzpFloat, J: Join>(
 ) -> Result<usize, Error> {
     // The single verification point of an archive's structure and header CRC; the chunk CRCs
     // are checked in `decode_chunks`, each right before its chunk is decoded.
-    let view = parse_structure(archive, verify)?;
+    let checked = verify == Verify::Checksums;
+    // Under verification the chunk walk below reads every length anyway, in cache: the
+    // structure check leaves the body length to it (a block-head archive's trailers would
+    // otherwise be walked twice, the first time as a chain of cache misses).
+    let view = blocks::parse_frame(archive, verify, !checked)?;
     if view.header.dtype != T::DTYPE {
         return Err(Error::DTypeMismatch);
     }
@@ -503,9 +508,9 @@ pub(crate) fn decompress<K: SzpKernel, T: SzpFloat, J: Join>(
         group: view.header.head_group(),
     };
     let eb = view.header.quant_eb;
-    if verify == Verify::Checksums && view.header.version != FORMAT_VERSION_V1 {
+    if checked && view.header.version != FORMAT_VERSION_V1 {
         let shift = view.header.chunk_shift;
-        decode_chunks(
+        let used = decode_chunks(
             k,
             j,
             eb,
@@ -516,7 +521,19 @@ pub(crate) fn decompress<K: SzpKernel, T: SzpFloat, J: Join>(
             view.payload,
             view.sums,
             out,
-        )?;
+        )
+        .and_then(|used| {
+            if used == view.payload.len() {
+                Ok(())
+            } else {
+                Err(Error::Corrupt("trailing bytes after the payload"))
+            }
+        });
+        // On failure, the structure check names what is wrong where it can (a truncated
+        // archive, trailing bytes) rather than the chunk CRC that its shifted sums broke.
+        if let Err(e) = used {
+            return Err(parse_structure(archive, verify).err().unwrap_or(e));
+        }
     } else {
         decode_range(k, j, eb, run, view.widths, view.payload, out)?;
     }
