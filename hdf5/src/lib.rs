@@ -68,7 +68,7 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::OnceLock;
 
 use fzpack::pernix::{BitWidth, BlockSize};
-use fzpack::szp::{Config, Mode};
+use fzpack::szp::{Config, Layout, Mode};
 use fzpack::{DType, Element};
 
 /// The filter id (unregistered range 32768..=65535; see the crate docs).
@@ -199,7 +199,9 @@ pub fn parse_params(cd: &[c_uint]) -> Result<Params, String> {
                     cd[3]
                 ));
             }
-            Ok(Params::Szp(cfg.with_block_size(cd[3])))
+            // Chunks use the block-head layout (the better ratio at the same speed); the
+            // layout is in each chunk's archive header, so the cd_values do not change.
+            Ok(Params::Szp(cfg.with_block_size(cd[3]).with_layout(Layout::Heads)))
         }
         CODEC_PERNIX => {
             let bits = u8::try_from(cd[2])

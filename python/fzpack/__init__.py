@@ -55,7 +55,8 @@ def _bytes(buf) -> np.ndarray:
 
 
 def szp_compress(arr, eb: float, mode: str = "abs", block_size: int = 128) -> bytes:
-    """Compress ``arr`` into an fzpack SZp archive.
+    """Compress ``arr`` into an fzpack SZp archive (the block-head layout, as ``fzpack
+    compress`` writes by default; ``szp_header(buf)["layout"]`` says which one a buffer holds).
 
     Every decoded value ``y`` satisfies ``|x - y| <= eb`` (``mode="abs"``) or
     ``|x - y| <= eb * (max(x) - min(x))`` (``mode="noa"``), or the call raises.
@@ -86,7 +87,7 @@ def szp_header(buf) -> dict:
     """The header of an SZp archive: ``version`` (format), ``dtype`` (numpy name), ``n``,
     ``mode``, ``block_size``, ``bound``
     (the absolute bound every value meets), ``requested``, ``quant_eb``, ``value_base``,
-    ``strict``."""
+    ``strict``, ``layout`` (``"heads"`` or ``"fzgm"``)."""
     return _fzpack.szp_header(_bytes(buf))
 
 

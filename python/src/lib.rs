@@ -9,7 +9,7 @@
 //! Rust error: nothing here panics on user data.
 
 use fzpack::pernix::{BitWidth, BlockSize};
-use fzpack::szp::{Config, Mode, fzm};
+use fzpack::szp::{Config, Layout, Mode, fzm};
 use fzpack::{DType, Element};
 use numpy::{IntoPyArray, PyArray1, PyReadonlyArray1, PyReadonlyArrayDyn};
 use pyo3::create_exception;
@@ -70,7 +70,9 @@ fn szp_config(eb: f64, mode: &str, block_size: u32) -> PyResult<Config> {
             )));
         }
     };
-    Ok(cfg.with_block_size(block_size))
+    // The block-head layout: smaller archives (1.02-2.5x the stage layout on the shared
+    // fields) at the same speed; every reader decodes both (the layout is in the header).
+    Ok(cfg.with_block_size(block_size).with_layout(Layout::Heads))
 }
 
 /// Runs `f` with the GIL released and turns its error into `fzpack.Error`.
@@ -170,6 +172,14 @@ fn header_dict<'py>(
     d.set_item("quant_eb", h.quant_eb)?;
     d.set_item("value_base", h.value_base)?;
     d.set_item("strict", h.strict)?;
+    d.set_item(
+        "layout",
+        match Layout::from_code(h.layout) {
+            Some(Layout::Heads) => "heads",
+            Some(Layout::Fzgm) => "fzgm",
+            _ => "unknown",
+        },
+    )?;
     Ok(d)
 }
 
