@@ -201,7 +201,9 @@ pub fn parse_params(cd: &[c_uint]) -> Result<Params, String> {
             }
             // Chunks use the block-head layout (the better ratio at the same speed); the
             // layout is in each chunk's archive header, so the cd_values do not change.
-            Ok(Params::Szp(cfg.with_block_size(cd[3]).with_layout(Layout::Heads)))
+            Ok(Params::Szp(
+                cfg.with_block_size(cd[3]).with_layout(Layout::Heads),
+            ))
         }
         CODEC_PERNIX => {
             let bits = u8::try_from(cd[2])
