@@ -145,8 +145,19 @@ struct PieceCost {
     last: usize,
 }
 
+/// Whether [`body_len`] and [`chunk_walk`] take their per-piece paths: on the 64-bit hosts,
+/// where the walks run over archives much larger than the caches. On microcontrollers (and
+/// with feature `small`) the per-block loop alone keeps the decoder's `.text` as it was.
+const PIECE_WALK: bool = !cfg!(any(
+    feature = "small",
+    not(any(target_arch = "x86_64", target_arch = "aarch64"))
+));
+
 impl PieceCost {
     fn new(nb: usize, bs: usize, n: usize, group: usize) -> Option<PieceCost> {
+        if !PIECE_WALK {
+            return None;
+        }
         let last = n.checked_sub(bs.saturating_mul(nb.checked_sub(1)?))?;
         (last <= bs && bs.is_multiple_of(8)).then_some(PieceCost {
             bs8: bs / 8,
@@ -824,6 +835,24 @@ pub fn verify_chunks(view: &ArchiveView<'_>) -> Result<(), Error> {
         }
     }
     Ok(())
+}
+
+/// The error [`parse_structure`] reports for a view from [`parse_frame`]`(.., false)` whose
+/// body is not exactly the size its widths (and head trailers) imply, or `None`.
+pub(crate) fn body_error(view: &ArchiveView<'_>) -> Option<Error> {
+    let bs = view.header.block_size as usize;
+    match body_len(
+        view.widths,
+        bs,
+        view.n,
+        view.header.head_group(),
+        view.payload,
+    ) {
+        Err(e) => Some(e),
+        Ok(t) if t > view.payload.len() => Some(Error::Truncated),
+        Ok(t) if t < view.payload.len() => Some(Error::Corrupt("trailing bytes after the payload")),
+        Ok(_) => None,
+    }
 }
 
 /// The structure of an archive ([`parse`] without the chunk CRCs; the header CRC is checked

@@ -14,9 +14,7 @@
 //! Archive parsing ([`super::blocks::parse`], called once per decode in [`decompress`]) is the
 //! single place where an archive is verified before any block is decoded.
 
-use super::blocks::{
-    self, Grid, Plan, body_len, chunk_walk, le32, parse_structure, pieces, write_header,
-};
+use super::blocks::{self, Grid, Plan, body_len, chunk_walk, le32, pieces, write_header};
 use super::{Config, Error, FORMAT_VERSION_V1, HEADER_LEN, Path, Verify, max_compressed_len};
 #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
 use crate::arch::CpuFeatures;
@@ -532,7 +530,7 @@ pub(crate) fn decompress<K: SzpKernel, T: SzpFloat, J: Join>(
         // On failure, the structure check names what is wrong where it can (a truncated
         // archive, trailing bytes) rather than the chunk CRC that its shifted sums broke.
         if let Err(e) = used {
-            return Err(parse_structure(archive, verify).err().unwrap_or(e));
+            return Err(blocks::body_error(&view).unwrap_or(e));
         }
     } else {
         decode_range(k, j, eb, run, view.widths, view.payload, out)?;
