@@ -23,25 +23,17 @@
 #![allow(missing_docs)] // criterion_group! generates undocumented public functions
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group};
-use fzpack_core::pernix::{
-    Backend, BitWidth, BlockSize, Dispatcher, PernixFloat, compression_scale_from_bmax,
-    elements_per_block, scale_from_bmax,
-};
+use fzpack_core::pernix::{Backend, Dispatcher, PernixFloat};
+use fzpack_core::szp::SzpFloat;
 use std::hint::black_box;
-use std::time::Duration;
 
-const SIZES: [(&str, usize); 2] = [("32KiB", 32 << 10), ("64MiB", 64 << 20)];
-
-fn list(var: &str) -> Option<Vec<String>> {
-    std::env::var(var)
-        .ok()
-        .map(|s| s.split(',').map(|x| x.trim().to_string()).collect())
-}
+mod common;
+use common::{Case, SIZES, WIDTHS, list};
 
 fn widths() -> Vec<u8> {
     list("FZPACK_BENCH_WIDTHS")
         .map(|v| v.iter().filter_map(|x| x.parse().ok()).collect())
-        .unwrap_or_else(|| vec![1, 4, 8, 12, 16, 20, 24])
+        .unwrap_or_else(|| WIDTHS.to_vec())
 }
 
 fn sizes() -> Vec<(&'static str, usize)> {
@@ -75,21 +67,8 @@ fn dispatchers() -> Vec<Dispatcher> {
     .collect()
 }
 
-fn field<T: PernixFloat>(n: usize, from: fn(f64) -> T) -> Vec<T> {
-    (0..n)
-        .map(|i| {
-            let x = i as f64;
-            from(0.8 * (x * 0.001).sin() + 0.2 * (x * 0.37).cos())
-        })
-        .collect()
-}
-
 fn configure(group: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>) {
-    let quick = std::env::var_os("FZPACK_BENCH_QUICK").is_some();
-    group
-        .sample_size(10)
-        .warm_up_time(Duration::from_millis(if quick { 50 } else { 150 }))
-        .measurement_time(Duration::from_millis(if quick { 150 } else { 400 }));
+    common::configure(group, common::quick_or(50, 150), common::quick_or(150, 400));
 }
 
 fn bench_memcpy(c: &mut Criterion) {
@@ -106,56 +85,28 @@ fn bench_memcpy(c: &mut Criterion) {
     }
 }
 
-fn bench_type<T: PernixFloat>(c: &mut Criterion, name: &str, from: fn(f64) -> T, one: T) {
+fn bench_type<T: PernixFloat + SzpFloat>(c: &mut Criterion, name: &str) {
     let ds = dispatchers();
     for (size_name, bytes) in sizes() {
         for n in widths() {
-            let Ok(bits) = BitWidth::new(n) else { continue };
-            let epb = elements_per_block(bits, BlockSize::B64);
-            let blocks = (bytes / T::BYTES / epb).max(1);
-            let input = field(blocks * epb, from);
-            let inv = compression_scale_from_bmax(one, bits).unwrap();
-            let scale = scale_from_bmax(one, bits).unwrap();
-            let mut packed = vec![0u8; blocks * 64];
-            let mut out = vec![T::ZERO; blocks * epb];
-            let float_bytes = (blocks * epb * T::BYTES) as u64;
+            let Some(case) = Case::<T>::new(n, bytes) else {
+                continue;
+            };
+            let mut packed = case.packed();
+            let mut out = case.values();
             for op in ["compress", "decompress"] {
                 let mut group =
                     c.benchmark_group(format!("pernix_simd/{name}/{op}/{size_name}/N{n}"));
                 configure(&mut group);
-                group.throughput(Throughput::BytesDecimal(float_bytes));
+                group.throughput(Throughput::BytesDecimal(case.float_bytes() as u64));
                 for d in &ds {
                     let id = BenchmarkId::from_parameter(d.backend().name());
                     if op == "compress" {
-                        group.bench_function(id, |b| {
-                            b.iter(|| {
-                                d.compress_blocks(
-                                    bits,
-                                    BlockSize::B64,
-                                    black_box(&input),
-                                    inv,
-                                    &mut packed,
-                                    blocks,
-                                )
-                                .unwrap()
-                            })
-                        });
+                        group.bench_function(id, |b| b.iter(|| case.compress(d, &mut packed)));
                     } else {
-                        d.compress_blocks(bits, BlockSize::B64, &input, inv, &mut packed, blocks)
-                            .unwrap();
+                        case.compress(d, &mut packed);
                         group.bench_function(id, |b| {
-                            b.iter(|| {
-                                d.decompress_blocks(
-                                    bits,
-                                    BlockSize::B64,
-                                    black_box(&packed),
-                                    scale,
-                                    &mut out,
-                                    blocks,
-                                    true,
-                                )
-                                .unwrap()
-                            })
+                            b.iter(|| case.decompress(d, &packed, &mut out))
                         });
                     }
                 }
@@ -167,65 +118,35 @@ fn bench_type<T: PernixFloat>(c: &mut Criterion, name: &str, from: fn(f64) -> T,
 
 fn benches(c: &mut Criterion) {
     bench_memcpy(c);
-    bench_type::<f32>(c, "f32", |x| x as f32, 1.0);
-    bench_type::<f64>(c, "f64", |x| x, 1.0);
+    bench_type::<f32>(c, "f32");
+    bench_type::<f64>(c, "f64");
 }
 
 criterion_group!(pernix_simd, benches);
 
-/// Best-of-rounds seconds per call of each closure (batches of `reps` calls), taking turns.
-fn best_of(rounds: usize, reps: usize, fs: &mut [&mut dyn FnMut()]) -> Vec<f64> {
-    let mut best = vec![f64::INFINITY; fs.len()];
-    for _ in 0..rounds {
-        for (b, f) in best.iter_mut().zip(fs.iter_mut()) {
-            let t = std::time::Instant::now();
-            for _ in 0..reps {
-                f();
-            }
-            *b = b.min(t.elapsed().as_secs_f64() / reps as f64);
-        }
-    }
-    best
-}
-
-fn quick_type<T: PernixFloat>(name: &str, from: fn(f64) -> T, one: T, rounds: usize) {
+fn quick_type<T: PernixFloat + SzpFloat>(name: &str, rounds: usize) {
     let ds = dispatchers();
     for (size_name, bytes) in sizes() {
         let reps = (64 << 20) / bytes.max(1) / 8 + 1;
         for n in widths() {
-            let Ok(bits) = BitWidth::new(n) else { continue };
-            let epb = elements_per_block(bits, BlockSize::B64);
-            let blocks = (bytes / T::BYTES / epb).max(1);
-            let input = field(blocks * epb, from);
-            let inv = compression_scale_from_bmax(one, bits).unwrap();
-            let scale = scale_from_bmax(one, bits).unwrap();
-            let float_bytes = (blocks * epb * T::BYTES) as f64;
-            let mut packed = vec![0u8; blocks * 64];
-            ds[0]
-                .compress_blocks(bits, BlockSize::B64, &input, inv, &mut packed, blocks)
-                .unwrap();
-            let mut outs: Vec<Vec<T>> = ds.iter().map(|_| vec![T::ZERO; blocks * epb]).collect();
-            let mut packs: Vec<Vec<u8>> = ds.iter().map(|_| vec![0u8; blocks * 64]).collect();
-            let src = vec![1u8; float_bytes as usize];
-            let mut dst = vec![0u8; float_bytes as usize];
+            let Some(case) = Case::<T>::new(n, bytes) else {
+                continue;
+            };
+            let float_bytes = case.float_bytes() as f64;
+            let mut packed = case.packed();
+            case.compress(&ds[0], &mut packed);
+            let mut outs: Vec<Vec<T>> = ds.iter().map(|_| case.values()).collect();
+            let mut packs: Vec<Vec<u8>> = ds.iter().map(|_| case.packed()).collect();
             let mut fs: Vec<Box<dyn FnMut()>> = Vec::new();
             for (d, o) in ds.iter().zip(outs.iter_mut()) {
-                let p = &packed;
-                fs.push(Box::new(move || {
-                    d.decompress_blocks(bits, BlockSize::B64, black_box(p), scale, o, blocks, true)
-                        .unwrap();
-                }));
+                let (c, p) = (&case, &packed);
+                fs.push(Box::new(move || c.decompress(d, p, o)));
             }
             for (d, o) in ds.iter().zip(packs.iter_mut()) {
-                let x = &input;
-                fs.push(Box::new(move || {
-                    d.compress_blocks(bits, BlockSize::B64, black_box(x), inv, o, blocks)
-                        .unwrap();
-                }));
+                let c = &case;
+                fs.push(Box::new(move || c.compress(d, o)));
             }
-            fs.push(Box::new(|| dst.copy_from_slice(black_box(&src))));
-            let mut refs: Vec<&mut dyn FnMut()> = fs.iter_mut().map(|f| &mut **f as _).collect();
-            let t = best_of(rounds, reps, &mut refs);
+            let t = common::best_of_with_memcpy(rounds, reps, case.float_bytes(), &mut fs);
             let gbs = |s: f64| float_bytes / s / 1e9;
             let m = gbs(t[2 * ds.len()]);
             print!("| {name} {size_name} N{n} |");
@@ -246,12 +167,9 @@ fn quick_type<T: PernixFloat>(name: &str, from: fn(f64) -> T, one: T, rounds: us
 
 fn main() {
     if std::env::var_os("FZPACK_PERNIX_QUICK").is_some() {
-        let rounds = std::env::var("FZPACK_PERNIX_ROUNDS")
-            .ok()
-            .and_then(|s| s.parse().ok())
-            .unwrap_or(30);
-        quick_type::<f32>("f32", |x| x as f32, 1.0, rounds);
-        quick_type::<f64>("f64", |x| x, 1.0, rounds);
+        let rounds = common::env_or("FZPACK_PERNIX_ROUNDS", 30);
+        quick_type::<f32>("f32", rounds);
+        quick_type::<f64>("f64", rounds);
         return;
     }
     pernix_simd();

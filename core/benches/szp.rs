@@ -19,39 +19,45 @@
 #![allow(missing_docs)] // criterion_group! generates undocumented public functions
 
 use std::hint::black_box;
-use std::time::Duration;
 
 use criterion::{Criterion, Throughput, criterion_group};
 use fzpack_core::szp::{self, Config, Layout, Path, SzpFloat};
 
-fn generated(n: usize) -> Vec<f64> {
-    let mut s = 0x9E37_79B9_7F4A_7C15u64;
-    (0..n)
-        .map(|i| {
-            s ^= s << 13;
-            s ^= s >> 7;
-            s ^= s << 17;
-            let noise = (s >> 11) as f64 / (1u64 << 53) as f64 - 0.5;
-            let t = i as f64 * 1e-3;
-            250.0 + 20.0 * (t.sin() + (3.1 * t).cos()) + 0.02 * noise
-        })
-        .collect()
-}
+mod common;
+use common::{best_of, le_f32, le_f64};
 
 fn load<T: SzpFloat>(file: &str, size: usize, from: fn(&[u8]) -> T) -> (String, Vec<T>) {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../shared/data")
-        .join(file);
-    match std::fs::read(&path) {
+    match std::fs::read(common::data_dir().join(file)) {
         Ok(bytes) => (
             file.to_string(),
             bytes.chunks_exact(size).map(from).collect(),
         ),
         Err(_) => (
             "generated".to_string(),
-            generated(1 << 20).into_iter().map(T::from_f64).collect(),
+            common::generated(1 << 20, 0)
+                .into_iter()
+                .map(T::from_f64)
+                .collect(),
         ),
     }
+}
+
+/// The f32 field of the criterion and quick runs.
+fn geoid() -> (String, Vec<f32>) {
+    load("proj_egm96_geoid_721x1440.f32", 4, le_f32)
+}
+
+/// The f64 field of the criterion and quick runs.
+fn moon() -> (String, Vec<f64>) {
+    load("de421_moon_cheb_27408x3x13.f64", 8, le_f64)
+}
+
+/// The SIMD paths of this CPU (the portable one left out).
+fn fast_paths() -> Vec<Path> {
+    Path::ALL
+        .into_iter()
+        .filter(|p| p.is_available() && *p != Path::Portable)
+        .collect()
 }
 
 fn bench_type<T: SzpFloat>(c: &mut Criterion, label: &str, name: &str, data: &[T], sizes: &[u32]) {
@@ -70,9 +76,7 @@ fn bench_type<T: SzpFloat>(c: &mut Criterion, label: &str, name: &str, data: &[T
         let archive = archive[..len].to_vec();
         let mut g = c.benchmark_group(format!("szp_{label}_bs{bs}"));
         g.throughput(Throughput::Bytes(bytes));
-        g.sample_size(10);
-        g.warm_up_time(Duration::from_millis(300));
-        g.measurement_time(Duration::from_millis(1200));
+        common::configure(&mut g, 300, 1200);
         let mut out = vec![0u8; cap];
         let mut back = vec![T::default(); data.len()];
         for p in Path::ALL.into_iter().filter(|p| p.is_available()) {
@@ -88,39 +92,17 @@ fn bench_type<T: SzpFloat>(c: &mut Criterion, label: &str, name: &str, data: &[T
 }
 
 fn benches(c: &mut Criterion) {
-    let (name32, d32) = load::<f32>("proj_egm96_geoid_721x1440.f32", 4, |b| {
-        f32::from_le_bytes([b[0], b[1], b[2], b[3]])
-    });
+    let (name32, d32) = geoid();
     bench_type(c, "f32", &name32, &d32, &[32, 128, 1024]);
-    let (name64, d64) = load::<f64>("de421_moon_cheb_27408x3x13.f64", 8, |b| {
-        let mut a = [0u8; 8];
-        a.copy_from_slice(b);
-        f64::from_le_bytes(a)
-    });
+    let (name64, d64) = moon();
     bench_type(c, "f64", &name64, &d64, &[128]);
 }
 
 criterion_group!(szp_benches, benches);
 
-/// Best-of-rounds seconds of `f`, for each closure, taking turns.
-fn best_of(rounds: usize, fs: &mut [&mut dyn FnMut()]) -> Vec<f64> {
-    let mut best = vec![f64::INFINITY; fs.len()];
-    for _ in 0..rounds {
-        for (b, f) in best.iter_mut().zip(fs.iter_mut()) {
-            let t = std::time::Instant::now();
-            f();
-            *b = b.min(t.elapsed().as_secs_f64());
-        }
-    }
-    best
-}
-
 fn quick_type<T: SzpFloat>(label: &str, data: &[T], sizes: &[u32], rounds: usize) {
     let bytes = std::mem::size_of_val(data) as f64;
-    let paths: Vec<Path> = Path::ALL
-        .into_iter()
-        .filter(|p| p.is_available() && *p != Path::Portable)
-        .collect();
+    let paths = fast_paths();
     for &bs in sizes {
         for eb in [1e-2, 1e-3, 1e-4] {
             let cfg = Config::noa(eb).with_block_size(bs);
@@ -133,8 +115,6 @@ fn quick_type<T: SzpFloat>(label: &str, data: &[T], sizes: &[u32], rounds: usize
                 .iter()
                 .map(|_| vec![T::default(); data.len()])
                 .collect();
-            let src: Vec<u8> = vec![1u8; bytes as usize];
-            let mut dst = vec![0u8; bytes as usize];
             let mut fs: Vec<Box<dyn FnMut()>> = Vec::new();
             for (p, o) in paths.iter().zip(outs.iter_mut()) {
                 let p = *p;
@@ -148,9 +128,7 @@ fn quick_type<T: SzpFloat>(label: &str, data: &[T], sizes: &[u32], rounds: usize
                     szp::decompress_with(p, black_box(a), b).unwrap();
                 }));
             }
-            fs.push(Box::new(|| dst.copy_from_slice(black_box(&src))));
-            let mut refs: Vec<&mut dyn FnMut()> = fs.iter_mut().map(|f| &mut **f as _).collect();
-            let t = best_of(rounds, &mut refs);
+            let t = common::best_of_with_memcpy(rounds, 1, bytes as usize, &mut fs);
             let gbs = |s: f64| bytes / s / 1e9;
             let np = paths.len();
             let m = gbs(t[2 * np]);
@@ -179,27 +157,15 @@ fn quick_type<T: SzpFloat>(label: &str, data: &[T], sizes: &[u32], rounds: usize
 }
 
 fn quick() {
-    let rounds = std::env::var("FZPACK_SZP_ROUNDS")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(40);
+    let rounds = common::env_or("FZPACK_SZP_ROUNDS", 40);
     println!("| case | ratio | path c / d GB/s (c / d as × memcpy) | … |");
-    let (_, d32) = load::<f32>("proj_egm96_geoid_721x1440.f32", 4, |b| {
-        f32::from_le_bytes([b[0], b[1], b[2], b[3]])
-    });
-    quick_type("f32", &d32, &[32, 128, 1024], rounds);
-    let (_, d64) = load::<f64>("de421_moon_cheb_27408x3x13.f64", 8, |b| {
-        let mut a = [0u8; 8];
-        a.copy_from_slice(b);
-        f64::from_le_bytes(a)
-    });
-    quick_type("f64", &d64, &[128], rounds);
+    quick_type("f32", &geoid().1, &[32, 128, 1024], rounds);
+    quick_type("f64", &moon().1, &[128], rounds);
 }
 
 /// The f32 fields of `../shared/data` (the generated field when absent).
 fn f32_fields() -> Vec<(String, Vec<f32>)> {
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/data");
-    let mut names: Vec<String> = std::fs::read_dir(&dir)
+    let mut names: Vec<String> = std::fs::read_dir(common::data_dir())
         .map(|d| {
             d.filter_map(|e| e.ok())
                 .map(|e| e.file_name().to_string_lossy().into_owned())
@@ -211,21 +177,12 @@ fn f32_fields() -> Vec<(String, Vec<f32>)> {
     if names.is_empty() {
         return vec![load::<f32>("absent", 4, |_| 0.0)];
     }
-    names
-        .iter()
-        .map(|n| load::<f32>(n, 4, |b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])))
-        .collect()
+    names.iter().map(|n| load::<f32>(n, 4, le_f32)).collect()
 }
 
 fn layouts() {
-    let rounds = std::env::var("FZPACK_SZP_ROUNDS")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(15);
-    let paths: Vec<Path> = Path::ALL
-        .into_iter()
-        .filter(|p| p.is_available() && *p != Path::Portable)
-        .collect();
+    let rounds = common::env_or("FZPACK_SZP_ROUNDS", 15);
+    let paths = fast_paths();
     println!(
         "| field | bound (× range) | ratio fzgm | ratio heads | heads/fzgm compress, decompress per path |"
     );
@@ -270,6 +227,7 @@ fn layouts() {
                 let mut yb = vec![0f32; x.len()];
                 let t = best_of(
                     rounds,
+                    1,
                     &mut [
                         &mut || {
                             szp::compress_with(p, black_box(&x), &cfg, &mut oa).unwrap();

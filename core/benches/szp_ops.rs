@@ -10,32 +10,19 @@
 #![allow(missing_docs)] // criterion_group! generates undocumented public functions
 
 use std::hint::black_box;
-use std::time::Duration;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use fzpack_core::szp::{self, Config, SzpFloat, ops};
 
-fn generated(n: usize, seed: u64) -> Vec<f64> {
-    let mut s = 0x9E37_79B9_7F4A_7C15u64 ^ seed;
-    (0..n)
-        .map(|i| {
-            s ^= s << 13;
-            s ^= s >> 7;
-            s ^= s << 17;
-            let noise = (s >> 11) as f64 / (1u64 << 53) as f64 - 0.5;
-            let t = i as f64 * 1e-3 + seed as f64;
-            250.0 + 20.0 * (t.sin() + (3.1 * t).cos()) + 0.02 * noise
-        })
-        .collect()
-}
+mod common;
+use common::generated;
 
 fn fields() -> (String, Vec<f64>, Vec<f64>) {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../shared/data/proj_egm96_geoid_721x1440.f32");
+    let path = common::data_dir().join("proj_egm96_geoid_721x1440.f32");
     if let Ok(bytes) = std::fs::read(&path) {
         let v: Vec<f64> = bytes
             .chunks_exact(4)
-            .map(|c| f64::from(f32::from_le_bytes([c[0], c[1], c[2], c[3]])))
+            .map(|c| f64::from(common::le_f32(c)))
             .collect();
         let h = v.len() / 2;
         return ("geoid halves".into(), v[..h].to_vec(), v[h..2 * h].to_vec());
@@ -85,9 +72,7 @@ fn bench_type<T: SzpFloat>(
     let (mut da, mut db) = (vec![T::default(); n], vec![T::default(); n]);
     let mut g = c.benchmark_group(format!("szp_ops_{label}_bs{bs}"));
     g.throughput(Throughput::Bytes((n * size_of::<T>()) as u64));
-    g.sample_size(10)
-        .warm_up_time(Duration::from_millis(200))
-        .measurement_time(Duration::from_secs(1));
+    common::configure(&mut g, 200, 1000);
     g.bench_function("ops_add", |bch| {
         bch.iter(|| ops::add(black_box(&za), black_box(&zb), &mut out).unwrap())
     });

@@ -154,22 +154,12 @@ impl Dispatcher {
         output: &mut [u8],
     ) -> std::result::Result<(), fzpack_core::pernix::Error> {
         let k = self.kernel;
-        let (e, bs) = (run.values_per_block(), run.block_size.bytes());
-        #[cfg(feature = "rayon")]
-        if let Some(r) = self.split_run(
-            run,
-            T::BYTES,
-            inverse_scale.is_positive_finite(),
-            input,
-            e,
-            output,
-            bs,
-            |a, b| k.compress_run(run.with_blocks(a.len() / e), a, inverse_scale, b),
-        ) {
-            return r;
-        }
-        let _ = (e, bs);
-        k.compress_run(run, input, inverse_scale, output)
+        let e = run.values_per_block();
+        let per = (e, run.block_size.bytes());
+        let (input, output) = run.slices(inverse_scale, input, output, per)?;
+        self.on_chunks(run.blocks, e * T::BYTES, input, output, per, |_, a, b| {
+            k.compress_run(run.with_blocks(a.len() / e), a, inverse_scale, b)
+        })
     }
 
     /// As [`CoreDispatcher::decompress_block`].
@@ -214,69 +204,42 @@ impl Dispatcher {
     ) -> std::result::Result<(), fzpack_core::pernix::Error> {
         let k = self.kernel;
         let (e, bs) = (run.values_per_block(), run.block_size.bytes());
-        #[cfg(feature = "rayon")]
-        if let Some(r) = self.split_run(
-            run,
-            T::BYTES,
-            scale.is_positive_finite(),
+        let (input, output) = run.slices(scale, input, output, (bs, e))?;
+        self.on_chunks(
+            run.blocks,
+            e * T::BYTES,
             input,
-            bs,
             output,
-            e,
-            |a, b| k.decompress_run(run.with_blocks(a.len() / bs), a, scale, b),
-        ) {
-            return r;
-        }
-        let _ = (e, bs);
-        k.decompress_run(run, input, scale, output)
-    }
-
-    /// The parallel split of a run shared by [`Dispatcher::compress_run`] and
-    /// [`Dispatcher::decompress_run`]: `None` when the run stays on the calling thread, else
-    /// the result of `f` over chunks of whole blocks (`in_per`/`out_per` items per block),
-    /// after the checks the serial kernel would make.
-    #[cfg(feature = "rayon")]
-    #[allow(clippy::too_many_arguments)] // the run and both sides' per-block sizes
-    fn split_run<I: Sync, O: Send>(
-        &self,
-        run: Run,
-        elem_bytes: usize,
-        scale_ok: bool,
-        input: &[I],
-        in_per: usize,
-        output: &mut [O],
-        out_per: usize,
-        f: impl Fn(&[I], &mut [O]) -> std::result::Result<(), fzpack_core::pernix::Error> + Sync + Send,
-    ) -> Option<std::result::Result<(), fzpack_core::pernix::Error>> {
-        use fzpack_core::pernix::Error as PErr;
-        let par = self.par.as_ref()?;
-        let per = par.units_per_task(run.blocks, run.values_per_block() * elem_bytes)?;
-        let (Some(n_in), Some(n_out)) = (
-            checked_run(in_per, run.blocks),
-            checked_run(out_per, run.blocks),
-        ) else {
-            return Some(Err(PErr::InvalidArgument));
-        };
-        if !scale_ok {
-            return Some(Err(PErr::InvalidArgument));
-        }
-        let (Some(input), Some(output)) = (input.get(..n_in), output.get_mut(..n_out)) else {
-            return Some(Err(PErr::InvalidArgument));
-        };
-        Some(
-            par.zip_chunks(input, per * in_per, output, per * out_per, |_, a, b| {
-                f(a, b)
-            }),
+            (bs, e),
+            |_, a, b| k.decompress_run(run.with_blocks(a.len() / bs), a, scale, b),
         )
     }
-}
 
-#[cfg(feature = "rayon")]
-fn checked_run(per_block: usize, blocks: usize) -> Option<usize> {
-    if blocks == 0 {
-        return None;
+    /// Runs `f(first_unit, input, output)` once over all of `input` and `output` (first unit
+    /// 0), or, with the parallel backend and `units` units of `unit_bytes` float bytes each to
+    /// share, over chunks of whole units on the pool (`per`: input and output items per unit;
+    /// the last chunk may hold a partial unit): the one split of the block runs and of the
+    /// stream's chunks. The first error in unit order is returned (deterministic).
+    fn on_chunks<I: Sync, O: Send, E: Send>(
+        &self,
+        units: usize,
+        unit_bytes: usize,
+        input: &[I],
+        output: &mut [O],
+        (in_per, out_per): (usize, usize),
+        f: impl Fn(usize, &[I], &mut [O]) -> std::result::Result<(), E> + Sync + Send,
+    ) -> std::result::Result<(), E> {
+        #[cfg(feature = "rayon")]
+        if let Some(par) = self.parallel()
+            && let Some(per) = par.units_per_task(units, unit_bytes)
+        {
+            return par.zip_chunks(input, per * in_per, output, per * out_per, |i, a, b| {
+                f(i * per, a, b)
+            });
+        }
+        let _ = (units, unit_bytes, in_per, out_per);
+        f(0, input, output)
     }
-    per_block.checked_mul(blocks)
 }
 
 /// The dispatcher the free functions use: the parallel driver over the fastest kernel
@@ -871,19 +834,12 @@ impl Dispatcher {
         out: &mut [u8],
     ) -> FzResult<()> {
         check_dtype::<T>(h)?;
-        #[cfg(feature = "rayon")]
-        if let Some(par) = self.parallel() {
-            let units = input.len().div_ceil(h.unit_values().max(1));
-            let ul = h.unit_len().unwrap_or(usize::MAX);
-            if let Some(per) = par.units_per_task(units, h.unit_values() * T::BYTES) {
-                let k = *self.core();
-                let uv = h.unit_values();
-                return par.zip_chunks(input, per * uv, out, per * ul, |i, a, b| {
-                    compress_units(&k, h, a, first_unit + i * per, b)
-                });
-            }
-        }
-        compress_units(self.core(), h, input, first_unit, out)
+        let (k, uv) = (self.core(), h.unit_values());
+        let units = input.len().div_ceil(uv.max(1));
+        let per = (uv, h.unit_len().unwrap_or(usize::MAX));
+        self.on_chunks(units, uv * T::BYTES, input, out, per, |u, a, b| {
+            compress_units(k, h, a, first_unit + u, b)
+        })
     }
 
     /// Decompresses a PERNIX block stream of element type `T`, verifying its checksums.
@@ -946,12 +902,11 @@ impl Dispatcher {
         verify: Verify,
     ) -> FzResult<()> {
         check_dtype::<T>(h)?;
-        let uv = h.unit_values().max(1);
-        let units = body
-            .len()
-            .div_ceil(h.unit_len().unwrap_or(usize::MAX).max(1));
+        let (k, uv) = (self.core(), h.unit_values());
+        let ul = h.unit_len().unwrap_or(usize::MAX);
+        let units = body.len().div_ceil(ul.max(1));
         let (bytes, vals) = h.unit_span(first_unit..first_unit + units);
-        if bytes.len() != body.len() || vals.len() != out.len() || vals.start % uv != 0 {
+        if bytes.len() != body.len() || vals.len() != out.len() || vals.start % uv.max(1) != 0 {
             return Err(FzError::InvalidArgument(format!(
                 "units from {first_unit}: {} bytes and {} values given, the stream has {} and {}",
                 body.len(),
@@ -960,31 +915,10 @@ impl Dispatcher {
                 vals.len()
             )));
         }
-        self.decompress_units_any(h, body, first_unit, out, verify)
-    }
-
-    /// Decodes whole units of `body` (starting at unit `first_unit`) into `out`.
-    fn decompress_units_any<T: Element>(
-        &self,
-        h: &StreamHeader,
-        body: &[u8],
-        first_unit: usize,
-        out: &mut [T],
-        verify: Verify,
-    ) -> FzResult<()> {
-        #[cfg(feature = "rayon")]
-        if let Some(par) = self.parallel() {
-            let uv = h.unit_values();
-            let units = out.len().div_ceil(uv.max(1));
-            if let Some(per) = par.units_per_task(units, uv * T::BYTES) {
-                let k = *self.core();
-                let ul = h.unit_len().unwrap_or(usize::MAX);
-                return par.zip_chunks(body, per * ul, out, per * uv, |i, a, b| {
-                    decompress_units(&k, h, a, first_unit + i * per, b, verify)
-                });
-            }
-        }
-        decompress_units(self.core(), h, body, first_unit, out, verify)
+        let units = out.len().div_ceil(uv.max(1));
+        self.on_chunks(units, uv * T::BYTES, body, out, (ul, uv), |u, a, b| {
+            decompress_units(k, h, a, first_unit + u, b, verify)
+        })
     }
 }
 

@@ -283,8 +283,7 @@ impl Dispatcher {
         output: &mut [u8],
     ) -> Result<(), Error> {
         let per = (run.values_per_block(), run.block_size.bytes());
-        let ok = inverse_scale.is_positive_finite();
-        let (input, output) = run_slices(run, ok, input, output, per)?;
+        let (input, output) = run.slices(inverse_scale, input, output, per)?;
         on_kernel!(self.kernel, compress(run, input, inverse_scale, output));
         Ok(())
     }
@@ -300,8 +299,7 @@ impl Dispatcher {
         output: &mut [T],
     ) -> Result<(), Error> {
         let per = (run.block_size.bytes(), run.values_per_block());
-        let ok = scale.is_positive_finite();
-        let (input, output) = run_slices(run, ok, input, output, per)?;
+        let (input, output) = run.slices(scale, input, output, per)?;
         on_kernel!(self.kernel, decompress(run, input, scale, output));
         Ok(())
     }
@@ -364,30 +362,5 @@ impl Dispatcher {
     ) -> Result<(), Error> {
         let run = Run::new(bits, block_size, blocks).with_sign_values(sign_values);
         self.decompress_run(run, input, scale, output)
-    }
-}
-
-/// The exact slices of a run: `per.0` input and `per.1` output items per block, `run.blocks`
-/// blocks. A zero block count, an overflowing size, `scale_ok == false` or a too-short slice
-/// is [`Error::InvalidArgument`].
-fn run_slices<'a, I, O>(
-    run: Run,
-    scale_ok: bool,
-    input: &'a [I],
-    output: &'a mut [O],
-    (in_per, out_per): (usize, usize),
-) -> Result<(&'a [I], &'a mut [O]), Error> {
-    if run.blocks == 0 || !scale_ok {
-        return Err(Error::InvalidArgument);
-    }
-    let (Some(n_in), Some(n_out)) = (
-        in_per.checked_mul(run.blocks),
-        out_per.checked_mul(run.blocks),
-    ) else {
-        return Err(Error::InvalidArgument);
-    };
-    match (input.get(..n_in), output.get_mut(..n_out)) {
-        (Some(i), Some(o)) => Ok((i, o)),
-        _ => Err(Error::InvalidArgument),
     }
 }

@@ -2,7 +2,7 @@
 
 use core::fmt;
 
-use crate::types::{BitWidth, BlockSize};
+use crate::types::{BitWidth, BlockSize, PernixFloat, Run};
 
 /// Declares [`Error`] and [`Status`] (`Ok` plus one status per error) from one list of
 /// `(doc) Name = C value, C enumerator name, description;` — so the C values and names are
@@ -203,6 +203,37 @@ impl BlockSize {
         match BlockSize::checked(bytes) {
             Some(b) => Ok(b),
             None => Err(Error::UnsupportedBlockSize),
+        }
+    }
+}
+
+impl Run {
+    /// The exact slices of this run with the scale `scale`: the first `in_per · blocks` items
+    /// of `input` and `out_per · blocks` items of `output` (`per` = `(in_per, out_per)`, the
+    /// items per block of each side: values and bytes for compression, bytes and values for
+    /// decompression). A zero block count, an overflowing size, a scale that is not finite and
+    /// positive or a too-short slice is [`Error::InvalidArgument`].
+    pub fn slices<'a, T: PernixFloat, I, O>(
+        self,
+        scale: T,
+        input: &'a [I],
+        output: &'a mut [O],
+        (in_per, out_per): (usize, usize),
+    ) -> Result<(&'a [I], &'a mut [O]), Error> {
+        // Both tests evaluated before the branch: the smaller firmware code (thumbv7em).
+        let scale_ok = scale.is_positive_finite();
+        if self.blocks == 0 || !scale_ok {
+            return Err(Error::InvalidArgument);
+        }
+        let (Some(n_in), Some(n_out)) = (
+            in_per.checked_mul(self.blocks),
+            out_per.checked_mul(self.blocks),
+        ) else {
+            return Err(Error::InvalidArgument);
+        };
+        match (input.get(..n_in), output.get_mut(..n_out)) {
+            (Some(i), Some(o)) => Ok((i, o)),
+            _ => Err(Error::InvalidArgument),
         }
     }
 }
