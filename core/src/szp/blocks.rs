@@ -91,23 +91,36 @@ pub fn body_len(
     body: &[u8],
 ) -> Result<usize, Error> {
     let bs = bs.max(1);
-    if widths.iter().copied().max().unwrap_or(0) > 64 {
-        return Err(Error::Corrupt("width above 64"));
-    }
-    if group == 0 {
-        return Ok(run_bytes(widths, bs, n));
+    if group == 0 && bs.is_multiple_of(8) && n == bs.saturating_mul(widths.len()) {
+        // Stage layout, full blocks of whole bytes: `bs/8 · Σw` (a branch-free sum and max).
+        let (sum, max) = widths
+            .iter()
+            .fold((0usize, 0u8), |(t, m), &w| (t + usize::from(w), m.max(w)));
+        if max > 64 {
+            return Err(Error::Corrupt("width above 64"));
+        }
+        return Ok(sum.saturating_mul(bs / 8));
     }
     let mut rem = n;
     let mut total = 0usize;
-    for g in pieces(widths, group) {
-        let vals = rem.min(g.len().saturating_mul(bs));
-        total = total.saturating_add(run_bytes(g, bs, vals));
-        rem -= vals;
-        let hw = *body.get(total).ok_or(Error::Truncated)?;
-        if hw > 64 {
-            return Err(Error::Corrupt("head width above 64"));
+    for g in pieces(widths, group.max(1)) {
+        let mut cnt = 0usize;
+        for &w in g {
+            if w > 64 {
+                return Err(Error::Corrupt("width above 64"));
+            }
+            let len = rem.min(bs);
+            total = total.saturating_add(bits::payload_len(w, len));
+            rem -= len;
+            cnt += 1;
         }
-        total = total.saturating_add(bits::trailer_len(hw, g.len()));
+        if group > 0 {
+            let hw = *body.get(total).ok_or(Error::Truncated)?;
+            if hw > 64 {
+                return Err(Error::Corrupt("head width above 64"));
+            }
+            total = total.saturating_add(bits::trailer_len(hw, cnt));
+        }
     }
     Ok(total)
 }
@@ -130,24 +143,13 @@ pub fn sums_len(nb: usize, shift: u8) -> usize {
 }
 
 /// Payload bytes of a run of blocks (`widths`, `n` values in all, `bs` per block, the last
-/// possibly shorter): the one payload-length rule of a run. When `bs` is a multiple of 8 a full
-/// block holds exactly `w · bs/8` bytes, so the full blocks' widths are summed (no serial
-/// per-block chain); the rest block by block.
+/// possibly shorter).
 pub fn run_bytes(widths: &[u8], bs: usize, n: usize) -> usize {
-    let bs = bs.max(1);
-    let full = if bs.is_multiple_of(8) {
-        (n / bs).min(widths.len())
-    } else {
-        0
-    };
-    // full <= widths.len(): the split never fails.
-    let (head, tail) = widths.split_at_checked(full).unwrap_or((&[], &[]));
-    let sum: usize = head.iter().map(|&w| usize::from(w)).sum();
-    let mut rem = n - full * bs;
-    let mut total = sum.saturating_mul(bs / 8);
-    for &w in tail {
+    let mut rem = n;
+    let mut total = 0usize;
+    for &w in widths {
         let len = rem.min(bs);
-        total = total.saturating_add(bits::payload_len(w, len));
+        total += bits::payload_len(w, len);
         rem -= len;
     }
     total
@@ -637,19 +639,19 @@ pub fn seal_with(
     group: usize,
     sums: &mut [u8],
 ) {
-    seal_from(Run { bs, group }, shift, 0, n, widths, payload, sums);
+    seal_from(0, widths, payload, n, Run { bs, group }, shift, sums);
 }
 
 /// [`seal_with`] for a run (shape `run`, chunks of `2^shift` blocks) whose first checksum chunk
 /// is chunk `u0` of the archive (the chunk index is part of each CRC): the one serial sealing
-/// loop, also under the parallel writer's splits (arguments in `engine::seal_range`'s order).
+/// loop, also under the parallel writer's splits.
 pub(crate) fn seal_from(
-    run: Run,
-    shift: u8,
     u0: u32,
-    n: usize,
     widths: &[u8],
     payload: &[u8],
+    n: usize,
+    run: Run,
+    shift: u8,
     sums: &mut [u8],
 ) {
     let (bs, group) = (run.bs, run.group);

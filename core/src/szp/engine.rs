@@ -368,7 +368,7 @@ pub(crate) fn seal_range<J: Join>(
             || seal_range(j, run, shift, u0 + mid as u32, vb, n - lv, wr, pr, sr),
         );
     } else {
-        blocks::seal_from(run, shift, u0, n, widths, payload, sums);
+        blocks::seal_from(u0, widths, payload, n, run, shift, sums);
     }
 }
 
