@@ -206,8 +206,20 @@ pub fn decompress_path_into_verify<T: Element>(
     verify: Verify,
 ) -> FzResult<usize> {
     let view = checked_view::<T>(archive, verify)?;
-    prepare(out, view.n, T::ZERO);
-    decompress_with_verify(path, archive, out, verify).map_err(|e| {
+    decode_into(out, view.n, |o| {
+        decompress_with_verify(path, archive, o, verify)
+    })
+}
+
+/// Makes `out` `n` values long (capacity reused) and decodes into it with `decode`; empties
+/// `out` on error (the decoding side of [`prepare`] and [`finish`]).
+fn decode_into<T: Element>(
+    out: &mut Vec<T>,
+    n: usize,
+    decode: impl FnOnce(&mut [T]) -> Result<usize, Error>,
+) -> FzResult<usize> {
+    prepare(out, n, T::ZERO);
+    decode(out).map_err(|e| {
         out.clear();
         e.into()
     })
@@ -336,12 +348,9 @@ pub fn decompress_par_into_verify<T: Element>(
     let Some(j) = par.join_for(view.n.saturating_mul(T::BYTES)) else {
         return decompress_path_into_verify(archive, path, out, verify);
     };
-    prepare(out, view.n, T::ZERO);
-    par.install(|| engine::decompress_verify_on(path, &j, archive, out, verify))
-        .map_err(|e| {
-            out.clear();
-            e.into()
-        })
+    decode_into(out, view.n, |o| {
+        par.install(|| engine::decompress_verify_on(path, &j, archive, o, verify))
+    })
 }
 
 /// The parallel decoder on the scalar reference kernels ([`decompress_par_with`] on

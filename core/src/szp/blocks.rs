@@ -15,7 +15,7 @@ use super::{CHUNK_TARGET_VALUES, Config, FORMAT_VERSION_V1, HEADER_LEN_V1, LAYOU
 use super::{DType, Error, FORMAT_VERSION, HEADER_LEN, MAGIC, MAX_BLOCK_SIZE, Mode, SzpFloat};
 use super::{LAYOUT_HEADS, Layout};
 use crate::arch::generic::szp::{ref_decode, ref_encode, ref_width};
-use crate::arch::szp::{BlockError, Quant};
+use crate::arch::szp::{BlockError, Quant, Run};
 use crate::bits::{self, LEVEL_LIMIT};
 
 pub use crate::bits::{quantize, reconstruct};
@@ -719,7 +719,7 @@ pub fn write_header(plan: &Plan, out: &mut [u8]) -> Result<(), Error> {
 /// are the archive's width bytes, `payload` its payload, `n` values, `bs` per block, chunks of
 /// `2^shift` blocks. (The serial form of the writer's sealing step.)
 pub fn seal(widths: &[u8], payload: &[u8], n: usize, bs: usize, shift: u8, sums: &mut [u8]) {
-    seal_from(0, widths, payload, n, bs, shift, 0, sums);
+    seal_with(widths, payload, n, bs, shift, 0, sums);
 }
 
 /// [`seal`] for either layout: `group` blocks per head group ([`Plan::head_group`]; 0 for the
@@ -733,22 +733,22 @@ pub fn seal_with(
     group: usize,
     sums: &mut [u8],
 ) {
-    seal_from(0, widths, payload, n, bs, shift, group, sums);
+    seal_from(0, widths, payload, n, Run { bs, group }, shift, sums);
 }
 
-/// [`seal`] for a run whose first checksum chunk is chunk `u0` of the archive (the chunk index
-/// is part of each CRC): the one serial sealing loop, also under the parallel writer's splits.
-#[allow(clippy::too_many_arguments)] // the run's place in the archive
+/// [`seal_with`] for a run (shape `run`, chunks of `2^shift` blocks) whose first checksum chunk
+/// is chunk `u0` of the archive (the chunk index is part of each CRC): the one serial sealing
+/// loop, also under the parallel writer's splits.
 pub(crate) fn seal_from(
     u0: u32,
     widths: &[u8],
     payload: &[u8],
     n: usize,
-    bs: usize,
+    run: Run,
     shift: u8,
-    group: usize,
     sums: &mut [u8],
 ) {
+    let (bs, group) = (run.bs, run.group);
     let c = (1usize << shift.min(31)).max(1); // .max(1): provably non-zero, no panic path
     let mut off = 0usize;
     let mut rem = n;

@@ -366,7 +366,7 @@ pub(crate) fn seal_range<J: Join>(
             || seal_range(j, run, shift, u0 + mid as u32, vb, n - lv, wr, pr, sr),
         );
     } else {
-        blocks::seal_from(u0, widths, payload, n, run.bs, shift, run.group, sums);
+        blocks::seal_from(u0, widths, payload, n, run, shift, sums);
     }
 }
 
@@ -397,10 +397,15 @@ pub(crate) fn decode_range<K: SzpKernel, T: SzpFloat, J: Join>(
         a.and(b)
     } else {
         k.decode_blocks(eb, run, widths, payload, out, &mut k.scratch())
-            .map_err(|e| match e {
-                DecodeError::Width => Error::Corrupt("width above 64"),
-                DecodeError::Truncated => Error::Truncated,
-            })
+            .map_err(decode_error)
+    }
+}
+
+/// The archive error of a kernel's decode failure.
+fn decode_error(e: DecodeError) -> Error {
+    match e {
+        DecodeError::Width => Error::Corrupt("width above 64"),
+        DecodeError::Truncated => Error::Truncated,
     }
 }
 
@@ -471,10 +476,7 @@ pub(crate) fn decode_chunks<K: SzpKernel, T: SzpFloat, J: Join>(
             let p = payload.get(gstart..off).ok_or(Error::Truncated)?;
             let o = out.get_mut(vstart..vo).ok_or(Error::Truncated)?;
             k.decode_blocks(eb, run, wg, p, o, &mut scratch)
-                .map_err(|e| match e {
-                    DecodeError::Width => Error::Corrupt("width above 64"),
-                    DecodeError::Truncated => Error::Truncated,
-                })?;
+                .map_err(decode_error)?;
         }
         Ok(off)
     }

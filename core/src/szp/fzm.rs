@@ -34,7 +34,7 @@
 //! dependencies beyond `libm`; it is checked against zlib's check value and the Python
 //! reference vector in the tests.
 
-use super::blocks::{Grid, Header};
+use super::blocks::{self, Grid, Header};
 use super::engine::{self, Serial, on_path};
 use super::{Config, DType, Error, MAX_BLOCK_SIZE, Mode, Path, SzpFloat};
 #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
@@ -388,18 +388,11 @@ pub fn read<T: SzpFloat>(archive: &[u8], out: &mut [T]) -> Result<usize, Error> 
     }
     let (widths, payload) = v.stage.split_at(nb as usize);
     let n = usize::try_from(c.n).map_err(|_| Error::Corrupt("element count"))?;
-    let mut total = 0u64;
-    for (b, &w) in widths.iter().enumerate() {
-        if w > 64 {
-            return Err(Error::Corrupt("width above 64"));
-        }
-        let len = c.n.saturating_sub(b as u64 * bs).min(bs);
-        total += (len * u64::from(w)).div_ceil(8);
-    }
-    if total > payload.len() as u64 {
+    let total = blocks::body_len(widths, bs as usize, n, 0, &[])?;
+    if total > payload.len() {
         return Err(Error::Truncated);
     }
-    if total < payload.len() as u64 {
+    if total < payload.len() {
         return Err(Error::Corrupt("trailing bytes after the stage payload"));
     }
     let out = out

@@ -65,7 +65,7 @@
 
 use super::blocks::{self, ArchiveView, Plan, block_payload_len, write_header};
 use super::{DType, Error, FORMAT_VERSION_V1, HEADER_LEN, LAYOUT_HEADS, Layout, Mode, Verify};
-use crate::bits::{self, HEAD_GROUP_MAX};
+use crate::bits::{self, HEAD_GROUP_MAX, mask, unzigzag, zigzag};
 
 /// Most archives one call of [`linear`] / [`sum`] combines (a fixed stack table per input).
 pub const MAX_TERMS: usize = 64;
@@ -180,21 +180,6 @@ fn recon_finite(q: i64, eb: f64, dtype: DType) -> bool {
     }
 }
 
-#[inline(always)]
-fn zigzag(d: i64) -> u64 {
-    ((d << 1) ^ (d >> 63)) as u64
-}
-
-#[inline(always)]
-fn unzigzag(u: u64) -> i64 {
-    ((u >> 1) as i64) ^ -((u & 1) as i64)
-}
-
-#[inline(always)]
-fn mask_of(w: u32) -> u64 {
-    if w >= 64 { u64::MAX } else { (1u64 << w) - 1 }
-}
-
 /// Field `i` of width `w` (1..=64) of an LSB-first bit stream `p`: one 16-byte load where 16
 /// bytes remain, else a zero-padded copy. Bits past the end read as 0.
 #[inline(always)]
@@ -259,9 +244,9 @@ fn unpack_const<const W: u32, const INIT: bool>(p: &[u8], first: usize, c: i64, 
 
 /// [`unpack_combine`] for widths 57..=64 (16-byte windows).
 fn unpack_wide(p: &[u8], w: u32, first: usize, c: i64, dst: &mut [i64], init: bool) {
-    let mask = mask_of(w);
+    let m = mask(w);
     for (i, d) in dst.iter_mut().enumerate() {
-        let v = c.wrapping_mul(unzigzag(field(p, first + i, w, mask)));
+        let v = c.wrapping_mul(unzigzag(field(p, first + i, w, m)));
         *d = if init { v } else { d.wrapping_add(v) };
     }
 }
@@ -389,7 +374,7 @@ fn read_heads(src: &[u8], hs: &mut [i64]) -> Result<usize, Error> {
     let mut h = 0i64;
     for (i, slot) in hs.iter_mut().enumerate() {
         if w > 0 {
-            h = h.wrapping_add(unzigzag(field(packed, i, w, mask_of(w))));
+            h = h.wrapping_add(unzigzag(field(packed, i, w, mask(w))));
         }
         *slot = h;
     }
@@ -589,7 +574,10 @@ fn engine(
                     neg: [false; 2],
                     off: [0; 2],
                     k: terms.len(),
+                    n,
+                    bs,
                     b,
+                    end: head_err.min(run_end),
                     pos,
                 };
                 for (j, t) in terms.iter().enumerate().take(2) {
@@ -598,13 +586,8 @@ fn engine(
                     r.neg[j] = t.c < 0;
                     r.off[j] = t.off;
                 }
-                let end = if head_err < run_end {
-                    head_err
-                } else {
-                    run_end
-                };
                 // SAFETY: `x86::available` checked AVX-512 F/BW/VL/DQ and VBMI at run time.
-                unsafe { x86::add_run(&mut r, n, bs, end, out, &mut sc.z32) };
+                unsafe { x86::add_run(&mut r, out, &mut sc.z32) };
                 for (j, t) in terms.iter_mut().enumerate().take(2) {
                     t.off = r.off[j];
                 }
@@ -711,13 +694,8 @@ impl Check {
                 break;
             }
             let vals = self.rem.min(wc.len().saturating_mul(bs));
-            let group = v.header.head_group();
-            let bytes = if group > 0 {
-                let body = v.payload.get(self.off..).unwrap_or(&[]);
-                blocks::body_len(wc, bs, vals, group, body)?
-            } else {
-                run_bytes(wc, bs, vals)
-            };
+            let body = v.payload.get(self.off..).unwrap_or(&[]);
+            let bytes = blocks::body_len(wc, bs, vals, v.header.head_group(), body)?;
             let p = v
                 .payload
                 .get(self.off..self.off.saturating_add(bytes))
@@ -741,19 +719,6 @@ impl Check {
         }
         Ok(())
     }
-}
-
-/// [`blocks::run_bytes`] (payload bytes of a run of blocks, `n` values in all, the last
-/// block possibly shorter), summing the widths of the full blocks when `bs` is a multiple of
-/// 8 (a full block then holds exactly `w · bs/8` bytes): no serial per-block chain.
-fn run_bytes(widths: &[u8], bs: usize, n: usize) -> usize {
-    let full = (n / bs.max(1)).min(widths.len());
-    if !bs.is_multiple_of(8) || full == 0 {
-        return blocks::run_bytes(widths, bs, n);
-    }
-    let (head, tail) = widths.split_at(full);
-    let sum: usize = head.iter().map(|&w| usize::from(w)).sum();
-    sum * (bs / 8) + blocks::run_bytes(tail, bs, n - full * bs)
 }
 
 /// The fixed facts of one operation that [`one_block`] needs.
@@ -794,6 +759,18 @@ fn pow2_below(w: u8) -> f64 {
     }
 }
 
+/// The AVX-512 combines' view of block `b` of (up to two) inputs: each one's payload from the
+/// block on, its width and whether it is subtracted.
+#[cfg(target_arch = "x86_64")]
+fn simd_inputs<'a>(terms: &[Term<'a>], b: usize) -> [(&'a [u8], u8, bool); 2] {
+    let mut ins: [(&[u8], u8, bool); 2] = [(&[], 0, false); 2];
+    for (slot, t) in ins.iter_mut().zip(terms.iter()) {
+        let w = t.widths.get(b).copied().unwrap_or(0);
+        *slot = (t.payload.get(t.off..).unwrap_or(&[]), w, t.c < 0);
+    }
+    ins
+}
+
 /// Combines block `b` of every input into the output at `*pos_io` (the per-block path:
 /// SIMD combines where they apply, else the scalar unpack or the exact reference); advances
 /// `*pos_io` and every input's offset, clears `*fits_io` once the output is too small.
@@ -824,19 +801,18 @@ fn one_block(
         }
         !exact_only && crude < (1u64 << 61) as f64 && crude * 2.0 * eb * (1.0 + 1e-12) <= tmax
     };
+    // Set once a path has combined the block: its width (the 32-bit SIMD path, which packs it
+    // too) or, on the 64-bit paths, the OR of the zigzag values they leave in `zz`.
     let mut width = u32::MAX;
+    let mut any64 = None;
     #[cfg(target_arch = "x86_64")]
-    if simd && fast && len <= z32.len() {
-        let mut ins: [(&[u8], u8, bool); 2] = [(&[], 0, false); 2];
-        for (slot, t) in ins.iter_mut().zip(terms.iter()) {
-            let w = t.widths.get(b).copied().unwrap_or(0);
-            *slot = (t.payload.get(t.off..).unwrap_or(&[]), w, t.c < 0);
-        }
-        // SAFETY: `x86::available` checked AVX-512 F/BW/VL/DQ and VBMI at run time.
-        let any = unsafe { x86::combine(&ins[..terms.len()], len, z32) };
-        if let Some(any) = any {
-            let w = 32 - any.leading_zeros();
-            if w <= 24 {
+    if simd && fast {
+        let ins = simd_inputs(terms, b);
+        let ins = &ins[..terms.len()];
+        if len <= z32.len() {
+            // SAFETY: `x86::available` checked AVX-512 F/BW/VL/DQ and VBMI at run time.
+            let any = unsafe { x86::combine(ins, len, z32) };
+            if let Some(w) = any.map(|a| 32 - a.leading_zeros()).filter(|&w| w <= 24) {
                 width = w;
                 let cost = block_payload_len(w as u8, len);
                 if fits && pos + cost <= out.len() && w > 0 {
@@ -845,26 +821,12 @@ fn one_block(
                 }
             }
         }
-    }
-    #[cfg(target_arch = "x86_64")]
-    if width == u32::MAX && simd && fast && len <= zz.len() {
-        let mut ins: [(&[u8], u8, bool); 2] = [(&[], 0, false); 2];
-        for (slot, t) in ins.iter_mut().zip(terms.iter()) {
-            let w = t.widths.get(b).copied().unwrap_or(0);
-            *slot = (t.payload.get(t.off..).unwrap_or(&[]), w, t.c < 0);
-        }
-        // SAFETY: `x86::available` checked AVX-512 F/BW/VL/DQ (and VBMI) at run time.
-        if let Some(any) = unsafe { x86::combine64(&ins[..terms.len()], len, zz) } {
-            width = 64 - any.leading_zeros();
-            let cost = block_payload_len(width as u8, len);
-            if fits && pos + cost <= out.len() && width > 0 {
-                pack_into(&zz[..len], width, &mut out[pos..pos + cost]);
-            }
+        if width == u32::MAX && len <= zz.len() {
+            // SAFETY: `x86::available` checked AVX-512 F/BW/VL/DQ (and VBMI) at run time.
+            any64 = unsafe { x86::combine64(ins, len, zz) };
         }
     }
-    if width != u32::MAX {
-        // done by a SIMD path
-    } else if fast && len <= zz.len() {
+    if width == u32::MAX && any64.is_none() && fast && len <= zz.len() {
         // Unpack every input once, chunk by chunk, into the block's zigzag scratch.
         let mut any = 0u64;
         let mut i = 0;
@@ -882,12 +844,15 @@ fn one_block(
             }
             i += m;
         }
+        any64 = Some(any);
+    }
+    if let Some(any) = any64 {
         width = 64 - any.leading_zeros();
         let cost = block_payload_len(width as u8, len);
         if fits && pos + cost <= out.len() && width > 0 {
             pack_into(&zz[..len], width, &mut out[pos..pos + cost]);
         }
-    } else {
+    } else if width == u32::MAX {
         let mut any = 0u64;
         exact_block(terms, b, len, eb, dtype, g.seed, |i, u| {
             let _ = i;
@@ -948,7 +913,7 @@ fn exact_block(
             let w = u32::from(t.widths.get(b).copied().unwrap_or(0));
             if w > 0 {
                 let p = t.payload.get(t.off..).unwrap_or(&[]);
-                *l = l.wrapping_add(unzigzag(field(p, i, w, mask_of(w))));
+                *l = l.wrapping_add(unzigzag(field(p, i, w, mask(w))));
             }
             q = i128::from(*l)
                 .checked_mul(i128::from(t.c))
@@ -1104,6 +1069,51 @@ mod x86 {
         )
     }
 
+    /// The decoder's field extraction for one width `w` (1..=24): its `vpermb` indices and
+    /// `vpmultishiftqb` controls, and the shift `32 − w` that leaves each field in an i32 lane.
+    #[derive(Clone, Copy)]
+    struct Dec {
+        idx: __m512i,
+        ctrl: __m512i,
+        cnt: __m128i,
+    }
+
+    impl Dec {
+        /// The tables of width `w`; `None` above 24.
+        #[inline]
+        #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi")]
+        fn of(w: u8) -> Option<Dec> {
+            let t = Z512_TABLES.get(usize::from(w))?;
+            // SAFETY: the tables are plain arrays of 64 bytes; unaligned loads.
+            let (idx, ctrl) = unsafe {
+                (
+                    _mm512_loadu_si512(t.dec_idx.as_ptr().cast()),
+                    _mm512_loadu_si512(t.dec_ctrl.as_ptr().cast()),
+                )
+            };
+            let cnt = _mm_cvtsi32_si128(32 - i32::from(w));
+            Some(Dec { idx, ctrl, cnt })
+        }
+
+        /// The 16 deltas of one step (`b`: its payload bytes, from the step's first field's
+        /// byte): the fields, unzigzagged as `(f >> 1) ^ −(f & 1)`, i32 lanes.
+        #[inline]
+        #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi")]
+        fn deltas(self, b: __m512i) -> __m512i {
+            let f = _mm512_srl_epi32(
+                _mm512_multishift_epi64_epi8(self.ctrl, _mm512_permutexvar_epi8(self.idx, b)),
+                self.cnt,
+            );
+            _mm512_xor_si512(
+                _mm512_srli_epi32::<1>(f),
+                _mm512_sub_epi32(
+                    _mm512_setzero_si512(),
+                    _mm512_and_si512(f, _mm512_set1_epi32(1)),
+                ),
+            )
+        }
+    }
+
     /// The zigzagged `Σ ±dⱼ` of fields `0..len` of up to two blocks (`(payload from the block
     /// start, width 0..=24, negate)`) into `u[..len]`; returns the OR of the values, or `None`
     /// (nothing written that matters) if an input is not covered.
@@ -1113,26 +1123,22 @@ mod x86 {
             return None;
         }
         let zero = _mm512_setzero_si512();
-        let one = _mm512_set1_epi32(1);
-        let mut tab = [(zero, zero, _mm_setzero_si128(), 0usize, false, 0usize); 2];
+        let none = Dec {
+            idx: zero,
+            ctrl: zero,
+            cnt: _mm_setzero_si128(),
+        };
+        let mut tab = [(none, 0usize, false, 0usize); 2];
         let mut k = 0;
         for &(p, w, neg) in ins {
             if w == 0 {
                 continue;
             }
-            let t = Z512_TABLES.get(usize::from(w))?;
+            let t = Dec::of(w)?;
             if p.len() < super::block_payload_len(w, len) {
                 return None;
             }
-            // SAFETY: the tables are plain arrays of 64 bytes; unaligned loads.
-            let (idx, ctrl) = unsafe {
-                (
-                    _mm512_loadu_si512(t.dec_idx.as_ptr().cast()),
-                    _mm512_loadu_si512(t.dec_ctrl.as_ptr().cast()),
-                )
-            };
-            let cnt = _mm_cvtsi32_si128(32 - i32::from(w));
-            tab[k] = (idx, ctrl, cnt, usize::from(w), neg, p.as_ptr() as usize);
+            tab[k] = (t, usize::from(w), neg, p.as_ptr() as usize);
             k += 1;
         }
         let tab = &tab[..k];
@@ -1142,19 +1148,12 @@ mod x86 {
             let r = (len - i).min(16);
             let lm: u16 = if r == 16 { u16::MAX } else { (1u16 << r) - 1 };
             let mut s = zero;
-            for &(idx, ctrl, cnt, wz, neg, base) in tab {
+            for &(t, wz, neg, base) in tab {
                 let bm = u64::MAX >> (64 - (r * wz).div_ceil(8));
                 let src = base as *const u8;
                 // SAFETY: the step's bytes [i·w/8, i·w/8 + ceil(r·w/8)) lie inside the input's payload slice (its length is at least ceil(len·w/8), checked above); masked-off bytes are not accessed.
                 let b = unsafe { _mm512_maskz_loadu_epi8(bm, src.wrapping_add(i / 8 * wz).cast()) };
-                let f = _mm512_srl_epi32(
-                    _mm512_multishift_epi64_epi8(ctrl, _mm512_permutexvar_epi8(idx, b)),
-                    cnt,
-                );
-                let d = _mm512_xor_si512(
-                    _mm512_srli_epi32::<1>(f),
-                    _mm512_sub_epi32(zero, _mm512_and_si512(f, one)),
-                );
+                let d = t.deltas(b);
                 s = if neg {
                     _mm512_sub_epi32(s, d)
                 } else {
@@ -1245,7 +1244,7 @@ mod x86 {
             for &(p, w, neg) in ins {
                 if w > 0 {
                     let w = u32::from(w);
-                    let v = super::unzigzag(super::field(p, k, w, super::mask_of(w)));
+                    let v = super::unzigzag(super::field(p, k, w, super::mask(w)));
                     d = if neg {
                         d.wrapping_sub(v)
                     } else {
@@ -1260,18 +1259,22 @@ mod x86 {
     }
 
     /// A run of blocks of one or two inputs through [`add_run`]: each input's width bytes,
-    /// payload, sign and next payload offset; the next block `b` and output offset `pos`.
+    /// payload, sign and next payload offset; the archives' `n` values in blocks of `bs`; the
+    /// next block `b`, the block `end` the run stops before, and the output offset `pos`.
     pub(super) struct Run<'a> {
         pub widths: [&'a [u8]; 2],
         pub payload: [&'a [u8]; 2],
         pub neg: [bool; 2],
         pub off: [usize; 2],
         pub k: usize,
+        pub n: usize,
+        pub bs: usize,
         pub b: usize,
+        pub end: usize,
         pub pos: usize,
     }
 
-    /// Combines blocks `r.b..end` of `r.k` (1 or 2) inputs into `out` (width byte at
+    /// Combines blocks `r.b..r.end` of `r.k` (1 or 2) inputs into `out` (width byte at
     /// `HEADER_LEN + b`, payload at `r.pos`) in one loop: per block, unpack each input's
     /// fields (widths 0..=24, i32 lanes), add or subtract, zigzag, OR for the width, and pack
     /// at that width (the encoder's VBMI packer) from the zigzag scratch `z`. Advances `r`
@@ -1280,24 +1283,17 @@ mod x86 {
     /// The caller guarantees the sums do not overflow (its `fast` test) and that block
     /// `r.b` starts a run whose inputs' offsets are `r.off`.
     #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi")]
-    pub(super) fn add_run(
-        r: &mut Run<'_>,
-        n: usize,
-        bs: usize,
-        end: usize,
-        out: &mut [u8],
-        z: &mut [u32],
-    ) {
+    pub(super) fn add_run(r: &mut Run<'_>, out: &mut [u8], z: &mut [u32]) {
         // Full blocks of the common small sizes with a constant step count (unrolled).
-        match (r.neg.iter().any(|&g| g), bs) {
-            (false, 32) => run_signed::<false, 32>(r, n, bs, end, out, z),
-            (false, 64) => run_signed::<false, 64>(r, n, bs, end, out, z),
-            (false, 128) => run_signed::<false, 128>(r, n, bs, end, out, z),
-            (false, _) => run_signed::<false, 0>(r, n, bs, end, out, z),
-            (true, 32) => run_signed::<true, 32>(r, n, bs, end, out, z),
-            (true, 64) => run_signed::<true, 64>(r, n, bs, end, out, z),
-            (true, 128) => run_signed::<true, 128>(r, n, bs, end, out, z),
-            (true, _) => run_signed::<true, 0>(r, n, bs, end, out, z),
+        match (r.neg.iter().any(|&g| g), r.bs) {
+            (false, 32) => run_signed::<false, 32>(r, out, z),
+            (false, 64) => run_signed::<false, 64>(r, out, z),
+            (false, 128) => run_signed::<false, 128>(r, out, z),
+            (false, _) => run_signed::<false, 0>(r, out, z),
+            (true, 32) => run_signed::<true, 32>(r, out, z),
+            (true, 64) => run_signed::<true, 64>(r, out, z),
+            (true, 128) => run_signed::<true, 128>(r, out, z),
+            (true, _) => run_signed::<true, 0>(r, out, z),
         }
     }
 
@@ -1305,16 +1301,9 @@ mod x86 {
     /// values only (it stops at a shorter last block, which the caller's per-block path takes).
     #[inline]
     #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi")]
-    fn run_signed<const NEG: bool, const L: usize>(
-        r: &mut Run<'_>,
-        n: usize,
-        bs: usize,
-        end: usize,
-        out: &mut [u8],
-        z: &mut [u32],
-    ) {
+    fn run_signed<const NEG: bool, const L: usize>(r: &mut Run<'_>, out: &mut [u8], z: &mut [u32]) {
+        let (n, bs, end) = (r.n, r.bs, r.end);
         let zero = _mm512_setzero_si512();
-        let one = _mm512_set1_epi32(1);
         // A missing second input reads as width 0 in every block.
         let (wa_s, wb_s) = (r.widths[0], if r.k >= 2 { r.widths[1] } else { &[] });
         let (pa, pb) = (r.payload[0], if r.k >= 2 { r.payload[1] } else { &[] });
@@ -1368,24 +1357,10 @@ mod x86 {
                     break;
                 }
                 // Width 0 reads with width 1's tables and an empty byte mask: every field is 0.
-                let (Some(ta), Some(tb)) = (
-                    Z512_TABLES.get(usize::from(wa.max(1))),
-                    Z512_TABLES.get(usize::from(wb.max(1))),
-                ) else {
+                let (Some(ta), Some(tb)) = (Dec::of(wa.max(1)), Dec::of(wb.max(1))) else {
                     stop = true;
                     break;
                 };
-                // SAFETY: the tables are plain arrays of 64 bytes; unaligned loads.
-                let (ia, ka, ib, kb) = unsafe {
-                    (
-                        _mm512_loadu_si512(ta.dec_idx.as_ptr().cast()),
-                        _mm512_loadu_si512(ta.dec_ctrl.as_ptr().cast()),
-                        _mm512_loadu_si512(tb.dec_idx.as_ptr().cast()),
-                        _mm512_loadu_si512(tb.dec_ctrl.as_ptr().cast()),
-                    )
-                };
-                let sa = _mm_cvtsi32_si128(32 - i32::from(wa.max(1)));
-                let sb = _mm_cvtsi32_si128(32 - i32::from(wb.max(1)));
                 let (wa, wb) = (usize::from(wa), usize::from(wb));
                 let (srca, srcb) = (pa.as_ptr().wrapping_add(oa), pb.as_ptr().wrapping_add(ob));
                 let mut or = zero;
@@ -1403,23 +1378,8 @@ mod x86 {
                             _mm512_maskz_loadu_epi8(bmb, srcb.wrapping_add(i / 8 * wb).cast()),
                         )
                     };
-                    let fa = _mm512_srl_epi32(
-                        _mm512_multishift_epi64_epi8(ka, _mm512_permutexvar_epi8(ia, va)),
-                        sa,
-                    );
-                    let fb = _mm512_srl_epi32(
-                        _mm512_multishift_epi64_epi8(kb, _mm512_permutexvar_epi8(ib, vb)),
-                        sb,
-                    );
-                    // ±unzigzag(f) = ((f >> 1) ^ −(f & 1) ^ m) − m
-                    let da = _mm512_xor_si512(
-                        _mm512_srli_epi32::<1>(fa),
-                        _mm512_sub_epi32(zero, _mm512_and_si512(fa, one)),
-                    );
-                    let db = _mm512_xor_si512(
-                        _mm512_srli_epi32::<1>(fb),
-                        _mm512_sub_epi32(zero, _mm512_and_si512(fb, one)),
-                    );
+                    // Each input's deltas; `−d = (d ^ m) − m` with `m` all ones below.
+                    let (da, db) = (ta.deltas(va), tb.deltas(vb));
                     let s = if NEG {
                         _mm512_add_epi32(
                             _mm512_sub_epi32(_mm512_xor_si512(da, ma), ma),
@@ -1461,48 +1421,28 @@ mod x86 {
             let mut j = 0usize;
             while j < nbat {
                 let w = wbuf.get(j).copied().unwrap_or(0);
-                let (mut e, mut glen, mut gcost) = (j, 0usize, 0usize);
+                // The run's blocks `j..e` that fit `out`: `glen` values, payload up to `end_pos`;
+                // `short` once a block does not fit.
+                let (mut e, mut glen, mut end_pos, mut short) = (j, 0usize, pos, false);
                 while e < nbat && wbuf.get(e).copied() == Some(w) {
                     let len = n.saturating_sub((b0 + e).saturating_mul(bs)).min(bs);
-                    glen += len;
-                    gcost += super::block_payload_len(w, len);
+                    let next = end_pos.checked_add(super::block_payload_len(w, len));
+                    let Some(next) = next.filter(|&x| x <= out.len()) else {
+                        short = true;
+                        break;
+                    };
+                    (glen, end_pos) = (glen + len, next);
                     e += 1;
                     if !(len * usize::from(w)).is_multiple_of(8) {
                         break;
                     }
                 }
-                let fits = pos.checked_add(gcost).filter(|&x| x <= out.len());
-                let slots = out.get_mut(super::HEADER_LEN + b0 + j..super::HEADER_LEN + b0 + e);
-                let (Some(end_pos), Some(slots)) = (fits, slots) else {
-                    // Too small from some block of the run on: write the blocks that fit one
-                    // by one, then rewind the inputs to the first block not written.
-                    let mut bj = b0 + j;
-                    while bj < b0 + e {
-                        let len = n.saturating_sub(bj.saturating_mul(bs)).min(bs);
-                        let cost = super::block_payload_len(w, len);
-                        let fits = pos.checked_add(cost).filter(|&x| x <= out.len());
-                        let (Some(end_pos), Some(slot)) =
-                            (fits, out.get_mut(super::HEADER_LEN + bj))
-                        else {
-                            break;
-                        };
-                        *slot = w;
-                        if w > 0
-                            && let (Some(dst), Some(zs)) =
-                                (out.get_mut(pos..end_pos), z.get(voff..voff + len))
-                        {
-                            crate::arch::x86_64::avx512::szp::pack_block32(zs, u32::from(w), dst);
-                        }
-                        pos = end_pos;
-                        voff += len;
-                        bj += 1;
-                    }
-                    (oa, ob) = rewind(r, bj, b, n, bs, oa, ob);
-                    b = bj;
-                    break 'run;
-                };
-                slots.fill(w);
+                match out.get_mut(super::HEADER_LEN + b0 + j..super::HEADER_LEN + b0 + e) {
+                    Some(slots) => slots.fill(w),
+                    None => (e, glen, end_pos, short) = (j, 0, pos, true),
+                }
                 if w > 0
+                    && e > j
                     && let (Some(dst), Some(zs)) =
                         (out.get_mut(pos..end_pos), z.get(voff..voff + glen))
                 {
@@ -1511,6 +1451,12 @@ mod x86 {
                 pos = end_pos;
                 voff += glen;
                 j = e;
+                if short {
+                    // Too small from block `b0 + e` on: rewind the inputs to it.
+                    (oa, ob) = rewind(r, b0 + e, b, oa, ob);
+                    b = b0 + e;
+                    break 'run;
+                }
             }
             if stop || nbat == 0 {
                 break;
@@ -1524,15 +1470,8 @@ mod x86 {
 
     /// The input offsets at block `from` given those at block `to` (`from <= to`): back by the
     /// payloads of blocks `from..to`.
-    fn rewind(
-        r: &Run<'_>,
-        from: usize,
-        to: usize,
-        n: usize,
-        bs: usize,
-        mut oa: usize,
-        mut ob: usize,
-    ) -> (usize, usize) {
+    fn rewind(r: &Run<'_>, from: usize, to: usize, mut oa: usize, mut ob: usize) -> (usize, usize) {
+        let (n, bs) = (r.n, r.bs);
         for bj in from..to {
             let len = n.saturating_sub(bj.saturating_mul(bs)).min(bs);
             let wa = if r.k >= 1 {

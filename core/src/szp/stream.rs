@@ -9,9 +9,10 @@
 use core::marker::PhantomData;
 
 use super::blocks::{self, Plan, write_header};
+use super::engine;
 use super::{Config, Error, Mode, SzpFloat};
 use crate::arch::generic::Reference;
-use crate::arch::szp::{BlockError, Quant, SzpKernel};
+use crate::arch::szp::{BlockError, SzpKernel};
 use crate::bits::{self, HEAD_GROUP_MAX};
 
 /// A streaming SZp encoder writing into a borrowed buffer. No allocation.
@@ -32,16 +33,7 @@ impl<'a, T: SzpFloat> StreamEncoder<'a, T> {
         let (Mode::Abs, Some(max_abs)) = (cfg.mode, cfg.max_abs) else {
             return Err(Error::StreamingNeedsAbsAndMaxAbs);
         };
-        if cfg.block_size == 0 || cfg.block_size > super::MAX_BLOCK_SIZE {
-            return Err(Error::InvalidBlockSize);
-        }
-        if !(cfg.error_bound.is_finite()
-            && cfg.error_bound > 0.0
-            && max_abs.is_finite()
-            && max_abs >= 0.0)
-        {
-            return Err(Error::InvalidErrorBound);
-        }
+        blocks::check_config(cfg)?;
         let plan = blocks::resolve(T::DTYPE, cfg, n, 0.0, max_abs)?;
         if max_abs / (2.0 * plan.quant_eb) >= crate::bits::LEVEL_LIMIT {
             return Err(Error::LevelOverflow { index: 0 });
@@ -94,12 +86,7 @@ impl<'a, T: SzpFloat> StreamEncoder<'a, T> {
             .ok_or(Error::OutputTooSmall { needed: self.pos })?;
         let widths = head.get_mut(slot..slot + 1).ok_or(Error::StreamState)?;
         let k = Reference::new();
-        let e = k.encoder(Quant {
-            eb: self.plan.quant_eb,
-            bound: self.plan.bound,
-            strict: self.plan.strict,
-            max_abs: self.max_abs,
-        });
+        let e = k.encoder(engine::quant(&self.plan, self.max_abs));
         let group = self.plan.head_group();
         let seed = match (group, block.first()) {
             (1.., Some(&x0)) => bits::quantize(x0, self.plan.quant_eb),
