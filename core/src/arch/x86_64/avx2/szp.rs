@@ -46,6 +46,8 @@ const RNE: i32 = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;
 /// Loop invariants of one compression call (scalars: broadcast once per block).
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Scan {
+    /// The quantizer bound `eb` (the exact levels' divisor).
+    eb: f64,
     /// `1/(2·eb)`.
     r: f64,
     /// `2·eb` (exact).
@@ -72,6 +74,7 @@ impl Scan {
         // 2^-47 · max|y|: twice the tie distance the proof of `quantize_block` needs.
         let tie = ymax * 7.105_427_357_601_002e-15;
         Some(Scan {
+            eb,
             r,
             e2,
             far: 0.5 - tie,
@@ -486,13 +489,7 @@ fn stats<T: SzpFloat>(input: &[T]) -> Stats {
 /// deltas in `s.u32s`.
 #[inline]
 #[target_feature(enable = "avx2,bmi2")]
-fn scan<T: SzpFloat>(
-    sc: &Scan,
-    eb: f64,
-    block: &[T],
-    seed: i64,
-    s: &mut Scratch,
-) -> (ScanResult, bool) {
+fn scan<T: SzpFloat>(sc: &Scan, block: &[T], seed: i64, s: &mut Scratch) -> (ScanResult, bool) {
     let len = block.len().min(BUF);
     let res = match i32::try_from(seed) {
         Ok(s32) => scan_block(sc, block, s32, s.u32s.get_mut(..len).unwrap_or_default()),
@@ -503,7 +500,7 @@ fn scan<T: SzpFloat>(
             violation: true,
         },
     };
-    let res = exact_on_tie(eb, seed, block, s, res);
+    let res = exact_on_tie(sc.eb, seed, block, s, res);
     (res, res.near_tie)
 }
 

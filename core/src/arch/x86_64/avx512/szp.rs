@@ -42,6 +42,8 @@ const RNE: i32 = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;
 /// Loop invariants of one compression call.
 #[derive(Clone, Copy)]
 pub(crate) struct Scan {
+    /// The quantizer bound `eb` (the exact levels' divisor).
+    eb: f64,
     /// `1/(2·eb)`.
     r: __m512d,
     /// `2·eb` (exact).
@@ -72,6 +74,7 @@ impl Scan {
         }
         let tie = ymax * 7.105_427_357_601_002e-15;
         Some(Scan {
+            eb,
             r: _mm512_set1_pd(r),
             e2: _mm512_set1_pd(e2),
             far_scalar: 0.5 - tie,
@@ -585,20 +588,14 @@ fn stats<T: SzpFloat>(input: &[T]) -> (f64, f64, bool) {
 /// levels are in `s.p.q`) rather than in `s.u32s`.
 #[inline]
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi")]
-fn scan<T: SzpFloat>(
-    sc: &Scan,
-    eb: f64,
-    block: &[T],
-    seed: i64,
-    s: &mut Scratch,
-) -> (ScanResult, bool) {
+fn scan<T: SzpFloat>(sc: &Scan, block: &[T], seed: i64, s: &mut Scratch) -> (ScanResult, bool) {
     let len = block.len().min(BUF);
     let seed32 = i32::try_from(seed).ok().filter(|_| sc.narrow);
     let res = match seed32 {
         Some(s32) => scan_block32(sc, block, s32, s.u32s.get_mut(..len).unwrap_or_default()),
         None => scan_block(sc, block, seed, s.p.u.get_mut(..len).unwrap_or_default()),
     };
-    let res = exact_on_tie(eb, seed, block, s, res);
+    let res = exact_on_tie(sc.eb, seed, block, s, res);
     (res, res.near_tie || seed32.is_none())
 }
 
