@@ -566,15 +566,18 @@ pub(crate) fn width_with<T: SzpFloat>(
     bits::width(quantize(eb, seed, block, qb, ub))
 }
 
-/// The portable decoder of one block.
+/// One block's decoder around a scale pass `scale(levels, eb, out)` (writing
+/// `reconstruct(level, eb)` for every level): unpack + unzigzag + prefix sum (from `seed`) into
+/// `q`, then the scale pass; a width-0 block is its seed's value throughout.
 #[inline(always)]
-pub(crate) fn portable_decode<T: SzpFloat>(
+pub(crate) fn decode_with<T: SzpFloat>(
     eb: f64,
     w: u8,
     seed: i64,
     src: &[u8],
     out: &mut [T],
     q: &mut [i64; BUF],
+    scale: impl FnOnce(&[i64], f64, &mut [T]),
 ) {
     if w == 0 {
         out.fill(reconstruct(seed, eb));
@@ -582,7 +585,13 @@ pub(crate) fn portable_decode<T: SzpFloat>(
     }
     let qb = q.get_mut(..out.len().min(BUF)).unwrap_or_default();
     unpack_levels(src, u32::from(w), seed, qb);
-    for (o, &qi) in out.iter_mut().zip(qb.iter()) {
+    scale(qb, eb, out);
+}
+
+/// The portable scale pass of [`decode_with`].
+#[inline(always)]
+pub(crate) fn scale_levels<T: SzpFloat>(q: &[i64], eb: f64, out: &mut [T]) {
+    for (o, &qi) in out.iter_mut().zip(q.iter()) {
         *o = reconstruct(qi, eb);
     }
 }
@@ -621,6 +630,8 @@ impl SzpKernel for Portable {
     block_methods! {
         width: |e, block, seed, s| portable_width(e.eb, block, seed, s),
         encode: |e, block, seed, dst, s| portable_encode(e, block, seed, dst, s),
-        decode: |eb, w, seed, src, out, s| portable_decode(eb, w, seed, src, out, &mut s.q),
+        decode: |eb, w, seed, src, out, s| {
+            decode_with(eb, w, seed, src, out, &mut s.q, scale_levels)
+        },
     }
 }

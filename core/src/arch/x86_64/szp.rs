@@ -11,7 +11,7 @@
 //! all `#[target_feature]` functions of the leaf's features — and imports `SzpFloat` and
 //! [`Scratch`].
 
-use crate::arch::generic::szp::{Buffers, first_violation, pack, portable_decode, quantize_block};
+use crate::arch::generic::szp::{Buffers, first_violation, pack, quantize_block};
 use crate::arch::szp::{BUF, BlockError, Quant};
 use crate::bits::{self, payload_len};
 use crate::types::SzpFloat;
@@ -133,26 +133,6 @@ pub(crate) fn encode_scanned<T: SzpFloat>(
     Ok(w)
 }
 
-/// Decodes one block with the leaf's `fast(payload, w, f64(seed), 2eb, out)` where
-/// [`decodes`] allows, else with the portable decoder.
-#[inline(always)]
-pub(crate) fn decode_with<T: SzpFloat>(
-    eb: f64,
-    w: u8,
-    seed: i64,
-    src: &[u8],
-    out: &mut [T],
-    q: &mut [i64; BUF],
-    fast: impl FnOnce(&[u8], u8, f64, f64, &mut [T]),
-) {
-    let e2 = 2.0 * eb;
-    if w != 0 && e2.is_finite() && decodes(w, out.len(), seed) {
-        fast(src, w, seed as f64, e2, out);
-    } else {
-        portable_decode(eb, w, seed, src, out, q);
-    }
-}
-
 /// The `SzpKernel` methods of a leaf built as the module docs say (all but `encoder` and
 /// `stats`): the types, the scratch, the run loops under `$features`, and `width`, `encode`,
 /// `decode` through the leaf's functions, each compiled in a `#[target_feature]` function of
@@ -231,15 +211,15 @@ macro_rules! scan_kernel_methods {
                     out: &mut [T],
                     q: &mut [i64; $crate::arch::szp::BUF],
                 ) {
-                    $crate::arch::x86_64::szp::decode_with(
-                        eb,
-                        w,
-                        seed,
-                        src,
-                        out,
-                        q,
-                        |p, w, s0, e2, o| decode_block(p, w, s0, e2, o),
-                    );
+                    use $crate::arch::generic::szp::{decode_with, scale_levels};
+                    use $crate::arch::x86_64::szp::decodes;
+                    // The leaf's decoder where `decodes` allows, else the portable one.
+                    let e2 = 2.0 * eb;
+                    if w != 0 && e2.is_finite() && decodes(w, out.len(), seed) {
+                        decode_block(src, w, seed as f64, e2, out);
+                    } else {
+                        decode_with(eb, w, seed, src, out, q, scale_levels);
+                    }
                 }
                 // SAFETY: the token (`self`) proves the CPU supports `$features`.
                 unsafe { run(eb, w, seed, src, out, &mut s.p.q) }

@@ -19,7 +19,7 @@
 
 use crate::arch::aarch64::Neon;
 use crate::arch::generic::szp::{
-    Buffers, NEAR_TIE, encode_with, fast_level, portable_kernel_items, unpack_levels, width_with,
+    Buffers, NEAR_TIE, decode_with, encode_with, fast_level, portable_kernel_items, width_with,
 };
 use crate::arch::szp::{BUF, BlockError, Quant, Stats, SzpKernel, block_methods, target_runs};
 use crate::bits::{self, reconstruct};
@@ -191,13 +191,9 @@ fn width<T: SzpFloat>(eb: f64, block: &[T], seed: i64, s: &mut Buffers) -> u8 {
 #[inline]
 #[target_feature(enable = "neon")]
 fn decode<T: SzpFloat>(eb: f64, w: u8, seed: i64, src: &[u8], out: &mut [T], q: &mut [i64; BUF]) {
-    if w == 0 {
-        out.fill(reconstruct(seed, eb));
-        return;
-    }
-    let qb = q.get_mut(..out.len().min(BUF)).unwrap_or_default();
-    unpack_levels(src, u32::from(w), seed, qb);
-    scale_block(qb, eb, out);
+    decode_with(eb, w, seed, src, out, q, |q, eb, out| {
+        scale_block(q, eb, out)
+    })
 }
 
 impl SzpKernel for Neon {
