@@ -1,7 +1,8 @@
 //! What the two hand-written x86_64 SZp leaves (`avx2/szp.rs`, `avx512/szp.rs`) share: the
-//! scan result, the block buffers, the encoder invariants, the block steps around a leaf's
-//! scan, packers and decoder (strict check, width, packer choice, portable fallbacks), and
-//! [`scan_kernel_methods!`], the `SzpKernel` methods built from them.
+//! scan result and the scalars of the scan invariants, the block buffers, the encoder
+//! invariants, the step loop, the block steps around a leaf's scan, packers and decoder (strict
+//! check, width, packer choice, portable fallbacks), and [`scan_kernel_methods!`], the
+//! `SzpKernel` methods built from them.
 //!
 //! A leaf provides, in its own module: a `Scan` type (its loop invariants, the quantizer bound
 //! among them) and `fn scan<T>(&Scan, block, seed, &mut Scratch) -> (ScanResult, bool)` (the
@@ -25,6 +26,38 @@ pub(crate) struct ScanResult {
     pub near_tie: bool,
     /// Some reconstruction missed the bound (or was NaN).
     pub violation: bool,
+}
+
+/// The scalars of a leaf's scan invariants for quantizer bound `eb` and inputs with
+/// `|x| <= max_abs`: `2·eb` (exact), `1/(2·eb)`, `max|y| = max_abs/(2·eb)` and
+/// `far = ½ − 2⁻⁴⁷·max|y|` (a lane is near a tie when `|y − rne(y)| >= far`: twice the tie
+/// distance the proof of `quantize_block` needs, `2⁻⁴⁸·|y|`, for every lane at once).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct ScanScalars {
+    pub e2: f64,
+    pub r: f64,
+    pub ymax: f64,
+    pub far: f64,
+}
+
+impl ScanScalars {
+    /// The scalars, or `None` when `2·eb` or `1/(2·eb)` is not finite or `max|y| >= ylimit`
+    /// (the leaf's bound for levels its scan computes exactly).
+    #[inline]
+    pub(crate) fn new(eb: f64, max_abs: f64, ylimit: f64) -> Option<ScanScalars> {
+        let e2 = 2.0 * eb;
+        let r = 1.0 / e2;
+        let ymax = max_abs * r;
+        if !(e2.is_finite() && r.is_finite() && ymax < ylimit) {
+            return None;
+        }
+        Some(ScanScalars {
+            e2,
+            r,
+            ymax,
+            far: 0.5 - ymax * 7.105_427_357_601_002e-15,
+        })
+    }
 }
 
 /// The encoder invariants: the leaf's fast scan, or `None` when it cannot prove its levels
@@ -131,6 +164,22 @@ pub(crate) fn encode_scanned<T: SzpFloat>(
         }
     }
     Ok(w)
+}
+
+/// Calls `f(i, r)` for the `N`-value steps of a leaf's loop over `len` values: `r = N` (a
+/// constant, so full steps need no mask arithmetic) for the full ones, then `r < N` for a
+/// partial last step.
+#[inline(always)]
+pub(crate) fn each_step<const N: usize>(len: usize, mut f: impl FnMut(usize, usize)) {
+    let full = len / N * N;
+    let mut i = 0;
+    while i < full {
+        f(i, N);
+        i += N;
+    }
+    if i < len {
+        f(i, len - i);
+    }
 }
 
 /// The `SzpKernel` methods of a leaf built as the module docs say (all but `encoder` and
