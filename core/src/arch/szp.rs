@@ -464,3 +464,50 @@ macro_rules! target_runs {
 }
 #[allow(unused_imports)] // no SIMD leaf on some targets
 pub(crate) use target_runs;
+
+/// The block methods of an [`SzpKernel`] impl, `#[inline(always)]`, from closure-like bodies
+/// that name the methods' arguments (after `self`, in the trait's order): `width` and `encode`
+/// take the encoder invariants, the block, its seed (and `encode` the output), `decode` the
+/// quantizer bound, the width, the seed, the payload and the output; the last is the scratch.
+macro_rules! block_methods {
+    (
+        width: |$we:tt, $wx:tt, $wseed:tt, $ws:tt| $width:expr,
+        encode: |$ee:tt, $ex:tt, $eseed:tt, $edst:tt, $es:tt| $encode:expr,
+        decode: |$deb:tt, $dw:tt, $dseed:tt, $dsrc:tt, $dout:tt, $ds:tt| $decode:expr $(,)?
+    ) => {
+        #[inline(always)]
+        fn width<T: $crate::types::SzpFloat>(
+            self,
+            $we: &Self::Enc,
+            $wx: &[T],
+            $wseed: i64,
+            $ws: &mut Self::Scratch,
+        ) -> u8 {
+            $width
+        }
+        #[inline(always)]
+        fn encode<T: $crate::types::SzpFloat>(
+            self,
+            $ee: &Self::Enc,
+            $ex: &[T],
+            $eseed: i64,
+            $edst: &mut [u8],
+            $es: &mut Self::Scratch,
+        ) -> Result<u8, $crate::arch::szp::BlockError> {
+            $encode
+        }
+        #[inline(always)]
+        fn decode<T: $crate::types::SzpFloat>(
+            self,
+            $deb: f64,
+            $dw: u8,
+            $dseed: i64,
+            $dsrc: &[u8],
+            $dout: &mut [T],
+            $ds: &mut Self::Scratch,
+        ) {
+            $decode
+        }
+    };
+}
+pub(crate) use block_methods;

@@ -16,7 +16,7 @@
 //! result is the reference's bits (the same IEEE operations in the same order).
 
 use super::{Portable, Reference};
-use crate::arch::szp::{BUF, BlockError, Quant, Stats, SzpKernel};
+use crate::arch::szp::{BUF, BlockError, Quant, Stats, SzpKernel, block_methods};
 use crate::bits::{self, BitAcc, payload_len, quantize, reconstruct, unzigzag, zigzag};
 use crate::types::SzpFloat;
 
@@ -266,32 +266,20 @@ impl SzpKernel for Reference {
         }
         s
     }
-    #[inline(always)]
-    fn width<T: SzpFloat>(self, e: &Quant, block: &[T], seed: i64, _: &mut ()) -> u8 {
-        ref_width(e.eb, block, seed)
-    }
-    #[inline(always)]
-    fn encode<T: SzpFloat>(
-        self,
-        e: &Quant,
-        block: &[T],
-        seed: i64,
-        dst: &mut [u8],
-        _: &mut (),
-    ) -> Result<u8, BlockError> {
-        if ONE_PASS && let Some(r) = ref_encode_onepass(e, block, seed, dst) {
-            return r;
-        }
-        // Too little room for the one-pass scratch: the two-pass block encoder.
-        let w = ref_width(e.eb, block, seed);
-        let cost = payload_len(w, block.len());
-        let out = dst.get_mut(..cost).ok_or(BlockError::Short(cost))?;
-        ref_encode(e, block, seed, w, out)?;
-        Ok(w)
-    }
-    #[inline(always)]
-    fn decode<T: SzpFloat>(self, eb: f64, w: u8, seed: i64, src: &[u8], out: &mut [T], _: &mut ()) {
-        ref_decode(eb, w, seed, src, out)
+    block_methods! {
+        width: |e, block, seed, _| ref_width(e.eb, block, seed),
+        encode: |e, block, seed, dst, _| {
+            if ONE_PASS && let Some(r) = ref_encode_onepass(e, block, seed, dst) {
+                return r;
+            }
+            // Too little room for the one-pass scratch: the two-pass block encoder.
+            let w = ref_width(e.eb, block, seed);
+            let cost = payload_len(w, block.len());
+            let out = dst.get_mut(..cost).ok_or(BlockError::Short(cost))?;
+            ref_encode(e, block, seed, w, out)?;
+            Ok(w)
+        },
+        decode: |eb, w, seed, src, out, _| ref_decode(eb, w, seed, src, out),
     }
 }
 
@@ -578,15 +566,18 @@ pub(crate) fn width_with<T: SzpFloat>(
     bits::width(quantize(eb, seed, block, qb, ub))
 }
 
-/// The portable decoder of one block.
+/// One block's decoder around a scale pass `scale(levels, eb, out)` (writing
+/// `reconstruct(level, eb)` for every level): unpack + unzigzag + prefix sum (from `seed`) into
+/// `q`, then the scale pass; a width-0 block is its seed's value throughout.
 #[inline(always)]
-pub(crate) fn portable_decode<T: SzpFloat>(
+pub(crate) fn decode_with<T: SzpFloat>(
     eb: f64,
     w: u8,
     seed: i64,
     src: &[u8],
     out: &mut [T],
     q: &mut [i64; BUF],
+    scale: impl FnOnce(&[i64], f64, &mut [T]),
 ) {
     if w == 0 {
         out.fill(reconstruct(seed, eb));
@@ -594,14 +585,20 @@ pub(crate) fn portable_decode<T: SzpFloat>(
     }
     let qb = q.get_mut(..out.len().min(BUF)).unwrap_or_default();
     unpack_levels(src, u32::from(w), seed, qb);
-    for (o, &qi) in out.iter_mut().zip(qb.iter()) {
+    scale(qb, eb, out);
+}
+
+/// The portable scale pass of [`decode_with`].
+#[inline(always)]
+pub(crate) fn scale_levels<T: SzpFloat>(q: &[i64], eb: f64, out: &mut [T]) {
+    for (o, &qi) in out.iter_mut().zip(q.iter()) {
         *o = reconstruct(qi, eb);
     }
 }
 
-/// The block methods of a kernel made of the portable kernels (the `Portable` token, and the
-/// AVX2 leaf, which compiles them under its features): everything but `stats` and the runs.
-macro_rules! portable_block_methods {
+/// The associated types, `scratch`, `encoder` and `quant_eb` of a kernel on the portable block
+/// buffers and the plain quantizer parameters (the `Portable` token, and the NEON leaf).
+macro_rules! portable_kernel_items {
     () => {
         type Enc = $crate::arch::szp::Quant;
         type Scratch = $crate::arch::generic::szp::Buffers;
@@ -618,49 +615,23 @@ macro_rules! portable_block_methods {
         fn quant_eb(e: &Self::Enc) -> f64 {
             e.eb
         }
-        #[inline(always)]
-        fn width<T: SzpFloat>(
-            self,
-            e: &Self::Enc,
-            block: &[T],
-            seed: i64,
-            s: &mut Self::Scratch,
-        ) -> u8 {
-            $crate::arch::generic::szp::portable_width(e.eb, block, seed, s)
-        }
-        #[inline(always)]
-        fn encode<T: SzpFloat>(
-            self,
-            e: &Self::Enc,
-            block: &[T],
-            seed: i64,
-            dst: &mut [u8],
-            s: &mut Self::Scratch,
-        ) -> Result<u8, $crate::arch::szp::BlockError> {
-            $crate::arch::generic::szp::portable_encode(e, block, seed, dst, s)
-        }
-        #[inline(always)]
-        fn decode<T: SzpFloat>(
-            self,
-            eb: f64,
-            w: u8,
-            seed: i64,
-            src: &[u8],
-            out: &mut [T],
-            s: &mut Self::Scratch,
-        ) {
-            $crate::arch::generic::szp::portable_decode(eb, w, seed, src, out, &mut s.q)
-        }
     };
 }
-#[allow(unused_imports)] // the AVX2 leaf exists on x86_64 only
-pub(crate) use portable_block_methods;
+#[allow(unused_imports)] // the NEON leaf exists on aarch64 only
+pub(crate) use portable_kernel_items;
 
 impl SzpKernel for Portable {
-    portable_block_methods!();
+    portable_kernel_items!();
 
     #[inline(always)]
     fn stats<T: SzpFloat>(self, x: &[T]) -> Stats {
         lane_stats(x)
+    }
+    block_methods! {
+        width: |e, block, seed, s| portable_width(e.eb, block, seed, s),
+        encode: |e, block, seed, dst, s| portable_encode(e, block, seed, dst, s),
+        decode: |eb, w, seed, src, out, s| {
+            decode_with(eb, w, seed, src, out, &mut s.q, scale_levels)
+        },
     }
 }

@@ -1,16 +1,18 @@
 //! What the two hand-written x86_64 SZp leaves (`avx2/szp.rs`, `avx512/szp.rs`) share: the
-//! scan result, the block buffers, the encoder invariants, the block steps around a leaf's
-//! scan, packers and decoder (strict check, width, packer choice, portable fallbacks), and
-//! [`scan_kernel_methods!`], the `SzpKernel` methods built from them.
+//! scan result and the scalars of the scan invariants, the block buffers, the encoder
+//! invariants, the step loop, the block steps around a leaf's scan, packers and decoder (strict
+//! check, width, packer choice, portable fallbacks), and [`scan_kernel_methods!`], the
+//! `SzpKernel` methods built from them.
 //!
-//! A leaf provides, in its own module: a `Scan` type (its loop invariants) and
-//! `fn scan<T>(&Scan, eb, block, seed, &mut Scratch) -> (ScanResult, bool)` (the bool: the deltas
-//! are in `Scratch::p.u` as u64, else in `Scratch::u32s`), `fn pack64(u, v, w, out)` and
-//! `fn pack32(v, w, out)` for widths 1..=24, and `fn decode_block<T>(payload, w, f64(seed), 2eb, out)`
-//! for the blocks [`decodes`] accepts — all `#[target_feature]` functions of the leaf's
-//! features.
+//! A leaf provides, in its own module: a `Scan` type (its loop invariants, the quantizer bound
+//! among them) and `fn scan<T>(&Scan, block, seed, &mut Scratch) -> (ScanResult, bool)` (the
+//! bool: the deltas are in `Scratch::p.u` as u64, else in `Scratch::u32s`),
+//! `fn pack64(u, v, w, out)` and `fn pack32(v, w, out)` for widths 1..=24, and
+//! `fn decode_block<T>(payload, w, f64(seed), 2eb, out)` for the blocks [`decodes`] accepts —
+//! all `#[target_feature]` functions of the leaf's features — and imports `SzpFloat` and
+//! [`Scratch`].
 
-use crate::arch::generic::szp::{Buffers, first_violation, pack, portable_decode, quantize_block};
+use crate::arch::generic::szp::{Buffers, first_violation, pack, quantize_block};
 use crate::arch::szp::{BUF, BlockError, Quant};
 use crate::bits::{self, payload_len};
 use crate::types::SzpFloat;
@@ -24,6 +26,38 @@ pub(crate) struct ScanResult {
     pub near_tie: bool,
     /// Some reconstruction missed the bound (or was NaN).
     pub violation: bool,
+}
+
+/// The scalars of a leaf's scan invariants for quantizer bound `eb` and inputs with
+/// `|x| <= max_abs`: `2·eb` (exact), `1/(2·eb)`, `max|y| = max_abs/(2·eb)` and
+/// `far = ½ − 2⁻⁴⁷·max|y|` (a lane is near a tie when `|y − rne(y)| >= far`: twice the tie
+/// distance the proof of `quantize_block` needs, `2⁻⁴⁸·|y|`, for every lane at once).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct ScanScalars {
+    pub e2: f64,
+    pub r: f64,
+    pub ymax: f64,
+    pub far: f64,
+}
+
+impl ScanScalars {
+    /// The scalars, or `None` when `2·eb` or `1/(2·eb)` is not finite or `max|y| >= ylimit`
+    /// (the leaf's bound for levels its scan computes exactly).
+    #[inline]
+    pub(crate) fn new(eb: f64, max_abs: f64, ylimit: f64) -> Option<ScanScalars> {
+        let e2 = 2.0 * eb;
+        let r = 1.0 / e2;
+        let ymax = max_abs * r;
+        if !(e2.is_finite() && r.is_finite() && ymax < ylimit) {
+            return None;
+        }
+        Some(ScanScalars {
+            e2,
+            r,
+            ymax,
+            far: 0.5 - ymax * 7.105_427_357_601_002e-15,
+        })
+    }
 }
 
 /// The encoder invariants: the leaf's fast scan, or `None` when it cannot prove its levels
@@ -132,29 +166,27 @@ pub(crate) fn encode_scanned<T: SzpFloat>(
     Ok(w)
 }
 
-/// Decodes one block with the leaf's `fast(payload, w, f64(seed), 2eb, out)` where
-/// [`decodes`] allows, else with the portable decoder.
+/// Calls `f(i, r)` for the `N`-value steps of a leaf's loop over `len` values: `r = N` (a
+/// constant, so full steps need no mask arithmetic) for the full ones, then `r < N` for a
+/// partial last step.
 #[inline(always)]
-pub(crate) fn decode_with<T: SzpFloat>(
-    eb: f64,
-    w: u8,
-    seed: i64,
-    src: &[u8],
-    out: &mut [T],
-    q: &mut [i64; BUF],
-    fast: impl FnOnce(&[u8], u8, f64, f64, &mut [T]),
-) {
-    let e2 = 2.0 * eb;
-    if w != 0 && e2.is_finite() && decodes(w, out.len(), seed) {
-        fast(src, w, seed as f64, e2, out);
-    } else {
-        portable_decode(eb, w, seed, src, out, q);
+pub(crate) fn each_step<const N: usize>(len: usize, mut f: impl FnMut(usize, usize)) {
+    let full = len / N * N;
+    let mut i = 0;
+    while i < full {
+        f(i, N);
+        i += N;
+    }
+    if i < len {
+        f(i, len - i);
     }
 }
 
 /// The `SzpKernel` methods of a leaf built as the module docs say (all but `encoder` and
 /// `stats`): the types, the scratch, the run loops under `$features`, and `width`, `encode`,
-/// `decode` through the leaf's functions. Only for tokens whose existence proves `$features`.
+/// `decode` through the leaf's functions, each compiled in a `#[target_feature]` function of
+/// its own (the portable kernels where the leaf's scan does not apply). Only for tokens whose
+/// existence proves `$features`.
 macro_rules! scan_kernel_methods {
     ($features:literal) => {
         type Enc = $crate::arch::x86_64::szp::Enc<Scan>;
@@ -170,99 +202,77 @@ macro_rules! scan_kernel_methods {
         fn quant_eb(e: &Self::Enc) -> f64 {
             e.q.eb
         }
-        #[inline(always)]
-        fn width<T: SzpFloat>(
-            self,
-            e: &Self::Enc,
-            block: &[T],
-            seed: i64,
-            s: &mut Self::Scratch,
-        ) -> u8 {
-            #[target_feature(enable = $features)]
-            fn run<T: SzpFloat>(
-                sc: &Scan,
-                eb: f64,
-                block: &[T],
-                seed: i64,
-                s: &mut $crate::arch::x86_64::szp::Scratch,
-            ) -> u8 {
-                $crate::bits::width(scan(sc, eb, block, seed, s).0.any)
-            }
-            match &e.scan {
-                // SAFETY: the token (`self`) proves the CPU supports `$features`.
-                Some(sc) => unsafe { run(sc, e.q.eb, block, seed, s) },
-                None => $crate::arch::generic::szp::portable_width(e.q.eb, block, seed, &mut s.p),
-            }
-        }
-        #[inline(always)]
-        fn encode<T: SzpFloat>(
-            self,
-            e: &Self::Enc,
-            block: &[T],
-            seed: i64,
-            dst: &mut [u8],
-            s: &mut Self::Scratch,
-        ) -> Result<u8, $crate::arch::szp::BlockError> {
-            #[target_feature(enable = $features)]
-            fn run<T: SzpFloat>(
-                sc: &Scan,
-                q: &$crate::arch::szp::Quant,
-                block: &[T],
-                seed: i64,
-                dst: &mut [u8],
-                s: &mut $crate::arch::x86_64::szp::Scratch,
-            ) -> Result<u8, $crate::arch::szp::BlockError> {
-                let scanned = scan(sc, q.eb, block, seed, s);
-                $crate::arch::x86_64::szp::encode_scanned(
-                    q,
-                    block,
-                    seed,
-                    dst,
-                    s,
-                    scanned,
-                    |u, v, w, out| pack64(u, v, w, out),
-                    |v, w, out| pack32(v, w, out),
-                )
-            }
-            match &e.scan {
-                // SAFETY: the token (`self`) proves the CPU supports `$features`.
-                Some(sc) => unsafe { run(sc, &e.q, block, seed, dst, s) },
-                None => {
-                    $crate::arch::generic::szp::portable_encode(&e.q, block, seed, dst, &mut s.p)
+        $crate::arch::szp::block_methods! {
+            width: |e, block, seed, s| {
+                #[target_feature(enable = $features)]
+                fn run<T: SzpFloat>(sc: &Scan, x: &[T], seed: i64, s: &mut Scratch) -> u8 {
+                    $crate::bits::width(scan(sc, x, seed, s).0.any)
                 }
-            }
-        }
-        #[inline(always)]
-        fn decode<T: SzpFloat>(
-            self,
-            eb: f64,
-            w: u8,
-            seed: i64,
-            src: &[u8],
-            out: &mut [T],
-            s: &mut Self::Scratch,
-        ) {
-            #[target_feature(enable = $features)]
-            fn run<T: SzpFloat>(
-                eb: f64,
-                w: u8,
-                seed: i64,
-                src: &[u8],
-                out: &mut [T],
-                q: &mut [i64; $crate::arch::szp::BUF],
-            ) {
-                $crate::arch::x86_64::szp::decode_with(
-                    eb,
-                    w,
-                    seed,
-                    src,
-                    out,
-                    q,
-                    |p, w, s0, e2, o| decode_block(p, w, s0, e2, o),
-                );
-            }
-            // SAFETY: the token (`self`) proves the CPU supports `$features`.
-            unsafe { run(eb, w, seed, src, out, &mut s.p.q) }
+                match &e.scan {
+                    // SAFETY: the token (`self`) proves the CPU supports `$features`.
+                    Some(sc) => unsafe { run(sc, block, seed, s) },
+                    None => {
+                        $crate::arch::generic::szp::portable_width(e.q.eb, block, seed, &mut s.p)
+                    }
+                }
+            },
+            encode: |e, block, seed, dst, s| {
+                #[target_feature(enable = $features)]
+                fn run<T: SzpFloat>(
+                    sc: &Scan,
+                    q: &$crate::arch::szp::Quant,
+                    x: &[T],
+                    seed: i64,
+                    dst: &mut [u8],
+                    s: &mut Scratch,
+                ) -> Result<u8, $crate::arch::szp::BlockError> {
+                    let scanned = scan(sc, x, seed, s);
+                    $crate::arch::x86_64::szp::encode_scanned(
+                        q,
+                        x,
+                        seed,
+                        dst,
+                        s,
+                        scanned,
+                        |u, v, w, out| pack64(u, v, w, out),
+                        |v, w, out| pack32(v, w, out),
+                    )
+                }
+                match &e.scan {
+                    // SAFETY: the token (`self`) proves the CPU supports `$features`.
+                    Some(sc) => unsafe { run(sc, &e.q, block, seed, dst, s) },
+                    None => $crate::arch::generic::szp::portable_encode(
+                        &e.q,
+                        block,
+                        seed,
+                        dst,
+                        &mut s.p,
+                    ),
+                }
+            },
+            decode: |eb, w, seed, src, out, s| {
+                #[target_feature(enable = $features)]
+                fn run<T: SzpFloat>(
+                    eb: f64,
+                    w: u8,
+                    seed: i64,
+                    src: &[u8],
+                    out: &mut [T],
+                    q: &mut [i64; $crate::arch::szp::BUF],
+                ) {
+                    use $crate::arch::generic::szp::{decode_with, scale_levels};
+                    use $crate::arch::x86_64::szp::decodes;
+                    // The leaf's decoder where `decodes` allows, else the portable one.
+                    let e2 = 2.0 * eb;
+                    if w != 0 && e2.is_finite() && decodes(w, out.len(), seed) {
+                        decode_block(src, w, seed as f64, e2, out);
+                    } else {
+                        decode_with(eb, w, seed, src, out, q, scale_levels);
+                    }
+                }
+                // SAFETY: the token (`self`) proves the CPU supports `$features`.
+                unsafe { run(eb, w, seed, src, out, &mut s.p.q) }
+            },
         }
     };
 }

@@ -19,9 +19,9 @@
 
 use crate::arch::aarch64::Neon;
 use crate::arch::generic::szp::{
-    Buffers, NEAR_TIE, encode_with, fast_level, unpack_levels, width_with,
+    Buffers, NEAR_TIE, decode_with, encode_with, fast_level, portable_kernel_items, width_with,
 };
-use crate::arch::szp::{BUF, BlockError, Quant, Stats, SzpKernel, target_runs};
+use crate::arch::szp::{BUF, BlockError, Quant, Stats, SzpKernel, block_methods, target_runs};
 use crate::bits::{self, reconstruct};
 use crate::types::SzpFloat;
 use crate::types::sealed::{Floats, FloatsMut};
@@ -191,31 +191,13 @@ fn width<T: SzpFloat>(eb: f64, block: &[T], seed: i64, s: &mut Buffers) -> u8 {
 #[inline]
 #[target_feature(enable = "neon")]
 fn decode<T: SzpFloat>(eb: f64, w: u8, seed: i64, src: &[u8], out: &mut [T], q: &mut [i64; BUF]) {
-    if w == 0 {
-        out.fill(reconstruct(seed, eb));
-        return;
-    }
-    let qb = q.get_mut(..out.len().min(BUF)).unwrap_or_default();
-    unpack_levels(src, u32::from(w), seed, qb);
-    scale_block(qb, eb, out);
+    decode_with(eb, w, seed, src, out, q, |q, eb, out| {
+        scale_block(q, eb, out)
+    })
 }
 
 impl SzpKernel for Neon {
-    type Enc = Quant;
-    type Scratch = Buffers;
-
-    #[inline(always)]
-    fn scratch(self) -> Buffers {
-        Buffers::new()
-    }
-    #[inline(always)]
-    fn encoder(self, q: Quant) -> Quant {
-        q
-    }
-    #[inline(always)]
-    fn quant_eb(e: &Quant) -> f64 {
-        e.eb
-    }
+    portable_kernel_items!();
     target_runs!("neon");
 
     #[inline(always)]
@@ -223,34 +205,12 @@ impl SzpKernel for Neon {
         // SAFETY: the token proves NEON.
         unsafe { stats(x) }
     }
-    #[inline(always)]
-    fn width<T: SzpFloat>(self, e: &Quant, block: &[T], seed: i64, s: &mut Buffers) -> u8 {
+    block_methods! {
         // SAFETY: the token proves NEON.
-        unsafe { width(e.eb, block, seed, s) }
-    }
-    #[inline(always)]
-    fn encode<T: SzpFloat>(
-        self,
-        e: &Quant,
-        block: &[T],
-        seed: i64,
-        dst: &mut [u8],
-        s: &mut Buffers,
-    ) -> Result<u8, BlockError> {
+        width: |e, block, seed, s| unsafe { width(e.eb, block, seed, s) },
         // SAFETY: the token proves NEON.
-        unsafe { encode(e, block, seed, dst, s) }
-    }
-    #[inline(always)]
-    fn decode<T: SzpFloat>(
-        self,
-        eb: f64,
-        w: u8,
-        seed: i64,
-        src: &[u8],
-        out: &mut [T],
-        s: &mut Buffers,
-    ) {
+        encode: |e, block, seed, dst, s| unsafe { encode(e, block, seed, dst, s) },
         // SAFETY: the token proves NEON.
-        unsafe { decode(eb, w, seed, src, out, &mut s.q) }
+        decode: |eb, w, seed, src, out, s| unsafe { decode(eb, w, seed, src, out, &mut s.q) },
     }
 }

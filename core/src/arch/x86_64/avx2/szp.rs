@@ -34,7 +34,7 @@ use super::pernix::{assemble, lane_mask, put_group, setup, unpack_at};
 use crate::arch::szp::{BUF, Quant, Stats, SzpKernel};
 use crate::arch::x86_64::Bmi2;
 use crate::arch::x86_64::szp::{
-    Enc, ScanResult, Scratch, decodes, exact_on_tie, scan_kernel_methods,
+    Enc, ScanResult, ScanScalars, Scratch, decodes, each_step, exact_on_tie, scan_kernel_methods,
 };
 use crate::arch::x86_64::tables::Y256_TABLES;
 use crate::bits::payload_len;
@@ -46,6 +46,8 @@ const RNE: i32 = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;
 /// Loop invariants of one compression call (scalars: broadcast once per block).
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Scan {
+    /// The quantizer bound `eb` (the exact levels' divisor).
+    eb: f64,
     /// `1/(2·eb)`.
     r: f64,
     /// `2·eb` (exact).
@@ -63,36 +65,15 @@ impl Scan {
     /// when the scan cannot prove its levels equal the spec's or fit i32: `1/(2·eb)` or `2·eb`
     /// not finite, or `max_abs/(2·eb) >= 2²⁹` (then levels, deltas and their zigzag fit i32).
     fn new(eb: f64, bound: f64, strict: bool, max_abs: f64) -> Option<Scan> {
-        let e2 = 2.0 * eb;
-        let r = 1.0 / e2;
-        let ymax = max_abs * r;
-        if !(e2.is_finite() && r.is_finite() && ymax < 536_870_912.0) {
-            return None;
-        }
-        // 2^-47 · max|y|: twice the tie distance the proof of `quantize_block` needs.
-        let tie = ymax * 7.105_427_357_601_002e-15;
+        let p = ScanScalars::new(eb, max_abs, 536_870_912.0)?;
         Some(Scan {
-            r,
-            e2,
-            far: 0.5 - tie,
+            eb,
+            r: p.r,
+            e2: p.e2,
+            far: p.far,
             bound,
             strict,
         })
-    }
-}
-
-/// Calls `f(i, r)` for the 8-value steps of `len` values: `r = 8` for the full ones, then
-/// `r < 8` for a partial last step.
-#[inline(always)]
-fn each_step(len: usize, mut f: impl FnMut(usize, usize)) {
-    let full = len / 8 * 8;
-    let mut i = 0;
-    while i < full {
-        f(i, 8);
-        i += 8;
-    }
-    if i < len {
-        f(i, len - i);
     }
 }
 
@@ -193,7 +174,7 @@ fn scan_block<T: SzpFloat>(s: &Scan, block: &[T], seed: i32, u: &mut [u32]) -> S
     let mut any = _mm256_setzero_si256();
     let mut frac = _mm256_setzero_pd();
     let mut bad = _mm256_setzero_pd();
-    each_step(len, |i, n| {
+    each_step::<8>(len, |i, n| {
         // SAFETY: i < len <= block.len(), and load8 reads min(n, 8) values from i.
         let (xa, xb) = unsafe { load8(x.wrapping_add(i), n) };
         let (ya, yb) = (_mm256_mul_pd(xa, r), _mm256_mul_pd(xb, r));
@@ -324,7 +305,7 @@ fn decode_block<T: SzpFloat>(payload: &[u8], w: u8, seed: f64, e2: f64, out: &mu
         d.copy_from_slice(rest);
     }
     let tp = tail.as_ptr();
-    each_step(len, |i, r| {
+    each_step::<8>(len, |i, r| {
         let g = i / 8;
         let f = if g < inside {
             // SAFETY: AVX2 as above; g·w + h + 16 <= payload.len() (`inside`).
@@ -486,13 +467,7 @@ fn stats<T: SzpFloat>(input: &[T]) -> Stats {
 /// deltas in `s.u32s`.
 #[inline]
 #[target_feature(enable = "avx2,bmi2")]
-fn scan<T: SzpFloat>(
-    sc: &Scan,
-    eb: f64,
-    block: &[T],
-    seed: i64,
-    s: &mut Scratch,
-) -> (ScanResult, bool) {
+fn scan<T: SzpFloat>(sc: &Scan, block: &[T], seed: i64, s: &mut Scratch) -> (ScanResult, bool) {
     let len = block.len().min(BUF);
     let res = match i32::try_from(seed) {
         Ok(s32) => scan_block(sc, block, s32, s.u32s.get_mut(..len).unwrap_or_default()),
@@ -503,7 +478,7 @@ fn scan<T: SzpFloat>(
             violation: true,
         },
     };
-    let res = exact_on_tie(eb, seed, block, s, res);
+    let res = exact_on_tie(sc.eb, seed, block, s, res);
     (res, res.near_tie)
 }
 

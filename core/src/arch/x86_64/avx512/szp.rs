@@ -30,7 +30,7 @@ use crate::arch::szp::{BUF, Quant, Stats, SzpKernel};
 use crate::arch::x86_64::Avx512Vbmi;
 use crate::arch::x86_64::avx512::{pack_tables, pack16};
 use crate::arch::x86_64::szp::{
-    Enc, ScanResult, Scratch, decodes, exact_on_tie, scan_kernel_methods,
+    Enc, ScanResult, ScanScalars, Scratch, decodes, each_step, exact_on_tie, scan_kernel_methods,
 };
 use crate::arch::x86_64::tables::{Z512, Z512_TABLES};
 use crate::bits::payload_len;
@@ -42,6 +42,8 @@ const RNE: i32 = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;
 /// Loop invariants of one compression call.
 #[derive(Clone, Copy)]
 pub(crate) struct Scan {
+    /// The quantizer bound `eb` (the exact levels' divisor).
+    eb: f64,
     /// `1/(2·eb)`.
     r: __m512d,
     /// `2·eb` (exact).
@@ -62,21 +64,14 @@ impl Scan {
     /// finite, or `max_abs/(2·eb) >= 2⁴⁶`.
     #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi")]
     pub(crate) fn new(eb: f64, bound: f64, strict: bool, max_abs: f64) -> Option<Scan> {
-        let e2 = 2.0 * eb;
-        let r = 1.0 / e2;
-        let ymax = max_abs * r;
-        // 2^46, and 2^-47 · max|y|: twice the tie distance the proof of `quantize_block`
-        // needs (2^-48 · |y|), for every lane at once.
-        if !(e2.is_finite() && r.is_finite() && ymax < 70_368_744_177_664.0) {
-            return None;
-        }
-        let tie = ymax * 7.105_427_357_601_002e-15;
+        let p = ScanScalars::new(eb, max_abs, 70_368_744_177_664.0)?; // 2^46
         Some(Scan {
-            r: _mm512_set1_pd(r),
-            e2: _mm512_set1_pd(e2),
-            far_scalar: 0.5 - tie,
+            eb,
+            r: _mm512_set1_pd(p.r),
+            e2: _mm512_set1_pd(p.e2),
+            far_scalar: p.far,
             bound_bits: bound.to_bits(),
-            narrow: ymax < 536_870_912.0,
+            narrow: p.ymax < 536_870_912.0,
             strict,
         })
     }
@@ -168,21 +163,6 @@ fn lanes(r: usize) -> u16 {
     }
 }
 
-/// Calls `f(i, r)` for the 16-value steps of `len` values: `r = 16` (a constant, so full
-/// steps need no mask arithmetic) for the full ones, then `r < 16` for a partial last step.
-#[inline(always)]
-fn each_step(len: usize, mut f: impl FnMut(usize, usize)) {
-    let full = len / 16 * 16;
-    let mut i = 0;
-    while i < full {
-        f(i, 16);
-        i += 16;
-    }
-    if i < len {
-        f(i, len - i);
-    }
-}
-
 /// Running maxima of one block scan: `|y − level|` and the error bits.
 #[derive(Clone, Copy)]
 struct Flags {
@@ -252,7 +232,7 @@ pub(crate) fn scan_block<T: SzpFloat>(
     let mut prev = _mm512_set1_epi64(seed);
     let mut any = _mm512_setzero_si512();
     let mut flags = Flags::new();
-    each_step(len, |i, r| {
+    each_step::<16>(len, |i, r| {
         let m = lanes(r);
         let (ma, mb) = (m as u8, (m >> 8) as u8);
         // SAFETY: i < len <= block.len(), and load16 reads min(r, 16) values from i.
@@ -292,7 +272,7 @@ pub(crate) fn scan_block32<T: SzpFloat>(
     let mut prev = _mm512_set1_epi32(seed);
     let mut any = _mm512_setzero_si512();
     let mut flags = Flags::new();
-    each_step(len, |i, r| {
+    each_step::<16>(len, |i, r| {
         let m = lanes(r);
         // SAFETY: i < len <= block.len(), and load16 reads min(r, 16) values from i.
         let (xa, xb) = unsafe { load16(x.wrapping_add(i), r) };
@@ -371,7 +351,7 @@ fn pack_steps<const P: usize, const S: bool>(
 ) {
     let dst = out.as_mut_ptr();
     let wz = w as usize;
-    each_step(len, |i, r| {
+    each_step::<16>(len, |i, r| {
         // The step's bytes: 2w, or ceil(r·w/8) for a partial step.
         let bm = u64::MAX >> (64 - (r * wz).div_ceil(8));
         let codes = load(i, lanes(r));
@@ -439,7 +419,7 @@ pub(crate) fn decode_block<T: SzpFloat>(payload: &[u8], w: u8, seed: f64, e2: f6
     let wz = usize::from(w);
     let (src, dst) = (payload.as_ptr(), out.as_mut_ptr());
     let mut carry = zero;
-    each_step(len, |i, r| {
+    each_step::<16>(len, |i, r| {
         let bm = u64::MAX >> (64 - (r * wz).div_ceil(8));
         // SAFETY: the step's bytes [i·w/8, i·w/8 + ceil(r·w/8)) lie inside `payload` (checked length); masked-off bytes are not accessed.
         let b = unsafe { _mm512_maskz_loadu_epi8(bm, src.wrapping_add(i / 8 * wz).cast()) };
@@ -585,20 +565,14 @@ fn stats<T: SzpFloat>(input: &[T]) -> (f64, f64, bool) {
 /// levels are in `s.p.q`) rather than in `s.u32s`.
 #[inline]
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi")]
-fn scan<T: SzpFloat>(
-    sc: &Scan,
-    eb: f64,
-    block: &[T],
-    seed: i64,
-    s: &mut Scratch,
-) -> (ScanResult, bool) {
+fn scan<T: SzpFloat>(sc: &Scan, block: &[T], seed: i64, s: &mut Scratch) -> (ScanResult, bool) {
     let len = block.len().min(BUF);
     let seed32 = i32::try_from(seed).ok().filter(|_| sc.narrow);
     let res = match seed32 {
         Some(s32) => scan_block32(sc, block, s32, s.u32s.get_mut(..len).unwrap_or_default()),
         None => scan_block(sc, block, seed, s.p.u.get_mut(..len).unwrap_or_default()),
     };
-    let res = exact_on_tie(eb, seed, block, s, res);
+    let res = exact_on_tie(sc.eb, seed, block, s, res);
     (res, res.near_tie || seed32.is_none())
 }
 
