@@ -913,52 +913,47 @@ pub fn parse_frame(archive: &[u8], verify: Verify, body: bool) -> Result<Archive
 #[cfg(test)]
 #[allow(clippy::indexing_slicing, clippy::unwrap_used, clippy::panic)]
 mod tests {
-    extern crate std;
     use super::*;
-    use std::vec::Vec;
 
-    /// The per-block rule the fast paths of [`body_len`] and [`chunk_walk`] must equal: each
-    /// block `ceil(len·w/8)`, each head group followed by its trailer.
-    fn reference_len(widths: &[u8], bs: usize, n: usize, group: usize, body: &[u8]) -> usize {
-        let mut rem = n;
-        let mut total = 0;
-        for g in widths.chunks(group.max(1)) {
-            for &w in g {
-                let len = rem.min(bs);
-                total += bits::payload_len(w, len);
-                rem -= len;
-            }
-            if group > 0 {
-                total += bits::trailer_len(body[total], g.len());
-            }
-        }
-        total
-    }
+    /// Bytes of the test bodies (no allocation: the crate is `no_std`).
+    const BUF: usize = 1 << 16;
 
-    /// A body for `widths` whose trailer width bytes (read where each trailer starts) are
-    /// `hw(k)`: built by walking the same rule.
+    /// Writes into `body` a body for `widths` by the per-block rule the fast paths of
+    /// [`body_len`] and [`chunk_walk`] must equal — each block `ceil(len·w/8)` bytes, each head
+    /// group followed by its trailer (width byte `hw(k)`, then `ceil(cnt·hw/8)` bytes) — and
+    /// returns its length.
     fn body_for(
         widths: &[u8],
         bs: usize,
         n: usize,
         group: usize,
         hw: impl Fn(usize) -> u8,
-    ) -> Vec<u8> {
-        let mut body = Vec::new();
+        body: &mut [u8; BUF],
+    ) -> usize {
+        // Appends `count` filler bytes (or, for a trailer, its width byte `first` then filler).
+        fn put(body: &mut [u8; BUF], len: &mut usize, first: Option<u8>, count: usize, salt: u8) {
+            for j in 0..count {
+                body[*len] = match (j, first) {
+                    (0, Some(h)) => h,
+                    _ => (j as u8).wrapping_mul(31) ^ salt,
+                };
+                *len += 1;
+            }
+        }
+        let mut len = 0;
         let mut rem = n;
         for (k, g) in widths.chunks(group.max(1)).enumerate() {
             for (i, &w) in g.iter().enumerate() {
-                let len = rem.min(bs);
-                body.extend((0..bits::payload_len(w, len)).map(|j| (j * 31 + i) as u8));
-                rem -= len;
+                let vals = rem.min(bs);
+                put(body, &mut len, None, bits::payload_len(w, vals), i as u8);
+                rem -= vals;
             }
             if group > 0 {
                 let h = hw(k);
-                body.push(h);
-                body.extend((0..bits::payload_len(h, g.len())).map(|j| j as u8 ^ 0x5a));
+                put(body, &mut len, Some(h), bits::trailer_len(h, g.len()), 0x5a);
             }
         }
-        body
+        len
     }
 
     #[test]
@@ -971,35 +966,47 @@ mod tests {
                 .wrapping_add(1_442_695_040_888_963_407);
             seed >> 24
         };
+        let mut body = [0u8; BUF];
+        let mut widths = [0u8; 90];
         for case in 0..400 {
             let bs = [8usize, 16, 128, 1024, 7, 100][case % 6];
             let group = [0usize, 1, 4, 32][(case / 6) % 4];
-            let nb = 1 + (next() % 90) as usize;
+            // At most 8·bs payload bytes per block and 9 trailer bytes per block: within BUF.
+            let most = (BUF / (8 * bs + 9)).min(widths.len());
+            let nb = 1 + (next() as usize) % most;
             let n = bs * (nb - 1) + 1 + (next() as usize % bs);
-            let widths: Vec<u8> = (0..nb).map(|_| (next() % 65) as u8).collect();
-            let body = body_for(&widths, bs, n, group, |k| ((k * 7 + case) % 65) as u8);
-            let want = reference_len(&widths, bs, n, group, &body);
-            assert_eq!(want, body.len());
+            let widths = &mut widths[..nb];
+            for w in widths.iter_mut() {
+                *w = (next() % 65) as u8;
+            }
+            let want = body_for(
+                widths,
+                bs,
+                n,
+                group,
+                |k| ((k * 7 + case) % 65) as u8,
+                &mut body,
+            );
+            let body = &body[..want];
             assert_eq!(
-                body_len(&widths, bs, n, group, &body),
+                body_len(widths, bs, n, group, body),
                 Ok(want),
                 "case {case}"
             );
-            let (len, sum) = chunk_walk(9, &widths, bs, n, group, &body).unwrap();
+            let (len, sum) = chunk_walk(9, widths, bs, n, group, body).unwrap();
             assert_eq!(len, want, "case {case}");
-            assert_eq!(sum, chunk_sum(9, &widths, &body[..want]), "case {case}");
+            assert_eq!(sum, chunk_sum(9, widths, body), "case {case}");
             // A body one byte short fails the walk (body_len reads only the trailer width
             // bytes; its callers compare the total with what is present).
             if want > 0 {
-                assert!(chunk_walk(9, &widths, bs, n, group, &body[..want - 1]).is_err());
+                assert!(chunk_walk(9, widths, bs, n, group, &body[..want - 1]).is_err());
             }
-            let mut bad = widths.clone();
-            bad[nb / 2] = 65;
+            widths[nb / 2] = 65;
             assert_eq!(
-                body_len(&bad, bs, n, group, &body),
+                body_len(widths, bs, n, group, body),
                 Err(Error::Corrupt("width above 64"))
             );
-            assert!(chunk_walk(9, &bad, bs, n, group, &body).is_err());
+            assert!(chunk_walk(9, widths, bs, n, group, body).is_err());
         }
     }
 }
