@@ -11,8 +11,11 @@
 //! payload offset is the sum of the left blocks' costs. Every block is encoded by the same
 //! kernel call whatever the split, so the bytes are the same for every thread count.
 //!
-//! Archive parsing ([`super::blocks::parse`], called once per decode in [`decompress`]) is the
-//! single place where an archive is verified before any block is decoded.
+//! Decoding validates as it goes: [`decompress`] reads the frame once
+//! ([`super::blocks::parse_frame`]: header and its CRC, the count bounded by the width bytes);
+//! under verification each chunk's length and CRC are walked ([`super::blocks::chunk_walk`])
+//! before the chunk is decoded and the walk must end exactly at the end of the payload; with
+//! `Verify::Skip` the whole structure is checked first ([`super::blocks::parse_structure`]).
 
 use super::blocks::{self, Grid, Plan, body_len, chunk_walk, le32, pieces, write_header};
 use super::{Config, Error, FORMAT_VERSION_V1, HEADER_LEN, Path, Verify, max_compressed_len};
@@ -490,12 +493,11 @@ pub(crate) fn decompress<K: SzpKernel, T: SzpFloat, J: Join>(
     out: &mut [T],
     verify: Verify,
 ) -> Result<usize, Error> {
-    // The single verification point of an archive's structure and header CRC; the chunk CRCs
-    // are checked in `decode_chunks`, each right before its chunk is decoded.
+    // Under verification the chunk walk in `decode_chunks` reads every length anyway, in
+    // cache, right before each chunk is decoded: the frame check leaves the body length to it
+    // (a block-head archive's trailers would otherwise be walked twice, the first time as a
+    // chain of cache misses). Without it, the whole structure is checked here.
     let checked = verify == Verify::Checksums;
-    // Under verification the chunk walk below reads every length anyway, in cache: the
-    // structure check leaves the body length to it (a block-head archive's trailers would
-    // otherwise be walked twice, the first time as a chain of cache misses).
     let view = blocks::parse_frame(archive, verify, !checked)?;
     if view.header.dtype != T::DTYPE {
         return Err(Error::DTypeMismatch);
@@ -510,7 +512,7 @@ pub(crate) fn decompress<K: SzpKernel, T: SzpFloat, J: Join>(
     let eb = view.header.quant_eb;
     if checked && view.header.version != FORMAT_VERSION_V1 {
         let shift = view.header.chunk_shift;
-        let used = decode_chunks(
+        let walked = decode_chunks(
             k,
             j,
             eb,
@@ -531,7 +533,7 @@ pub(crate) fn decompress<K: SzpKernel, T: SzpFloat, J: Join>(
         });
         // On failure, the structure check names what is wrong where it can (a truncated
         // archive, trailing bytes) rather than the chunk CRC that its shifted sums broke.
-        if let Err(e) = used {
+        if let Err(e) = walked {
             return Err(blocks::body_error(&view).unwrap_or(e));
         }
     } else {
