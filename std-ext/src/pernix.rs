@@ -687,18 +687,39 @@ fn decompress_frames<T: Element>(
 ) -> FzResult<()> {
     let e = h.elements_per_block();
     let sign = h.sign_values();
+    let fl = h.frame_len();
+    let bad_scale = |k: usize, scale: T| {
+        FzError::Corrupt(format!(
+            "PERNIX stream: block {} has scale {scale:?}, not finite and positive",
+            first_block + k
+        ))
+    };
+    // The frames with a whole block of values, in one kernel call (it reads ahead into the
+    // next frame instead of taking its bounds-checked tail path on every block).
+    let whole = (frames.len() / fl).min(out.len() / e);
+    if whole > 0 {
+        let run = Run::new(h.bits, h.block_size, whole).with_sign_values(sign);
+        let (o, _) = out.split_at_mut(whole * e);
+        kernel
+            .decompress_frames(run, frames, o)
+            .map_err(|err| match err {
+                FramesError::Scale { frame } => bad_scale(
+                    frame,
+                    T::read_le(&frames[frame * fl..frame * fl + T::BYTES]),
+                ),
+                FramesError::Invalid(e) => e.into(),
+            })?;
+    }
     for (k, (fr, vals)) in frames
-        .chunks_exact(h.frame_len())
+        .chunks_exact(fl)
         .zip(out.chunks_mut(e))
         .enumerate()
+        .skip(whole)
     {
         let (s, blk) = fr.split_at(T::BYTES);
         let scale = T::read_le(s);
         if !scale.is_positive_finite() {
-            return Err(FzError::Corrupt(format!(
-                "PERNIX stream: block {} has scale {scale:?}, not finite and positive",
-                first_block + k
-            )));
+            return Err(bad_scale(k, scale));
         }
         if vals.len() == e {
             kernel.decompress_block(h.bits, h.block_size, blk, scale, vals, sign)?;

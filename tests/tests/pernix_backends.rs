@@ -421,3 +421,92 @@ fn backend_selection_and_statuses() {
         }
     }
 }
+
+/// `decompress_frames` (one call over a block stream's frames, the kernels reading ahead into
+/// the next frame) gives the bits of one `decompress_block` per frame on every backend, for
+/// every width, block size, sign mode and element type; it writes nothing past its run, and a
+/// bad scale is reported at its frame with the frames before it decoded.
+#[test]
+fn frames_equal_block_by_block() {
+    fn check<T: PernixFloat + std::fmt::Debug>(d: &Dispatcher, rng: &mut Rng) {
+        let sentinel = from_f64::<T>(1234.5);
+        for n in 1..=24u8 {
+            let bits = BitWidth::new(n).unwrap();
+            for bs in [64usize, 128, 256, 512, 1024] {
+                let size = BlockSize::new(bs as u32).unwrap();
+                let e = elements_per_block(bits, size);
+                for sign in [false, true] {
+                    let sign = sign && n > 1;
+                    // 1..=5 frames, then a few stray bytes (a read-ahead must not decode them).
+                    let blocks = 1 + (rng.next() % 5) as usize;
+                    let fl = bs + T::BYTES;
+                    let mut frames = vec![0u8; blocks * fl + (rng.next() % 40) as usize];
+                    for b in &mut frames {
+                        *b = rng.next() as u8;
+                    }
+                    for k in 0..blocks {
+                        let s = from_f64::<T>(2f64.powi((rng.next() % 40) as i32 - 20));
+                        let raw = s.to_bits_u64().to_le_bytes();
+                        frames[k * fl..k * fl + T::BYTES].copy_from_slice(&raw[..T::BYTES]);
+                    }
+                    let run =
+                        fzpack_core::pernix::Run::new(bits, size, blocks).with_sign_values(sign);
+                    let mut got = vec![sentinel; blocks * e + 7];
+                    d.decompress_frames(run, &frames, &mut got).unwrap();
+                    let scalar = Dispatcher::new(Backend::Fallback).unwrap();
+                    let mut want = vec![sentinel; blocks * e + 7];
+                    for k in 0..blocks {
+                        let fr = &frames[k * fl..(k + 1) * fl];
+                        let s = T::from_bits_u64(
+                            fr[..T::BYTES]
+                                .iter()
+                                .rev()
+                                .fold(0, |a, &x| (a << 8) | u64::from(x)),
+                        );
+                        let out = &mut want[k * e..(k + 1) * e];
+                        scalar
+                            .decompress_block(bits, size, &fr[T::BYTES..], s, out, sign)
+                            .unwrap();
+                    }
+                    let bits_of = |v: &[T]| v.iter().map(|x| x.to_bits_u64()).collect::<Vec<_>>();
+                    assert_eq!(
+                        bits_of(&got),
+                        bits_of(&want),
+                        "{:?} N={n} bs={bs} sign={sign}",
+                        d.backend()
+                    );
+                    // A zero scale in the last frame: reported there, the frames before decoded.
+                    let at = (blocks - 1) * fl;
+                    frames[at..at + T::BYTES].fill(0);
+                    let mut again = vec![sentinel; blocks * e];
+                    let err = d.decompress_frames(run, &frames, &mut again).unwrap_err();
+                    assert_eq!(
+                        err,
+                        fzpack_core::pernix::FramesError::Scale { frame: blocks - 1 }
+                    );
+                    let done = (blocks - 1) * e;
+                    assert_eq!(bits_of(&again[..done]), bits_of(&want[..done]));
+                    // Too few frame bytes or output values: an argument error, nothing decoded.
+                    let short = &frames[..blocks * fl - 1];
+                    assert!(matches!(
+                        d.decompress_frames(run, short, &mut again),
+                        Err(fzpack_core::pernix::FramesError::Invalid(
+                            Error::InvalidArgument
+                        ))
+                    ));
+                    assert!(
+                        d.decompress_frames(run, &frames, &mut again[..blocks * e - 1])
+                            .is_err()
+                    );
+                }
+            }
+        }
+    }
+    let mut rng = Rng(0xf4a3e5);
+    let mut all = available();
+    all.push(Dispatcher::new(Backend::Fallback).unwrap());
+    for d in &all {
+        check::<f32>(d, &mut rng);
+        check::<f64>(d, &mut rng);
+    }
+}
