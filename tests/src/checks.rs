@@ -298,14 +298,31 @@ pub fn szp_decode_untrusted(data: &[u8]) {
         }
         _ => {}
     }
-    let mut out32 = vec![0f32; 1 << 16];
-    let mut out64 = vec![0f64; 1 << 16];
-    if let Ok(n) = szp::decompress(&a, &mut out32) {
-        assert!(n <= out32.len());
+    with_outputs(1 << 16, |out32, out64| {
+        if let Ok(n) = szp::decompress(&a, out32) {
+            assert!(n <= out32.len());
+        }
+        if let Ok(n) = szp::decompress(&a, out64) {
+            assert!(n <= out64.len());
+        }
+    });
+}
+
+/// Runs `f` on this thread's two output slices of `len` values each, kept between calls:
+/// a fresh zeroed pair per input (768 KiB for `szp_decode_untrusted`) held both targets to
+/// a quarter of their speed (4.9k and 12.5k exec/s on an AVX2-only Zen 1, 18.6k and 48k
+/// reused). The decoders must not rely on what the slices hold, so the stale values of the
+/// last input are a test too.
+fn with_outputs(len: usize, f: impl FnOnce(&mut [f32], &mut [f64])) {
+    use std::cell::RefCell;
+    thread_local! {
+        static OUT: RefCell<(Vec<f32>, Vec<f64>)> = const { RefCell::new((Vec::new(), Vec::new())) };
     }
-    if let Ok(n) = szp::decompress(&a, &mut out64) {
-        assert!(n <= out64.len());
-    }
+    OUT.with_borrow_mut(|(o32, o64)| {
+        o32.resize(len.max(o32.len()), 0.0);
+        o64.resize(len.max(o64.len()), 0.0);
+        f(&mut o32[..len], &mut o64[..len]);
+    });
 }
 
 /// `fzm_decode_untrusted`: arbitrary bytes as a `.fzm` file (with a valid magic half the time)
@@ -317,8 +334,8 @@ pub fn fzm_decode_untrusted(data: &[u8]) {
         a[..4].copy_from_slice(&fzm::FZM_MAGIC);
     }
     let _ = fzm::header(&a);
-    let mut out32 = vec![0f32; 1 << 14];
-    let mut out64 = vec![0f64; 1 << 14];
-    let _ = fzm::read(&a, &mut out32);
-    let _ = fzm::read(&a, &mut out64);
+    with_outputs(1 << 14, |out32, out64| {
+        let _ = fzm::read(&a, out32);
+        let _ = fzm::read(&a, out64);
+    });
 }

@@ -169,7 +169,11 @@ pub fn szp_ops(data: &[u8]) {
             a.iter().map(|x| x.to_f64()).collect(),
             b.iter().map(|x| x.to_f64()).collect(),
         ];
-        for (i, (ars, cs)) in cases.iter().enumerate() {
+        // One operation per input, chosen by the head byte (running all five made each input
+        // cost ~0.5 ms under the sanitizers, 1.8k exec/s on an AVX2-only Zen 1: the fuzz
+        // budget could not reach 10^6 inputs).
+        let pick = usize::from(head[0] >> 3) % cases.len();
+        for (i, (ars, cs)) in cases.iter().enumerate().filter(|&(i, _)| i == pick) {
             match linear_checked(ars, cs) {
                 Ok(r) => {
                     let o: Vec<Vec<f64>> = ars

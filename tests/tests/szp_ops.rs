@@ -518,7 +518,11 @@ fn fuzz_entry_on_fixed_inputs() {
                 c.copy_from_slice(&((i as f32 * 0.01).sin() * 100.0).to_le_bytes());
             }
         }
-        szp_ops(&bytes);
+        // Every operation (the entry runs the one that bits 3.. of the first byte choose).
+        for op in 0..5u8 {
+            bytes[0] = (bytes[0] & 7) | (op << 3);
+            szp_ops(&bytes);
+        }
     }
 }
 
