@@ -265,6 +265,34 @@ fn non_finite_inputs_give_the_reference_error() {
     check_all(&d, Config::noa(1e-3).with_block_size(16), "huge");
 }
 
+/// The scan's cheap strict check compares `|x|` with the plan's magnitude instead of
+/// reconstructing every lane. The plan refuses data above a declared `max_abs`, so values just
+/// at it, and rough data right at the precision limit (where the fraction threshold may flag
+/// blocks for the exact check), must give the reference's result and bytes.
+#[test]
+fn strict_check_at_the_declared_magnitude_and_precision_limit() {
+    if !avx2() {
+        return;
+    }
+    let mut d: Vec<f64> = (0..999).map(|i| (f64::from(i) * 0.37).sin()).collect();
+    d[500] = 1.0;
+    for bs in [16u32, 128] {
+        let cfg = Config::abs(1e-3).with_block_size(bs).with_max_abs(1.0);
+        check_all(&d, cfg, &format!("at max_abs bs={bs}"));
+    }
+    // Bounds from well above to just above f32 precision at magnitude ~1e3 (ulp 2^-14).
+    let rough: Vec<f64> = field(5000, 43, 50.0).iter().map(|x| 1e3 + x).collect();
+    for eb in [1e-1, 1e-2, 1e-3, 2e-4, 1.0e-4, 6.2e-5] {
+        for bs in [8u32, 100] {
+            check_all(
+                &rough,
+                Config::abs(eb).with_block_size(bs),
+                &format!("eb {eb} bs={bs}"),
+            );
+        }
+    }
+}
+
 #[test]
 fn configured_max_abs_and_wide_levels() {
     if !avx2() {
