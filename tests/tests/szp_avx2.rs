@@ -267,8 +267,10 @@ fn non_finite_inputs_give_the_reference_error() {
 
 /// The scan's cheap strict check compares `|x|` with the plan's magnitude instead of
 /// reconstructing every lane. The plan refuses data above a declared `max_abs`, so values just
-/// at it, and rough data right at the precision limit (where the fraction threshold may flag
-/// blocks for the exact check), must give the reference's result and bytes.
+/// at it, and rough data at bounds down to the f32 precision limit, must give the reference's
+/// result and bytes. (The planner's tightening keeps the fraction threshold above ½, so the
+/// flagged-block path is reached only by the core unit test
+/// `scan_flags_what_the_threshold_cannot_prove`.)
 #[test]
 fn strict_check_at_the_declared_magnitude_and_precision_limit() {
     if !avx2() {

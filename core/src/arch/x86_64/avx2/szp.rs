@@ -64,7 +64,7 @@ pub(crate) struct Scan {
     bound: f64,
     /// Whether to check reconstructions.
     strict: bool,
-    /// The cheap strict check (see [`strict_by_fraction`]): `Some((safe, xmax))` when every
+    /// The cheap strict check of a strict plan (see [`strict_by_fraction`]): `Some((safe, xmax))` when every
     /// lane with `|x| <= xmax` and `|y − rne(y)| <= safe` provably meets the bound, so the
     /// loop compares only those two (the exact check then runs only on flagged blocks);
     /// `None`: the loop reconstructs every lane. For f32 elements (the invariants are made
@@ -87,8 +87,12 @@ impl Scan {
             far: p.far,
             bound,
             strict,
-            cheap32: strict_by_fraction::<f32>(eb, p.e2, bound, max_abs),
-            cheap64: strict_by_fraction::<f64>(eb, p.e2, bound, max_abs),
+            cheap32: strict
+                .then(|| strict_by_fraction::<f32>(eb, p.e2, bound, max_abs))
+                .flatten(),
+            cheap64: strict
+                .then(|| strict_by_fraction::<f64>(eb, p.e2, bound, max_abs))
+                .flatten(),
         })
     }
 }
@@ -228,9 +232,8 @@ fn scan_block<T: SzpFloat>(s: &Scan, block: &[T], seed: i32, u: &mut [u32]) -> S
     let cheap_t = match T::DTYPE {
         DType::F32 => s.cheap32,
         DType::F64 => s.cheap64,
-    }
-    .filter(|_| s.strict);
-    let (full, cheap) = (s.strict && cheap_t.is_none(), cheap_t.is_some());
+    };
+    let (cheap, full) = (cheap_t.is_some(), s.strict && cheap_t.is_none());
     let (safe, xmax) = cheap_t.unwrap_or((0.0, 0.0));
     let xmax = _mm256_set1_pd(xmax);
     each_step::<8>(len, |i, n| {
@@ -572,7 +575,10 @@ impl SzpKernel for Bmi2 {
 
 #[cfg(test)]
 mod tests {
-    use super::strict_by_fraction;
+    extern crate std;
+    use super::{Scan, scan_block, strict_by_fraction};
+    use crate::arch::CpuFeatures;
+    use crate::arch::x86_64::Bmi2;
     use crate::bits::misses;
     use crate::types::SzpFloat;
 
@@ -660,5 +666,48 @@ mod tests {
     #[test]
     fn fraction_threshold_is_sound_f64() {
         sound::<f64>(0xD1B5_4A32_D192_ED03, 6, 40);
+    }
+
+    /// The loop's side of the cheap check, where the public API cannot reach it (the planner's
+    /// tightened quantizer keeps the threshold above ½): with an untightened bound the
+    /// threshold is just below ½, and a block must be flagged for the exact check when a
+    /// fraction lies between it and ½, a value exceeds `max_abs`, or a value is NaN; a block
+    /// of small fractions must not be; nothing is flagged without `strict`.
+    #[test]
+    fn scan_flags_what_the_threshold_cannot_prove() {
+        let Some(_token) = Bmi2::new(CpuFeatures::detect()) else {
+            std::println!("skipped: this CPU lacks AVX2 + BMI2 (the leaf never runs here)");
+            return;
+        };
+        let (eb, xmax) = (1e-3, 4.0);
+        let sc = Scan::new(eb, eb, true, xmax).expect("scan invariants");
+        let (safe, _) = sc.cheap32.expect("the cheap check applies");
+        assert!(safe < 0.5 && safe > 0.5 - 1e-3, "threshold {safe}");
+        let scan = |sc: &Scan, block: &[f32]| {
+            let mut u = [0u32; 16];
+            // SAFETY: the token above proves AVX2 and BMI2.
+            unsafe { scan_block(sc, block, 0, &mut u) }
+        };
+        let base: [f32; 16] = core::array::from_fn(|i| (i as f32 * 3.0 + 0.1) * 0.002);
+        let r = scan(&sc, &base);
+        assert!(
+            !r.violation && !r.near_tie,
+            "small fractions flagged: {r:?}"
+        );
+        // A fraction of 0.49995: above the threshold, below the tie test's.
+        let mut b = base;
+        b[5] = (7.0 + 0.49995) * 0.002;
+        let r = scan(&sc, &b);
+        assert!(
+            r.violation && !r.near_tie,
+            "fraction past the threshold: {r:?}"
+        );
+        let lax = Scan::new(eb, eb, false, xmax).expect("scan invariants");
+        assert!(!scan(&lax, &b).violation, "flagged without strict");
+        for (x, what) in [(4.5f32, "above max_abs"), (f32::NAN, "NaN")] {
+            let mut b = base;
+            b[11] = x;
+            assert!(scan(&sc, &b).violation, "{what} not flagged");
+        }
     }
 }
