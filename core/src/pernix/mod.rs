@@ -377,7 +377,8 @@ impl Dispatcher {
     ///
     /// Errors: [`FramesError::Invalid`] (`InvalidArgument`) when `run.blocks` is 0 or
     /// `frames`/`output` are too short; [`FramesError::Scale`] at the first frame whose scale
-    /// is not finite and positive (the frames before it are decoded).
+    /// is not finite and positive (the frames before it are decoded; the values of that frame
+    /// and later are unspecified).
     pub fn decompress_frames<T: PernixFloat>(
         &self,
         run: Run,
@@ -397,6 +398,20 @@ impl Dispatcher {
         ) else {
             return Err(invalid);
         };
+        // AVX2 (and the BMI2 backend, which runs it): one fused loop over the frames.
+        #[cfg(target_arch = "x86_64")]
+        {
+            let avx2 = match self.kernel {
+                Kernel::Avx2(t) => Some(t),
+                Kernel::Bmi2(t) => Some(t.avx2()),
+                _ => None,
+            };
+            if let Some(t) = avx2 {
+                return t
+                    .decompress_frames(run, frames, output)
+                    .map_err(|frame| FramesError::Scale { frame });
+            }
+        }
         let one = run.with_blocks(1);
         for (k, out) in output.chunks_exact_mut(e).enumerate() {
             let at = k * fl; // < n_in <= frames.len()

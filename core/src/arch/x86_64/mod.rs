@@ -73,6 +73,26 @@ impl Bmi2 {
 }
 
 pernix_entry_points!(Avx2, avx2, "AVX2");
+
+impl Avx2 {
+    /// Decompresses `run.blocks` frames (scale, then block) of `frames` into `output` in one
+    /// fused loop; the contract of `avx2::decompress_frames` (lengths checked by the caller,
+    /// `Err(k)` at the first frame whose scale is not finite and positive).
+    pub(crate) fn decompress_frames<T: crate::types::PernixFloat>(
+        self,
+        run: crate::types::Run,
+        frames: &[u8],
+        output: &mut [T],
+    ) -> Result<(), usize> {
+        use crate::types::sealed::FloatsMut;
+        match T::floats_mut(output) {
+            // SAFETY: the token proves the CPU supports AVX2.
+            FloatsMut::F32(o) => unsafe { avx2::decompress_frames(run, frames, o) },
+            // SAFETY: the token proves the CPU supports AVX2.
+            FloatsMut::F64(o) => unsafe { avx2::decompress_frames(run, frames, o) },
+        }
+    }
+}
 pernix_entry_points!(Avx512Vbmi, avx512, "AVX-512 VBMI");
 // Upstream's BMI2 backend requires AVX2 as well; here it runs the AVX2 kernels (whose speed
 // does not depend on `pdep`/`pext`), which its token proves usable.

@@ -4,4 +4,4 @@
 mod pernix;
 pub(crate) mod szp;
 
-pub(super) use pernix::{compress, decompress};
+pub(super) use pernix::{compress, decompress, decompress_frames};

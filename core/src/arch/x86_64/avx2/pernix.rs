@@ -16,7 +16,7 @@
 
 use crate::arch::generic::pernix::{compress_groups, group_of, lanes};
 use crate::arch::x86_64::tables::{Y256, Y256_TABLES};
-use crate::types::{Run, with_width};
+use crate::types::{PernixFloat, Run, with_width};
 use core::arch::x86_64::*;
 
 /// Lane masks for `vmaskmov`: entry r enables the first r dwords.
@@ -357,4 +357,102 @@ unsafe fn unpack(
     } else {
         _mm256_srl_epi32(m, cnt)
     }
+}
+
+/// Decompresses `run.blocks` frames (each: the block's scale, `T::BYTES` little-endian, then
+/// its `run.block_size` bytes) of `frames` into `run.values_per_block()` values each of
+/// `output`: [`crate::pernix::Dispatcher::decompress_frames`]'s loop, fused. Per call, not per
+/// block, it sets up the shuffle tables and divides; the width is a constant; and a block's
+/// last, shorter group stores all 8 lanes when `output` has room after it (those values belong
+/// to the next block and are written again, in increasing address order), so only the run's
+/// final block takes a masked store. On Zen 1 the per-block call, division and masked store
+/// cost more than the unpacking itself (`fzpack bench --codec pernix`, BENCHMARKS.md).
+///
+/// The caller has checked `frames.len() >= run.blocks · (bs + T::BYTES)` and
+/// `output.len() == run.blocks · run.values_per_block()`. Returns `Err(k)` at the first frame
+/// `k` whose scale is not finite and positive: frames `0..k` are decoded, the values of frame
+/// `k` and later are unspecified.
+///
+/// # Safety
+/// The CPU must support AVX2.
+#[target_feature(enable = "avx2")]
+pub(crate) unsafe fn decompress_frames<T: Lanes + PernixFloat>(
+    run: Run,
+    frames: &[u8],
+    output: &mut [T],
+) -> Result<(), usize> {
+    let (bs, blocks, signed) = (run.block_size.bytes(), run.blocks, run.signed());
+    with_width!(
+        run.bits,
+        frames_n::<_, T>,
+        (bs, blocks, signed, frames, output)
+    )
+}
+
+#[inline(always)]
+fn frames_n<const N: usize, T: Lanes + PernixFloat>(
+    bs: usize,
+    blocks: usize,
+    signed: bool,
+    frames: &[u8],
+    output: &mut [T],
+) -> Result<(), usize> {
+    if signed {
+        frames_ns::<N, T, true>(bs, blocks, frames, output)
+    } else {
+        frames_ns::<N, T, false>(bs, blocks, frames, output)
+    }
+}
+
+#[inline(always)]
+fn frames_ns<const N: usize, T: Lanes + PernixFloat, const S: bool>(
+    bs: usize,
+    blocks: usize,
+    frames: &[u8],
+    output: &mut [T],
+) -> Result<(), usize> {
+    let Some(t) = Y256_TABLES.get(N) else {
+        return Ok(());
+    };
+    let epb = bs * 8 / N;
+    let groups = epb.div_ceil(8);
+    let fl = bs + T::BYTES;
+    // SAFETY: only called from `decompress_frames`, whose caller guarantees AVX2.
+    let (shuf, shl, cnt) = unsafe { setup(t, N) };
+    let h = 4 * N / 8; // `t.hi_offset`, as a constant
+    for k in 0..blocks {
+        let at = k * fl;
+        let scale = frames
+            .get(at..at + T::BYTES)
+            .map(|b| T::from_bits_u64(b.iter().rev().fold(0, |a, &x| (a << 8) | u64::from(x))))
+            .filter(|s| s.is_positive_finite())
+            .ok_or(k)?;
+        // SAFETY: AVX2, as above.
+        let sc = unsafe { T::splat(scale) };
+        let o0 = k * epb;
+        let start = at + T::BYTES;
+        // A group's loads end before byte (G−1)·N + h + 16 < bs + 28 of its block, its stores
+        // at value 8·G of the block: every frame but the last of the run has both in place.
+        let src = frames.get(start..start + bs + 28);
+        let dst = output.get_mut(o0..o0 + 8 * groups);
+        if let (Some(src), Some(dst)) = (src, dst) {
+            let p = src.as_ptr();
+            for (g, d) in dst.as_chunks_mut::<8>().0.iter_mut().enumerate() {
+                // SAFETY: AVX2 as above; `g·N + h + 16 <= bs + 28` bytes are in `src`.
+                let v = unsafe { unpack_at::<S>(p.wrapping_add(g * N), h, shuf, shl, cnt) };
+                // SAFETY: AVX2, as above.
+                unsafe { T::store(d, v, sc) };
+            }
+        } else {
+            let block = frames.get(start..).unwrap_or_default();
+            for g in 0..groups {
+                // SAFETY: AVX2, as above; `unpack` checks its loads against `block`.
+                let v = unsafe { unpack(t, block, g * N, shuf, shl, cnt, S) };
+                let o = output.get_mut(o0 + 8 * g..).unwrap_or_default();
+                // SAFETY: AVX2, as above. 8 lanes when `o` has them, else its `len < 8`.
+                unsafe { T::store(o, v, sc) };
+            }
+        }
+    }
+    Ok(())
 }
