@@ -397,10 +397,13 @@ fn frames_n<const N: usize, T: Lanes + PernixFloat>(
     frames: &[u8],
     output: &mut [T],
 ) -> Result<(), usize> {
-    if signed {
-        frames_ns::<N, T, true>(bs, blocks, frames, output)
-    } else {
-        frames_ns::<N, T, false>(bs, blocks, frames, output)
+    // 64-byte blocks (the interchange size, and the one with the fewest groups per block)
+    // get a constant group count, so that their block loop has no inner loop control.
+    match (signed, bs) {
+        (true, 64) => frames_ns::<N, T, true>(64, blocks, frames, output),
+        (false, 64) => frames_ns::<N, T, false>(64, blocks, frames, output),
+        (true, _) => frames_ns::<N, T, true>(bs, blocks, frames, output),
+        (false, _) => frames_ns::<N, T, false>(bs, blocks, frames, output),
     }
 }
 
