@@ -101,6 +101,13 @@ impl CpuFeatures {
             Self::AVX512F | Self::AVX512DQ | Self::AVX512BW | Self::AVX512VL | Self::AVX512VBMI,
         )
     }
+
+    /// What fzpack's AVX-512 VBMI PERNIX backend needs: [`CpuFeatures::avx512_vbmi`] and AVX2,
+    /// which every AVX-512 CPU implements. The backend runs the AVX2 fused frame loop for
+    /// `.pnx` streams (`Dispatcher::decompress_frames`), so its token must prove both.
+    pub const fn avx512_vbmi_avx2(self) -> bool {
+        self.avx512_vbmi() && self.avx2()
+    }
 }
 
 #[cfg(target_arch = "x86_64")]

@@ -45,7 +45,7 @@ impl Path {
         match self {
             Path::Scalar | Path::Portable => true,
             Path::Avx2 => cfg!(target_arch = "x86_64") && f.avx2_bmi2(),
-            Path::Avx512 => cfg!(target_arch = "x86_64") && f.avx512_vbmi(),
+            Path::Avx512 => cfg!(target_arch = "x86_64") && f.avx512_vbmi_avx2(),
             Path::Neon => cfg!(target_arch = "aarch64") && f.neon(),
         }
     }

@@ -61,12 +61,20 @@ token!(
     Bmi2, avx2_bmi2, "AVX2 and BMI2"
 );
 token!(
-    /// Proof that AVX-512 F, DQ, BW, VL and VBMI are usable (and the OS saves ZMM state).
-    Avx512Vbmi, avx512_vbmi, "all five AVX-512 subsets"
+    /// Proof that AVX-512 F, DQ, BW, VL and VBMI are usable (and the OS saves ZMM state), and
+    /// AVX2, which every AVX-512 CPU has and the fused frame loop uses.
+    Avx512Vbmi, avx512_vbmi_avx2, "all five AVX-512 subsets and AVX2"
 );
 
 impl Bmi2 {
     /// The AVX2 token that this token implies.
+    pub const fn avx2(self) -> Avx2 {
+        Avx2(())
+    }
+}
+
+impl Avx512Vbmi {
+    /// The AVX2 token that this token implies (its check includes AVX2).
     pub const fn avx2(self) -> Avx2 {
         Avx2(())
     }
