@@ -48,7 +48,7 @@ fn pnx_decode<T: Element>(d: &pernix::Dispatcher, h: &StreamHeader, data: &[u8],
             .expect("verified stream fails unverified decode");
         assert!(same(v, r), "verified and unverified decodes differ");
     }
-    // The CLI's batch path: units of a few chunks, each verified before it is decoded.
+    // The CLI's batch path: units of a few chunks, each verified (in the call) before it is used.
     let Some(units) = h.units() else { return };
     let per = 3usize;
     let mut out: Vec<T> = Vec::new();

@@ -587,7 +587,7 @@ fn decompress_t<T: Wrap>(
 ) -> Result<(), Fail> {
     match kind {
         ArchiveKind::Pernix => {
-            // Streamed in batches of whole chunks, each verified before it is decoded.
+            // Streamed in batches of whole chunks, each verified (in the call) before it is written.
             let h = StreamHeader::check(bytes, verify).map_err(|e| lib(nm, e))?;
             let units = h.units().unwrap_or(0);
             let per = (BATCH_BYTES / (h.unit_values() * T::BYTES)).max(1);

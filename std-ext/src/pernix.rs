@@ -920,7 +920,9 @@ impl Dispatcher {
     /// Verifies and decodes the units (chunks) starting at unit `first_unit` of a stream with
     /// header `h` (from [`StreamHeader::check`] or a reader): `body` holds exactly those units'
     /// bytes and `out` their values ([`StreamHeader::unit_span`]). This is how a stream is read
-    /// piece by piece with bounded memory; every unit is verified before it is decoded.
+    /// piece by piece with bounded memory; every unit is verified right after it is decoded, in
+    /// this call, so `Ok` means every unit matched its checksum (after an error the contents of
+    /// `out` are unspecified).
     pub fn decompress_stream_units<T: Element>(
         &self,
         h: &StreamHeader,
