@@ -475,7 +475,7 @@ pub(crate) fn decode_chunks<K: SzpKernel, T: SzpFloat, J: Join>(
             decoded.map_err(decode_error)?;
             off += bytes;
             vo += vals;
-            u += 1;
+            u = u.wrapping_add(1);
         }
         Ok(off)
     }
