@@ -549,6 +549,12 @@ struct Secs {
 }
 
 impl Secs {
+    /// No time yet (every measured one is shorter).
+    const NEVER: Secs = Secs {
+        wall: f64::INFINITY,
+        cpu: f64::INFINITY,
+    };
+
     /// `bytes` per second in GB/s, by the wall clock and by CPU time.
     fn gbps(self, bytes: f64) -> (f64, f64) {
         (bytes / self.wall / 1e9, bytes / self.cpu / 1e9)
@@ -567,17 +573,9 @@ fn best_time<R>(
 ) -> Result<(Secs, R), Fail> {
     let mut last = if warm_up { Some(f()?) } else { None };
     let start = Instant::now();
-    let mut best = Secs {
-        wall: f64::INFINITY,
-        cpu: f64::INFINITY,
-    };
+    let mut best = Secs::NEVER;
     for rep in 0.. {
-        let c = cpu_now(clock);
-        let t = Instant::now();
-        let r = black_box(f()?);
-        best.wall = best.wall.min(t.elapsed().as_secs_f64());
-        best.cpu = best.cpu.min(cpu_now(clock) - c);
-        last = Some(r);
+        last = Some(time_one(&mut best, clock, &mut f)?);
         if (rep >= 1 && start.elapsed().as_secs_f64() >= min_time) || rep >= 200 {
             break;
         }
@@ -586,6 +584,45 @@ fn best_time<R>(
         Some(r) => Ok((best, r)),
         None => unreachable!("the loop runs at least once"),
     }
+}
+
+/// One timed call of `f`, folded into `best`.
+fn time_one<R>(
+    best: &mut Secs,
+    clock: Cpu,
+    f: &mut impl FnMut() -> Result<R, Fail>,
+) -> Result<R, Fail> {
+    let c = cpu_now(clock);
+    let t = Instant::now();
+    let r = black_box(f()?);
+    best.wall = best.wall.min(t.elapsed().as_secs_f64());
+    best.cpu = best.cpu.min(cpu_now(clock) - c);
+    Ok(r)
+}
+
+/// [`best_time`] of two calls that take turns, one repetition each (for `2·min_time` in all):
+/// the verified and the unverified decode, so that a drift in the machine's speed (another
+/// job, the clock, the caches' state) falls on both alike and the verification cost read off
+/// their ratio comes from the same moments. Timing them one after the other moved that ratio
+/// by ±5 points between runs on a quiet machine.
+fn best_time_pair<R, S>(
+    min_time: f64,
+    clock: Cpu,
+    mut f: impl FnMut() -> Result<R, Fail>,
+    mut g: impl FnMut() -> Result<S, Fail>,
+) -> Result<(Secs, Secs), Fail> {
+    f()?;
+    g()?; // warm-up of both
+    let start = Instant::now();
+    let (mut bf, mut bg) = (Secs::NEVER, Secs::NEVER);
+    for rep in 0.. {
+        time_one(&mut bf, clock, &mut f)?;
+        time_one(&mut bg, clock, &mut g)?;
+        if (rep >= 1 && start.elapsed().as_secs_f64() >= 2.0 * min_time) || rep >= 200 {
+            break;
+        }
+    }
+    Ok((bf, bg))
 }
 
 /// A warm single-thread memcpy of `src.len()` bytes (destination allocated and touched
@@ -796,23 +833,27 @@ fn time_szp<T: Wrap>(
             .map_err(e)
         })?;
         let mut dec = Vec::new();
-        let (td, _) = best_time(r.min_time, true, clock, || {
-            match path {
-                PathKind::Parallel => szp::decompress_par_into(reference, par, p, &mut dec),
-                _ => szp::decompress_path_into(reference, p, &mut dec),
-            }
-            .map_err(e)
-        })?;
         let mut v: Vec<T> = Vec::new();
-        let (tn, _) = best_time(r.min_time, true, clock, || {
-            match path {
-                PathKind::Parallel => {
-                    szp::decompress_par_into_verify(reference, par, p, &mut v, skip)
+        let (td, tn) = best_time_pair(
+            r.min_time,
+            clock,
+            || {
+                match path {
+                    PathKind::Parallel => szp::decompress_par_into(reference, par, p, &mut dec),
+                    _ => szp::decompress_path_into(reference, p, &mut dec),
                 }
-                _ => szp::decompress_path_into_verify(reference, p, &mut v, skip),
-            }
-            .map_err(e)
-        })?;
+                .map_err(e)
+            },
+            || {
+                match path {
+                    PathKind::Parallel => {
+                        szp::decompress_par_into_verify(reference, par, p, &mut v, skip)
+                    }
+                    _ => szp::decompress_path_into_verify(reference, p, &mut v, skip),
+                }
+                .map_err(e)
+            },
+        )?;
         (tc, td, tn, arch, dec)
     };
     Ok(Timed {
@@ -865,13 +906,16 @@ fn time_pernix<T: Wrap>(
                 .map_err(e)
         })?;
         let mut dec = vec![T::ZERO; values.len()];
-        let (td, _) = best_time(r.min_time, true, clock, || {
-            d.decompress_stream_into(reference, &mut dec).map_err(e)
-        })?;
-        let (tn, _) = best_time(r.min_time, true, clock, || {
-            d.decompress_stream_into_with(reference, &mut dec, Verify::Skip)
-                .map_err(e)
-        })?;
+        let mut v = vec![T::ZERO; values.len()];
+        let (td, tn) = best_time_pair(
+            r.min_time,
+            clock,
+            || d.decompress_stream_into(reference, &mut dec).map_err(e),
+            || {
+                d.decompress_stream_into_with(reference, &mut v, Verify::Skip)
+                    .map_err(e)
+            },
+        )?;
         (tc, td, tn, arch, dec)
     };
     Ok(Timed {
