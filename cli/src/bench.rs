@@ -600,24 +600,27 @@ fn time_one<R>(
     Ok(r)
 }
 
-/// [`best_time`] of two calls that take turns, one repetition each (for `2·min_time` in all):
-/// the verified and the unverified decode, so that a drift in the machine's speed (another
-/// job, the clock, the caches' state) falls on both alike and the verification cost read off
-/// their ratio comes from the same moments. Timing them one after the other moved that ratio
-/// by ±5 points between runs on a quiet machine.
-fn best_time_pair<R, S>(
+/// [`best_time`] of two calls that take turns, one repetition each (for `2·min_time` in all),
+/// both writing into `buf`: the verified and the unverified decode, so that a drift in the
+/// machine's speed (another job, the clock, the caches' state) falls on both alike and the
+/// verification cost read off their ratio comes from the same moments. Timing them one after
+/// the other moved that ratio by ±5 points between runs on a quiet machine. One output buffer
+/// for both keeps the working set of a single decode (two 64 MiB outputs taking turns fall out
+/// of a large L3 that one stays partly in, and the figures would no longer compare with M).
+fn best_time_pair<B, R, S>(
     min_time: f64,
     clock: Cpu,
-    mut f: impl FnMut() -> Result<R, Fail>,
-    mut g: impl FnMut() -> Result<S, Fail>,
+    buf: &mut B,
+    mut f: impl FnMut(&mut B) -> Result<R, Fail>,
+    mut g: impl FnMut(&mut B) -> Result<S, Fail>,
 ) -> Result<(Secs, Secs), Fail> {
-    f()?;
-    g()?; // warm-up of both
+    f(buf)?;
+    g(buf)?; // warm-up of both
     let start = Instant::now();
     let (mut bf, mut bg) = (Secs::NEVER, Secs::NEVER);
     for rep in 0.. {
-        time_one(&mut bf, clock, &mut f)?;
-        time_one(&mut bg, clock, &mut g)?;
+        time_one(&mut bf, clock, &mut || f(buf))?;
+        time_one(&mut bg, clock, &mut || g(buf))?;
         if (rep >= 1 && start.elapsed().as_secs_f64() >= 2.0 * min_time) || rep >= 200 {
             break;
         }
@@ -832,24 +835,25 @@ fn time_szp<T: Wrap>(
             }
             .map_err(e)
         })?;
-        let mut dec = Vec::new();
-        let mut v: Vec<T> = Vec::new();
-        let (td, tn) = best_time_pair(
+        let mut dec: Vec<T> = Vec::new();
+        // The verified decode runs last (the pair's order), so `dec` ends with its values.
+        let (tn, td) = best_time_pair(
             r.min_time,
             clock,
-            || {
+            &mut dec,
+            |v| {
                 match path {
-                    PathKind::Parallel => szp::decompress_par_into(reference, par, p, &mut dec),
-                    _ => szp::decompress_path_into(reference, p, &mut dec),
+                    PathKind::Parallel => {
+                        szp::decompress_par_into_verify(reference, par, p, v, skip)
+                    }
+                    _ => szp::decompress_path_into_verify(reference, p, v, skip),
                 }
                 .map_err(e)
             },
-            || {
+            |d| {
                 match path {
-                    PathKind::Parallel => {
-                        szp::decompress_par_into_verify(reference, par, p, &mut v, skip)
-                    }
-                    _ => szp::decompress_path_into_verify(reference, p, &mut v, skip),
+                    PathKind::Parallel => szp::decompress_par_into(reference, par, p, d),
+                    _ => szp::decompress_path_into(reference, p, d),
                 }
                 .map_err(e)
             },
@@ -906,15 +910,16 @@ fn time_pernix<T: Wrap>(
                 .map_err(e)
         })?;
         let mut dec = vec![T::ZERO; values.len()];
-        let mut v = vec![T::ZERO; values.len()];
-        let (td, tn) = best_time_pair(
+        // The verified decode runs last (the pair's order), so `dec` ends with its values.
+        let (tn, td) = best_time_pair(
             r.min_time,
             clock,
-            || d.decompress_stream_into(reference, &mut dec).map_err(e),
-            || {
-                d.decompress_stream_into_with(reference, &mut v, Verify::Skip)
+            &mut dec,
+            |v| {
+                d.decompress_stream_into_with(reference, v, Verify::Skip)
                     .map_err(e)
             },
+            |v| d.decompress_stream_into(reference, v).map_err(e),
         )?;
         (tc, td, tn, arch, dec)
     };
