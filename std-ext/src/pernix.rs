@@ -781,7 +781,7 @@ fn decompress_units<T: Element>(
         let (frames, sum) = unit_bytes.split_at(split);
         // Decode first, then checksum the chunk while its bytes are still in cache: a CRC pass
         // ahead of the decode reads the chunk from memory with nothing to overlap that wait
-        // (25 % of a verified decode at N = 8 on Sapphire Rapids, against 5 % this way;
+        // (on Sapphire Rapids it then ran at memory speed, not at its ~90 GB/s in cache;
         // BENCHMARKS.md, ninth session). Any bytes decode safely (fixed-size frames, every
         // scale checked), a mismatch still fails the call, and it is reported ahead of what
         // the decoder found, which it explains.
