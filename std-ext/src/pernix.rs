@@ -1089,6 +1089,25 @@ mod tests {
         let y: Vec<f32> = d.decompress_stream_with(&flip, Verify::Skip).unwrap();
         assert_eq!(y.len(), 100);
         assert_ne!(y, a);
+        // A chunk is decoded before its checksum is checked (from cache), but a corrupt chunk
+        // still fails as a checksum mismatch, ahead of what the decoder itself rejects (here a
+        // NaN scale in the second frame); without verification the scale is the error.
+        let mut nan = s.clone();
+        let fr1 = StreamHeader::check(&s, Verify::Checksums)
+            .unwrap()
+            .header_len()
+            + 4
+            + 64;
+        nan[fr1..fr1 + 4].copy_from_slice(&f32::NAN.to_bits().to_le_bytes());
+        let e = decompress_vec::<f32>(&nan).unwrap_err();
+        assert!(
+            e.to_string().contains("checksum mismatch in chunk 0"),
+            "{e}"
+        );
+        let e = d
+            .decompress_stream_with::<f32>(&nan, Verify::Skip)
+            .unwrap_err();
+        assert!(e.to_string().contains("block 1 has scale"), "{e}");
         // a header flip under Verify::Skip is still checked structurally
         let mut hflip = s.clone();
         hflip[17] ^= 1; // n + 256: more blocks than the bytes hold
