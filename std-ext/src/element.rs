@@ -78,6 +78,9 @@ pub trait Element: PernixFloat + SzpFloat + Send + Sync + fmt::Debug + sealed::S
     /// The largest magnitude of `values` (`0` for an empty slice), or `None` if any value is
     /// NaN or infinite. One branch-free pass over the IEEE bits (it vectorizes).
     fn max_abs_finite(values: &[Self]) -> Option<Self>;
+    /// `out[i] = values[i] · factor`, one IEEE multiply each (it vectorizes); `out` as long as
+    /// `values`.
+    fn scale_into(values: &[Self], factor: Self, out: &mut [Self]);
 }
 
 macro_rules! impl_element {
@@ -109,6 +112,12 @@ macro_rules! impl_element {
                     None
                 } else {
                     Some(<$t>::from_bits(m))
+                }
+            }
+            #[inline]
+            fn scale_into(values: &[Self], factor: Self, out: &mut [Self]) {
+                for (o, &x) in out.iter_mut().zip(values) {
+                    *o = x * factor;
                 }
             }
         }

@@ -613,8 +613,18 @@ pub fn block_scales<T: Element>(bmax: T, bits: BitWidth) -> std::result::Result<
             .all(|&x| T::dequantize(x.quantize(inv, lo, hi), s).is_finite()),
         _ => true, // the subnormal case below
     };
+    // Below T::MAX / 4 no code decodes past T::MAX: |code| <= 2^(N-1) <= 2·levels (N > 1;
+    // codes 0..=1 for N = 1), so |code · scale| <= 2·bmax·(1 + ε)² < T::MAX. The check (two
+    // quantize/dequantize round trips) is for blocks near the top of the range only; skipping
+    // it elsewhere took most of the per-frame cost of stream compression.
+    let quarter_max = if T::BYTES == 4 {
+        0x7E7F_FFFF
+    } else {
+        0x7FCF_FFFF_FFFF_FFFF
+    };
+    let near_max = bmax.to_bits_u64() > quarter_max;
     let mut steps = 0;
-    while !decodes_finitely(scale) {
+    while near_max && !decodes_finitely(scale) {
         // one ulp down (scale is finite and > 0 here); one or two steps suffice in practice
         scale = T::from_bits_u64(scale.to_bits_u64() - 1);
         steps += 1;
@@ -644,8 +654,31 @@ pub fn block_error_bound<T: Element>(scale: T, bits: BitWidth) -> f64 {
     main + 2.0 * eps * s * levels
 }
 
+/// The reused buffers of [`compress_frames`] (one per task, not per chunk): the values of the
+/// whole frames times their inverse scales, and their blocks as one run.
+struct FrameScratch<T> {
+    scaled: Vec<T>,
+    blocks: Vec<u8>,
+}
+
+impl<T> FrameScratch<T> {
+    fn new() -> Self {
+        FrameScratch {
+            scaled: Vec::new(),
+            blocks: Vec::new(),
+        }
+    }
+}
+
 /// Frames (scale + block) of `input` into `out` (`ceil(len / E)` frames); `first_index` is the
 /// global index of `input[0]` (for error messages).
+///
+/// Every frame has its own scale, yet the whole frames go through the kernel as one block run:
+/// each frame's values are multiplied by its inverse scale first, then compressed with the
+/// inverse scale 1. That is the same bytes, since every kernel quantizes `x · inv` with one
+/// IEEE multiply (`PernixFloat::quantize`) and `(x · inv) · 1 = x · inv` exactly, NaN and ±inf
+/// included. One run call instead of one call per 64-byte frame: the per-call setup dominated
+/// (BENCHMARKS.md, ninth session). The scalar backend keeps one call per frame.
 fn compress_frames<T: Element>(
     kernel: &CoreDispatcher,
     bits: BitWidth,
@@ -653,26 +686,69 @@ fn compress_frames<T: Element>(
     input: &[T],
     first_index: usize,
     out: &mut [u8],
+    scratch: &mut FrameScratch<T>,
 ) -> FzResult<()> {
     let e = elements_per_block(bits, bs);
     let frame = T::BYTES + bs.bytes();
-    for (k, (vals, fr)) in input.chunks(e).zip(out.chunks_exact_mut(frame)).enumerate() {
+    let scale_of = |k: usize, vals: &[T]| {
         let Some(bmax) = T::max_abs_finite(vals) else {
             let j = vals.iter().position(|v| !v.is_finite()).unwrap_or(0);
             return Err(FzError::NonFinite {
                 index: first_index + k * e + j,
             });
         };
-        let (scale, inv) = block_scales(bmax, bits)?;
+        block_scales(bmax, bits)
+    };
+    let whole = (input.len() / e).min(out.len() / frame);
+    let (body, tail) = input.split_at(whole * e);
+    let (head, rest) = out.split_at_mut(whole * frame);
+    if kernel.backend() == Backend::Fallback {
+        // The scalar kernel has no per-call setup to save, and the extra pass would cost it
+        // (0.83x at N = 4): one block per frame.
+        for (k, (vals, fr)) in body
+            .chunks_exact(e)
+            .zip(head.chunks_exact_mut(frame))
+            .enumerate()
+        {
+            let (scale, inv) = scale_of(k, vals)?;
+            let (s, blk) = fr.split_at_mut(T::BYTES);
+            scale.write_le(s);
+            kernel.compress_block(bits, bs, vals, inv, blk)?;
+        }
+    } else if whole > 0 {
+        let scaled = &mut scratch.scaled;
+        scaled.resize(body.len(), T::ZERO);
+        for (k, ((vals, sv), fr)) in body
+            .chunks_exact(e)
+            .zip(scaled.chunks_exact_mut(e))
+            .zip(head.chunks_exact_mut(frame))
+            .enumerate()
+        {
+            let (scale, inv) = scale_of(k, vals)?;
+            scale.write_le(fr);
+            T::scale_into(vals, inv, sv);
+        }
+        let blocks = &mut scratch.blocks;
+        blocks.resize(whole * bs.bytes(), 0);
+        kernel.compress_run(Run::new(bits, bs, whole), scaled, T::ONE, blocks)?;
+        for (blk, fr) in blocks
+            .chunks_exact(bs.bytes())
+            .zip(head.chunks_exact_mut(frame))
+        {
+            fr[T::BYTES..].copy_from_slice(blk);
+        }
+    }
+    if !tail.is_empty() {
+        // The last, partial frame: zero-padded to a whole block.
+        let Some(fr) = rest.get_mut(..frame) else {
+            return Err(FzError::InvalidArgument("stream buffer too short".into()));
+        };
+        let (scale, inv) = scale_of(whole, tail)?;
         let (s, blk) = fr.split_at_mut(T::BYTES);
         scale.write_le(s);
-        if vals.len() == e {
-            kernel.compress_block(bits, bs, vals, inv, blk)?;
-        } else {
-            let mut tmp = vec![T::ZERO; e];
-            tmp[..vals.len()].copy_from_slice(vals);
-            kernel.compress_block(bits, bs, &tmp, inv, blk)?;
-        }
+        let mut tmp = vec![T::ZERO; e];
+        tmp[..tail.len()].copy_from_slice(tail);
+        kernel.compress_block(bits, bs, &tmp, inv, blk)?;
     }
     Ok(())
 }
@@ -745,6 +821,7 @@ fn compress_units<T: Element>(
     let ul = h.unit_len().unwrap_or(usize::MAX);
     let e = h.elements_per_block();
     let sl = h.unit_sum_len();
+    let mut scratch = FrameScratch::new();
     for (k, (vals, dst)) in input.chunks(uv).zip(out.chunks_mut(ul)).enumerate() {
         let unit = first_unit + k;
         let frames_len = vals.len().div_ceil(e) * h.frame_len();
@@ -752,7 +829,8 @@ fn compress_units<T: Element>(
             return Err(FzError::InvalidArgument("stream buffer too short".into()));
         };
         let (frames, sum) = dst.split_at_mut(frames_len);
-        compress_frames(kernel, h.bits, h.block_size, vals, unit * uv, frames)?;
+        let bs = h.block_size;
+        compress_frames(kernel, h.bits, bs, vals, unit * uv, frames, &mut scratch)?;
         if sl > 0 {
             sum.copy_from_slice(&unit_sum(unit as u64, frames).to_le_bytes());
         }
@@ -1116,6 +1194,52 @@ mod tests {
             d.decompress_stream_with::<f32>(&hflip, Verify::Skip)
                 .is_err()
         );
+    }
+
+    /// The fast path of `block_scales`: at and just below `T::MAX / 4` (its threshold, the worst
+    /// case of the proof) and at scattered magnitudes below it, every width's extreme codes
+    /// decode finitely with the scale it returns, and that scale is `scale_from_bmax`'s own
+    /// (no step down was needed).
+    #[test]
+    fn block_scales_below_quarter_max_need_no_check() {
+        fn check<T: Element>(quarter: T) {
+            let mut b = quarter.to_bits_u64();
+            let mut samples = Vec::new();
+            for _ in 0..64 {
+                samples.push(T::from_bits_u64(b));
+                b -= 1; // the ulps just below the threshold
+            }
+            let mut b = quarter.to_bits_u64();
+            while b > (1 << (8 * T::BYTES - 12)) {
+                b -= b / 7 + 1; // then scattered down to small magnitudes
+                samples.push(T::from_bits_u64(b));
+            }
+            for n in 1..=24u8 {
+                let bits = BitWidth::new(n).unwrap();
+                let (lo, hi) = if n == 1 {
+                    (0, 1)
+                } else {
+                    (-(1i32 << (n - 1)), (1i32 << (n - 1)) - 1)
+                };
+                for &bmax in &samples {
+                    let (scale, inv) = block_scales(bmax, bits).unwrap();
+                    // (tiny maxima, whose inverse overflows, take the bmax = 0 scale)
+                    let s0 = scale_from_bmax(bmax, bits).unwrap();
+                    if matches!(inverse_scale(s0), Ok(i) if i.is_positive_finite()) {
+                        assert_eq!(scale, s0);
+                    }
+                    let neg = T::from_bits_u64(bmax.to_bits_u64() ^ (1 << (8 * T::BYTES - 1)));
+                    for x in [bmax, neg] {
+                        let y = T::dequantize(x.quantize(inv, lo, hi), scale);
+                        assert!(y.is_finite(), "N={n} bmax={bmax:?}: {y:?}");
+                    }
+                }
+            }
+        }
+        check::<f32>(f32::from_bits(0x7E7F_FFFF));
+        check::<f64>(f64::from_bits(0x7FCF_FFFF_FFFF_FFFF));
+        assert_eq!(f32::from_bits(0x7E7F_FFFF), f32::MAX / 4.0);
+        assert_eq!(f64::from_bits(0x7FCF_FFFF_FFFF_FFFF), f64::MAX / 4.0);
     }
 
     #[test]
