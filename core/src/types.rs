@@ -349,7 +349,7 @@ macro_rules! impl_float {
             #[inline(always)]
             fn quantize_bits(self, inverse_scale: Self, lo: i32, hi: i32) -> u32 {
                 let s = self * inverse_scale;
-                // std::clamp(s, lo, hi) in the element type, then NaN → 0.
+                // C++ clamp(s, lo, hi) in the element type, then NaN → 0.
                 let (lo_f, hi_f) = (lo as $t, hi as $t);
                 let c = if s < lo_f {
                     lo_f
