@@ -673,9 +673,10 @@ mod tests {
     /// fraction lies between it and ½, a value exceeds `max_abs`, or a value is NaN; a block
     /// of small fractions must not be; nothing is flagged without `strict`.
     ///
-    /// On a CPU without AVX2 + BMI2 the leaf never runs and this test returns at once; the core
-    /// links no standard library even in its tests, so the skip is printed by `tests/tests/szp_avx2.rs`
-    /// (same condition, same `cargo test` run), which also checks that the path is refused.
+    /// On a CPU without AVX2 + BMI2 the leaf never runs and this test returns at once; the
+    /// core links no standard library even in its tests, so the skip is printed by
+    /// `tests/tests/szp_avx2.rs` (same condition, same `cargo test` run), which also checks
+    /// that the path is refused.
     #[test]
     fn scan_flags_what_the_threshold_cannot_prove() {
         let Some(_token) = Bmi2::new(CpuFeatures::detect()) else {
