@@ -284,14 +284,6 @@ impl Dispatcher {
     ) -> Result<(), Error> {
         let per = (run.values_per_block(), run.block_size.bytes());
         let (input, output) = run.slices(inverse_scale, input, output, per)?;
-        // One 64-byte block (a `.pnx` frame): the AVX-512 kernel's per-call setup costs more
-        // than the AVX2 one's there (stream compress 6-40 % slower on Sapphire Rapids,
-        // BENCHMARKS.md, ninth session); longer runs keep the AVX-512 kernel.
-        #[cfg(target_arch = "x86_64")]
-        if let (Kernel::Avx512(t), 1, BlockSize::B64) = (self.kernel, run.blocks, run.block_size) {
-            t.avx2().compress(run, input, inverse_scale, output);
-            return Ok(());
-        }
         on_kernel!(self.kernel, compress(run, input, inverse_scale, output));
         Ok(())
     }
