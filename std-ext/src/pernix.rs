@@ -613,16 +613,9 @@ pub fn block_scales<T: Element>(bmax: T, bits: BitWidth) -> std::result::Result<
             .all(|&x| T::dequantize(x.quantize(inv, lo, hi), s).is_finite()),
         _ => true, // the subnormal case below
     };
-    // Below T::MAX / 4 no code decodes past T::MAX: |code| <= 2^(N-1) <= 2·levels (N > 1;
-    // codes 0..=1 for N = 1), so |code · scale| <= 2·bmax·(1 + ε)² < T::MAX. The check (two
-    // quantize/dequantize round trips) is for blocks near the top of the range only; skipping
-    // it elsewhere took most of the per-frame cost of stream compression.
-    let quarter_max = if T::BYTES == 4 {
-        0x7E7F_FFFF
-    } else {
-        0x7FCF_FFFF_FFFF_FFFF
-    };
-    let near_max = bmax.to_bits_u64() > quarter_max;
+    // The check (two quantize/dequantize round trips) is for blocks near the top of the range
+    // only; skipping it elsewhere took most of the per-frame cost of stream compression.
+    let near_max = bmax.to_bits_u64() > unchecked_bmax_limit::<T>();
     let mut steps = 0;
     while near_max && !decodes_finitely(scale) {
         // one ulp down (scale is finite and > 0 here); one or two steps suffice in practice
@@ -640,6 +633,17 @@ pub fn block_scales<T: Element>(bmax: T, bits: BitWidth) -> std::result::Result<
             let s = scale_from_bmax(T::ZERO, bits)?;
             Ok((s, inverse_scale(s)?))
         }
+    }
+}
+
+/// The IEEE bits of `T::MAX / 4`: block maxima up to it need no finiteness check in
+/// [`block_scales`]. There |code| <= 2^(N-1) <= 2·levels (N > 1; codes 0..=1 for N = 1), so
+/// |code · scale| <= 2·bmax·(1 + ε)² < T::MAX.
+fn unchecked_bmax_limit<T: Element>() -> u64 {
+    if T::BYTES == 4 {
+        0x7E7F_FFFF
+    } else {
+        0x7FCF_FFFF_FFFF_FFFF
     }
 }
 
@@ -699,23 +703,16 @@ fn compress_frames<T: Element>(
         };
         block_scales(bmax, bits)
     };
-    let whole = (input.len() / e).min(out.len() / frame);
-    let (body, tail) = input.split_at(whole * e);
-    let (head, rest) = out.split_at_mut(whole * frame);
-    if kernel.backend() == Backend::Fallback {
-        // The scalar kernel has no per-call setup to save, and the extra pass would cost it
-        // (0.83x at N = 4): one block per frame.
-        for (k, (vals, fr)) in body
-            .chunks_exact(e)
-            .zip(head.chunks_exact_mut(frame))
-            .enumerate()
-        {
-            let (scale, inv) = scale_of(k, vals)?;
-            let (s, blk) = fr.split_at_mut(T::BYTES);
-            scale.write_le(s);
-            kernel.compress_block(bits, bs, vals, inv, blk)?;
-        }
-    } else if whole > 0 {
+    // The scalar kernel has no per-call setup to save, and the extra pass would cost it
+    // (0.83x at N = 4): it takes every frame one at a time, as the last, partial frame does.
+    let batched = if kernel.backend() == Backend::Fallback {
+        0
+    } else {
+        (input.len() / e).min(out.len() / frame)
+    };
+    let (body, rest) = input.split_at(batched * e);
+    let (head, rest_out) = out.split_at_mut(batched * frame);
+    if batched > 0 {
         let scaled = &mut scratch.scaled;
         scaled.resize(body.len(), T::ZERO);
         for (k, ((vals, sv), fr)) in body
@@ -729,8 +726,8 @@ fn compress_frames<T: Element>(
             T::scale_into(vals, inv, sv);
         }
         let blocks = &mut scratch.blocks;
-        blocks.resize(whole * bs.bytes(), 0);
-        kernel.compress_run(Run::new(bits, bs, whole), scaled, T::ONE, blocks)?;
+        blocks.resize(batched * bs.bytes(), 0);
+        kernel.compress_run(Run::new(bits, bs, batched), scaled, T::ONE, blocks)?;
         for (blk, fr) in blocks
             .chunks_exact(bs.bytes())
             .zip(head.chunks_exact_mut(frame))
@@ -738,17 +735,22 @@ fn compress_frames<T: Element>(
             fr[T::BYTES..].copy_from_slice(blk);
         }
     }
-    if !tail.is_empty() {
-        // The last, partial frame: zero-padded to a whole block.
-        let Some(fr) = rest.get_mut(..frame) else {
-            return Err(FzError::InvalidArgument("stream buffer too short".into()));
-        };
-        let (scale, inv) = scale_of(whole, tail)?;
+    for (k, (vals, fr)) in rest
+        .chunks(e)
+        .zip(rest_out.chunks_exact_mut(frame))
+        .enumerate()
+    {
+        let (scale, inv) = scale_of(batched + k, vals)?;
         let (s, blk) = fr.split_at_mut(T::BYTES);
         scale.write_le(s);
-        let mut tmp = vec![T::ZERO; e];
-        tmp[..tail.len()].copy_from_slice(tail);
-        kernel.compress_block(bits, bs, &tmp, inv, blk)?;
+        if vals.len() == e {
+            kernel.compress_block(bits, bs, vals, inv, blk)?;
+        } else {
+            // The last, partial frame: zero-padded to a whole block.
+            let mut tmp = vec![T::ZERO; e];
+            tmp[..vals.len()].copy_from_slice(vals);
+            kernel.compress_block(bits, bs, &tmp, inv, blk)?;
+        }
     }
     Ok(())
 }
@@ -1196,8 +1198,8 @@ mod tests {
         );
     }
 
-    /// The fast path of `block_scales`: at and just below `T::MAX / 4` (its threshold, the worst
-    /// case of the proof) and at scattered magnitudes below it, every width's extreme codes
+    /// The fast path of `block_scales`: at and just below `unchecked_bmax_limit` (`T::MAX / 4`,
+    /// the worst case of the proof) and at scattered magnitudes below it, every width's extreme codes
     /// decode finitely with the scale it returns, and that scale is `scale_from_bmax`'s own
     /// (no step down was needed).
     #[test]
@@ -1236,10 +1238,11 @@ mod tests {
                 }
             }
         }
-        check::<f32>(f32::from_bits(0x7E7F_FFFF));
-        check::<f64>(f64::from_bits(0x7FCF_FFFF_FFFF_FFFF));
-        assert_eq!(f32::from_bits(0x7E7F_FFFF), f32::MAX / 4.0);
-        assert_eq!(f64::from_bits(0x7FCF_FFFF_FFFF_FFFF), f64::MAX / 4.0);
+        let (l32, l64) = (unchecked_bmax_limit::<f32>(), unchecked_bmax_limit::<f64>());
+        assert_eq!(f32::from_bits(l32 as u32), f32::MAX / 4.0);
+        assert_eq!(f64::from_bits(l64), f64::MAX / 4.0);
+        check::<f32>(f32::from_bits(l32 as u32));
+        check::<f64>(f64::from_bits(l64));
     }
 
     #[test]
