@@ -15,7 +15,7 @@
 use crate::arch::generic::szp::{Buffers, first_violation, pack, quantize_block};
 use crate::arch::szp::{BUF, BlockError, Quant};
 use crate::bits::{self, payload_len};
-use crate::types::SzpFloat;
+use crate::types::{DType, SzpFloat};
 
 /// What the scan of one block found.
 #[derive(Clone, Copy, Debug)]
@@ -57,6 +57,81 @@ impl ScanScalars {
             ymax,
             far: 0.5 - ymax * 7.105_427_357_601_002e-15,
         })
+    }
+}
+
+/// The threshold of the cheap strict check for elements of type `T` with `|x| <= xmax`, or
+/// `None` where it would flag more than about one value in 2^11 (then the exact per-lane check
+/// is cheaper than the fallbacks).
+///
+/// For a finite `x` with `|x| <= X`, `y = fl(x·r)`, `r = fl(1/e2)`, `q = rne(y)` and
+/// `d = |y − q|` (exact: `y − rne(y)` is representable), the reconstruction
+/// `w = T(fl(q·e2))` of [`crate::bits::reconstruct`] satisfies, with `u = 2⁻⁵³`, `u_T` the
+/// unit roundoff of `T` (`2⁻²⁴` for f32, 0 for f64) and the absolute errors of underflow:
+///
+/// ```text
+/// |x − q·e2| <= e2·d + |x|·(2u + u²) + e2·2⁻¹⁰⁷⁵         (the product and r's rounding)
+/// |q·e2 − fl(q·e2)| <= u·|q·e2| + 2⁻¹⁰⁷⁵,  |q·e2| <= X + eb + (tiny)
+/// |fl(q·e2) − w| <= u_T·|fl(q·e2)| + 2⁻¹⁵⁰                (f32 narrowing; 0 for f64)
+/// ```
+///
+/// so `|x − w| <= e2·d + K` with `K <= (X + eb)·(2⁻⁵⁰ + u_T)·(1 + 2⁻¹³) + (e2 + 1)·2⁻¹⁰²⁰
+/// + 2⁻¹⁴⁸`, the value computed below (rounded up by its own 1.0001 factors). Then
+/// `d <= safe = fl(fl(bound − K)/e2)·(1 − 2⁻⁴⁰) < (bound − K)/e2` gives `|x − w| <= bound`,
+/// and `fl(|x − w|) <= bound` (rounding is monotone and `bound` is an f64): the spec's check
+/// passes. Lanes with `|x| > X` or non-finite `x` are flagged by the loop's compare, so an
+/// input that breaks the plan's `max_abs` still reaches the exact check.
+pub(crate) fn strict_by_fraction<T: SzpFloat>(
+    eb: f64,
+    e2: f64,
+    bound: f64,
+    xmax: f64,
+) -> Option<(f64, f64)> {
+    let ut = match T::DTYPE {
+        DType::F32 => 5.960_464_477_539_063e-8, // 2^-24
+        DType::F64 => 0.0,
+    };
+    let rel = 8.881_784_197_001_252e-16 + ut * 1.0001; // 2^-50 + u_T
+    let tiny = (e2 + 1.0) * 8.900_295_434_028_806e-308 + 3.5e-45; // (e2+1)·2^-1020 + 2^-148
+    let k = (xmax + eb) * 1.0001 * rel * 1.0001 + tiny;
+    let safe = (bound - k) / e2 * (1.0 - 9.094_947_017_729_282e-13); // (1 − 2^-40)
+    // Flag at most ~2^-11 of the values (a fraction lands in [safe, ½] with probability
+    // about 2·(½ − safe) on rough data).
+    (safe.is_finite() && xmax.is_finite() && safe >= 0.5 - 2.441_406_25e-4).then_some((safe, xmax))
+}
+
+/// The cheap strict check of a strict plan for each element type (see
+/// [`strict_by_fraction`]): `Some((safe, xmax))` when every lane with `|x| <= xmax` and
+/// `|y − rne(y)| <= safe` provably meets the bound, so a leaf's loop compares only those two
+/// (the exact check then runs only on flagged blocks); `None` (or a plan that is not strict):
+/// the loop reconstructs every lane. Made before the element type is known.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Cheap {
+    f32: Option<(f64, f64)>,
+    f64: Option<(f64, f64)>,
+}
+
+impl Cheap {
+    /// The thresholds of quantizer `eb` (`e2 = 2·eb`), `bound` and `|x| <= max_abs`.
+    #[inline]
+    pub(crate) fn new(strict: bool, eb: f64, e2: f64, bound: f64, max_abs: f64) -> Cheap {
+        Cheap {
+            f32: strict
+                .then(|| strict_by_fraction::<f32>(eb, e2, bound, max_abs))
+                .flatten(),
+            f64: strict
+                .then(|| strict_by_fraction::<f64>(eb, e2, bound, max_abs))
+                .flatten(),
+        }
+    }
+
+    /// The threshold for elements of type `T`.
+    #[inline(always)]
+    pub(crate) fn of<T: SzpFloat>(self) -> Option<(f64, f64)> {
+        match T::DTYPE {
+            DType::F32 => self.f32,
+            DType::F64 => self.f64,
+        }
     }
 }
 
@@ -277,3 +352,146 @@ macro_rules! scan_kernel_methods {
     };
 }
 pub(crate) use scan_kernel_methods;
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::{ScanResult, strict_by_fraction};
+    use crate::bits::misses;
+    use crate::types::SzpFloat;
+
+    /// Round to nearest, ties to even, for `|y| < 2^52` (as `vroundpd` does).
+    fn rne(y: f64) -> f64 {
+        const B: f64 = 4_503_599_627_370_496.0; // 2^52
+        if y >= 0.0 {
+            (y + B) - B
+        } else {
+            -((-y + B) - B)
+        }
+    }
+
+    /// The proof of [`strict_by_fraction`] checked on samples: wherever the threshold applies,
+    /// every `x` with `|x| <= xmax` whose fraction is within it passes the spec's exact check,
+    /// near ties (the worst case) and at the largest magnitude included; and the threshold
+    /// does apply at the usual bounds (else the fast loop never runs).
+    fn sound<T: SzpFloat>(seed: u64, rel_lo: i32, rel_hi: i32) {
+        let mut s = seed;
+        let mut next = move || {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            s
+        };
+        let (mut applied, mut near) = (0u32, 0u32);
+        for _ in 0..4000 {
+            let xmax = f64::from_bits(((next() % 80 + 983) << 52) | (next() >> 12)); // 2^-40..2^40
+            let k = rel_lo + (next() % (rel_hi - rel_lo) as u64) as i32;
+            let eb = xmax * 2f64.powi(-k) * (1.0 + (next() >> 11) as f64 / 2f64.powi(53));
+            // The untightened bound (the threshold's worst case) or a tightened quantizer.
+            let bound = if next() & 1 == 0 {
+                eb
+            } else {
+                eb * (1.0 + 2f64.powi(-20))
+            };
+            let e2 = 2.0 * eb;
+            let r = 1.0 / e2;
+            let Some((safe, xm)) = strict_by_fraction::<T>(eb, e2, bound, xmax) else {
+                continue;
+            };
+            applied += 1;
+            let top = ((xmax * r) as u64) as f64;
+            for j in 0..64 {
+                // Levels spread up to the largest; the fraction just below a tie.
+                let lvl = if j == 0 {
+                    top - 1.0
+                } else {
+                    (((next() >> 11) as f64 / 2f64.powi(53) * top) as u64) as f64
+                };
+                let t = (next() >> 11) as f64 / 2f64.powi(53) * 2f64.powi(-((next() % 40) as i32));
+                let sign = if next() & 1 == 0 { 1.0 } else { -1.0 };
+                let x = T::from_f64(sign * (lvl + 0.5 - t) * e2);
+                let xf = x.to_f64();
+                if xf.abs() > xm {
+                    continue;
+                }
+                let y = xf * r;
+                let q = rne(y);
+                if (y - q).abs() <= safe {
+                    near += u32::from((y - q).abs() > 0.49);
+                    assert!(
+                        !misses(x, q as i64, eb, bound),
+                        "x {xf:e} eb {eb:e} bound {bound:e} safe {safe} xmax {xmax:e}"
+                    );
+                }
+            }
+        }
+        assert!(
+            applied > 1000,
+            "the threshold applied to only {applied} of 4000 plans"
+        );
+        assert!(
+            near > 1000,
+            "only {near} samples near a tie within the threshold"
+        );
+    }
+
+    #[test]
+    fn fraction_threshold_is_sound_f32() {
+        // Bounds from 2^-6 to 2^-21 of the magnitude (f32 precision is 2^-24).
+        sound::<f32>(0x9E37_79B9_7F4A_7C15, 6, 22);
+    }
+
+    #[test]
+    fn fraction_threshold_is_sound_f64() {
+        sound::<f64>(0xD1B5_4A32_D192_ED03, 6, 40);
+    }
+
+    /// The loop's side of the cheap check, where the public API cannot reach it (the planner's
+    /// tightened quantizer keeps the threshold above ½), for a leaf whose `scan(eb, strict,
+    /// xmax, block)` scans a 16-value f32 block from seed 0 with bound = quantizer `eb` and
+    /// returns its f32 threshold and the result: with an untightened bound the threshold is
+    /// just below ½, and a block must be flagged for the exact check when a fraction lies
+    /// between it and ½, a value exceeds `max_abs`, or a value is NaN or infinite (at any
+    /// lane, the last included); a block of small fractions must not be; nothing is flagged
+    /// without `strict`.
+    pub(crate) fn threshold_flags(
+        scan: impl Fn(f64, bool, f64, &[f32]) -> (Option<(f64, f64)>, ScanResult),
+    ) {
+        let (eb, xmax) = (1e-3, 4.0);
+        let (cheap, _) = scan(eb, true, xmax, &[0.0; 16]);
+        let (safe, _) = cheap.expect("the cheap check applies");
+        assert!(safe < 0.5 && safe > 0.5 - 1e-3, "threshold {safe}");
+        let base: [f32; 16] = core::array::from_fn(|i| (i as f32 * 3.0 + 0.1) * 0.002);
+        let (_, r) = scan(eb, true, xmax, &base);
+        assert!(
+            !r.violation && !r.near_tie,
+            "small fractions flagged: {r:?}"
+        );
+        for k in [5, 15] {
+            // A fraction of 0.49995: above the threshold, below the tie test's.
+            let mut b = base;
+            b[k] = (7.0 + 0.49995) * 0.002;
+            let (_, r) = scan(eb, true, xmax, &b);
+            assert!(
+                r.violation && !r.near_tie,
+                "fraction past the threshold at {k}: {r:?}"
+            );
+            let (_, r) = scan(eb, false, xmax, &b);
+            assert!(!r.violation, "flagged without strict");
+        }
+        for (x, what) in [
+            (4.5f32, "above max_abs"),
+            (-4.5, "below -max_abs"),
+            (f32::NAN, "NaN"),
+            (f32::INFINITY, "inf"),
+        ] {
+            for k in [0, 11, 15] {
+                let mut b = base;
+                b[k] = x;
+                assert!(
+                    scan(eb, true, xmax, &b).1.violation,
+                    "{what} at {k} not flagged"
+                );
+            }
+        }
+    }
+}

@@ -7,7 +7,7 @@
 //!   scan only runs when `max|y| < 2²⁹`), the delta against the previous step's last level
 //!   (`vpermd` + `vpblendd`), zigzag, an OR-reduction for the width, the zigzagged values
 //!   stored as u32 to a block buffer, and — for strict plans — the strict check, all
-//!   branch-free. Where [`strict_by_fraction`] proves it (every strict plan at the usual bounds:
+//!   branch-free. Where `strict_by_fraction` (`x86_64/szp.rs`) proves it (every strict plan at the usual bounds:
 //!   the planner's tightened quantizer leaves the margin), the check is `|x| ≤ max_abs` per
 //!   lane plus the block's largest rounding fraction against a proven threshold, and a flagged
 //!   block gets the exact check; otherwise the loop reconstructs every lane,
@@ -40,7 +40,8 @@ use super::pernix::{assemble, lane_mask, put_group, setup, unpack_at};
 use crate::arch::szp::{BUF, Quant, Stats, SzpKernel};
 use crate::arch::x86_64::Bmi2;
 use crate::arch::x86_64::szp::{
-    Enc, ScanResult, ScanScalars, Scratch, decodes, each_step, exact_on_tie, scan_kernel_methods,
+    Cheap, Enc, ScanResult, ScanScalars, Scratch, decodes, each_step, exact_on_tie,
+    scan_kernel_methods,
 };
 use crate::arch::x86_64::tables::Y256_TABLES;
 use crate::bits::payload_len;
@@ -64,14 +65,8 @@ pub(crate) struct Scan {
     bound: f64,
     /// Whether to check reconstructions.
     strict: bool,
-    /// The cheap strict check of a strict plan (see [`strict_by_fraction`]): `Some((safe, xmax))` when every
-    /// lane with `|x| <= xmax` and `|y − rne(y)| <= safe` provably meets the bound, so the
-    /// loop compares only those two (the exact check then runs only on flagged blocks);
-    /// `None`: the loop reconstructs every lane. For f32 elements (the invariants are made
-    /// before the element type is known).
-    cheap32: Option<(f64, f64)>,
-    /// The same for f64 elements.
-    cheap64: Option<(f64, f64)>,
+    /// The cheap strict check, per element type.
+    cheap: Cheap,
 }
 
 impl Scan {
@@ -87,49 +82,9 @@ impl Scan {
             far: p.far,
             bound,
             strict,
-            cheap32: strict
-                .then(|| strict_by_fraction::<f32>(eb, p.e2, bound, max_abs))
-                .flatten(),
-            cheap64: strict
-                .then(|| strict_by_fraction::<f64>(eb, p.e2, bound, max_abs))
-                .flatten(),
+            cheap: Cheap::new(strict, eb, p.e2, bound, max_abs),
         })
     }
-}
-
-/// The threshold of the cheap strict check for elements of type `T` with `|x| <= xmax`, or
-/// `None` where it would flag more than about one value in 2^11 (then the exact per-lane check
-/// is cheaper than the fallbacks).
-///
-/// For a finite `x` with `|x| <= X`, `y = fl(x·r)`, `r = fl(1/e2)`, `q = rne(y)` and
-/// `d = |y − q|` (exact: `y − rne(y)` is representable), the reconstruction
-/// `w = T(fl(q·e2))` of [`crate::bits::reconstruct`] satisfies, with `u = 2⁻⁵³`, `u_T` the
-/// unit roundoff of `T` (`2⁻²⁴` for f32, 0 for f64) and the absolute errors of underflow:
-///
-/// ```text
-/// |x − q·e2| <= e2·d + |x|·(2u + u²) + e2·2⁻¹⁰⁷⁵         (the product and r's rounding)
-/// |q·e2 − fl(q·e2)| <= u·|q·e2| + 2⁻¹⁰⁷⁵,  |q·e2| <= X + eb + (tiny)
-/// |fl(q·e2) − w| <= u_T·|fl(q·e2)| + 2⁻¹⁵⁰                (f32 narrowing; 0 for f64)
-/// ```
-///
-/// so `|x − w| <= e2·d + K` with `K <= (X + eb)·(2⁻⁵⁰ + u_T)·(1 + 2⁻¹³) + (e2 + 1)·2⁻¹⁰²⁰
-/// + 2⁻¹⁴⁸`, the value computed below (rounded up by its own 1.0001 factors). Then
-/// `d <= safe = fl(fl(bound − K)/e2)·(1 − 2⁻⁴⁰) < (bound − K)/e2` gives `|x − w| <= bound`,
-/// and `fl(|x − w|) <= bound` (rounding is monotone and `bound` is an f64): the spec's check
-/// passes. Lanes with `|x| > X` or non-finite `x` are flagged by the loop's compare, so an
-/// input that breaks the plan's `max_abs` still reaches the exact check.
-fn strict_by_fraction<T: SzpFloat>(eb: f64, e2: f64, bound: f64, xmax: f64) -> Option<(f64, f64)> {
-    let ut = match T::DTYPE {
-        DType::F32 => 5.960_464_477_539_063e-8, // 2^-24
-        DType::F64 => 0.0,
-    };
-    let rel = 8.881_784_197_001_252e-16 + ut * 1.0001; // 2^-50 + u_T
-    let tiny = (e2 + 1.0) * 8.900_295_434_028_806e-308 + 3.5e-45; // (e2+1)·2^-1020 + 2^-148
-    let k = (xmax + eb) * 1.0001 * rel * 1.0001 + tiny;
-    let safe = (bound - k) / e2 * (1.0 - 9.094_947_017_729_282e-13); // (1 − 2^-40)
-    // Flag at most ~2^-11 of the values (a fraction lands in [safe, ½] with probability
-    // about 2·(½ − safe) on rough data).
-    (safe.is_finite() && xmax.is_finite() && safe >= 0.5 - 2.441_406_25e-4).then_some((safe, xmax))
 }
 
 /// The masks of `vmaskmovpd` for the first `r < 8` of 8 f64 lanes held in two vectors.
@@ -229,10 +184,7 @@ fn scan_block<T: SzpFloat>(s: &Scan, block: &[T], seed: i32, u: &mut [u32]) -> S
     let mut any = _mm256_setzero_si256();
     let mut frac = _mm256_setzero_pd();
     let mut bad = _mm256_setzero_pd();
-    let cheap_t = match T::DTYPE {
-        DType::F32 => s.cheap32,
-        DType::F64 => s.cheap64,
-    };
+    let cheap_t = s.cheap.of::<T>();
     let (cheap, full) = (cheap_t.is_some(), s.strict && cheap_t.is_none());
     let (safe, xmax) = cheap_t.unwrap_or((0.0, 0.0));
     let xmax = _mm256_set1_pd(xmax);
@@ -575,103 +527,12 @@ impl SzpKernel for Bmi2 {
 
 #[cfg(test)]
 mod tests {
-    use super::{Scan, scan_block, strict_by_fraction};
+    use super::{Scan, scan_block};
     use crate::arch::CpuFeatures;
     use crate::arch::x86_64::Bmi2;
-    use crate::bits::misses;
-    use crate::types::SzpFloat;
+    use crate::arch::x86_64::szp::tests::threshold_flags;
 
-    /// Round to nearest, ties to even, for `|y| < 2^52` (as `vroundpd` does).
-    fn rne(y: f64) -> f64 {
-        const B: f64 = 4_503_599_627_370_496.0; // 2^52
-        if y >= 0.0 {
-            (y + B) - B
-        } else {
-            -((-y + B) - B)
-        }
-    }
-
-    /// The proof of [`strict_by_fraction`] checked on samples: wherever the threshold applies,
-    /// every `x` with `|x| <= xmax` whose fraction is within it passes the spec's exact check,
-    /// near ties (the worst case) and at the largest magnitude included; and the threshold
-    /// does apply at the usual bounds (else the fast loop never runs).
-    fn sound<T: SzpFloat>(seed: u64, rel_lo: i32, rel_hi: i32) {
-        let mut s = seed;
-        let mut next = move || {
-            s ^= s << 13;
-            s ^= s >> 7;
-            s ^= s << 17;
-            s
-        };
-        let (mut applied, mut near) = (0u32, 0u32);
-        for _ in 0..4000 {
-            let xmax = f64::from_bits(((next() % 80 + 983) << 52) | (next() >> 12)); // 2^-40..2^40
-            let k = rel_lo + (next() % (rel_hi - rel_lo) as u64) as i32;
-            let eb = xmax * 2f64.powi(-k) * (1.0 + (next() >> 11) as f64 / 2f64.powi(53));
-            // The untightened bound (the threshold's worst case) or a tightened quantizer.
-            let bound = if next() & 1 == 0 {
-                eb
-            } else {
-                eb * (1.0 + 2f64.powi(-20))
-            };
-            let e2 = 2.0 * eb;
-            let r = 1.0 / e2;
-            let Some((safe, xm)) = strict_by_fraction::<T>(eb, e2, bound, xmax) else {
-                continue;
-            };
-            applied += 1;
-            let top = ((xmax * r) as u64) as f64;
-            for j in 0..64 {
-                // Levels spread up to the largest; the fraction just below a tie.
-                let lvl = if j == 0 {
-                    top - 1.0
-                } else {
-                    (((next() >> 11) as f64 / 2f64.powi(53) * top) as u64) as f64
-                };
-                let t = (next() >> 11) as f64 / 2f64.powi(53) * 2f64.powi(-((next() % 40) as i32));
-                let sign = if next() & 1 == 0 { 1.0 } else { -1.0 };
-                let x = T::from_f64(sign * (lvl + 0.5 - t) * e2);
-                let xf = x.to_f64();
-                if xf.abs() > xm {
-                    continue;
-                }
-                let y = xf * r;
-                let q = rne(y);
-                if (y - q).abs() <= safe {
-                    near += u32::from((y - q).abs() > 0.49);
-                    assert!(
-                        !misses(x, q as i64, eb, bound),
-                        "x {xf:e} eb {eb:e} bound {bound:e} safe {safe} xmax {xmax:e}"
-                    );
-                }
-            }
-        }
-        assert!(
-            applied > 1000,
-            "the threshold applied to only {applied} of 4000 plans"
-        );
-        assert!(
-            near > 1000,
-            "only {near} samples near a tie within the threshold"
-        );
-    }
-
-    #[test]
-    fn fraction_threshold_is_sound_f32() {
-        // Bounds from 2^-6 to 2^-21 of the magnitude (f32 precision is 2^-24).
-        sound::<f32>(0x9E37_79B9_7F4A_7C15, 6, 22);
-    }
-
-    #[test]
-    fn fraction_threshold_is_sound_f64() {
-        sound::<f64>(0xD1B5_4A32_D192_ED03, 6, 40);
-    }
-
-    /// The loop's side of the cheap check, where the public API cannot reach it (the planner's
-    /// tightened quantizer keeps the threshold above ½): with an untightened bound the
-    /// threshold is just below ½, and a block must be flagged for the exact check when a
-    /// fraction lies between it and ½, a value exceeds `max_abs`, or a value is NaN; a block
-    /// of small fractions must not be; nothing is flagged without `strict`.
+    /// The loop's side of the cheap check (`x86_64::szp::tests::threshold_flags`).
     ///
     /// On a CPU without AVX2 + BMI2 the leaf never runs and this test returns at once; the
     /// core links no standard library even in its tests, so the skip is printed by
@@ -682,35 +543,12 @@ mod tests {
         let Some(_token) = Bmi2::new(CpuFeatures::detect()) else {
             return;
         };
-        let (eb, xmax) = (1e-3, 4.0);
-        let sc = Scan::new(eb, eb, true, xmax).expect("scan invariants");
-        let (safe, _) = sc.cheap32.expect("the cheap check applies");
-        assert!(safe < 0.5 && safe > 0.5 - 1e-3, "threshold {safe}");
-        let scan = |sc: &Scan, block: &[f32]| {
+        threshold_flags(|eb, strict, xmax, block| {
+            let sc = Scan::new(eb, eb, strict, xmax).expect("scan invariants");
             let mut u = [0u32; 16];
             // SAFETY: the token above proves AVX2 and BMI2.
-            unsafe { scan_block(sc, block, 0, &mut u) }
-        };
-        let base: [f32; 16] = core::array::from_fn(|i| (i as f32 * 3.0 + 0.1) * 0.002);
-        let r = scan(&sc, &base);
-        assert!(
-            !r.violation && !r.near_tie,
-            "small fractions flagged: {r:?}"
-        );
-        // A fraction of 0.49995: above the threshold, below the tie test's.
-        let mut b = base;
-        b[5] = (7.0 + 0.49995) * 0.002;
-        let r = scan(&sc, &b);
-        assert!(
-            r.violation && !r.near_tie,
-            "fraction past the threshold: {r:?}"
-        );
-        let lax = Scan::new(eb, eb, false, xmax).expect("scan invariants");
-        assert!(!scan(&lax, &b).violation, "flagged without strict");
-        for (x, what) in [(4.5f32, "above max_abs"), (f32::NAN, "NaN")] {
-            let mut b = base;
-            b[11] = x;
-            assert!(scan(&sc, &b).violation, "{what} not flagged");
-        }
+            let r = unsafe { scan_block(&sc, block, 0, &mut u) };
+            (sc.cheap.of::<f32>(), r)
+        });
     }
 }

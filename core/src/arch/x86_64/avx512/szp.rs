@@ -2,13 +2,24 @@
 //! [`Avx512Vbmi`]).
 //!
 //! * **Block scan** (compress): 16 values per step as two vectors of 8 f64 lanes: `y = x·r`
-//!   (`r = 1/(2·eb)`), `q = rne(y)` (`vrndscalepd`), the delta against the previous step's
-//!   levels (`valignq`), zigzag, an OR-reduction for the width, the zigzagged values stored to
-//!   a block buffer, and — for strict plans — the reconstruction check `|x − T(q·2eb)| ≤ bound`,
-//!   all branch-free. Round-half-even and the spec's round-half-away from zero of the exact
-//!   quotient `x/(2·eb)` can only disagree near a tie; a lane whose fractional part is within
-//!   `2⁻⁴⁷·max|y|` of ½ flags its block, which is then redone by the exact portable kernel
-//!   (`quantize_block`), so the levels are always the spec's.
+//!   (`r = 1/(2·eb)`), `q = rne(y)` converted straight to integers (`vcvtpd2dq`/`vcvtpd2qq`
+//!   with embedded round-to-nearest-even), the delta against the previous step's levels
+//!   (`valignd`/`valignq`), zigzag, an OR-reduction for the width, the zigzagged values stored
+//!   to a block buffer, and the block's largest rounding fraction `|y − rne(y)|` (`vreducepd`,
+//!   then `vrangepd` as a max of magnitudes), all branch-free. Round-half-even and the spec's
+//!   round-half-away from zero of the exact quotient `x/(2·eb)` can only disagree near a tie:
+//!   a block whose largest fraction is within `2⁻⁴⁷·max|y|` of ½ is redone by the exact
+//!   portable kernel (`quantize_block`), so the levels are always the spec's.
+//! * **Strict check** (strict plans), as in the AVX2 leaf: where `strict_by_fraction`
+//!   (`x86_64/szp.rs`) proves it — every strict plan at the usual bounds, since the planner's
+//!   tightened quantizer leaves the margin — the loop keeps the largest `|x|` (an unsigned max
+//!   of the magnitude bits, which NaN and infinities survive) and the block is flagged for the
+//!   exact per-element check when it exceeds the plan's `max_abs` or the largest fraction
+//!   exceeds the proven threshold; otherwise every lane's reconstruction
+//!   `|x − T(q·2eb)| ≤ bound` is checked. Replacing the per-lane reconstruction (a multiply,
+//!   two conversions, a subtraction, an abs and a max per 8 lanes) and the round/sub/abs of
+//!   the fraction made the f32 scan about 1.3× faster on a Sapphire Rapids core
+//!   (BENCHMARKS.md, tenth session).
 //! * **Pack** (widths 1..=24): the 16 zigzagged values of a step, narrowed to dwords, are
 //!   exactly the codes of a PERNIX 16-value step (`2w` bytes, LSB-first), packed by the PERNIX
 //!   AVX-512 VBMI packer (`pack16` of this leaf, `vpermb` gathers); a block's
@@ -30,7 +41,8 @@ use crate::arch::szp::{BUF, Quant, Stats, SzpKernel};
 use crate::arch::x86_64::Avx512Vbmi;
 use crate::arch::x86_64::avx512::{pack_tables, pack16};
 use crate::arch::x86_64::szp::{
-    Enc, ScanResult, ScanScalars, Scratch, decodes, each_step, exact_on_tie, scan_kernel_methods,
+    Cheap, Enc, ScanResult, ScanScalars, Scratch, decodes, each_step, exact_on_tie,
+    scan_kernel_methods,
 };
 use crate::arch::x86_64::tables::{Z512, Z512_TABLES};
 use crate::bits::payload_len;
@@ -38,6 +50,9 @@ use crate::types::{DType, SzpFloat};
 
 /// Round to nearest, ties to even, exceptions suppressed.
 const RNE: i32 = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;
+
+/// `vrangepd`/`vrangeps` control: the operand of larger magnitude, sign cleared.
+const MAX_ABS: i32 = 0b1011;
 
 /// Loop invariants of one compression call.
 #[derive(Clone, Copy)]
@@ -56,6 +71,8 @@ pub(crate) struct Scan {
     pub narrow: bool,
     /// Whether to check reconstructions.
     strict: bool,
+    /// The cheap strict check, per element type.
+    cheap: Cheap,
 }
 
 impl Scan {
@@ -73,17 +90,19 @@ impl Scan {
             bound_bits: bound.to_bits(),
             narrow: p.ymax < 536_870_912.0,
             strict,
+            cheap: Cheap::new(strict, eb, p.e2, bound, max_abs),
         })
     }
 }
 
-/// Widens 16 values at `p` (only `r` of them when `r < 16`; other lanes 0) to two f64 vectors.
+/// Widens 16 values at `p` (only `r` of them when `r < 16`; other lanes 0) to two f64 vectors,
+/// and returns the loaded vector as it is (f32 elements: the 16 values; f64: the second half).
 ///
 /// # Safety
 /// `min(r, 16)` values of type `T` at `p` must be readable.
 #[inline]
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi")]
-unsafe fn load16<T: SzpFloat>(p: *const T, r: usize) -> (__m512d, __m512d) {
+unsafe fn load16<T: SzpFloat>(p: *const T, r: usize) -> (__m512d, __m512d, __m512) {
     match T::DTYPE {
         DType::F32 => {
             let p = p.cast::<f32>();
@@ -97,11 +116,12 @@ unsafe fn load16<T: SzpFloat>(p: *const T, r: usize) -> (__m512d, __m512d) {
             (
                 _mm512_cvtps_pd(_mm512_castps512_ps256(x)),
                 _mm512_cvtps_pd(_mm512_extractf32x8_ps::<1>(x)),
+                x,
             )
         }
         DType::F64 => {
             let p = p.cast::<f64>();
-            if r >= 16 {
+            let (a, b) = if r >= 16 {
                 // SAFETY: 16 readable f64 at `p` (caller); unaligned loads.
                 unsafe { (_mm512_loadu_pd(p), _mm512_loadu_pd(p.wrapping_add(8))) }
             } else {
@@ -113,7 +133,8 @@ unsafe fn load16<T: SzpFloat>(p: *const T, r: usize) -> (__m512d, __m512d) {
                         _mm512_maskz_loadu_pd((m >> 8) as u8, p.wrapping_add(8)),
                     )
                 }
-            }
+            };
+            (a, b, _mm512_castpd_ps(b))
         }
     }
 }
@@ -126,15 +147,6 @@ fn narrow<T: SzpFloat>(v: __m512d) -> __m512d {
         DType::F32 => _mm512_cvtps_pd(_mm512_cvt_roundpd_ps::<RNE>(v)),
         DType::F64 => v,
     }
-}
-
-/// Rounds 8 lanes of `y = x·r`: the levels (integers, as f64) and `|y − level|`.
-#[inline]
-#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi")]
-fn round8(s: &Scan, x: __m512d) -> (__m512d, __m512d) {
-    let y = _mm512_mul_pd(x, s.r);
-    let q = _mm512_roundscale_pd::<RNE>(y);
-    (q, _mm512_abs_pd(_mm512_sub_pd(y, q)))
 }
 
 /// `|x − T(q·2eb)|` of 8 lanes, as bits: for non-negative floats (NaN included, above +inf)
@@ -163,56 +175,117 @@ fn lanes(r: usize) -> u16 {
     }
 }
 
-/// Running maxima of one block scan: `|y − level|` and the error bits.
+/// Which strict check a block scan runs.
+#[derive(Clone, Copy)]
+enum Check {
+    /// Not a strict plan: none.
+    None,
+    /// [`Cheap`]: `|x| <= xmax` per lane and the block's largest fraction against `safe`.
+    Cheap { safe: f64, xmax: f64 },
+    /// Every lane's reconstruction against the bound.
+    Full,
+}
+
+/// Running maxima of one block scan: `|y − rne(y)|`, the bits of `|x|` (f32 lanes for f32
+/// elements, f64 lanes for f64) and the error bits. Lanes past the block were loaded
+/// as 0, so their fraction, magnitude and error are 0: none of the maxima needs a lane mask.
 #[derive(Clone, Copy)]
 struct Flags {
+    check: Check,
     frac: __m512d,
+    mag: __m512i,
     err: __m512i,
 }
 
 impl Flags {
     #[inline]
     #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi")]
-    fn new() -> Flags {
+    fn new<T: SzpFloat>(s: &Scan) -> Flags {
+        let check = match (s.strict, s.cheap.of::<T>()) {
+            (false, _) => Check::None,
+            (true, Some((safe, xmax))) => Check::Cheap { safe, xmax },
+            (true, None) => Check::Full,
+        };
         Flags {
+            check,
             frac: _mm512_setzero_pd(),
+            mag: _mm512_setzero_si512(),
             err: _mm512_setzero_si512(),
         }
     }
 
-    /// Accounts the 16 lanes of a step (`m` = valid lanes).
-    #[allow(clippy::too_many_arguments)] // the two halves of a step
+    /// Accounts the 16 lanes of a step: `x` as loaded (`load16`), its f64 halves and their
+    /// `y = x·r`.
     #[inline]
     #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi")]
     fn add<T: SzpFloat>(
         &mut self,
         s: &Scan,
-        m: u16,
-        (xa, xb): (__m512d, __m512d),
-        (qa, qb): (__m512d, __m512d),
-        (fa, fb): (__m512d, __m512d),
+        (xa, xb, x): (__m512d, __m512d, __m512),
+        (ya, yb): (__m512d, __m512d),
     ) {
-        let (ma, mb) = (m as u8, (m >> 8) as u8);
-        self.frac = _mm512_mask_max_pd(self.frac, ma, self.frac, fa);
-        self.frac = _mm512_mask_max_pd(self.frac, mb, self.frac, fb);
-        if s.strict {
-            let ea = error_bits8::<T>(s, xa, qa);
-            let eb = error_bits8::<T>(s, xb, qb);
-            self.err = _mm512_mask_max_epu64(self.err, ma, self.err, ea);
-            self.err = _mm512_mask_max_epu64(self.err, mb, self.err, eb);
+        // y − rne(y), exact (`vreducepd`).
+        let ta = _mm512_reduce_pd::<RNE>(ya);
+        let tb = _mm512_reduce_pd::<RNE>(yb);
+        self.frac = _mm512_range_pd::<MAX_ABS>(self.frac, _mm512_range_pd::<MAX_ABS>(ta, tb));
+        match self.check {
+            Check::None => {}
+            Check::Cheap { .. } => {
+                // |x| as bits, by unsigned integer max: NaN (above +inf) and infinities
+                // survive it, where `vrangeps` would drop a NaN operand.
+                self.mag = match T::DTYPE {
+                    DType::F32 => _mm512_max_epu32(self.mag, _mm512_castps_si512(_mm512_abs_ps(x))),
+                    DType::F64 => _mm512_max_epu64(
+                        self.mag,
+                        _mm512_max_epu64(
+                            _mm512_castpd_si512(_mm512_abs_pd(xa)),
+                            _mm512_castpd_si512(_mm512_abs_pd(xb)),
+                        ),
+                    ),
+                };
+            }
+            Check::Full => {
+                // rne(y) = y − (y − rne(y)), exact.
+                let ea = error_bits8::<T>(s, xa, _mm512_sub_pd(ya, ta));
+                let eb = error_bits8::<T>(s, xb, _mm512_sub_pd(yb, tb));
+                self.err = _mm512_max_epu64(self.err, _mm512_max_epu64(ea, eb));
+            }
         }
     }
 
     #[inline]
     #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi")]
-    fn result(self, s: &Scan, any: u64) -> ScanResult {
+    fn result<T: SzpFloat>(self, s: &Scan, any: u64) -> ScanResult {
+        // Lane-wise compares instead of horizontal reductions.
+        let near_tie =
+            _mm512_cmp_pd_mask::<_CMP_GE_OQ>(self.frac, _mm512_set1_pd(s.far_scalar)) != 0;
+        let violation = match self.check {
+            Check::None => false,
+            Check::Cheap { safe, xmax } => {
+                // Not (|x| <= xmax): true above it and for NaN (unordered).
+                let (lo, hi) = match T::DTYPE {
+                    DType::F32 => {
+                        let m = _mm512_castsi512_ps(self.mag);
+                        (
+                            _mm512_cvtps_pd(_mm512_castps512_ps256(m)),
+                            _mm512_cvtps_pd(_mm512_extractf32x8_ps::<1>(m)),
+                        )
+                    }
+                    DType::F64 => (_mm512_castsi512_pd(self.mag), _mm512_setzero_pd()),
+                };
+                let xm = _mm512_set1_pd(xmax);
+                _mm512_cmp_pd_mask::<_CMP_NLE_UQ>(lo, xm) != 0
+                    || _mm512_cmp_pd_mask::<_CMP_NLE_UQ>(hi, xm) != 0
+                    || _mm512_cmp_pd_mask::<_CMP_NLE_UQ>(self.frac, _mm512_set1_pd(safe)) != 0
+            }
+            Check::Full => {
+                _mm512_cmpgt_epu64_mask(self.err, _mm512_set1_epi64(s.bound_bits as i64)) != 0
+            }
+        };
         ScanResult {
             any,
-            // Lane-wise compares instead of horizontal reductions: two instructions each.
-            near_tie: _mm512_cmp_pd_mask::<_CMP_GE_OQ>(self.frac, _mm512_set1_pd(s.far_scalar))
-                != 0,
-            violation: _mm512_cmpgt_epu64_mask(self.err, _mm512_set1_epi64(s.bound_bits as i64))
-                != 0,
+            near_tie,
+            violation,
         }
     }
 }
@@ -231,29 +304,28 @@ pub(crate) fn scan_block<T: SzpFloat>(
     // Lane 7 of `prev` is the level before the first value.
     let mut prev = _mm512_set1_epi64(seed);
     let mut any = _mm512_setzero_si512();
-    let mut flags = Flags::new();
+    let mut flags = Flags::new::<T>(s);
     each_step::<16>(len, |i, r| {
         let m = lanes(r);
         let (ma, mb) = (m as u8, (m >> 8) as u8);
         // SAFETY: i < len <= block.len(), and load16 reads min(r, 16) values from i.
-        let (xa, xb) = unsafe { load16(x.wrapping_add(i), r) };
-        let (fa, ta) = round8(s, xa);
-        let (fb, tb) = round8(s, xb);
-        let qa = _mm512_cvt_roundpd_epi64::<RNE>(fa);
-        let qb = _mm512_cvt_roundpd_epi64::<RNE>(fb);
+        let xs = unsafe { load16(x.wrapping_add(i), r) };
+        let (ya, yb) = (_mm512_mul_pd(xs.0, s.r), _mm512_mul_pd(xs.1, s.r));
+        let qa = _mm512_cvt_roundpd_epi64::<RNE>(ya);
+        let qb = _mm512_cvt_roundpd_epi64::<RNE>(yb);
         let za = zigzag8(_mm512_sub_epi64(qa, _mm512_alignr_epi64::<7>(qa, prev)));
         let zb = zigzag8(_mm512_sub_epi64(qb, _mm512_alignr_epi64::<7>(qb, qa)));
         prev = qb;
         any = _mm512_mask_or_epi64(any, ma, any, za);
         any = _mm512_mask_or_epi64(any, mb, any, zb);
-        flags.add::<T>(s, m, (xa, xb), (fa, fb), (ta, tb));
+        flags.add::<T>(s, xs, (ya, yb));
         // SAFETY: lanes [i, i + min(r, 16)) of `u` exist (len <= u.len()); masked-off lanes are not accessed.
         unsafe {
             _mm512_mask_storeu_epi64(up.wrapping_add(i).cast(), ma, za);
             _mm512_mask_storeu_epi64(up.wrapping_add(i + 8).cast(), mb, zb);
         }
     });
-    flags.result(s, _mm512_reduce_or_epi64(any) as u64)
+    flags.result::<T>(s, _mm512_reduce_or_epi64(any) as u64)
 }
 
 /// [`scan_block`] with i32 levels, for plans with `max|x|/(2·eb) < 2²⁹` ([`Scan::narrow`]):
@@ -271,26 +343,26 @@ pub(crate) fn scan_block32<T: SzpFloat>(
     // Lane 15 of `prev` is the level before the first value.
     let mut prev = _mm512_set1_epi32(seed);
     let mut any = _mm512_setzero_si512();
-    let mut flags = Flags::new();
+    let mut flags = Flags::new::<T>(s);
     each_step::<16>(len, |i, r| {
         let m = lanes(r);
         // SAFETY: i < len <= block.len(), and load16 reads min(r, 16) values from i.
-        let (xa, xb) = unsafe { load16(x.wrapping_add(i), r) };
-        let (fa, ta) = round8(s, xa);
-        let (fb, tb) = round8(s, xb);
+        let xs = unsafe { load16(x.wrapping_add(i), r) };
+        let (ya, yb) = (_mm512_mul_pd(xs.0, s.r), _mm512_mul_pd(xs.1, s.r));
+        // rne(y) as i32 (exact: |y| < 2²⁹).
         let q = _mm512_inserti64x4::<1>(
-            _mm512_castsi256_si512(_mm512_cvt_roundpd_epi32::<RNE>(fa)),
-            _mm512_cvt_roundpd_epi32::<RNE>(fb),
+            _mm512_castsi256_si512(_mm512_cvt_roundpd_epi32::<RNE>(ya)),
+            _mm512_cvt_roundpd_epi32::<RNE>(yb),
         );
         let d = _mm512_sub_epi32(q, _mm512_alignr_epi32::<15>(q, prev));
         prev = q;
         let z = _mm512_xor_si512(_mm512_slli_epi32::<1>(d), _mm512_srai_epi32::<31>(d));
         any = _mm512_mask_or_epi32(any, m, any, z);
-        flags.add::<T>(s, m, (xa, xb), (fa, fb), (ta, tb));
+        flags.add::<T>(s, xs, (ya, yb));
         // SAFETY: lanes [i, i + min(r, 16)) of `u` exist (len <= u.len()); masked-off lanes are not accessed.
         unsafe { _mm512_mask_storeu_epi32(up.wrapping_add(i).cast(), m, z) };
     });
-    flags.result(s, _mm512_reduce_or_epi32(any) as u32 as u64)
+    flags.result::<T>(s, _mm512_reduce_or_epi32(any) as u32 as u64)
 }
 
 /// The packer's loop invariants for one width.
@@ -604,5 +676,42 @@ impl SzpKernel for Avx512Vbmi {
         // SAFETY: as in `encoder`.
         let (lo, hi, bad) = unsafe { stats(x) };
         Stats { lo, hi, bad }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Scan, scan_block, scan_block32};
+    use crate::arch::CpuFeatures;
+    use crate::arch::x86_64::Avx512Vbmi;
+    use crate::arch::x86_64::szp::tests::threshold_flags;
+
+    /// The loop's side of the cheap check (`x86_64::szp::tests::threshold_flags`), in both
+    /// scans (i32 and i64 levels).
+    ///
+    /// On a CPU without AVX-512 VBMI the leaf never runs and this test returns at once; the
+    /// core links no standard library even in its tests, so the skip is printed by
+    /// `tests/tests/szp_paths.rs`.
+    #[test]
+    fn scan_flags_what_the_threshold_cannot_prove() {
+        let Some(_token) = Avx512Vbmi::new(CpuFeatures::detect()) else {
+            return;
+        };
+        threshold_flags(|eb, strict, xmax, block| {
+            // SAFETY: the token above proves the leaf's features.
+            let sc = unsafe { Scan::new(eb, eb, strict, xmax) }.expect("scan invariants");
+            let mut u = [0u32; 16];
+            // SAFETY: as above.
+            let r = unsafe { scan_block32(&sc, block, 0, &mut u) };
+            (sc.cheap.of::<f32>(), r)
+        });
+        threshold_flags(|eb, strict, xmax, block| {
+            // SAFETY: the token above proves the leaf's features.
+            let sc = unsafe { Scan::new(eb, eb, strict, xmax) }.expect("scan invariants");
+            let mut u = [0u64; 16];
+            // SAFETY: as above.
+            let r = unsafe { scan_block(&sc, block, 0, &mut u) };
+            (sc.cheap.of::<f32>(), r)
+        });
     }
 }
