@@ -146,6 +146,43 @@ fn bad_input_gives_the_same_error_on_every_path() {
     }
 }
 
+/// Output slices of exactly the archive's length (no room for the worst case: the sizing
+/// pass runs and the chunk CRCs are written at the very end of the slice while the payload is
+/// encoded) give the same bytes on every path, and one byte less is `OutputTooSmall` naming
+/// the length, with nothing written past the slice; several checksum chunks, both layouts.
+#[test]
+fn exactly_sized_outputs_give_the_same_archive() {
+    let d = field(70_000, 17, 0.3);
+    let d32: Vec<f32> = d.iter().map(|&v| v as f32).collect();
+    for layout in [szp::Layout::Heads, szp::Layout::Fzgm] {
+        let cfg = Config::noa(1e-3).with_layout(layout);
+        let cap = szp::max_compressed_len(d32.len(), cfg.block_size, szp::DType::F32).unwrap();
+        let mut full = vec![0u8; cap];
+        let len = szp::scalar::compress(&d32, &cfg, &mut full).unwrap();
+        let full = &full[..len];
+        for p in Path::ALL.into_iter().filter(|p| p.is_available()) {
+            let mut buf = vec![0xA5u8; len + 64];
+            let n = szp::compress_with(p, &d32, &cfg, &mut buf[..len]).unwrap();
+            assert_eq!(n, len, "{p:?} {layout:?}");
+            assert!(buf[..len] == *full, "{p:?} {layout:?}: bytes differ");
+            assert!(
+                buf[len..].iter().all(|&b| b == 0xA5),
+                "{p:?}: wrote past the slice"
+            );
+            let mut buf = vec![0xA5u8; len + 64];
+            assert_eq!(
+                szp::compress_with(p, &d32, &cfg, &mut buf[..len - 1]),
+                Err(Error::OutputTooSmall { needed: len }),
+                "{p:?} {layout:?}"
+            );
+            assert!(
+                buf[len - 1..].iter().all(|&b| b == 0xA5),
+                "{p:?}: wrote past the slice"
+            );
+        }
+    }
+}
+
 #[test]
 fn ties_and_near_ties_quantize_exactly_as_the_division() {
     // Values on and next to the half-integer grid of x / (2·eb): the SIMD paths' reciprocal

@@ -9,7 +9,10 @@
 //! the plan's widest possible blocks before it) — and then moves the right half's payload
 //! down to follow the left's (one `copy_within` of compressed bytes per split). Decoding splits at block boundaries whose
 //! payload offset is the sum of the left blocks' costs. Every block is encoded by the same
-//! kernel call whatever the split, so the bytes are the same for every thread count.
+//! kernel call whatever the split, so the bytes are the same for every thread count. One-shot
+//! compression splits on checksum-chunk boundaries and writes each chunk's CRC as soon as the
+//! chunk is encoded, from cache, into the last bytes of the output; one move puts them behind
+//! the payload at the end.
 //!
 //! Decoding validates as it goes: [`decompress`] reads the frame once
 //! ([`super::blocks::parse_frame`]: header and its CRC, the count bounded by the width bytes);
@@ -22,7 +25,7 @@ use super::{Config, Error, FORMAT_VERSION_V1, HEADER_LEN, Path, Verify, max_comp
 #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
 use crate::arch::CpuFeatures;
 use crate::arch::generic::{Portable, Reference};
-use crate::arch::szp::{BlockError, DecodeError, Quant, Run, Stats, SzpKernel};
+use crate::arch::szp::{BlockError, DecodeError, Quant, Run, RunError, Stats, SzpKernel};
 use crate::bits::{self, LEVEL_LIMIT, payload_len};
 use crate::types::SzpFloat;
 
@@ -224,11 +227,23 @@ pub(crate) fn payload_size<K: SzpKernel, T: SzpFloat, J: Join>(
     }
 }
 
+/// The checksum slots of a range that [`encode_range`] seals as it encodes: chunks of
+/// `2^shift` blocks, the range's first chunk being chunk `u0` of the archive, 4 bytes each.
+pub(crate) struct Sums<'a> {
+    pub shift: u8,
+    pub u0: u32,
+    pub out: &'a mut [u8],
+}
+
 /// Encodes the blocks of `input` (whose first value has index `first`; `run.bs` values per
 /// block; starting on a unit boundary) with width bytes into `widths` (one per block) and the
 /// payload at the start of `payload` (`base` = its offset in the archive, for error reports);
 /// returns the payload length. Ranges are split on unit boundaries (a block, or a head group),
 /// only where `payload` holds `ucost` (the worst case of a full unit) bytes per unit.
+///
+/// With `sums`, the range starts on a checksum chunk, splits only on chunk boundaries, and
+/// each chunk's CRC is written right after the chunk is encoded, while its bytes are still in
+/// cache (a separate sealing pass would read the whole payload back from memory).
 #[allow(clippy::too_many_arguments)] // the range's coordinates in input and archive
 pub(crate) fn encode_range<K: SzpKernel, T: SzpFloat, J: Join>(
     k: K,
@@ -241,34 +256,82 @@ pub(crate) fn encode_range<K: SzpKernel, T: SzpFloat, J: Join>(
     base: usize,
     widths: &mut [u8],
     payload: &mut [u8],
+    sums: Option<Sums<'_>>,
 ) -> Result<usize, Error> {
     let unit = run.unit();
+    // Blocks per split step: a unit, or a checksum chunk (a whole number of units).
+    let step = match &sums {
+        Some(s) => (1usize << s.shift.min(31)).max(unit),
+        None => unit,
+    };
     let units = widths.len().div_ceil(unit);
-    if units >= 2 && j.split(size_of_val(input)) && payload.len() >= units.saturating_mul(ucost) {
-        let mid = (units / 2) * unit;
+    let steps = widths.len().div_ceil(step);
+    if steps >= 2 && j.split(size_of_val(input)) && payload.len() >= units.saturating_mul(ucost) {
+        let mid = (steps / 2) * step;
         let mv = mid * run.bs;
-        let off = (units / 2) * ucost;
+        let off = (mid / unit) * ucost;
         let (il, ir) = input.split_at(mv.min(input.len()));
         let (wl, wr) = widths.split_at_mut(mid);
         let (pl, pr) = payload.split_at_mut(off);
+        let (sl, sr) = match sums {
+            Some(s) => {
+                let (a, b) = s.out.split_at_mut(((steps / 2) * 4).min(s.out.len()));
+                let shift = s.shift;
+                let u1 = s.u0 + (steps / 2) as u32;
+                (
+                    Some(Sums {
+                        shift,
+                        u0: s.u0,
+                        out: a,
+                    }),
+                    Some(Sums {
+                        shift,
+                        u0: u1,
+                        out: b,
+                    }),
+                )
+            }
+            None => (None, None),
+        };
         let (a, b) = j.join(
-            || encode_range(k, j, e, run, ucost, il, first, base, wl, pl),
-            || encode_range(k, j, e, run, ucost, ir, first + mv, base + off, wr, pr),
+            || encode_range(k, j, e, run, ucost, il, first, base, wl, pl, sl),
+            || encode_range(k, j, e, run, ucost, ir, first + mv, base + off, wr, pr, sr),
         );
         let (a, b) = (a?, b?);
         payload.copy_within(off..off + b, a);
         Ok(a + b)
     } else {
         let bs = run.bs;
-        k.encode_blocks(e, run, input, widths, payload)
-            .map_err(|r| match r.err {
-                BlockError::Violation(i) => Error::BoundViolated {
-                    index: first + r.block * bs + i,
-                },
-                BlockError::Short(c) => Error::OutputTooSmall {
-                    needed: base + r.pos + c,
-                },
-            })
+        let fail = |r: RunError, b0: usize, pos: usize| match r.err {
+            BlockError::Violation(i) => Error::BoundViolated {
+                index: first + (b0 + r.block) * bs + i,
+            },
+            BlockError::Short(c) => Error::OutputTooSmall {
+                needed: base + pos + r.pos + c,
+            },
+        };
+        let mut scratch = k.scratch();
+        let Some(s) = sums else {
+            return k
+                .encode_blocks(e, run, input, widths, payload, &mut scratch)
+                .map_err(|r| fail(r, 0, 0));
+        };
+        let (mut pos, mut b0) = (0usize, 0usize);
+        let pieces = input
+            .chunks(step.saturating_mul(bs).max(1))
+            .zip(widths.chunks_mut(step))
+            .zip(s.out.chunks_exact_mut(4));
+        for (u, ((xs, ws), slot)) in pieces.enumerate() {
+            let dst = payload.get_mut(pos..).unwrap_or_default();
+            let n = k
+                .encode_blocks(e, run, xs, ws, dst, &mut scratch)
+                .map_err(|r| fail(r, b0, pos))?;
+            let body = dst.get(..n).unwrap_or_default();
+            blocks::put_le32(slot, blocks::chunk_sum(s.u0 + u as u32, ws, body));
+            pos += n;
+            b0 += ws.len();
+        }
+        Ok(pos)
     }
 }
 
@@ -314,63 +377,37 @@ pub(crate) fn compress_planned<K: SzpKernel, T: SzpFloat, J: Join>(
     let Some((hdr, widths)) = head.split_at_mut_checked(HEADER_LEN) else {
         return Err(Error::OutputTooSmall { needed: start });
     };
-    let ucost = worst_unit(plan, max_abs);
-    let len = encode_range(k, j, &e, run, ucost, input, 0, start, widths, body)?;
-    let Some((payload, rest)) = body.split_at_mut_checked(len) else {
+    // The chunk CRCs are written as their chunks are encoded, into the last `slen` bytes of
+    // `out`, which the payload cannot reach (`fits`, or the sizing pass above), then moved
+    // behind the payload.
+    let Some(at) = body.len().checked_sub(slen) else {
         return Err(Error::OutputTooSmall {
-            needed: start + len,
+            needed: start + slen,
         });
     };
-    let sums = rest.get_mut(..slen).ok_or(Error::OutputTooSmall {
-        needed: start + len + slen,
-    })?;
-    seal_range(
+    let (pay, tail) = body.split_at_mut(at);
+    let sums = Sums {
+        shift: plan.chunk_shift(),
+        u0: 0,
+        out: tail,
+    };
+    let ucost = worst_unit(plan, max_abs);
+    let len = encode_range(
+        k,
         j,
+        &e,
         run,
-        plan.chunk_shift(),
+        ucost,
+        input,
         0,
-        T::DTYPE.size(),
-        plan.n,
+        start,
         widths,
-        payload,
-        sums,
-    );
+        pay,
+        Some(sums),
+    )?;
+    body.copy_within(at..at + slen, len);
     write_header(plan, hdr)?;
     Ok(start + len + slen)
-}
-
-/// Writes the CRCs of checksum chunks `u0..` (`sums`: 4 bytes each) of the run `widths` /
-/// `payload` (`n` values, shape `run`, chunks of `2^shift` blocks; `vb` bytes per value, for
-/// the split decision), splitting on chunk boundaries with `j`.
-#[allow(clippy::too_many_arguments)] // the run's place in the archive
-pub(crate) fn seal_range<J: Join>(
-    j: &J,
-    run: Run,
-    shift: u8,
-    u0: u32,
-    vb: usize,
-    n: usize,
-    widths: &[u8],
-    payload: &[u8],
-    sums: &mut [u8],
-) {
-    let chunks = sums.len() / 4;
-    let c = (1usize << shift.min(31)).max(1); // .max(1): provably non-zero, no panic path
-    if chunks >= 2 && j.split(n.saturating_mul(vb)) {
-        let mid = chunks / 2;
-        let mb = mid * c; // < widths.len(): the left half holds full blocks only
-        let (wl, wr) = widths.split_at(mb.min(widths.len()));
-        let lv = (mb * run.bs).min(n);
-        let lbytes = body_len(wl, run.bs, lv, run.group, payload).unwrap_or(0);
-        let (pl, pr) = payload.split_at(lbytes.min(payload.len()));
-        let (sl, sr) = sums.split_at_mut(mid * 4);
-        j.join(
-            || seal_range(j, run, shift, u0, vb, lv, wl, pl, sl),
-            || seal_range(j, run, shift, u0 + mid as u32, vb, n - lv, wr, pr, sr),
-        );
-    } else {
-        blocks::seal_from(u0, widths, payload, n, run, shift, sums);
-    }
 }
 
 /// Decodes the blocks whose width bytes are `widths` and whose body (payloads and head
@@ -633,7 +670,7 @@ pub fn encode_blocks<T: SzpFloat, J: Join>(
     on_path!(path, k => {
         let e = k.encoder(quant(plan, max_abs));
         let ucost = worst_unit(plan, max_abs);
-        encode_range(k, join, &e, run, ucost, input, first, 0, widths, payload)
+        encode_range(k, join, &e, run, ucost, input, first, 0, widths, payload, None)
     })
 }
 

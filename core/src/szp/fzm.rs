@@ -139,6 +139,7 @@ fn write_on<K: SzpKernel, T: SzpFloat>(
         FZM_HEADER_LEN + nb,
         widths,
         rest,
+        None,
     )?;
     if let Some(pad) = rest.get_mut(pos..) {
         pad.fill(0);
