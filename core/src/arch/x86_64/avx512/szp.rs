@@ -2,8 +2,9 @@
 //! [`Avx512Vbmi`]).
 //!
 //! * **Block scan** (compress): 16 values per step as two vectors of 8 f64 lanes: `y = x·r`
-//!   (`r = 1/(2·eb)`), `q = rne(y)` converted straight to integers (`vcvtpd2dq`/`vcvtpd2qq`
-//!   with embedded round-to-nearest-even), the delta against the previous step's levels
+//!   (`r = 1/(2·eb)`), `q = rne(y)` as integers (i32 levels: `y + 1.5·2⁵²` rounded to nearest-even
+//!   leaves the level in the low mantissa bits, one `vpermt2d` gathers 16 of them; i64
+//!   levels: `vcvtpd2qq` with embedded rounding), the delta against the previous step's levels
 //!   (`valignd`/`valignq`), zigzag, an OR-reduction for the width, the zigzagged values stored
 //!   to a block buffer, and the block's largest rounding fraction `|y − rne(y)|` (`vreducepd`,
 //!   then `vrangepd` as a max of magnitudes), all branch-free. Round-half-even and the spec's
@@ -349,10 +350,13 @@ pub(crate) fn scan_block32<T: SzpFloat>(
         // SAFETY: i < len <= block.len(), and load16 reads min(r, 16) values from i.
         let xs = unsafe { load16(x.wrapping_add(i), r) };
         let (ya, yb) = (_mm512_mul_pd(xs.0, s.r), _mm512_mul_pd(xs.1, s.r));
-        // rne(y) as i32 (exact: |y| < 2²⁹).
-        let q = _mm512_inserti64x4::<1>(
-            _mm512_castsi256_si512(_mm512_cvt_roundpd_epi32::<RNE>(ya)),
-            _mm512_cvt_roundpd_epi32::<RNE>(yb),
+        // rne(y) as i32: `y + 1.5·2⁵²` rounds y to an integer (|y| < 2²⁹) held in the low
+        // mantissa bits, two's complement; one `vpermt2d` gathers the 16 low dwords.
+        let magic = _mm512_set1_pd(6_755_399_441_055_744.0); // 1.5·2^52
+        let q = _mm512_permutex2var_epi32(
+            _mm512_castpd_si512(_mm512_add_round_pd::<RNE>(ya, magic)),
+            _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30),
+            _mm512_castpd_si512(_mm512_add_round_pd::<RNE>(yb, magic)),
         );
         let d = _mm512_sub_epi32(q, _mm512_alignr_epi32::<15>(q, prev));
         prev = q;
