@@ -182,13 +182,65 @@ pub(crate) fn exact_on_tie<T: SzpFloat>(
     if !res.near_tie {
         return res;
     }
+    ScanResult {
+        any: exact_levels(eb, seed, block, s),
+        ..res
+    }
+}
+
+/// The exact levels and deltas of `block` into `s.p.q` / `s.p.u`; their OR. Out of line and
+/// cold (a block near a tie, or a flagged strict block): the portable kernel inlined into a
+/// leaf's block loop made it too large to keep the scan and packer inlined and its constants
+/// in registers.
+#[cold]
+#[inline(never)]
+fn exact_levels<T: SzpFloat>(eb: f64, seed: i64, block: &[T], s: &mut Scratch) -> u64 {
     let len = block.len().min(BUF);
     let (qb, ub) = (
         s.p.q.get_mut(..len).unwrap_or_default(),
         s.p.u.get_mut(..len).unwrap_or_default(),
     );
-    let any = quantize_block(eb, seed, block, qb, ub);
-    ScanResult { any, ..res }
+    quantize_block(eb, seed, block, qb, ub)
+}
+
+/// The exact strict check of a flagged block (out of line and cold, as [`exact_levels`]):
+/// the exact levels unless `exact` (already in `s.p.q`), then the first element that misses
+/// the bound.
+#[cold]
+#[inline(never)]
+fn exact_check<T: SzpFloat>(
+    q: &Quant,
+    seed: i64,
+    block: &[T],
+    s: &mut Scratch,
+    exact: bool,
+) -> Result<(), BlockError> {
+    if !exact {
+        exact_levels(q.eb, seed, block, s);
+    }
+    let qb = s.p.q.get(..block.len().min(BUF)).unwrap_or_default();
+    match first_violation(q.eb, q.bound, block, qb) {
+        Some(i) => Err(BlockError::Violation(i)),
+        None => Ok(()),
+    }
+}
+
+/// The portable packer for widths above 24 (the deltas in `s.p.u`, or in `s.u32s` unless
+/// `in_u64`); out of line and cold, as [`exact_levels`].
+#[cold]
+#[inline(never)]
+fn pack_wide(s: &mut Scratch, len: usize, in_u64: bool, w: u32, dst: &mut [u8]) {
+    let (qb, ub, vb) = (
+        s.p.q.get_mut(..len).unwrap_or_default(),
+        s.p.u.get_mut(..len).unwrap_or_default(),
+        s.u32s.get(..len).unwrap_or_default(),
+    );
+    if !in_u64 {
+        for (d, &v) in ub.iter_mut().zip(vb.iter()) {
+            *d = u64::from(v);
+        }
+    }
+    pack(ub, w, dst, qb);
 }
 
 /// One block's encoder after its scan (`res` exact, see [`exact_on_tie`]; the deltas in `s.p.u`
@@ -207,20 +259,9 @@ pub(crate) fn encode_scanned<T: SzpFloat>(
     pack64: impl FnOnce(&[u64], &mut [u32], u32, &mut [u8]),
     pack32: impl FnOnce(&[u32], u32, &mut [u8]),
 ) -> Result<u8, BlockError> {
-    let eb = q.eb;
     let len = block.len().min(BUF);
-    let (qb, ub, vb) = (
-        s.p.q.get_mut(..len).unwrap_or_default(),
-        s.p.u.get_mut(..len).unwrap_or_default(),
-        s.u32s.get_mut(..len).unwrap_or_default(),
-    );
     if q.strict && (res.violation || res.near_tie) {
-        if !res.near_tie {
-            quantize_block(eb, seed, block, qb, ub);
-        }
-        if let Some(i) = first_violation(eb, q.bound, block, qb) {
-            return Err(BlockError::Violation(i));
-        }
+        exact_check(q, seed, block, s, res.near_tie)?;
     }
     let w = bits::width(res.any);
     let cost = payload_len(w, len);
@@ -228,15 +269,14 @@ pub(crate) fn encode_scanned<T: SzpFloat>(
     let w32 = u32::from(w);
     match (in_u64, w) {
         (_, 0) => {}
-        (true, 1..=24) => pack64(ub, vb, w32, dst),
-        (false, 1..=24) => pack32(vb, w32, dst),
-        (true, _) => pack(ub, w32, dst, qb),
-        (false, _) => {
-            for (d, &v) in ub.iter_mut().zip(vb.iter()) {
-                *d = u64::from(v);
-            }
-            pack(ub, w32, dst, qb);
-        }
+        (true, 1..=24) => pack64(
+            s.p.u.get(..len).unwrap_or_default(),
+            s.u32s.get_mut(..len).unwrap_or_default(),
+            w32,
+            dst,
+        ),
+        (false, 1..=24) => pack32(s.u32s.get(..len).unwrap_or_default(), w32, dst),
+        _ => pack_wide(s, len, in_u64, w32, dst),
     }
     Ok(w)
 }

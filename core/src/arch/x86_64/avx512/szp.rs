@@ -292,7 +292,9 @@ impl Flags {
 }
 
 /// Quantize + delta + zigzag + width (+ strict check) of one block, with i64 levels; the
-/// zigzagged deltas go to `u[..block.len()]`.
+/// zigzagged deltas go to `u[..block.len()]`. Out of line: only plans with `max|y| >= 2²⁹`
+/// take it, and inlined it kept the narrow scan from being inlined into the block loop.
+#[inline(never)]
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi")]
 pub(crate) fn scan_block<T: SzpFloat>(
     s: &Scan,
