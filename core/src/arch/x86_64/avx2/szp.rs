@@ -3,17 +3,22 @@
 //! (`avx512/szp.rs`), with 8-value steps:
 //!
 //! * **Block scan** (compress): 8 values per step as two vectors of 4 f64 lanes: `y = x·r`
-//!   (`r = 1/(2·eb)`), `q = rne(y)` (`vroundpd`), narrowed to i32 (`vcvtpd2dq`, exact: the
-//!   scan only runs when `max|y| < 2²⁹`), the delta against the previous step's last level
-//!   (`vpermd` + `vpblendd`), zigzag, an OR-reduction for the width, the zigzagged values
-//!   stored as u32 to a block buffer, and — for strict plans — the strict check, all
-//!   branch-free. Where `strict_by_fraction` (`x86_64/szp.rs`) proves it (every strict plan at the usual bounds:
-//!   the planner's tightened quantizer leaves the margin), the check is `|x| ≤ max_abs` per
-//!   lane plus the block's largest rounding fraction against a proven threshold, and a flagged
-//!   block gets the exact check; otherwise the loop reconstructs every lane,
-//!   `|x − T(q·2eb)| ≤ bound`. Both compares are unordered, so NaN counts as a miss. Dropping
-//!   the per-lane reconstruction (a multiply, two conversions, a subtraction per vector) made
-//!   the AVX2 compress 6–20 % faster on Zen 1 (BENCHMARKS.md, seventh session).
+//!   (`r = 1/(2·eb)`), `s = y + 1.5·2⁵²` (round to nearest-even, exact: the scan only runs when
+//!   `max|y| < 2²⁹`), whose low dwords are the levels `q = rne(y)` as i32 (one `vshufps`, then
+//!   one `vpermd` puts them in order and one more rotates them by a lane for the delta
+//!   against the previous step's last level, `vpblendd`), `s − 1.5·2⁵²` = `rne(y)` for the
+//!   rounding fraction, zigzag, an OR-reduction for the width, the zigzagged values stored as
+//!   u32 to a block buffer, and — for strict plans — the strict check, all branch-free.
+//!   Where `strict_by_fraction` (`x86_64/szp.rs`) proves it (every strict plan at the usual
+//!   bounds: the planner's tightened quantizer leaves the margin), the check is
+//!   `|x| ≤ max_abs` (f32 elements: a running max of the magnitude bits, which NaN and
+//!   infinities survive; f64: an unordered compare per lane) plus the block's largest rounding
+//!   fraction against a proven threshold, and a flagged block gets the exact check; otherwise
+//!   the loop reconstructs every lane, `|x − T(q·2eb)| ≤ bound` (an unordered compare, so NaN
+//!   counts as a miss). Dropping the per-lane reconstruction made the AVX2 compress 6–20 %
+//!   faster on Zen 1 (BENCHMARKS.md, seventh session); the rounding constant instead of
+//!   `vroundpd` + `vcvtpd2dq` and the magnitude bits 15 % more in cache on a Sapphire Rapids
+//!   core (tenth session).
 //!   Round-half-even and the spec's round-half-away of the exact quotient can only disagree
 //!   near a tie: a lane whose fractional part is within `2⁻⁴⁷·max|y|` of ½ flags its block,
 //!   whose levels are then recomputed exactly (`quantize_block`), as in the VBMI leaf.
@@ -46,9 +51,6 @@ use crate::arch::x86_64::szp::{
 use crate::arch::x86_64::tables::Y256_TABLES;
 use crate::bits::payload_len;
 use crate::types::{BitWidth, DType, SzpFloat, with_width};
-
-/// Round to nearest, ties to even, exceptions suppressed.
-const RNE: i32 = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;
 
 /// Loop invariants of one compression call (scalars: broadcast once per block).
 #[derive(Clone, Copy, Debug)]
@@ -98,13 +100,14 @@ fn lane_masks64(r: usize) -> (__m256i, __m256i) {
     )
 }
 
-/// Widens 8 values at `p` (only `r` of them when `r < 8`; other lanes 0) to two f64 vectors.
+/// Widens 8 values at `p` (only `r` of them when `r < 8`; other lanes 0) to two f64 vectors,
+/// and returns the loaded vector as it is (f32 elements: the 8 values; f64: the second half).
 ///
 /// # Safety
 /// `min(r, 8)` values of type `T` at `p` must be readable.
 #[inline]
 #[target_feature(enable = "avx2,bmi2")]
-unsafe fn load8<T: SzpFloat>(p: *const T, r: usize) -> (__m256d, __m256d) {
+unsafe fn load8<T: SzpFloat>(p: *const T, r: usize) -> (__m256d, __m256d, __m256) {
     match T::DTYPE {
         DType::F32 => {
             let p = p.cast::<f32>();
@@ -118,11 +121,12 @@ unsafe fn load8<T: SzpFloat>(p: *const T, r: usize) -> (__m256d, __m256d) {
             (
                 _mm256_cvtps_pd(_mm256_castps256_ps128(x)),
                 _mm256_cvtps_pd(_mm256_extractf128_ps::<1>(x)),
+                x,
             )
         }
         DType::F64 => {
             let p = p.cast::<f64>();
-            if r >= 8 {
+            let (a, b) = if r >= 8 {
                 // SAFETY: 8 readable f64 at `p` (caller); unaligned loads.
                 unsafe { (_mm256_loadu_pd(p), _mm256_loadu_pd(p.wrapping_add(4))) }
             } else {
@@ -134,7 +138,8 @@ unsafe fn load8<T: SzpFloat>(p: *const T, r: usize) -> (__m256d, __m256d) {
                         _mm256_maskload_pd(p.wrapping_add(4), mb),
                     )
                 }
-            }
+            };
+            (a, b, _mm256_castpd_ps(b))
         }
     }
 }
@@ -177,29 +182,45 @@ fn scan_block<T: SzpFloat>(s: &Scan, block: &[T], seed: i32, u: &mut [u32]) -> S
         _mm256_set1_pd(s.e2),
         _mm256_set1_pd(s.bound),
     );
-    let rot = _mm256_setr_epi32(7, 0, 1, 2, 3, 4, 5, 6);
+    // `y + 1.5·2⁵²` rounds y to an integer, ties to even (the default MXCSR, which Rust
+    // requires), held in the low mantissa bits as two's complement (|y| < 2²⁹); subtracting the
+    // constant again gives rne(y) exactly.
+    let magic = _mm256_set1_pd(6_755_399_441_055_744.0); // 1.5·2^52
+    // After `vshufps` of the two sums' low dwords (levels a0 a1 b0 b1 a2 a3 b2 b3): the levels
+    // in order, and rotated by one lane.
+    let order = _mm256_setr_epi32(0, 1, 4, 5, 2, 3, 6, 7);
+    let rot = _mm256_setr_epi32(7, 0, 1, 4, 5, 2, 3, 6);
     // The previous step's levels rotated by one lane: lane 0 holds its last level (the seed
     // before the first step).
     let mut prev = _mm256_set1_epi32(seed);
     let mut any = _mm256_setzero_si256();
     let mut frac = _mm256_setzero_pd();
     let mut bad = _mm256_setzero_pd();
+    // f32 elements under the cheap check: the largest |x| as bits (a signed max of
+    // non-negative dwords; NaN and infinities survive it).
+    let mut mag = _mm256_setzero_si256();
+    let abs32 = _mm256_set1_epi32(i32::MAX);
     let cheap_t = s.cheap.of::<T>();
     let (cheap, full) = (cheap_t.is_some(), s.strict && cheap_t.is_none());
     let (safe, xmax) = cheap_t.unwrap_or((0.0, 0.0));
     let xmax = _mm256_set1_pd(xmax);
     each_step::<8>(len, |i, n| {
         // SAFETY: i < len <= block.len(), and load8 reads min(n, 8) values from i.
-        let (xa, xb) = unsafe { load8(x.wrapping_add(i), n) };
+        let (xa, xb, raw) = unsafe { load8(x.wrapping_add(i), n) };
         let (ya, yb) = (_mm256_mul_pd(xa, r), _mm256_mul_pd(xb, r));
-        let (fa, fb) = (_mm256_round_pd::<RNE>(ya), _mm256_round_pd::<RNE>(yb));
+        let (sa, sb) = (_mm256_add_pd(ya, magic), _mm256_add_pd(yb, magic));
+        let (fa, fb) = (_mm256_sub_pd(sa, magic), _mm256_sub_pd(sb, magic));
         // Lanes past the block hold x = 0: y, level, fraction and error are 0 there.
         frac = _mm256_max_pd(
             frac,
             _mm256_max_pd(abs_pd(_mm256_sub_pd(ya, fa)), abs_pd(_mm256_sub_pd(yb, fb))),
         );
-        let q = _mm256_set_m128i(_mm256_cvtpd_epi32(fb), _mm256_cvtpd_epi32(fa));
-        let qr = _mm256_permutevar8x32_epi32(q, rot);
+        let lo = _mm256_castps_si256(_mm256_shuffle_ps::<0x88>(
+            _mm256_castpd_ps(sa),
+            _mm256_castpd_ps(sb),
+        ));
+        let q = _mm256_permutevar8x32_epi32(lo, order);
+        let qr = _mm256_permutevar8x32_epi32(lo, rot);
         let d = _mm256_sub_epi32(q, _mm256_blend_epi32::<1>(qr, prev));
         prev = qr;
         let z = _mm256_xor_si256(_mm256_slli_epi32::<1>(d), _mm256_srai_epi32::<31>(d));
@@ -214,14 +235,23 @@ fn scan_block<T: SzpFloat>(s: &Scan, block: &[T], seed: i32, u: &mut [u32]) -> S
             unsafe { _mm256_maskstore_epi32(up.wrapping_add(i).cast(), m, z) };
         }
         if cheap {
-            // Not (|x| <= xmax): true for |x| > xmax and for NaN (lanes past the block: 0).
-            bad = _mm256_or_pd(
-                bad,
-                _mm256_or_pd(
-                    _mm256_cmp_pd::<_CMP_NLE_UQ>(abs_pd(xa), xmax),
-                    _mm256_cmp_pd::<_CMP_NLE_UQ>(abs_pd(xb), xmax),
-                ),
-            );
+            match T::DTYPE {
+                DType::F32 => {
+                    let m = _mm256_and_si256(_mm256_castps_si256(raw), abs32);
+                    mag = _mm256_max_epi32(mag, m);
+                }
+                DType::F64 => {
+                    // Not (|x| <= xmax): true for |x| > xmax and for NaN (lanes past the
+                    // block: 0).
+                    bad = _mm256_or_pd(
+                        bad,
+                        _mm256_or_pd(
+                            _mm256_cmp_pd::<_CMP_NLE_UQ>(abs_pd(xa), xmax),
+                            _mm256_cmp_pd::<_CMP_NLE_UQ>(abs_pd(xb), xmax),
+                        ),
+                    );
+                }
+            }
         } else if full {
             let ea = abs_pd(_mm256_sub_pd(xa, narrow::<T>(_mm256_mul_pd(fa, e2))));
             let eb = abs_pd(_mm256_sub_pd(xb, narrow::<T>(_mm256_mul_pd(fb, e2))));
@@ -235,6 +265,14 @@ fn scan_block<T: SzpFloat>(s: &Scan, block: &[T], seed: i32, u: &mut [u32]) -> S
             );
         }
     });
+    if cheap && T::DTYPE == DType::F32 {
+        // The largest |x| of the f32 lanes, widened (NaN stays NaN): not <= xmax.
+        let m = _mm256_castsi256_ps(mag);
+        bad = _mm256_or_pd(
+            _mm256_cmp_pd::<_CMP_NLE_UQ>(_mm256_cvtps_pd(_mm256_castps256_ps128(m)), xmax),
+            _mm256_cmp_pd::<_CMP_NLE_UQ>(_mm256_cvtps_pd(_mm256_extractf128_ps::<1>(m)), xmax),
+        );
+    }
     ScanResult {
         any: u64::from(reduce_or32(any)),
         near_tie: _mm256_movemask_pd(_mm256_cmp_pd::<_CMP_GE_OQ>(frac, _mm256_set1_pd(s.far))) != 0,
