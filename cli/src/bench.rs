@@ -5,7 +5,9 @@
 //! repetition, as lzbench and pcodec's bench do); `--e2e` times the allocating API a user of
 //! `compress_vec` sees. A warm single-thread `memcpy` of the same size (M) is measured in the
 //! same run and every row carries its ratio to it. `--isa` narrows the detected CPU features,
-//! so the `simd` and `parallel` rows run the kernels a CPU with only that ISA would get.
+//! so the `simd` and `parallel` rows run the kernels a CPU with only that ISA would get; with
+//! several, each path's kernels take turns call by call (so do the verified and unverified
+//! decodes), so their ratios come from the same moments of the run.
 
 use std::fmt::Write as _;
 use std::hint::black_box;
@@ -600,32 +602,38 @@ fn time_one<R>(
     Ok(r)
 }
 
-/// [`best_time`] of two calls that take turns, one repetition each (for `2·min_time` in all),
-/// both writing into `buf`: the verified and the unverified decode, so that a drift in the
-/// machine's speed (another job, the clock, the caches' state) falls on both alike and the
-/// verification cost read off their ratio comes from the same moments. Timing them one after
-/// the other moved that ratio by ±5 points between runs on a quiet machine. One output buffer
-/// for both keeps the working set of a single decode (two 64 MiB outputs taking turns fall out
-/// of a large L3 that one stays partly in, and the figures would no longer compare with M).
-fn best_time_pair<B, R, S>(
+/// One timed call of [`best_time_turns`]: writes into the shared buffer.
+type Turn<'a, B> = Box<dyn FnMut(&mut B) -> Result<(), Fail> + 'a>;
+
+/// [`best_time`] of calls that take turns, one repetition each (for `n·min_time` in all, `n`
+/// calls), all writing into `buf`: the verified and the unverified decode, and the same call
+/// on each `--isa`, so that a drift in the machine's speed (another job, the clock, the
+/// caches' state) falls on all of them alike and the ratios read off them (the verification
+/// cost, AVX2 over AVX-512) come from the same moments. Timing them one after the other moved
+/// the verification cost by ±5 points and AVX2 ÷ AVX-512 by ±0.1 between runs on a quiet
+/// machine. One output buffer for all keeps the working set of a single call (two 64 MiB
+/// outputs taking turns fall out of a large L3 that one stays partly in, and the figures
+/// would no longer compare with M). Returns the best times in the order of `fs`.
+fn best_time_turns<B>(
     min_time: f64,
     clock: Cpu,
     buf: &mut B,
-    mut f: impl FnMut(&mut B) -> Result<R, Fail>,
-    mut g: impl FnMut(&mut B) -> Result<S, Fail>,
-) -> Result<(Secs, Secs), Fail> {
-    f(buf)?;
-    g(buf)?; // warm-up of both
+    fs: &mut [Turn<'_, B>],
+) -> Result<Vec<Secs>, Fail> {
+    for f in fs.iter_mut() {
+        f(buf)?; // warm-up of each
+    }
     let start = Instant::now();
-    let (mut bf, mut bg) = (Secs::NEVER, Secs::NEVER);
+    let mut best = vec![Secs::NEVER; fs.len()];
     for rep in 0.. {
-        time_one(&mut bf, clock, &mut || f(buf))?;
-        time_one(&mut bg, clock, &mut || g(buf))?;
-        if (rep >= 1 && start.elapsed().as_secs_f64() >= 2.0 * min_time) || rep >= 200 {
+        for (f, b) in fs.iter_mut().zip(best.iter_mut()) {
+            time_one(b, clock, &mut || f(buf))?;
+        }
+        if (rep >= 1 && start.elapsed().as_secs_f64() >= fs.len() as f64 * min_time) || rep >= 200 {
             break;
         }
     }
-    Ok((bf, bg))
+    Ok(best)
 }
 
 /// A warm single-thread memcpy of `src.len()` bytes (destination allocated and touched
@@ -785,12 +793,11 @@ fn time_szp<T: Wrap>(
     values: &[T],
     cfg: &Config,
     path: PathKind,
-    k: &Kernels,
+    ks: &[&Kernels],
     r: &Run,
     reference: &[u8],
     ref_bits: &[u8],
-) -> Result<Timed, Fail> {
-    let p = k.szp_path(path);
+) -> Result<Vec<Timed>, Fail> {
     let par = &r.eng.par;
     let clock = if path == PathKind::Parallel {
         Cpu::Process
@@ -799,73 +806,87 @@ fn time_szp<T: Wrap>(
     };
     let e = |e| lib(file, e);
     let skip = szp::Verify::Skip;
-    let (tc, td, tn, arch, dec): (Secs, Secs, Secs, Vec<u8>, Vec<T>) = if r.e2e {
-        let (tc, arch) = best_time(r.min_time, false, clock, || {
-            match path {
-                PathKind::Parallel => szp::compress_par_with(values, cfg, par, p),
-                _ => szp::compress_path_vec(values, cfg, p),
-            }
-            .map_err(e)
-        })?;
-        let (td, dec) = best_time(r.min_time, false, clock, || {
-            match path {
-                PathKind::Parallel => szp::decompress_par_with(reference, par, p),
-                _ => szp::decompress_path_vec(reference, p),
-            }
-            .map_err(e)
-        })?;
-        let (tn, _) = best_time(r.min_time, false, clock, || {
-            let mut v: Vec<T> = Vec::new();
-            match path {
-                PathKind::Parallel => {
-                    szp::decompress_par_into_verify(reference, par, p, &mut v, skip)
-                }
-                _ => szp::decompress_path_into_verify(reference, p, &mut v, skip),
-            }
-            .map(|_| v)
-            .map_err(e)
-        })?;
-        (tc, td, tn, arch, dec)
-    } else {
-        let mut arch = Vec::new();
-        let (tc, _) = best_time(r.min_time, true, clock, || {
-            match path {
-                PathKind::Parallel => szp::compress_par_into(values, cfg, par, p, &mut arch),
-                _ => szp::compress_path_into(values, cfg, p, &mut arch),
-            }
-            .map_err(e)
-        })?;
-        let mut dec: Vec<T> = Vec::new();
-        // The verified decode runs last (the pair's order), so `dec` ends with its values.
-        let (tn, td) = best_time_pair(
-            r.min_time,
-            clock,
-            &mut dec,
-            |v| {
-                match path {
-                    PathKind::Parallel => {
-                        szp::decompress_par_into_verify(reference, par, p, v, skip)
-                    }
-                    _ => szp::decompress_path_into_verify(reference, p, v, skip),
-                }
-                .map_err(e)
-            },
-            |d| {
-                match path {
-                    PathKind::Parallel => szp::decompress_par_into(reference, par, p, d),
-                    _ => szp::decompress_path_into(reference, p, d),
-                }
-                .map_err(e)
-            },
-        )?;
-        (tc, td, tn, arch, dec)
+    let compress = |p: szp::Path, out: &mut Vec<u8>| {
+        match path {
+            PathKind::Parallel => szp::compress_par_into(values, cfg, par, p, out),
+            _ => szp::compress_path_into(values, cfg, p, out),
+        }
+        .map(|_| ())
+        .map_err(e)
     };
-    Ok(Timed {
-        tc,
-        td,
-        td_noverify: Some(tn),
-        same: arch == reference && fzpack::values_to_le_bytes(&dec) == ref_bits,
-    })
+    let decompress = |p: szp::Path, v: &mut Vec<T>, verify: szp::Verify| {
+        match path {
+            PathKind::Parallel => szp::decompress_par_into_verify(reference, par, p, v, verify),
+            _ => szp::decompress_path_into_verify(reference, p, v, verify),
+        }
+        .map(|_| ())
+        .map_err(e)
+    };
+    if r.e2e {
+        return ks
+            .iter()
+            .map(|k| {
+                let p = k.szp_path(path);
+                let (tc, arch) = best_time(r.min_time, false, clock, || {
+                    match path {
+                        PathKind::Parallel => szp::compress_par_with(values, cfg, par, p),
+                        _ => szp::compress_path_vec(values, cfg, p),
+                    }
+                    .map_err(e)
+                })?;
+                let (td, dec) = best_time(r.min_time, false, clock, || {
+                    match path {
+                        PathKind::Parallel => szp::decompress_par_with::<T>(reference, par, p),
+                        _ => szp::decompress_path_vec(reference, p),
+                    }
+                    .map_err(e)
+                })?;
+                let (tn, _) = best_time(r.min_time, false, clock, || {
+                    let mut v: Vec<T> = Vec::new();
+                    decompress(p, &mut v, skip).map(|_| v)
+                })?;
+                Ok(Timed {
+                    tc,
+                    td,
+                    td_noverify: Some(tn),
+                    same: arch == reference && fzpack::values_to_le_bytes(&dec) == ref_bits,
+                })
+            })
+            .collect();
+    }
+    // Warm: every --isa in turns, each compressing into its own (small) archive buffer, then
+    // the unverified and verified decodes of every --isa in turns into one output buffer.
+    let mut archs: Vec<Vec<u8>> = vec![Vec::new(); ks.len()];
+    let mut fs: Vec<Turn<'_, Vec<Vec<u8>>>> = Vec::new();
+    for (i, k) in ks.iter().enumerate() {
+        let p = k.szp_path(path);
+        fs.push(Box::new(move |a: &mut Vec<Vec<u8>>| compress(p, &mut a[i])));
+    }
+    let tcs = best_time_turns(r.min_time, clock, &mut archs, &mut fs)?;
+    drop(fs);
+    let mut dec: Vec<T> = Vec::new();
+    let mut fs: Vec<Turn<'_, Vec<T>>> = Vec::new();
+    for k in ks {
+        let p = k.szp_path(path);
+        fs.push(Box::new(move |v: &mut Vec<T>| decompress(p, v, skip)));
+        fs.push(Box::new(move |v: &mut Vec<T>| {
+            decompress(p, v, szp::Verify::Checksums)
+        }));
+    }
+    let tds = best_time_turns(r.min_time, clock, &mut dec, &mut fs)?;
+    drop(fs);
+    let mut out = Vec::with_capacity(ks.len());
+    for (i, k) in ks.iter().enumerate() {
+        // Each --isa's values, checked after the timing (the buffer is shared).
+        decompress(k.szp_path(path), &mut dec, szp::Verify::Checksums)?;
+        out.push(Timed {
+            tc: tcs[i],
+            td: tds[2 * i + 1],
+            td_noverify: Some(tds[2 * i]),
+            same: archs[i] == reference && fzpack::values_to_le_bytes(&dec) == ref_bits,
+        });
+    }
+    Ok(out)
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -875,60 +896,88 @@ fn time_pernix<T: Wrap>(
     bits: BitWidth,
     block: BlockSize,
     path: PathKind,
-    k: &Kernels,
+    ks: &[&Kernels],
     r: &Run,
     reference: &[u8],
     ref_bits: &[u8],
-) -> Result<Timed, Fail> {
-    let d = k.pernix(path);
+) -> Result<Vec<Timed>, Fail> {
     let clock = if path == PathKind::Parallel {
         Cpu::Process
     } else {
         Cpu::Thread
     };
     let e = |e| lib(file, e);
-    let (tc, td, tn, arch, dec) = if r.e2e {
-        let (tc, arch) = best_time(r.min_time, false, clock, || {
-            d.compress_stream(values, bits, block).map_err(e)
-        })?;
-        let (td, dec) = best_time(r.min_time, false, clock, || {
-            d.decompress_stream::<T>(reference).map_err(e)
-        })?;
-        let (tn, _) = best_time(r.min_time, false, clock, || {
-            d.decompress_stream_with::<T>(reference, Verify::Skip)
+    if r.e2e {
+        return ks
+            .iter()
+            .map(|k| {
+                let d = k.pernix(path);
+                let (tc, arch) = best_time(r.min_time, false, clock, || {
+                    d.compress_stream(values, bits, block).map_err(e)
+                })?;
+                let (td, dec) = best_time(r.min_time, false, clock, || {
+                    d.decompress_stream::<T>(reference).map_err(e)
+                })?;
+                let (tn, _) = best_time(r.min_time, false, clock, || {
+                    d.decompress_stream_with::<T>(reference, Verify::Skip)
+                        .map_err(e)
+                })?;
+                Ok(Timed {
+                    tc,
+                    td,
+                    td_noverify: Some(tn),
+                    same: arch == reference && fzpack::values_to_le_bytes(&dec) == ref_bits,
+                })
+            })
+            .collect();
+    }
+    let h = StreamHeader::new::<T>(bits, block, values.len() as u64);
+    let len = h
+        .stream_len()
+        .ok_or_else(|| Fail::new(Kind::Input, format!("{file}: input too large")))?;
+    // As for SZp: compress in turns (own stream buffers), decode in turns into one buffer.
+    let mut archs: Vec<Vec<u8>> = vec![vec![0u8; len]; ks.len()];
+    let mut fs: Vec<Turn<'_, Vec<Vec<u8>>>> = Vec::new();
+    for (i, k) in ks.iter().enumerate() {
+        let d = k.pernix(path);
+        fs.push(Box::new(move |a: &mut Vec<Vec<u8>>| {
+            d.compress_stream_into(values, bits, block, &mut a[i])
+                .map(|_| ())
                 .map_err(e)
-        })?;
-        (tc, td, tn, arch, dec)
-    } else {
-        let h = StreamHeader::new::<T>(bits, block, values.len() as u64);
-        let len = h
-            .stream_len()
-            .ok_or_else(|| Fail::new(Kind::Input, format!("{file}: input too large")))?;
-        let mut arch = vec![0u8; len];
-        let (tc, _) = best_time(r.min_time, true, clock, || {
-            d.compress_stream_into(values, bits, block, &mut arch)
+        }));
+    }
+    let tcs = best_time_turns(r.min_time, clock, &mut archs, &mut fs)?;
+    drop(fs);
+    let mut dec = vec![T::ZERO; values.len()];
+    let mut fs: Vec<Turn<'_, Vec<T>>> = Vec::new();
+    for k in ks {
+        let d = k.pernix(path);
+        fs.push(Box::new(move |v: &mut Vec<T>| {
+            d.decompress_stream_into_with(reference, v, Verify::Skip)
+                .map(|_| ())
                 .map_err(e)
-        })?;
-        let mut dec = vec![T::ZERO; values.len()];
-        // The verified decode runs last (the pair's order), so `dec` ends with its values.
-        let (tn, td) = best_time_pair(
-            r.min_time,
-            clock,
-            &mut dec,
-            |v| {
-                d.decompress_stream_into_with(reference, v, Verify::Skip)
-                    .map_err(e)
-            },
-            |v| d.decompress_stream_into(reference, v).map_err(e),
-        )?;
-        (tc, td, tn, arch, dec)
-    };
-    Ok(Timed {
-        tc,
-        td,
-        td_noverify: Some(tn),
-        same: arch == reference && fzpack::values_to_le_bytes(&dec) == ref_bits,
-    })
+        }));
+        fs.push(Box::new(move |v: &mut Vec<T>| {
+            d.decompress_stream_into(reference, v)
+                .map(|_| ())
+                .map_err(e)
+        }));
+    }
+    let tds = best_time_turns(r.min_time, clock, &mut dec, &mut fs)?;
+    drop(fs);
+    let mut out = Vec::with_capacity(ks.len());
+    for (i, k) in ks.iter().enumerate() {
+        k.pernix(path)
+            .decompress_stream_into(reference, &mut dec)
+            .map_err(e)?;
+        out.push(Timed {
+            tc: tcs[i],
+            td: tds[2 * i + 1],
+            td_noverify: Some(tds[2 * i]),
+            same: archs[i] == reference && fzpack::values_to_le_bytes(&dec) == ref_bits,
+        });
+    }
+    Ok(out)
 }
 
 fn bench_one<T: Wrap>(
@@ -954,76 +1003,87 @@ fn bench_one<T: Wrap>(
     let (worst, _) = codec::worst_ratio(values, &dec, &bound);
     drop(dec);
     let first = rows.len();
-    for (i, k) in r.ks.iter().enumerate() {
-        for &path in r.paths {
-            if path == PathKind::Scalar && i > 0 {
-                continue; // the scalar path does not depend on --isa: measured once
+    // Every path times all --isa kernels in turns ([`best_time_turns`]); rows keep the order
+    // ISA by ISA, path by path.
+    let mut timed: Vec<(usize, usize, Row)> = Vec::new();
+    for (j, &path) in r.paths.iter().enumerate() {
+        // The scalar path does not depend on --isa: measured once.
+        let ks: Vec<&Kernels> = match path {
+            PathKind::Scalar => r.ks.iter().take(1).collect(),
+            _ => r.ks.iter().collect(),
+        };
+        let ts = match *s {
+            Setting::Szp {
+                mode,
+                eb,
+                block,
+                layout,
+            } => {
+                let cfg = crate::szpcli::config(mode, eb, block, layout);
+                time_szp(file, values, &cfg, path, &ks, r, &reference, &ref_bits)?
             }
-            let t = match *s {
-                Setting::Szp {
-                    mode,
-                    eb,
-                    block,
-                    layout,
-                } => {
-                    let cfg = crate::szpcli::config(mode, eb, block, layout);
-                    time_szp(file, values, &cfg, path, k, r, &reference, &ref_bits)?
-                }
-                Setting::Pernix { bits, block } => {
-                    time_pernix(file, values, bits, block, path, k, r, &reference, &ref_bits)?
-                }
-            };
+            Setting::Pernix { bits, block } => time_pernix(
+                file, values, bits, block, path, &ks, r, &reference, &ref_bits,
+            )?,
+        };
+        for (i, (k, t)) in ks.iter().zip(ts).enumerate() {
             let kernel = match (path, s) {
                 (PathKind::Scalar, _) => "scalar",
                 (_, Setting::Szp { .. }) => k.szp.name(),
                 (_, Setting::Pernix { .. }) => backend_name(k.pernix(path).kernel_backend()),
             };
-            rows.push(Row {
-                file: file.to_string(),
-                codec: s.codec(),
-                path: path.name(),
-                setting: s.label(),
-                ratio: raw / reference.len() as f64,
-                bits_per_value: reference.len() as f64 * 8.0 / values.len().max(1) as f64,
-                max_abs_err: q.max_abs_err,
-                bound: bound.max(),
-                err_over_bound: worst,
-                psnr_db: q.psnr_db,
-                compress_gbps: t.tc.gbps(raw).0,
-                decompress_gbps: t.td.gbps(raw).0,
-                compress_vs_scalar: f64::NAN,
-                decompress_vs_scalar: f64::NAN,
-                identical: t.same,
-                kernel,
-                isa: k.isa,
-                threads: if path == PathKind::Parallel {
-                    r.eng.par.threads()
-                } else {
-                    1
+            timed.push((
+                i,
+                j,
+                Row {
+                    file: file.to_string(),
+                    codec: s.codec(),
+                    path: path.name(),
+                    setting: s.label(),
+                    ratio: raw / reference.len() as f64,
+                    bits_per_value: reference.len() as f64 * 8.0 / values.len().max(1) as f64,
+                    max_abs_err: q.max_abs_err,
+                    bound: bound.max(),
+                    err_over_bound: worst,
+                    psnr_db: q.psnr_db,
+                    compress_gbps: t.tc.gbps(raw).0,
+                    decompress_gbps: t.td.gbps(raw).0,
+                    compress_vs_scalar: f64::NAN,
+                    decompress_vs_scalar: f64::NAN,
+                    identical: t.same,
+                    kernel,
+                    isa: k.isa,
+                    threads: if path == PathKind::Parallel {
+                        r.eng.par.threads()
+                    } else {
+                        1
+                    },
+                    timing: if r.e2e { "e2e" } else { "warm" },
+                    values: values.len(),
+                    raw_bytes,
+                    memcpy_gbps: r.memcpy.0,
+                    compress_vs_memcpy: f64::NAN,
+                    decompress_vs_memcpy: f64::NAN,
+                    compress_vs_simd: f64::NAN,
+                    decompress_vs_simd: f64::NAN,
+                    decompress_noverify_gbps: t.td_noverify.map(|tn| tn.gbps(raw).0),
+                    load1: load1(),
+                    compress_cpu_gbps: t.tc.gbps(raw).1,
+                    decompress_cpu_gbps: t.td.gbps(raw).1,
+                    decompress_noverify_cpu_gbps: t.td_noverify.map(|tn| tn.gbps(raw).1),
+                    memcpy_cpu_gbps: r.memcpy.1,
+                    compress_cpu_vs_memcpy: f64::NAN,
+                    decompress_cpu_vs_memcpy: f64::NAN,
+                    block: match *s {
+                        Setting::Szp { block, .. } => block,
+                        Setting::Pernix { block, .. } => block.bytes() as u32,
+                    },
                 },
-                timing: if r.e2e { "e2e" } else { "warm" },
-                values: values.len(),
-                raw_bytes,
-                memcpy_gbps: r.memcpy.0,
-                compress_vs_memcpy: f64::NAN,
-                decompress_vs_memcpy: f64::NAN,
-                compress_vs_simd: f64::NAN,
-                decompress_vs_simd: f64::NAN,
-                decompress_noverify_gbps: t.td_noverify.map(|tn| tn.gbps(raw).0),
-                load1: load1(),
-                compress_cpu_gbps: t.tc.gbps(raw).1,
-                decompress_cpu_gbps: t.td.gbps(raw).1,
-                decompress_noverify_cpu_gbps: t.td_noverify.map(|tn| tn.gbps(raw).1),
-                memcpy_cpu_gbps: r.memcpy.1,
-                compress_cpu_vs_memcpy: f64::NAN,
-                decompress_cpu_vs_memcpy: f64::NAN,
-                block: match *s {
-                    Setting::Szp { block, .. } => block,
-                    Setting::Pernix { block, .. } => block.bytes() as u32,
-                },
-            });
+            ));
         }
     }
+    timed.sort_by_key(|&(i, j, _)| (i, j));
+    rows.extend(timed.into_iter().map(|(_, _, row)| row));
     let group = &mut rows[first..];
     let speeds = |group: &[Row], p: PathKind, isa: Option<&str>| {
         group
@@ -1172,7 +1232,8 @@ pub fn table(rows: &[Row], foot: &Footer) -> String {
             o,
             "Timing: warm, reused buffers (the *_into / *_stream_into variants; one output \
              buffer per path reused by every repetition, as lzbench and pcodec's bench do); \
-             --e2e times the allocating API."
+             the --isa kernels of a path, and verified and unverified decodes, take turns \
+             call by call; --e2e times the allocating API."
         );
     }
     for (name, bytes, m, mc) in &foot.copies {
