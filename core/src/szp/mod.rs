@@ -17,7 +17,11 @@
 //! fits below it, so archives of different fields with the same bound share one quantizer grid
 //! and can be added by [`ops`] ([`blocks::grid_magnitude`] gives the fallbacks for larger data)
 //! — records `eb'` in the archive (it is what decoders use), and checks
-//! every element's reconstruction before it is written; a violation (never observed) would be
+//! every element before its block is written: the reference and portable kernels check the
+//! reconstruction itself; the x86 SIMD kernels check, per element, a sufficient condition the
+//! planner's tightening proves (`|x| ≤ M` and the rounding fraction of `x/(2eb')` within a
+//! threshold just above ½, `strict_by_fraction` in `arch/x86_64/szp.rs`) and give any block
+//! that fails it the exact check. A violation (never observed) would be
 //! [`Error::BoundViolated`]. If `eb'` is not positive — the bound is below the data's float
 //! precision — compression fails with [`Error::BoundBelowPrecision`].
 //!
