@@ -16,6 +16,7 @@
 
 use crate::arch::generic::pernix::{compress_groups, group_of, lanes};
 use crate::arch::x86_64::tables::{Y256, Y256_TABLES};
+use crate::arch::x86_64::{prefetch_in, prefetch_out};
 use crate::types::{PernixFloat, Run, with_width};
 use core::arch::x86_64::*;
 
@@ -434,6 +435,8 @@ fn frames_ns<const N: usize, T: Lanes + PernixFloat, const S: bool>(
         let sc = unsafe { T::splat(scale) };
         let o0 = k * epb;
         let start = at + T::BYTES;
+        prefetch_in(frames.as_ptr().wrapping_add(at));
+        prefetch_out(output.as_ptr().wrapping_add(o0));
         // A group's loads end before byte (G−1)·N + h + 16 < bs + 28 of its block, its stores
         // at value 8·G of the block: every frame but the last of the run has both in place.
         let src = frames.get(start..start + bs + 28);

@@ -43,12 +43,12 @@ use core::arch::x86_64::*;
 
 use super::pernix::{assemble, lane_mask, put_group, setup, unpack_at};
 use crate::arch::szp::{BUF, Quant, Stats, SzpKernel};
-use crate::arch::x86_64::Bmi2;
 use crate::arch::x86_64::szp::{
     Cheap, Enc, ScanResult, ScanScalars, Scratch, decodes, each_step, exact_on_tie,
     scan_kernel_methods,
 };
 use crate::arch::x86_64::tables::Y256_TABLES;
+use crate::arch::x86_64::{Bmi2, prefetch_in, prefetch_out};
 use crate::bits::payload_len;
 use crate::types::{BitWidth, DType, SzpFloat, with_width};
 
@@ -205,6 +205,7 @@ fn scan_block<T: SzpFloat>(s: &Scan, block: &[T], seed: i32, u: &mut [u32]) -> S
     let (safe, xmax) = cheap_t.unwrap_or((0.0, 0.0));
     let xmax = _mm256_set1_pd(xmax);
     each_step::<8>(len, |i, n| {
+        prefetch_in(x.wrapping_add(i));
         // SAFETY: i < len <= block.len(), and load8 reads min(n, 8) values from i.
         let (xa, xb, raw) = unsafe { load8(x.wrapping_add(i), n) };
         let (ya, yb) = (_mm256_mul_pd(xa, r), _mm256_mul_pd(xb, r));
@@ -371,6 +372,8 @@ fn decode_block<T: SzpFloat>(payload: &[u8], w: u8, seed: f64, e2: f64, out: &mu
     let tp = tail.as_ptr();
     each_step::<8>(len, |i, r| {
         let g = i / 8;
+        prefetch_in(src.wrapping_add(g * n));
+        prefetch_out(dst.wrapping_add(i));
         let f = if g < inside {
             // SAFETY: AVX2 as above; g·w + h + 16 <= payload.len() (`inside`).
             unsafe { unpack_at::<false>(src.wrapping_add(g * n), h, shuf, shl, cnt) }
@@ -455,6 +458,7 @@ macro_rules! stats_lanes {
         let mut i = 0;
         while i < n {
             for (k, (l, h)) in lo.iter_mut().zip(hi.iter_mut()).enumerate() {
+                prefetch_in(p.wrapping_add(i + $lanes * k));
                 // SAFETY: i + 4·lanes <= n <= input.len(): the lanes at i + lanes·k are inside.
                 let x = unsafe { $loadu(p.wrapping_add(i + $lanes * k)) };
                 *l = $min(*l, x);

@@ -39,13 +39,13 @@
 use core::arch::x86_64::*;
 
 use crate::arch::szp::{BUF, Quant, Stats, SzpKernel};
-use crate::arch::x86_64::Avx512Vbmi;
 use crate::arch::x86_64::avx512::{pack_tables, pack16};
 use crate::arch::x86_64::szp::{
     Cheap, Enc, ScanResult, ScanScalars, Scratch, decodes, each_step, exact_on_tie,
     scan_kernel_methods,
 };
 use crate::arch::x86_64::tables::{Z512, Z512_TABLES};
+use crate::arch::x86_64::{Avx512Vbmi, prefetch_in, prefetch_out};
 use crate::bits::payload_len;
 use crate::types::{DType, SzpFloat};
 
@@ -311,6 +311,10 @@ pub(crate) fn scan_block<T: SzpFloat>(
     each_step::<16>(len, |i, r| {
         let m = lanes(r);
         let (ma, mb) = (m as u8, (m >> 8) as u8);
+        prefetch_in(x.wrapping_add(i));
+        if T::DTYPE == DType::F64 {
+            prefetch_in(x.wrapping_add(i + 8));
+        }
         // SAFETY: i < len <= block.len(), and load16 reads min(r, 16) values from i.
         let xs = unsafe { load16(x.wrapping_add(i), r) };
         let (ya, yb) = (_mm512_mul_pd(xs.0, s.r), _mm512_mul_pd(xs.1, s.r));
@@ -349,6 +353,10 @@ pub(crate) fn scan_block32<T: SzpFloat>(
     let mut flags = Flags::new::<T>(s);
     each_step::<16>(len, |i, r| {
         let m = lanes(r);
+        prefetch_in(x.wrapping_add(i));
+        if T::DTYPE == DType::F64 {
+            prefetch_in(x.wrapping_add(i + 8));
+        }
         // SAFETY: i < len <= block.len(), and load16 reads min(r, 16) values from i.
         let xs = unsafe { load16(x.wrapping_add(i), r) };
         let (ya, yb) = (_mm512_mul_pd(xs.0, s.r), _mm512_mul_pd(xs.1, s.r));
@@ -499,6 +507,11 @@ pub(crate) fn decode_block<T: SzpFloat>(payload: &[u8], w: u8, seed: f64, e2: f6
     let mut carry = zero;
     each_step::<16>(len, |i, r| {
         let bm = u64::MAX >> (64 - (r * wz).div_ceil(8));
+        prefetch_in(src.wrapping_add(i / 8 * wz));
+        prefetch_out(dst.wrapping_add(i));
+        if T::DTYPE == DType::F64 {
+            prefetch_out(dst.wrapping_add(i + 8));
+        }
         // SAFETY: the step's bytes [i·w/8, i·w/8 + ceil(r·w/8)) lie inside `payload` (checked length); masked-off bytes are not accessed.
         let b = unsafe { _mm512_maskz_loadu_epi8(bm, src.wrapping_add(i / 8 * wz).cast()) };
         let f = _mm512_srl_epi32(
@@ -567,6 +580,7 @@ macro_rules! stats_lanes {
         let mut i = 0;
         while i + 4 * $lanes <= n {
             for (k, (l, h)) in lo.iter_mut().zip(hi.iter_mut()).enumerate() {
+                prefetch_in(p.wrapping_add(i + $lanes * k));
                 // SAFETY: i + 4·lanes <= n, so the lanes at i + lanes·k are inside `input`.
                 let x = unsafe { $loadu(p.wrapping_add(i + $lanes * k)) };
                 *l = $min(*l, x);
