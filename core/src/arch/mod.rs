@@ -19,6 +19,18 @@ pub mod x86_64;
 #[cfg(target_arch = "aarch64")]
 pub mod aarch64;
 
+/// A hint for streaming loops outside the kernels (the `fzpack` crate's `.pnx` frame
+/// scaling): starts loading the cache line a fixed distance (2 KiB) past `p` into the cache.
+/// Any address is fine: a prefetch never faults and reads nothing the program sees. A no-op
+/// off x86_64. See `arch::x86_64::PREFETCH_IN` for why the kernels prefetch at all.
+#[inline(always)]
+pub fn prefetch_ahead<T>(p: *const T) {
+    #[cfg(target_arch = "x86_64")]
+    x86_64::prefetch_in(p);
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = p;
+}
+
 /// A set of CPU features relevant to fzpack's kernels.
 ///
 /// A `CpuFeatures` value obtained from [`CpuFeatures::detect`] describes the running CPU; the
