@@ -181,6 +181,8 @@ fn compress_n<const N: usize, T: Lanes>(bs: usize, input: &[T], inv: T, output: 
     // SAFETY: AVX2 (this function's target feature).
     let q = unsafe { T::quant(inv, N as u32) };
     compress_groups(N, bs, input, output, |out, at, g, bytes| {
+        prefetch_in(g.as_ptr());
+        prefetch_out(out.as_ptr().wrapping_add(at));
         // Whole groups are read in place, the block's last, shorter one zero-padded.
         let codes = match g.first_chunk::<8>() {
             // SAFETY: AVX2, as above.
@@ -261,6 +263,8 @@ fn decompress_blocks<T>(
         // input has that many bytes from the block start, load in place without checks.
         if let Some(src) = input.get(base..base + bs + 28) {
             let p = src.as_ptr();
+            prefetch_in(p);
+            prefetch_out(bout.as_ptr());
             if signed {
                 for (g, gout) in bout.chunks_mut(8).enumerate().take(groups) {
                     // SAFETY: AVX2 as above; `g·N + h + 16 <= bs + 28` bytes are in `src`.

@@ -16,6 +16,7 @@
 
 use crate::arch::generic::pernix::lanes;
 use crate::arch::x86_64::tables::{BYTE_GATHER, BYTE_GATHER64, DEC24, Z512, Z512_TABLES};
+use crate::arch::x86_64::{prefetch_in, prefetch_out};
 use crate::types::Run;
 use core::arch::x86_64::*;
 
@@ -289,6 +290,11 @@ pub(crate) unsafe fn compress<T: Lanes>(run: Run, input: &[T], inv: T, output: &
     };
     let n = g.n;
     let dst = bout.as_mut_ptr();
+    let (xp, dp) = (bin.as_ptr(), dst.cast_const());
+    let ahead = |i: usize, at: usize| {
+        prefetch_in(xp.wrapping_add(i));
+        prefetch_out(dp.wrapping_add(at));
+    };
     let zero = _mm512_setzero_si512();
     let pad = |at: usize, len: usize| {
         if len == 0 {
@@ -304,6 +310,7 @@ pub(crate) unsafe fn compress<T: Lanes>(run: Run, input: &[T], inv: T, output: &
     // `bout`. Masked-off bytes are not accessed.
     match n {
         1 => g.each_step(
+            ahead,
             |i, at, r, m| {
                 let codes = load(bin, i, r);
                 let bits = _mm512_test_epi32_mask(codes, codes);
@@ -316,6 +323,7 @@ pub(crate) unsafe fn compress<T: Lanes>(run: Run, input: &[T], inv: T, output: &
         8 | 16 | 24 => {
             // Byte-multiple widths: `bytes` returns the packed step directly, zeros past it.
             g.each_step(
+                ahead,
                 |i, at, r, m| {
                     let out = bytes(bin, i, r);
                     let p = dst.wrapping_add(at);
@@ -340,6 +348,7 @@ pub(crate) unsafe fn compress<T: Lanes>(run: Run, input: &[T], inv: T, output: &
             macro_rules! run {
                 ($p:literal, $s:literal) => {
                     g.each_step(
+                        ahead,
                         |i, at, r, m| {
                             let out = pack16::<$p, $s>(t, shift, &idx, cnt, low_n, load(bin, i, r));
                             // SAFETY: see above.
@@ -413,12 +422,19 @@ impl Geom {
     /// the mask of the step's `min(2N, ceil(r·N/8))` bytes — for a partial step possibly all
     /// bytes to the run's end, then the step also writes the padding. Otherwise, after each run,
     /// `pad(byte, len)` gets the range of its zero padding (`len` may be 0).
+    ///
+    /// `ahead(value, byte)` runs before every step, for the caller's prefetches.
     #[inline(always)]
     fn each_step(
         self,
+        mut ahead: impl FnMut(usize, usize),
         mut f: impl FnMut(usize, usize, usize, u64),
         mut pad: impl FnMut(usize, usize),
     ) {
+        let mut f = |i: usize, at: usize, r: usize, m: u64| {
+            ahead(i, at);
+            f(i, at, r, m);
+        };
         let n = self.n;
         let full_mask = (1u64 << (2 * n)) - 1;
         let (full, rem) = (self.count / 16, self.count % 16);
@@ -490,6 +506,11 @@ pub(crate) unsafe fn decompress<T: Lanes>(run: Run, input: &[u8], scale: T, outp
     let signed = run.signed();
     let n = g.n;
     let src = bin.as_ptr();
+    let op = bout.as_ptr();
+    let ahead = |i: usize, at: usize| {
+        prefetch_in(src.wrapping_add(at));
+        prefetch_out(op.wrapping_add(i));
+    };
     let nopad = |_: usize, _: usize| {};
     // SAFETY (every load below): `each_step` gives masks covering bytes [at, at + min(2N,
     // ceil(rN/8))), or for a partial step at most the bytes up to its run's end; all inside
@@ -500,6 +521,7 @@ pub(crate) unsafe fn decompress<T: Lanes>(run: Run, input: &[u8], scale: T, outp
     macro_rules! widen {
         ($load:ident, $maskz_load:ident, $m:ty, $ext:ident) => {
             g.each_step(
+                ahead,
                 |i, at, r, m| {
                     let p = src.wrapping_add(at);
                     let b = if r >= 16 {
@@ -534,6 +556,7 @@ pub(crate) unsafe fn decompress<T: Lanes>(run: Run, input: &[u8], scale: T, outp
             };
             if signed {
                 g.each_step(
+                    ahead,
                     |i, at, r, m| {
                         let v = _mm512_permutexvar_epi8(idx, field(at, m));
                         store(bout, i, r, _mm512_srai_epi32::<8>(v))
@@ -542,6 +565,7 @@ pub(crate) unsafe fn decompress<T: Lanes>(run: Run, input: &[u8], scale: T, outp
                 );
             } else {
                 g.each_step(
+                    ahead,
                     |i, at, r, m| {
                         let v =
                             _mm512_maskz_permutexvar_epi8(0x7777_7777_7777_7777, idx, field(at, m));
@@ -567,11 +591,13 @@ pub(crate) unsafe fn decompress<T: Lanes>(run: Run, input: &[u8], scale: T, outp
             };
             if signed {
                 g.each_step(
+                    ahead,
                     |i, at, r, m| store(bout, i, r, _mm512_sra_epi32(fields(at, m), cnt)),
                     nopad,
                 );
             } else {
                 g.each_step(
+                    ahead,
                     |i, at, r, m| store(bout, i, r, _mm512_srl_epi32(fields(at, m), cnt)),
                     nopad,
                 );
