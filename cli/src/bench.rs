@@ -787,6 +787,64 @@ struct Timed {
     same: bool,
 }
 
+/// The three timings of one kernel on the allocating API (`--e2e`), and whether its archive
+/// and values equal the reference's.
+fn e2e_timed<T: Wrap>(
+    (tc, arch): (Secs, Vec<u8>),
+    (td, dec): (Secs, Vec<T>),
+    tn: Secs,
+    reference: &[u8],
+    ref_bits: &[u8],
+) -> Timed {
+    Timed {
+        tc,
+        td,
+        td_noverify: Some(tn),
+        same: arch == reference && fzpack::values_to_le_bytes(&dec) == ref_bits,
+    }
+}
+
+/// Warm timing of one path on `n` kernels: `compress(i, archive)` of every kernel in turns,
+/// each into its own (small) archive buffer, then the unverified and verified decodes
+/// (`decode(i, values, verify)`) of every kernel in turns into one output buffer
+/// ([`best_time_turns`]); then each kernel's archive and values, checked after the timing
+/// (the output buffer is shared).
+#[allow(clippy::too_many_arguments)] // the run, its kernels and the reference
+fn time_warm<T: Wrap>(
+    r: &Run,
+    clock: Cpu,
+    n: usize,
+    mut archs: Vec<Vec<u8>>,
+    mut dec: Vec<T>,
+    compress: impl Fn(usize, &mut Vec<u8>) -> Result<(), Fail> + Copy,
+    decode: impl Fn(usize, &mut Vec<T>, bool) -> Result<(), Fail> + Copy,
+    reference: &[u8],
+    ref_bits: &[u8],
+) -> Result<Vec<Timed>, Fail> {
+    let mut fs: Vec<Turn<'_, Vec<Vec<u8>>>> = Vec::new();
+    for i in 0..n {
+        fs.push(Box::new(move |a: &mut Vec<Vec<u8>>| compress(i, &mut a[i])));
+    }
+    let tcs = best_time_turns(r.min_time, clock, &mut archs, &mut fs)?;
+    let mut fs: Vec<Turn<'_, Vec<T>>> = Vec::new();
+    for i in 0..n {
+        fs.push(Box::new(move |v: &mut Vec<T>| decode(i, v, false)));
+        fs.push(Box::new(move |v: &mut Vec<T>| decode(i, v, true)));
+    }
+    let tds = best_time_turns(r.min_time, clock, &mut dec, &mut fs)?;
+    let mut out = Vec::with_capacity(n);
+    for (i, arch) in archs.iter().enumerate() {
+        decode(i, &mut dec, true)?;
+        out.push(Timed {
+            tc: tcs[i],
+            td: tds[2 * i + 1],
+            td_noverify: Some(tds[2 * i]),
+            same: arch == reference && fzpack::values_to_le_bytes(&dec) == ref_bits,
+        });
+    }
+    Ok(out)
+}
+
 #[allow(clippy::too_many_arguments)]
 fn time_szp<T: Wrap>(
     file: &str,
@@ -805,16 +863,12 @@ fn time_szp<T: Wrap>(
         Cpu::Thread
     };
     let e = |e| lib(file, e);
-    let skip = szp::Verify::Skip;
-    let compress = |p: szp::Path, out: &mut Vec<u8>| {
-        match path {
-            PathKind::Parallel => szp::compress_par_into(values, cfg, par, p, out),
-            _ => szp::compress_path_into(values, cfg, p, out),
-        }
-        .map(|_| ())
-        .map_err(e)
-    };
-    let decompress = |p: szp::Path, v: &mut Vec<T>, verify: szp::Verify| {
+    let decompress = |p: szp::Path, v: &mut Vec<T>, verify: bool| {
+        let verify = if verify {
+            szp::Verify::Checksums
+        } else {
+            szp::Verify::Skip
+        };
         match path {
             PathKind::Parallel => szp::decompress_par_into_verify(reference, par, p, v, verify),
             _ => szp::decompress_path_into_verify(reference, p, v, verify),
@@ -827,14 +881,14 @@ fn time_szp<T: Wrap>(
             .iter()
             .map(|k| {
                 let p = k.szp_path(path);
-                let (tc, arch) = best_time(r.min_time, false, clock, || {
+                let c = best_time(r.min_time, false, clock, || {
                     match path {
                         PathKind::Parallel => szp::compress_par_with(values, cfg, par, p),
                         _ => szp::compress_path_vec(values, cfg, p),
                     }
                     .map_err(e)
                 })?;
-                let (td, dec) = best_time(r.min_time, false, clock, || {
+                let d = best_time(r.min_time, false, clock, || {
                     match path {
                         PathKind::Parallel => szp::decompress_par_with::<T>(reference, par, p),
                         _ => szp::decompress_path_vec(reference, p),
@@ -843,50 +897,37 @@ fn time_szp<T: Wrap>(
                 })?;
                 let (tn, _) = best_time(r.min_time, false, clock, || {
                     let mut v: Vec<T> = Vec::new();
-                    decompress(p, &mut v, skip).map(|_| v)
+                    decompress(p, &mut v, false).map(|_| v)
                 })?;
-                Ok(Timed {
-                    tc,
-                    td,
-                    td_noverify: Some(tn),
-                    same: arch == reference && fzpack::values_to_le_bytes(&dec) == ref_bits,
-                })
+                Ok(e2e_timed(c, d, tn, reference, ref_bits))
             })
             .collect();
     }
-    // Warm: every --isa in turns, each compressing into its own (small) archive buffer, then
-    // the unverified and verified decodes of every --isa in turns into one output buffer.
-    let mut archs: Vec<Vec<u8>> = vec![Vec::new(); ks.len()];
-    let mut fs: Vec<Turn<'_, Vec<Vec<u8>>>> = Vec::new();
-    for (i, k) in ks.iter().enumerate() {
-        let p = k.szp_path(path);
-        fs.push(Box::new(move |a: &mut Vec<Vec<u8>>| compress(p, &mut a[i])));
-    }
-    let tcs = best_time_turns(r.min_time, clock, &mut archs, &mut fs)?;
-    drop(fs);
-    let mut dec: Vec<T> = Vec::new();
-    let mut fs: Vec<Turn<'_, Vec<T>>> = Vec::new();
-    for k in ks {
-        let p = k.szp_path(path);
-        fs.push(Box::new(move |v: &mut Vec<T>| decompress(p, v, skip)));
-        fs.push(Box::new(move |v: &mut Vec<T>| {
-            decompress(p, v, szp::Verify::Checksums)
-        }));
-    }
-    let tds = best_time_turns(r.min_time, clock, &mut dec, &mut fs)?;
-    drop(fs);
-    let mut out = Vec::with_capacity(ks.len());
-    for (i, k) in ks.iter().enumerate() {
-        // Each --isa's values, checked after the timing (the buffer is shared).
-        decompress(k.szp_path(path), &mut dec, szp::Verify::Checksums)?;
-        out.push(Timed {
-            tc: tcs[i],
-            td: tds[2 * i + 1],
-            td_noverify: Some(tds[2 * i]),
-            same: archs[i] == reference && fzpack::values_to_le_bytes(&dec) == ref_bits,
-        });
-    }
-    Ok(out)
+    let compress = |i: usize, out: &mut Vec<u8>| {
+        let p = ks.get(i).map_or(szp::Path::Portable, |k| k.szp_path(path));
+        match path {
+            PathKind::Parallel => szp::compress_par_into(values, cfg, par, p, out),
+            _ => szp::compress_path_into(values, cfg, p, out),
+        }
+        .map(|_| ())
+        .map_err(e)
+    };
+    let decode = |i: usize, v: &mut Vec<T>, verify: bool| {
+        let p = ks.get(i).map_or(szp::Path::Portable, |k| k.szp_path(path));
+        decompress(p, v, verify)
+    };
+    let archs = vec![Vec::new(); ks.len()];
+    time_warm(
+        r,
+        clock,
+        ks.len(),
+        archs,
+        Vec::new(),
+        compress,
+        decode,
+        reference,
+        ref_bits,
+    )
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -912,22 +953,17 @@ fn time_pernix<T: Wrap>(
             .iter()
             .map(|k| {
                 let d = k.pernix(path);
-                let (tc, arch) = best_time(r.min_time, false, clock, || {
+                let c = best_time(r.min_time, false, clock, || {
                     d.compress_stream(values, bits, block).map_err(e)
                 })?;
-                let (td, dec) = best_time(r.min_time, false, clock, || {
+                let dd = best_time(r.min_time, false, clock, || {
                     d.decompress_stream::<T>(reference).map_err(e)
                 })?;
                 let (tn, _) = best_time(r.min_time, false, clock, || {
                     d.decompress_stream_with::<T>(reference, Verify::Skip)
                         .map_err(e)
                 })?;
-                Ok(Timed {
-                    tc,
-                    td,
-                    td_noverify: Some(tn),
-                    same: arch == reference && fzpack::values_to_le_bytes(&dec) == ref_bits,
-                })
+                Ok(e2e_timed(c, dd, tn, reference, ref_bits))
             })
             .collect();
     }
@@ -935,49 +971,41 @@ fn time_pernix<T: Wrap>(
     let len = h
         .stream_len()
         .ok_or_else(|| Fail::new(Kind::Input, format!("{file}: input too large")))?;
-    // As for SZp: compress in turns (own stream buffers), decode in turns into one buffer.
-    let mut archs: Vec<Vec<u8>> = vec![vec![0u8; len]; ks.len()];
-    let mut fs: Vec<Turn<'_, Vec<Vec<u8>>>> = Vec::new();
-    for (i, k) in ks.iter().enumerate() {
-        let d = k.pernix(path);
-        fs.push(Box::new(move |a: &mut Vec<Vec<u8>>| {
-            d.compress_stream_into(values, bits, block, &mut a[i])
+    let kernel = |i: usize| ks.get(i).map(|k| k.pernix(path));
+    let compress = |i: usize, out: &mut Vec<u8>| match kernel(i) {
+        Some(d) => d
+            .compress_stream_into(values, bits, block, out)
+            .map(|_| ())
+            .map_err(e),
+        None => Ok(()),
+    };
+    let decode = |i: usize, v: &mut Vec<T>, verify: bool| {
+        let verify = if verify {
+            Verify::Checksums
+        } else {
+            Verify::Skip
+        };
+        match kernel(i) {
+            Some(d) => d
+                .decompress_stream_into_with(reference, v, verify)
                 .map(|_| ())
-                .map_err(e)
-        }));
-    }
-    let tcs = best_time_turns(r.min_time, clock, &mut archs, &mut fs)?;
-    drop(fs);
-    let mut dec = vec![T::ZERO; values.len()];
-    let mut fs: Vec<Turn<'_, Vec<T>>> = Vec::new();
-    for k in ks {
-        let d = k.pernix(path);
-        fs.push(Box::new(move |v: &mut Vec<T>| {
-            d.decompress_stream_into_with(reference, v, Verify::Skip)
-                .map(|_| ())
-                .map_err(e)
-        }));
-        fs.push(Box::new(move |v: &mut Vec<T>| {
-            d.decompress_stream_into(reference, v)
-                .map(|_| ())
-                .map_err(e)
-        }));
-    }
-    let tds = best_time_turns(r.min_time, clock, &mut dec, &mut fs)?;
-    drop(fs);
-    let mut out = Vec::with_capacity(ks.len());
-    for (i, k) in ks.iter().enumerate() {
-        k.pernix(path)
-            .decompress_stream_into(reference, &mut dec)
-            .map_err(e)?;
-        out.push(Timed {
-            tc: tcs[i],
-            td: tds[2 * i + 1],
-            td_noverify: Some(tds[2 * i]),
-            same: archs[i] == reference && fzpack::values_to_le_bytes(&dec) == ref_bits,
-        });
-    }
-    Ok(out)
+                .map_err(e),
+            None => Ok(()),
+        }
+    };
+    let archs = vec![vec![0u8; len]; ks.len()];
+    let dec = vec![T::ZERO; values.len()];
+    time_warm(
+        r,
+        clock,
+        ks.len(),
+        archs,
+        dec,
+        compress,
+        decode,
+        reference,
+        ref_bits,
+    )
 }
 
 fn bench_one<T: Wrap>(
