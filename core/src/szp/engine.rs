@@ -319,7 +319,7 @@ pub(crate) fn encode_range<K: SzpKernel, T: SzpFloat, J: Join>(
         let (mut pos, mut b0) = (0usize, 0usize);
         let pieces = input
             .chunks(step.saturating_mul(bs).max(1))
-            .zip(widths.chunks_mut(step))
+            .zip(widths.chunks_mut(step.max(1)))
             .zip(s.out.chunks_exact_mut(4));
         for (u, ((xs, ws), slot)) in pieces.enumerate() {
             let dst = payload.get_mut(pos..).unwrap_or_default();
@@ -405,7 +405,15 @@ pub(crate) fn compress_planned<K: SzpKernel, T: SzpFloat, J: Join>(
         pay,
         Some(sums),
     )?;
-    body.copy_within(at..at + slen, len);
+    // Move the CRCs down to `len` (<= `at`: the payload lies in `pay`), front to back, so the
+    // ranges may overlap; element-wise and checked, so no panic path is linked (firmware).
+    for i in 0..slen {
+        if let (Some(&v), Some(_)) = (body.get(at + i), body.get(len + i)) {
+            if let Some(d) = body.get_mut(len + i) {
+                *d = v;
+            }
+        }
+    }
     write_header(plan, hdr)?;
     Ok(start + len + slen)
 }
