@@ -408,10 +408,10 @@ pub(crate) fn compress_planned<K: SzpKernel, T: SzpFloat, J: Join>(
     // Move the CRCs down to `len` (<= `at`: the payload lies in `pay`), front to back, so the
     // ranges may overlap; element-wise and checked, so no panic path is linked (firmware).
     for i in 0..slen {
-        if let (Some(&v), Some(_)) = (body.get(at + i), body.get(len + i)) {
-            if let Some(d) = body.get_mut(len + i) {
-                *d = v;
-            }
+        if let Some(&v) = body.get(at + i)
+            && let Some(d) = body.get_mut(len + i)
+        {
+            *d = v;
         }
     }
     write_header(plan, hdr)?;
