@@ -50,13 +50,10 @@ pub(crate) const PREFETCH_OUT: usize = 8192;
 /// a prefetch never faults, and the address is formed with wrapping arithmetic).
 #[inline(always)]
 pub(crate) fn prefetch_in<T>(p: *const T) {
-    // SAFETY: `prefetcht0` needs only SSE, part of x86_64; it reads no memory visible to the
-    // program and never faults, whatever the address.
-    unsafe {
-        core::arch::x86_64::_mm_prefetch::<{ core::arch::x86_64::_MM_HINT_T0 }>(
-            p.cast::<i8>().wrapping_add(PREFETCH_IN),
-        )
-    }
+    use core::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
+    let at = p.cast::<i8>().wrapping_add(PREFETCH_IN);
+    // SAFETY: `prefetcht0` needs only SSE (part of x86_64), reads nothing the program sees and never faults, whatever the address.
+    unsafe { _mm_prefetch::<_MM_HINT_T0>(at) }
 }
 
 /// Prefetches the cache line at `p + PREFETCH_OUT` bytes for writing (`prefetchw`, the
@@ -64,12 +61,10 @@ pub(crate) fn prefetch_in<T>(p: *const T) {
 /// without it, a read prefetch). As [`prefetch_in`], any address.
 #[inline(always)]
 pub(crate) fn prefetch_out<T>(p: *const T) {
-    // SAFETY: as in `prefetch_in`.
-    unsafe {
-        core::arch::x86_64::_mm_prefetch::<{ core::arch::x86_64::_MM_HINT_ET0 }>(
-            p.cast::<i8>().wrapping_add(PREFETCH_OUT),
-        )
-    }
+    use core::arch::x86_64::{_MM_HINT_ET0, _mm_prefetch};
+    let at = p.cast::<i8>().wrapping_add(PREFETCH_OUT);
+    // SAFETY: as in `prefetch_in`: a prefetch never faults, whatever the address.
+    unsafe { _mm_prefetch::<_MM_HINT_ET0>(at) }
 }
 
 /// Declares a zero-sized proof token constructible only from features passing `$check`.
