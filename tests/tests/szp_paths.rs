@@ -160,6 +160,19 @@ fn exactly_sized_outputs_give_the_same_archive() {
         let mut full = vec![0u8; cap];
         let len = szp::scalar::compress(&d32, &cfg, &mut full).unwrap();
         let full = &full[..len];
+        // The reference goes through the same engine, so equal bytes alone would not catch a
+        // misplaced CRC: the verified decoder recomputes every chunk's CRC from the bytes.
+        let mut back = vec![0f32; d32.len()];
+        szp::decompress(full, &mut back).expect("every chunk CRC matches");
+        let range =
+            d.iter().fold(f64::MIN, |a, &b| a.max(b)) - d.iter().fold(f64::MAX, |a, &b| a.min(b));
+        let bound = 1e-3 * range;
+        assert!(
+            d32.iter()
+                .zip(&back)
+                .all(|(&x, &y)| (f64::from(x) - f64::from(y)).abs() <= bound * 1.001),
+            "{layout:?}: bound missed"
+        );
         for p in Path::ALL.into_iter().filter(|p| p.is_available()) {
             let mut buf = vec![0xA5u8; len + 64];
             let n = szp::compress_with(p, &d32, &cfg, &mut buf[..len]).unwrap();
