@@ -804,37 +804,37 @@ fn e2e_timed<T: Wrap>(
     }
 }
 
-/// Warm timing of one path on `n` kernels: `compress(i, archive)` of every kernel in turns,
-/// each into its own (small) archive buffer, then the unverified and verified decodes
-/// (`decode(i, values, verify)`) of every kernel in turns into one output buffer
+/// Warm timing of one path on the kernels `ks`: `compress(k, archive)` of every kernel in
+/// turns, each into its own (small) archive buffer, then the unverified and verified decodes
+/// (`decode(k, values, verify)`) of every kernel in turns into one output buffer
 /// ([`best_time_turns`]); then each kernel's archive and values, checked after the timing
 /// (the output buffer is shared).
 #[allow(clippy::too_many_arguments)] // the run, its kernels and the reference
-fn time_warm<T: Wrap>(
+fn time_warm<T: Wrap, K: Copy>(
     r: &Run,
     clock: Cpu,
-    n: usize,
+    ks: &[K],
     mut archs: Vec<Vec<u8>>,
     mut dec: Vec<T>,
-    compress: impl Fn(usize, &mut Vec<u8>) -> Result<(), Fail> + Copy,
-    decode: impl Fn(usize, &mut Vec<T>, bool) -> Result<(), Fail> + Copy,
+    compress: impl Fn(K, &mut Vec<u8>) -> Result<(), Fail> + Copy,
+    decode: impl Fn(K, &mut Vec<T>, bool) -> Result<(), Fail> + Copy,
     reference: &[u8],
     ref_bits: &[u8],
 ) -> Result<Vec<Timed>, Fail> {
     let mut fs: Vec<Turn<'_, Vec<Vec<u8>>>> = Vec::new();
-    for i in 0..n {
-        fs.push(Box::new(move |a: &mut Vec<Vec<u8>>| compress(i, &mut a[i])));
+    for (i, &k) in ks.iter().enumerate() {
+        fs.push(Box::new(move |a: &mut Vec<Vec<u8>>| compress(k, &mut a[i])));
     }
     let tcs = best_time_turns(r.min_time, clock, &mut archs, &mut fs)?;
     let mut fs: Vec<Turn<'_, Vec<T>>> = Vec::new();
-    for i in 0..n {
-        fs.push(Box::new(move |v: &mut Vec<T>| decode(i, v, false)));
-        fs.push(Box::new(move |v: &mut Vec<T>| decode(i, v, true)));
+    for &k in ks {
+        fs.push(Box::new(move |v: &mut Vec<T>| decode(k, v, false)));
+        fs.push(Box::new(move |v: &mut Vec<T>| decode(k, v, true)));
     }
     let tds = best_time_turns(r.min_time, clock, &mut dec, &mut fs)?;
-    let mut out = Vec::with_capacity(n);
-    for (i, arch) in archs.iter().enumerate() {
-        decode(i, &mut dec, true)?;
+    let mut out = Vec::with_capacity(ks.len());
+    for (i, (arch, &k)) in archs.iter().zip(ks).enumerate() {
+        decode(k, &mut dec, true)?;
         out.push(Timed {
             tc: tcs[i],
             td: tds[2 * i + 1],
@@ -903,8 +903,7 @@ fn time_szp<T: Wrap>(
             })
             .collect();
     }
-    let compress = |i: usize, out: &mut Vec<u8>| {
-        let p = ks.get(i).map_or(szp::Path::Portable, |k| k.szp_path(path));
+    let compress = |p: szp::Path, out: &mut Vec<u8>| {
         match path {
             PathKind::Parallel => szp::compress_par_into(values, cfg, par, p, out),
             _ => szp::compress_path_into(values, cfg, p, out),
@@ -912,19 +911,16 @@ fn time_szp<T: Wrap>(
         .map(|_| ())
         .map_err(e)
     };
-    let decode = |i: usize, v: &mut Vec<T>, verify: bool| {
-        let p = ks.get(i).map_or(szp::Path::Portable, |k| k.szp_path(path));
-        decompress(p, v, verify)
-    };
+    let paths: Vec<szp::Path> = ks.iter().map(|k| k.szp_path(path)).collect();
     let archs = vec![Vec::new(); ks.len()];
     time_warm(
         r,
         clock,
-        ks.len(),
+        &paths,
         archs,
         Vec::new(),
         compress,
-        decode,
+        decompress,
         reference,
         ref_bits,
     )
@@ -971,40 +967,26 @@ fn time_pernix<T: Wrap>(
     let len = h
         .stream_len()
         .ok_or_else(|| Fail::new(Kind::Input, format!("{file}: input too large")))?;
-    let kernel = |i: usize| ks.get(i).map(|k| k.pernix(path));
-    let compress = |i: usize, out: &mut Vec<u8>| match kernel(i) {
-        Some(d) => d
-            .compress_stream_into(values, bits, block, out)
+    let compress = |d: &Dispatcher, out: &mut Vec<u8>| {
+        d.compress_stream_into(values, bits, block, out)
             .map(|_| ())
-            .map_err(e),
-        None => Ok(()),
+            .map_err(e)
     };
-    let decode = |i: usize, v: &mut Vec<T>, verify: bool| {
+    let decode = |d: &Dispatcher, v: &mut Vec<T>, verify: bool| {
         let verify = if verify {
             Verify::Checksums
         } else {
             Verify::Skip
         };
-        match kernel(i) {
-            Some(d) => d
-                .decompress_stream_into_with(reference, v, verify)
-                .map(|_| ())
-                .map_err(e),
-            None => Ok(()),
-        }
+        d.decompress_stream_into_with(reference, v, verify)
+            .map(|_| ())
+            .map_err(e)
     };
+    let kernels: Vec<&Dispatcher> = ks.iter().map(|k| k.pernix(path)).collect();
     let archs = vec![vec![0u8; len]; ks.len()];
     let dec = vec![T::ZERO; values.len()];
     time_warm(
-        r,
-        clock,
-        ks.len(),
-        archs,
-        dec,
-        compress,
-        decode,
-        reference,
-        ref_bits,
+        r, clock, &kernels, archs, dec, compress, decode, reference, ref_bits,
     )
 }
 
