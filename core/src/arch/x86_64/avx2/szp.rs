@@ -269,10 +269,9 @@ fn scan_block<T: SzpFloat>(s: &Scan, block: &[T], seed: i32, u: &mut [u32]) -> S
     if cheap && T::DTYPE == DType::F32 {
         // The largest |x| of the f32 lanes, widened (NaN stays NaN): not <= xmax.
         let m = _mm256_castsi256_ps(mag);
-        bad = _mm256_or_pd(
-            _mm256_cmp_pd::<_CMP_NLE_UQ>(_mm256_cvtps_pd(_mm256_castps256_ps128(m)), xmax),
-            _mm256_cmp_pd::<_CMP_NLE_UQ>(_mm256_cvtps_pd(_mm256_extractf128_ps::<1>(m)), xmax),
-        );
+        let lo = _mm256_cmp_pd::<_CMP_NLE_UQ>(_mm256_cvtps_pd(_mm256_castps256_ps128(m)), xmax);
+        let hi = _mm256_cmp_pd::<_CMP_NLE_UQ>(_mm256_cvtps_pd(_mm256_extractf128_ps::<1>(m)), xmax);
+        bad = _mm256_or_pd(bad, _mm256_or_pd(lo, hi));
     }
     ScanResult {
         any: u64::from(reduce_or32(any)),
