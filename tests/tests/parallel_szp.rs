@@ -104,6 +104,39 @@ fn f64_serial_equals_parallel() {
     check::<f64>();
 }
 
+/// Inputs large enough that the join of the two top ranges moves megabytes of compressed bytes
+/// down, in parallel waves (a large gap between worst case and actual size) and in many
+/// waves or one serial copy (a small gap): the archive is still the serial one.
+#[test]
+fn large_inputs_move_the_same_bytes() {
+    let n = 3 << 20;
+    let mut acc = 0.0f64;
+    let mut s = 7u64;
+    let walk: Vec<f32> = (0..n)
+        .map(|_| {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            acc += (s >> 11) as f64 / (1u64 << 53) as f64 - 0.5;
+            acc as f32
+        })
+        .collect();
+    let path = szp::Path::best();
+    for cfg in [
+        Config::noa(1e-2),
+        Config::noa(1e-6),
+        Config::abs(1e-4).with_block_size(4096),
+        Config::noa(1e-3).with_layout(Layout::Heads),
+    ] {
+        let serial = szp::compress_path_vec(&walk, &cfg, path).unwrap();
+        for threads in [2, 3] {
+            let par = Parallel::with_pool(pool(threads));
+            let got = szp::compress_par_with(&walk, &cfg, &par, path).unwrap();
+            assert!(got == serial, "{cfg:?} threads={threads}");
+        }
+    }
+}
+
 #[test]
 fn errors_name_the_same_index() {
     let mut x = field::<f32>(200_000, 3);
