@@ -62,11 +62,38 @@ fn lib_dir() -> &'static Path {
     })
 }
 
-fn scratch(name: &str) -> PathBuf {
+/// A test's scratch directory under the system temp dir: removed when the test passes (each
+/// run left about 75 MB of builds and installs behind before), kept and named when it fails.
+struct Scratch(PathBuf);
+
+impl std::ops::Deref for Scratch {
+    type Target = Path;
+    fn deref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl AsRef<std::ffi::OsStr> for Scratch {
+    fn as_ref(&self) -> &std::ffi::OsStr {
+        self.0.as_os_str()
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            eprintln!("kept for inspection: {}", self.0.display());
+        } else {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+}
+
+fn scratch(name: &str) -> Scratch {
     let d = std::env::temp_dir().join(format!("fzpack-capi-{}-{name}", std::process::id()));
     let _ = std::fs::remove_dir_all(&d);
     std::fs::create_dir_all(&d).unwrap();
-    d
+    Scratch(d)
 }
 
 fn run(cmd: &mut Command) -> String {
@@ -144,7 +171,8 @@ fn c_validation_statuses() {
     if !have("gcc") {
         return;
     }
-    let exe = scratch("validation").join("validation");
+    let dir = scratch("validation");
+    let exe = dir.join("validation");
     run(static_link(
         Command::new("gcc")
             .args(["-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic"])
@@ -163,7 +191,8 @@ fn c_szp_round_trip_and_statuses() {
     if !have("gcc") {
         return;
     }
-    let exe = scratch("szp").join("szp");
+    let dir = scratch("szp");
+    let exe = dir.join("szp");
     run(static_link(
         Command::new("gcc")
             .args(["-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic"])
