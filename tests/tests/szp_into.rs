@@ -134,3 +134,53 @@ fn the_plans_worst_case_bounds_every_archive() {
         }
     }
 }
+
+/// The parallel slice encoder writes the `Vec` API's archive at the start of the slice on every
+/// path and thread count, into the format's worst case, the plan's worst case or exactly the
+/// archive's length; one byte less is `OutputTooSmall` naming the length, with nothing written.
+#[test]
+fn par_slice_equals_vec_and_fails_cleanly() {
+    use szp::engine::{self, Serial};
+    let x = field(300_000);
+    for cfg in [
+        Config::noa(1e-3),
+        Config::abs(1e-2).with_block_size(64).stage_compatible(),
+    ] {
+        let reference = szp::compress_path_vec(&x, &cfg, Path::Scalar).unwrap();
+        let (plan, max_abs) = engine::plan_on(Path::Scalar, &Serial, &x, &cfg).unwrap();
+        let lens = [
+            szp::max_compressed_len(x.len(), cfg.block_size, szp::DType::F32).unwrap(),
+            engine::worst_len(&plan, max_abs),
+            reference.len(),
+        ];
+        for threads in [1, 2, 3] {
+            let par = Parallel::with_pool(pool(threads)).min_chunk_bytes(4096);
+            for path in Path::ALL.into_iter().filter(|p| p.is_available()) {
+                for len in lens {
+                    let mut out = vec![0xA5u8; len + 7];
+                    let n = szp::compress_par_slice(&x, &cfg, &par, path, &mut out[..len])
+                        .unwrap_or_else(|e| panic!("{path:?} threads={threads} len={len}: {e}"));
+                    assert_eq!(n, reference.len());
+                    assert!(
+                        out[..n] == reference[..],
+                        "{path:?} threads={threads} len={len}"
+                    );
+                    assert!(
+                        out[len..].iter().all(|&b| b == 0xA5),
+                        "wrote past the slice"
+                    );
+                }
+                let mut short = vec![0xA5u8; reference.len() - 1];
+                let e = szp::compress_par_slice(&x, &cfg, &par, path, &mut short).unwrap_err();
+                assert!(
+                    matches!(e, fzpack::Error::Szp(Error::OutputTooSmall { needed }) if needed == reference.len()),
+                    "{path:?}: {e}"
+                );
+                assert!(
+                    short.iter().all(|&b| b == 0xA5),
+                    "{path:?}: wrote on failure"
+                );
+            }
+        }
+    }
+}
