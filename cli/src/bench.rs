@@ -1,8 +1,9 @@
 //! `fzpack bench`: ratio, quality and speed per codec, setting and path.
 //!
-//! By default the codec is timed on warm, reused buffers (the facade's `*_into` variants and
-//! `compress_stream_into`/`decompress_stream_into`, one output buffer per path reused by every
-//! repetition, as lzbench and pcodec's bench do); `--e2e` times the allocating API a user of
+//! By default the codec is timed on warm, reused buffers (SZp compresses into a slice of the
+//! format's worst case allocated once, `compress_with` / `compress_par_slice`; decodes and
+//! PERNIX use the `*_into` / `*_stream_into` variants; one output buffer per path reused by
+//! every repetition, as lzbench and pcodec's bench do); `--e2e` times the allocating API a user of
 //! `compress_vec` sees. A warm single-thread `memcpy` of the same size (M) is measured in the
 //! same run and every row carries its ratio to it. `--isa` narrows the detected CPU features,
 //! so the `simd` and `parallel` rows run the kernels a CPU with only that ISA would get; with
@@ -810,20 +811,20 @@ fn e2e_timed<T: Wrap>(
 /// ([`best_time_turns`]); then each kernel's archive and values, checked after the timing
 /// (the output buffer is shared).
 #[allow(clippy::too_many_arguments)] // the run, its kernels and the reference
-fn time_warm<T: Wrap, K: Copy>(
+fn time_warm<T: Wrap, K: Copy, A: AsRef<[u8]>>(
     r: &Run,
     clock: Cpu,
     ks: &[K],
-    mut archs: Vec<Vec<u8>>,
+    mut archs: Vec<A>,
     mut dec: Vec<T>,
-    compress: impl Fn(K, &mut Vec<u8>) -> Result<(), Fail> + Copy,
+    compress: impl Fn(K, &mut A) -> Result<(), Fail> + Copy,
     decode: impl Fn(K, &mut Vec<T>, bool) -> Result<(), Fail> + Copy,
     reference: &[u8],
     ref_bits: &[u8],
 ) -> Result<Vec<Timed>, Fail> {
-    let mut fs: Vec<Turn<'_, Vec<Vec<u8>>>> = Vec::new();
+    let mut fs: Vec<Turn<'_, Vec<A>>> = Vec::new();
     for (i, &k) in ks.iter().enumerate() {
-        fs.push(Box::new(move |a: &mut Vec<Vec<u8>>| compress(k, &mut a[i])));
+        fs.push(Box::new(move |a: &mut Vec<A>| compress(k, &mut a[i])));
     }
     let tcs = best_time_turns(r.min_time, clock, &mut archs, &mut fs)?;
     let mut fs: Vec<Turn<'_, Vec<T>>> = Vec::new();
@@ -839,10 +840,23 @@ fn time_warm<T: Wrap, K: Copy>(
             tc: tcs[i],
             td: tds[2 * i + 1],
             td_noverify: Some(tds[2 * i]),
-            same: arch == reference && fzpack::values_to_le_bytes(&dec) == ref_bits,
+            same: arch.as_ref() == reference && fzpack::values_to_le_bytes(&dec) == ref_bits,
         });
     }
     Ok(out)
+}
+
+/// An SZp archive written into a slice allocated once: the buffer (the format's worst case)
+/// and the archive's length.
+struct SliceArchive {
+    buf: Vec<u8>,
+    len: usize,
+}
+
+impl AsRef<[u8]> for SliceArchive {
+    fn as_ref(&self) -> &[u8] {
+        self.buf.get(..self.len).unwrap_or_default()
+    }
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -903,16 +917,26 @@ fn time_szp<T: Wrap>(
             })
             .collect();
     }
-    let compress = |p: szp::Path, out: &mut Vec<u8>| {
-        match path {
-            PathKind::Parallel => szp::compress_par_into(values, cfg, par, p, out),
-            _ => szp::compress_path_into(values, cfg, p, out),
+    // Into a slice of the format's worst case, allocated and touched once: the codec, as
+    // lzbench times it. (`compress_*_into` re-zero a reused Vec's tail on every call; --e2e
+    // times the allocating API.)
+    let compress = |p: szp::Path, out: &mut SliceArchive| {
+        out.len = match path {
+            PathKind::Parallel => szp::compress_par_slice(values, cfg, par, p, &mut out.buf),
+            _ => szp::compress_with(p, values, cfg, &mut out.buf).map_err(Into::into),
         }
-        .map(|_| ())
-        .map_err(e)
+        .map_err(e)?;
+        Ok(())
     };
     let paths: Vec<szp::Path> = ks.iter().map(|k| k.szp_path(path)).collect();
-    let archs = vec![Vec::new(); ks.len()];
+    let cap = szp::max_compressed_len(values.len(), cfg.block_size, T::TYPE.into())
+        .ok_or_else(|| Fail::new(Kind::Input, format!("{file}: input too large")))?;
+    let archs: Vec<SliceArchive> = (0..ks.len())
+        .map(|_| SliceArchive {
+            buf: vec![0u8; cap],
+            len: 0,
+        })
+        .collect();
     time_warm(
         r,
         clock,
@@ -1240,8 +1264,10 @@ pub fn table(rows: &[Row], foot: &Footer) -> String {
     } else {
         let _ = writeln!(
             o,
-            "Timing: warm, reused buffers (the *_into / *_stream_into variants; one output \
-             buffer per path reused by every repetition, as lzbench and pcodec's bench do); \
+            "Timing: warm, reused buffers (SZp compresses into a slice allocated once, \
+             compress_with / compress_par_slice; the rest uses the *_into / *_stream_into \
+             variants; one output buffer per path reused by every repetition, as lzbench and \
+             pcodec's bench do); \
              the --isa kernels of a path, and verified and unverified decodes, take turns \
              call by call; --e2e times the allocating API."
         );
