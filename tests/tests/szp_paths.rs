@@ -3,7 +3,7 @@
 //! small inputs, lengths around block boundaries, f32/f64, ABS/NOA, widths up to 64, dirty
 //! output buffers, and the same errors for bad input.
 
-use fzpack_core::szp::{self, Config, Error, Path, SzpFloat};
+use fzpack_core::szp::{self, Config, Error, Layout, Path, SzpFloat};
 
 fn field(n: usize, seed: u64, scale: f64) -> Vec<f64> {
     let mut s = seed | 1;
@@ -217,6 +217,15 @@ fn ties_and_near_ties_quantize_exactly_as_the_division() {
                 &Config::abs(eb).with_block_size(bs).stage_compatible(),
             );
             check(&d, &Config::abs(eb).with_block_size(bs));
+            // The block-head layout: the SIMD leaves take each head from their scan's first
+            // lane, which near a tie must give way to the exact quantize of the first value
+            // (bs 1: every value is a head; bs 7 and 128 start blocks on ties and off them).
+            let heads = Config::abs(eb)
+                .with_block_size(bs)
+                .with_layout(Layout::Heads);
+            check(&d, &heads);
+            check(&d32, &heads);
+            check(&d, &heads.stage_compatible().with_layout(Layout::Heads));
         }
     }
     // The spec's example: 0.25 / 0.1 is exactly 2.5 in f64.

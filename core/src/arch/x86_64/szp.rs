@@ -5,8 +5,11 @@
 //! `SzpKernel` methods built from them.
 //!
 //! A leaf provides, in its own module: a `Scan` type (its loop invariants, the quantizer bound
-//! among them) and `fn scan<T>(&Scan, block, seed, &mut Scratch) -> (ScanResult, bool)` (the
-//! bool: the deltas are in `Scratch::p.u` as u64, else in `Scratch::u32s`),
+//! among them) and `fn scan<T>(&Scan, block, Option<seed>, &mut Scratch) -> (ScanResult,
+//! bool, seed)` (the bool: the deltas are in `Scratch::p.u` as u64, else in `Scratch::u32s`;
+//! seed `None`: a block-head layout block, whose deltas start from its own first level — the
+//! leaf returns it from the scan's first lane, or near a tie the exact quantize of the first
+//! value),
 //! `fn pack64(u, v, w, out)` and `fn pack32(v, w, out)` for widths 1..=24, and
 //! `fn decode_block<T>(payload, w, f64(seed), 2eb, out)` for the blocks [`decodes`] accepts —
 //! all `#[target_feature]` functions of the leaf's features — and imports `SzpFloat` and
@@ -313,6 +316,50 @@ macro_rules! scan_kernel_methods {
         }
         $crate::arch::szp::target_runs!($features);
 
+        const HEAD_IN_SCAN: bool = true;
+
+        #[inline(always)]
+        fn encode_head<T: SzpFloat>(
+            self,
+            e: &Self::Enc,
+            block: &[T],
+            dst: &mut [u8],
+            s: &mut Self::Scratch,
+        ) -> Result<(u8, i64), $crate::arch::szp::BlockError> {
+            #[target_feature(enable = $features)]
+            fn run<T: SzpFloat>(
+                sc: &Scan,
+                q: &$crate::arch::szp::Quant,
+                x: &[T],
+                dst: &mut [u8],
+                s: &mut Scratch,
+            ) -> Result<(u8, i64), $crate::arch::szp::BlockError> {
+                // The head comes from the scan's first lane (exact unless near a tie, where
+                // `scan` quantizes the first value exactly).
+                let (res, in_u64, seed) = scan(sc, x, None, s);
+                let w = $crate::arch::x86_64::szp::encode_scanned(
+                    q,
+                    x,
+                    seed,
+                    dst,
+                    s,
+                    (res, in_u64),
+                    |u, v, w, out| pack64(u, v, w, out),
+                    |v, w, out| pack32(v, w, out),
+                )?;
+                Ok((w, seed))
+            }
+            match &e.scan {
+                // SAFETY: the token (`self`) proves the CPU supports `$features`.
+                Some(sc) => unsafe { run(sc, &e.q, block, dst, s) },
+                None => {
+                    let seed = $crate::arch::szp::head_of(block, e.q.eb);
+                    $crate::arch::generic::szp::portable_encode(&e.q, block, seed, dst, &mut s.p)
+                        .map(|w| (w, seed))
+                }
+            }
+        }
+
         #[inline(always)]
         fn quant_eb(e: &Self::Enc) -> f64 {
             e.q.eb
@@ -321,7 +368,7 @@ macro_rules! scan_kernel_methods {
             width: |e, block, seed, s| {
                 #[target_feature(enable = $features)]
                 fn run<T: SzpFloat>(sc: &Scan, x: &[T], seed: i64, s: &mut Scratch) -> u8 {
-                    $crate::bits::width(scan(sc, x, seed, s).0.any)
+                    $crate::bits::width(scan(sc, x, Some(seed), s).0.any)
                 }
                 match &e.scan {
                     // SAFETY: the token (`self`) proves the CPU supports `$features`.
@@ -341,14 +388,14 @@ macro_rules! scan_kernel_methods {
                     dst: &mut [u8],
                     s: &mut Scratch,
                 ) -> Result<u8, $crate::arch::szp::BlockError> {
-                    let scanned = scan(sc, x, seed, s);
+                    let (res, in_u64, seed) = scan(sc, x, Some(seed), s);
                     $crate::arch::x86_64::szp::encode_scanned(
                         q,
                         x,
                         seed,
                         dst,
                         s,
-                        scanned,
+                        (res, in_u64),
                         |u, v, w, out| pack64(u, v, w, out),
                         |v, w, out| pack32(v, w, out),
                     )

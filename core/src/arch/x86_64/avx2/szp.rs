@@ -42,7 +42,7 @@
 use core::arch::x86_64::*;
 
 use super::pernix::{assemble, lane_mask, put_group, setup, unpack_at};
-use crate::arch::szp::{BUF, Quant, Stats, SzpKernel};
+use crate::arch::szp::{BUF, Quant, Stats, SzpKernel, head_of};
 use crate::arch::x86_64::szp::{
     Cheap, Enc, ScanResult, ScanScalars, Scratch, decodes, each_step, exact_on_tie,
     scan_kernel_methods,
@@ -172,9 +172,16 @@ fn reduce_or32(v: __m256i) -> u32 {
 }
 
 /// Quantize + delta + zigzag + width (+ strict check) of one block with i32 levels; the
-/// zigzagged deltas go to `u[..block.len()]` as u32.
+/// zigzagged deltas go to `u[..block.len()]` as u32. `seed` `None`: the deltas start from the
+/// first lane's level (a block-head layout block), which is returned (the spec's head unless
+/// the result is near a tie); otherwise `seed` is returned.
 #[target_feature(enable = "avx2,bmi2")]
-fn scan_block<T: SzpFloat>(s: &Scan, block: &[T], seed: i32, u: &mut [u32]) -> ScanResult {
+fn scan_block<T: SzpFloat>(
+    s: &Scan,
+    block: &[T],
+    seed: Option<i32>,
+    u: &mut [u32],
+) -> (ScanResult, i32) {
     let len = block.len().min(u.len());
     let (x, up) = (block.as_ptr(), u.as_mut_ptr());
     let (r, e2, bound) = (
@@ -192,7 +199,8 @@ fn scan_block<T: SzpFloat>(s: &Scan, block: &[T], seed: i32, u: &mut [u32]) -> S
     let rot = _mm256_setr_epi32(7, 0, 1, 4, 5, 2, 3, 6);
     // The previous step's levels rotated by one lane: lane 0 holds its last level (the seed
     // before the first step).
-    let mut prev = _mm256_set1_epi32(seed);
+    let mut prev = _mm256_set1_epi32(seed.unwrap_or(0));
+    let mut head = seed.unwrap_or(0);
     let mut any = _mm256_setzero_si256();
     let mut frac = _mm256_setzero_pd();
     let mut bad = _mm256_setzero_pd();
@@ -222,6 +230,11 @@ fn scan_block<T: SzpFloat>(s: &Scan, block: &[T], seed: i32, u: &mut [u32]) -> S
         ));
         let q = _mm256_permutevar8x32_epi32(lo, order);
         let qr = _mm256_permutevar8x32_epi32(lo, rot);
+        if i == 0 && seed.is_none() {
+            // The block's own first level (lane 0 of `lo`): its delta is then 0.
+            prev = _mm256_broadcastd_epi32(_mm256_castsi256_si128(lo));
+            head = _mm256_cvtsi256_si32(lo);
+        }
         let d = _mm256_sub_epi32(q, _mm256_blend_epi32::<1>(qr, prev));
         prev = qr;
         let z = _mm256_xor_si256(_mm256_slli_epi32::<1>(d), _mm256_srai_epi32::<31>(d));
@@ -273,14 +286,15 @@ fn scan_block<T: SzpFloat>(s: &Scan, block: &[T], seed: i32, u: &mut [u32]) -> S
         let hi = _mm256_cmp_pd::<_CMP_NLE_UQ>(_mm256_cvtps_pd(_mm256_extractf128_ps::<1>(m)), xmax);
         bad = _mm256_or_pd(bad, _mm256_or_pd(lo, hi));
     }
-    ScanResult {
+    let res = ScanResult {
         any: u64::from(reduce_or32(any)),
         near_tie: _mm256_movemask_pd(_mm256_cmp_pd::<_CMP_GE_OQ>(frac, _mm256_set1_pd(s.far))) != 0,
         violation: _mm256_movemask_pd(bad) != 0
             || (cheap
                 && _mm256_movemask_pd(_mm256_cmp_pd::<_CMP_NLE_UQ>(frac, _mm256_set1_pd(safe)))
                     != 0),
-    }
+    };
+    (res, head)
 }
 
 /// Packs `v` (each `< 2^w`, `1 <= w <= 24`) LSB-first into exactly `out`
@@ -529,24 +543,49 @@ fn stats<T: SzpFloat>(input: &[T]) -> Stats {
     st
 }
 
-/// One block on the fast scan: the result (its `any` exact) and whether the block's exact
-/// levels and zigzagged deltas are in `s.p.q`/`s.p.u` (a lane was near a tie) rather than the
-/// deltas in `s.u32s`.
+/// One block on the fast scan from `seed` (`None`: from its own first level, the block-head
+/// layout's head): the result (its `any` exact), whether the block's exact levels and
+/// zigzagged deltas are in `s.p.q`/`s.p.u` (a lane was near a tie) rather than the deltas in
+/// `s.u32s`, and the seed (the head: the first lane's level, or near a tie the exact quantize
+/// of the first value).
 #[inline]
 #[target_feature(enable = "avx2,bmi2")]
-fn scan<T: SzpFloat>(sc: &Scan, block: &[T], seed: i64, s: &mut Scratch) -> (ScanResult, bool) {
+fn scan<T: SzpFloat>(
+    sc: &Scan,
+    block: &[T],
+    seed: Option<i64>,
+    s: &mut Scratch,
+) -> (ScanResult, bool, i64) {
     let len = block.len().min(BUF);
-    let res = match i32::try_from(seed) {
-        Ok(s32) => scan_block(sc, block, s32, s.u32s.get_mut(..len).unwrap_or_default()),
+    // Every plan this scan runs for has max|y| < 2²⁹ (`Scan::new`): a head fits in i32.
+    let seed32 = match seed {
+        Some(v) => i32::try_from(v).ok().map(Some),
+        None => Some(None),
+    };
+    let (res, seed) = match seed32 {
+        Some(s32) => {
+            let u = s.u32s.get_mut(..len).unwrap_or_default();
+            let (res, first) = scan_block(sc, block, s32, u);
+            let seed = match seed {
+                Some(v) => v,
+                // Near a tie the first lane's level may not be the spec's head.
+                None if res.near_tie => head_of(block, sc.eb),
+                None => i64::from(first),
+            };
+            (res, seed)
+        }
         // A seed outside i32 (never a level of a plan this scan runs for): the exact levels.
-        Err(_) => ScanResult {
-            any: 0,
-            near_tie: true,
-            violation: true,
-        },
+        None => (
+            ScanResult {
+                any: 0,
+                near_tie: true,
+                violation: true,
+            },
+            seed.unwrap_or(0),
+        ),
     };
     let res = exact_on_tie(sc.eb, seed, block, s, res);
-    (res, res.near_tie)
+    (res, res.near_tie, seed)
 }
 
 impl SzpKernel for Bmi2 {
@@ -588,7 +627,7 @@ mod tests {
             let sc = Scan::new(eb, eb, strict, xmax).expect("scan invariants");
             let mut u = [0u32; 16];
             // SAFETY: the token above proves AVX2 and BMI2.
-            let r = unsafe { scan_block(&sc, block, 0, &mut u) };
+            let (r, _) = unsafe { scan_block(&sc, block, Some(0), &mut u) };
             (sc.cheap.of::<f32>(), r)
         });
     }

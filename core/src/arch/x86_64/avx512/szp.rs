@@ -38,7 +38,7 @@
 
 use core::arch::x86_64::*;
 
-use crate::arch::szp::{BUF, Quant, Stats, SzpKernel};
+use crate::arch::szp::{BUF, Quant, Stats, SzpKernel, head_of};
 use crate::arch::x86_64::avx512::{pack_tables, pack16};
 use crate::arch::x86_64::szp::{
     Cheap, Enc, ScanResult, ScanScalars, Scratch, decodes, each_step, exact_on_tie,
@@ -337,18 +337,21 @@ pub(crate) fn scan_block<T: SzpFloat>(
 
 /// [`scan_block`] with i32 levels, for plans with `max|x|/(2·eb) < 2²⁹` ([`Scan::narrow`]):
 /// levels and deltas then fit in i32 and zigzag to the same values, and 16 lanes share one
-/// vector. The zigzagged deltas go to `u[..block.len()]` as u32.
+/// vector. The zigzagged deltas go to `u[..block.len()]` as u32. `seed` `None`: the deltas
+/// start from the first lane's level (a block-head layout block), which is returned (the
+/// spec's head unless the result is near a tie); otherwise `seed` is returned.
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi")]
 pub(crate) fn scan_block32<T: SzpFloat>(
     s: &Scan,
     block: &[T],
-    seed: i32,
+    seed: Option<i32>,
     u: &mut [u32],
-) -> ScanResult {
+) -> (ScanResult, i32) {
     let len = block.len().min(u.len());
     let (x, up) = (block.as_ptr(), u.as_mut_ptr());
     // Lane 15 of `prev` is the level before the first value.
-    let mut prev = _mm512_set1_epi32(seed);
+    let mut prev = _mm512_set1_epi32(seed.unwrap_or(0));
+    let mut head = seed.unwrap_or(0);
     let mut any = _mm512_setzero_si512();
     let mut flags = Flags::new::<T>(s);
     each_step::<16>(len, |i, r| {
@@ -368,6 +371,11 @@ pub(crate) fn scan_block32<T: SzpFloat>(
             _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30),
             _mm512_castpd_si512(_mm512_add_round_pd::<RNE>(yb, magic)),
         );
+        if i == 0 && seed.is_none() {
+            // The block's own first level: every lane of `prev` (its delta is then 0).
+            prev = _mm512_permutexvar_epi32(_mm512_setzero_si512(), q);
+            head = _mm_cvtsi128_si32(_mm512_castsi512_si128(q));
+        }
         let d = _mm512_sub_epi32(q, _mm512_alignr_epi32::<15>(q, prev));
         prev = q;
         let z = _mm512_xor_si512(_mm512_slli_epi32::<1>(d), _mm512_srai_epi32::<31>(d));
@@ -376,7 +384,10 @@ pub(crate) fn scan_block32<T: SzpFloat>(
         // SAFETY: lanes [i, i + min(r, 16)) of `u` exist (len <= u.len()); masked-off lanes are not accessed.
         unsafe { _mm512_mask_storeu_epi32(up.wrapping_add(i).cast(), m, z) };
     });
-    flags.result::<T>(s, _mm512_reduce_or_epi32(any) as u32 as u64)
+    (
+        flags.result::<T>(s, _mm512_reduce_or_epi32(any) as u32 as u64),
+        head,
+    )
 }
 
 /// The packer's loop invariants for one width.
@@ -652,20 +663,45 @@ fn stats<T: SzpFloat>(input: &[T]) -> (f64, f64, bool) {
     }
 }
 
-/// One block on the fast scan: the result (its `any` exact) and whether the block's
-/// zigzagged deltas are in `s.p.u` (wide scans, or a lane was near a tie: then the exact
-/// levels are in `s.p.q`) rather than in `s.u32s`.
+/// One block on the fast scan from `seed` (`None`: from its own first level, the block-head
+/// layout's head): the result (its `any` exact), whether the block's zigzagged deltas are in
+/// `s.p.u` (wide scans, or a lane was near a tie: then the exact levels are in `s.p.q`) rather
+/// than in `s.u32s`, and the seed (the head: the first lane's level, or near a tie the exact
+/// quantize of the first value).
 #[inline]
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi")]
-fn scan<T: SzpFloat>(sc: &Scan, block: &[T], seed: i64, s: &mut Scratch) -> (ScanResult, bool) {
+fn scan<T: SzpFloat>(
+    sc: &Scan,
+    block: &[T],
+    seed: Option<i64>,
+    s: &mut Scratch,
+) -> (ScanResult, bool, i64) {
     let len = block.len().min(BUF);
-    let seed32 = i32::try_from(seed).ok().filter(|_| sc.narrow);
-    let res = match seed32 {
-        Some(s32) => scan_block32(sc, block, s32, s.u32s.get_mut(..len).unwrap_or_default()),
-        None => scan_block(sc, block, seed, s.p.u.get_mut(..len).unwrap_or_default()),
+    // The narrow scan: a plan with max|y| < 2²⁹ (a head is one of its levels) and a seed in i32.
+    let narrow = match seed {
+        Some(v) => i32::try_from(v).ok().filter(|_| sc.narrow).map(Some),
+        None => sc.narrow.then_some(None),
+    };
+    let (res, seed) = match narrow {
+        Some(s32) => {
+            let u = s.u32s.get_mut(..len).unwrap_or_default();
+            let (res, first) = scan_block32(sc, block, s32, u);
+            let seed = match seed {
+                Some(v) => v,
+                // Near a tie the first lane's level may not be the spec's head.
+                None if res.near_tie => head_of(block, sc.eb),
+                None => i64::from(first),
+            };
+            (res, seed)
+        }
+        None => {
+            let seed = seed.unwrap_or_else(|| head_of(block, sc.eb));
+            let u = s.p.u.get_mut(..len).unwrap_or_default();
+            (scan_block(sc, block, seed, u), seed)
+        }
     };
     let res = exact_on_tie(sc.eb, seed, block, s, res);
-    (res, res.near_tie || seed32.is_none())
+    (res, res.near_tie || narrow.is_none(), seed)
 }
 
 /// [`pack_block`] in the shape [`scan_kernel_methods!`] calls.
@@ -722,7 +758,7 @@ mod tests {
             let sc = unsafe { Scan::new(eb, eb, strict, xmax) }.expect("scan invariants");
             let mut u = [0u32; 16];
             // SAFETY: as above.
-            let r = unsafe { scan_block32(&sc, block, 0, &mut u) };
+            let (r, _) = unsafe { scan_block32(&sc, block, Some(0), &mut u) };
             (sc.cheap.of::<f32>(), r)
         });
         threshold_flags(|eb, strict, xmax, block| {
