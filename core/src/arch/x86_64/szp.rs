@@ -172,6 +172,25 @@ pub(crate) fn decodes(w: u8, len: usize, seed: i64) -> bool {
     (1..=24).contains(&w) && (len as u64) << (w - 1) < 1 << 31 && seed.unsigned_abs() < 1 << 52
 }
 
+/// The seed of a block after its narrow scan from `seed` (`None`: the block-head layout's
+/// head, `first` being the scan's first-lane level): `seed`, or the head — the first lane's
+/// level, except near a tie, where it may differ from the spec's and the first value is
+/// quantized exactly.
+#[inline(always)]
+pub(crate) fn seed_after_scan<T: SzpFloat>(
+    seed: Option<i64>,
+    res: &ScanResult,
+    first: i32,
+    block: &[T],
+    eb: f64,
+) -> i64 {
+    match seed {
+        Some(v) => v,
+        None if res.near_tie => crate::arch::szp::head_of(block, eb),
+        None => i64::from(first),
+    }
+}
+
 /// A scan's result made exact: with a lane near a tie, the exact levels and deltas go to
 /// `s.p.q` / `s.p.u` and their OR replaces `res.any`.
 #[inline(always)]

@@ -42,10 +42,10 @@
 use core::arch::x86_64::*;
 
 use super::pernix::{assemble, lane_mask, put_group, setup, unpack_at};
-use crate::arch::szp::{BUF, Quant, Stats, SzpKernel, head_of};
+use crate::arch::szp::{BUF, Quant, Stats, SzpKernel};
 use crate::arch::x86_64::szp::{
     Cheap, Enc, ScanResult, ScanScalars, Scratch, decodes, each_step, exact_on_tie,
-    scan_kernel_methods,
+    scan_kernel_methods, seed_after_scan,
 };
 use crate::arch::x86_64::tables::Y256_TABLES;
 use crate::arch::x86_64::{Bmi2, prefetch_in, prefetch_out};
@@ -566,13 +566,7 @@ fn scan<T: SzpFloat>(
         Some(s32) => {
             let u = s.u32s.get_mut(..len).unwrap_or_default();
             let (res, first) = scan_block(sc, block, s32, u);
-            let seed = match seed {
-                Some(v) => v,
-                // Near a tie the first lane's level may not be the spec's head.
-                None if res.near_tie => head_of(block, sc.eb),
-                None => i64::from(first),
-            };
-            (res, seed)
+            (res, seed_after_scan(seed, &res, first, block, sc.eb))
         }
         // A seed outside i32 (never a level of a plan this scan runs for): the exact levels.
         None => (

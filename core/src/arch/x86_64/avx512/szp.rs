@@ -42,7 +42,7 @@ use crate::arch::szp::{BUF, Quant, Stats, SzpKernel, head_of};
 use crate::arch::x86_64::avx512::{pack_tables, pack16};
 use crate::arch::x86_64::szp::{
     Cheap, Enc, ScanResult, ScanScalars, Scratch, decodes, each_step, exact_on_tie,
-    scan_kernel_methods,
+    scan_kernel_methods, seed_after_scan,
 };
 use crate::arch::x86_64::tables::{Z512, Z512_TABLES};
 use crate::arch::x86_64::{Avx512Vbmi, prefetch_in, prefetch_out};
@@ -686,13 +686,7 @@ fn scan<T: SzpFloat>(
         Some(s32) => {
             let u = s.u32s.get_mut(..len).unwrap_or_default();
             let (res, first) = scan_block32(sc, block, s32, u);
-            let seed = match seed {
-                Some(v) => v,
-                // Near a tie the first lane's level may not be the spec's head.
-                None if res.near_tie => head_of(block, sc.eb),
-                None => i64::from(first),
-            };
-            (res, seed)
+            (res, seed_after_scan(seed, &res, first, block, sc.eb))
         }
         None => {
             let seed = seed.unwrap_or_else(|| head_of(block, sc.eb));
