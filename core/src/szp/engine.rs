@@ -10,10 +10,10 @@
 //! down to follow the left's (one move of compressed bytes per split, itself run in parallel
 //! pieces; [`Join::split_encode`] keeps the splits few). Decoding splits at block boundaries
 //! whose payload offset is the sum of the left blocks' costs. Every block is encoded by the
-//! same kernel call whatever the split, so the bytes are the same for every thread count. One-shot
-//! compression splits on checksum-chunk boundaries and writes each chunk's CRC as soon as the
-//! chunk is encoded, from cache, into the last bytes of the output; one move puts them behind
-//! the payload at the end.
+//! same kernel call whatever the split, so the bytes are the same for every thread count.
+//! One-shot compression splits on checksum-chunk boundaries and writes each chunk's CRC as
+//! soon as the chunk is encoded, from cache, into the last bytes of the output; one move puts
+//! them behind the payload at the end.
 //!
 //! Decoding validates as it goes: [`decompress`] reads the frame once
 //! ([`super::blocks::parse_frame`]: header and its CRC, the count bounded by the width bytes);
@@ -48,9 +48,9 @@ pub trait Join: Sync {
     /// Whether a range of `bytes` bytes of floats is worth splitting into two tasks.
     fn split(&self, bytes: usize) -> bool;
     /// Whether a range of `bytes` bytes of floats is worth splitting into two tasks when
-    /// encoding, where every split costs a move of the right half's compressed bytes after the
-    /// join: an implementation should split only until every thread has a
-    /// range. Defaults to [`Join::split`].
+    /// encoding, where every split costs a move of the right half's compressed bytes after
+    /// the join: an implementation should split only until every thread has a range.
+    /// Defaults to [`Join::split`].
     fn split_encode(&self, bytes: usize) -> bool {
         self.split(bytes)
     }
@@ -363,7 +363,7 @@ const MOVE_PIECE: usize = if cfg!(test) { 64 } else { 256 << 10 };
 fn move_down<J: Join>(j: &J, buf: &mut [u8], src: usize, len: usize, dst: usize) {
     let gap = src.saturating_sub(dst);
     if gap < 2 * MOVE_PIECE || len < 2 * MOVE_PIECE {
-        if src > dst && len > 0 {
+        if src > dst && len > 0 && src.saturating_add(len) <= buf.len() {
             buf.copy_within(src..src + len, dst);
         }
         return;
