@@ -448,6 +448,30 @@ impl Geom {
             ((1u64 << (rem * n).div_ceil(8)) - 1, false)
         };
         let (mut v, mut b) = (0, 0);
+        // The 64-byte format at N = 11..=15 and 17..=24: one or two full steps and a partial
+        // one per block, its mask reaching the block's end. Loops of that fixed shape, with no
+        // per-block branch on the shape (LLVM does not unswitch the general loop below), run
+        // the in-cache decode 1.1–1.3× faster.
+        if rem > 0 && padded && (full == 1 || full == 2) {
+            let (a, c) = (16 * full, 2 * n * full);
+            if full == 1 {
+                for _ in 0..self.runs {
+                    f(v, b, 16, full_mask);
+                    f(v + a, b + c, rem, rem_mask);
+                    v += self.count;
+                    b += self.stride;
+                }
+            } else {
+                for _ in 0..self.runs {
+                    f(v, b, 16, full_mask);
+                    f(v + 16, b + 2 * n, 16, full_mask);
+                    f(v + a, b + c, rem, rem_mask);
+                    v += self.count;
+                    b += self.stride;
+                }
+            }
+            return;
+        }
         for _ in 0..self.runs {
             if full <= 2 {
                 // Small blocks (the 64-byte format at N >= 9): no loop counter.
