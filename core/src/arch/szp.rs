@@ -81,10 +81,6 @@ pub(crate) trait SzpKernel: Copy + Send + Sync {
     /// Whether the plan must come from the exact one-pass reference (`szp::blocks::plan`)
     /// instead of [`SzpKernel::stats`].
     const EXACT_PLAN: bool = false;
-    /// Whether [`SzpKernel::encode_head`] is overridden (cheaper than quantizing the head and
-    /// calling [`SzpKernel::encode`]); the run loop otherwise calls `encode` alone, so that a
-    /// kernel inlined twice does not grow firmware.
-    const HEAD_IN_SCAN: bool = false;
 
     /// Fresh working memory.
     fn scratch(self) -> Self::Scratch;
@@ -109,18 +105,21 @@ pub(crate) trait SzpKernel: Copy + Send + Sync {
         dst: &mut [u8],
         s: &mut Self::Scratch,
     ) -> Result<u8, BlockError>;
-    /// [`SzpKernel::encode`] for a block of the block-head layout, whose deltas start from its
-    /// own first level (the head, [`bits::quantize`] of its first value); returns the width and
-    /// the head. The SIMD leaves take the head from the first lane of their scan, off the
-    /// block's critical path (the scalar quantize, a division, cost ~8 % of a compress).
-    fn encode_head<T: SzpFloat>(
+    /// [`SzpKernel::encode`] of a run's block: its seed is 0, or with `heads` (the block-head
+    /// layout) its own first level, the head ([`bits::quantize`] of its first value); returns
+    /// the width and the seed. The x86 SIMD leaves take the head from the first lane of their
+    /// scan instead of quantizing it ahead of the scan (AVX2 +6 %, AVX-512 +1–2 % on etopo5 at
+    /// 1e-3; BENCHMARKS.md, eleventh session).
+    #[inline(always)]
+    fn encode_block<T: SzpFloat>(
         self,
         e: &Self::Enc,
         block: &[T],
+        heads: bool,
         dst: &mut [u8],
         s: &mut Self::Scratch,
     ) -> Result<(u8, i64), BlockError> {
-        let seed = head_of(block, Self::quant_eb(e));
+        let seed = seed_of(heads, block, Self::quant_eb(e));
         self.encode(e, block, seed, dst, s).map(|w| (w, seed))
     }
     /// Decodes one block (`src` exactly `payload_len(w, out.len())` bytes, `w <= 64`) whose
@@ -247,7 +246,6 @@ pub(crate) fn encode_run<K: SzpKernel, T: SzpFloat>(
 ) -> Result<usize, RunError> {
     let (bs, heads) = (run.bs.max(1), run.group > 0);
     let g = run.blocks_per_group();
-    let eb = K::quant_eb(e);
     let (mut pos, mut block) = (0usize, 0usize);
     let mut hs = [0i64; HEAD_GROUP_MAX];
     for (xs, ws) in input
@@ -257,13 +255,9 @@ pub(crate) fn encode_run<K: SzpKernel, T: SzpFloat>(
         let mut cnt = 0usize;
         for ((x, slot), h) in xs.chunks(bs).zip(ws.iter_mut()).zip(hs.iter_mut()) {
             let dst = payload.get_mut(pos..).unwrap_or_default();
-            let r = if heads && K::HEAD_IN_SCAN {
-                k.encode_head(e, x, dst, s)
-            } else {
-                let seed = seed_of(heads, x, eb);
-                k.encode(e, x, seed, dst, s).map(|w| (w, seed))
-            };
-            let (w, seed) = r.map_err(|err| RunError { block, pos, err })?;
+            let (w, seed) = k
+                .encode_block(e, x, heads, dst, s)
+                .map_err(|err| RunError { block, pos, err })?;
             (*slot, *h) = (w, seed);
             pos += payload_len(w, x.len());
             block += 1;

@@ -88,13 +88,10 @@ impl<'a, T: SzpFloat> StreamEncoder<'a, T> {
         let k = Reference::new();
         let e = k.encoder(engine::quant(&self.plan, self.max_abs));
         let group = self.plan.head_group();
-        let seed = match (group, block.first()) {
-            (1.., Some(&x0)) => bits::quantize(x0, self.plan.quant_eb),
-            _ => 0,
-        };
         let at = self.pos;
-        let w = k
-            .encode(&e, block, seed, rest, &mut ())
+        // The seed: 0, or (block-head layout) the block's head.
+        let (w, seed) = k
+            .encode_block(&e, block, group > 0, rest, &mut ())
             .map_err(|err| match err {
                 BlockError::Violation(i) => Error::BoundViolated { index: first + i },
                 BlockError::Short(c) => Error::OutputTooSmall { needed: at + c },

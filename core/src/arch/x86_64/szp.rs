@@ -12,8 +12,9 @@
 //! value),
 //! `fn pack64(u, v, w, out)` and `fn pack32(v, w, out)` for widths 1..=24, and
 //! `fn decode_block<T>(payload, w, f64(seed), 2eb, out)` for the blocks [`decodes`] accepts —
-//! all `#[target_feature]` functions of the leaf's features — and imports `SzpFloat` and
-//! [`Scratch`].
+//! all `#[target_feature]` functions of the leaf's features — imports `SzpFloat` and
+//! [`Scratch`], and invokes [`scan_encoder!`] (its `scan_encode`) next to the impl that
+//! invokes [`scan_kernel_methods!`].
 
 use crate::arch::generic::szp::{Buffers, first_violation, pack, quantize_block};
 use crate::arch::szp::{BUF, BlockError, Quant};
@@ -319,6 +320,40 @@ pub(crate) fn each_step<const N: usize>(len: usize, mut f: impl FnMut(usize, usi
     }
 }
 
+/// A leaf's `fn scan_encode<T>(&Scan, &Quant, block, Option<seed>, dst, &mut Scratch) ->
+/// Result<(width, seed), BlockError>` under `$features`: the leaf's `scan` (seed `None`: the
+/// head from the scan's first lane), then [`encode_scanned`] with the leaf's packers — the one
+/// body behind both `encode` and `encode_block` of [`scan_kernel_methods!`]. Invoked once in
+/// each leaf module.
+macro_rules! scan_encoder {
+    ($features:literal) => {
+        /// Scans and encodes one block (`x86_64::szp::scan_encoder!`).
+        #[target_feature(enable = $features)]
+        fn scan_encode<T: SzpFloat>(
+            sc: &Scan,
+            q: &$crate::arch::szp::Quant,
+            x: &[T],
+            seed: Option<i64>,
+            dst: &mut [u8],
+            s: &mut Scratch,
+        ) -> Result<(u8, i64), $crate::arch::szp::BlockError> {
+            let (res, in_u64, seed) = scan(sc, x, seed, s);
+            let w = $crate::arch::x86_64::szp::encode_scanned(
+                q,
+                x,
+                seed,
+                dst,
+                s,
+                (res, in_u64),
+                |u, v, w, out| pack64(u, v, w, out),
+                |v, w, out| pack32(v, w, out),
+            )?;
+            Ok((w, seed))
+        }
+    };
+}
+pub(crate) use scan_encoder;
+
 /// The `SzpKernel` methods of a leaf built as the module docs say (all but `encoder` and
 /// `stats`): the types, the scratch, the run loops under `$features`, and `width`, `encode`,
 /// `decode` through the leaf's functions, each compiled in a `#[target_feature]` function of
@@ -335,44 +370,25 @@ macro_rules! scan_kernel_methods {
         }
         $crate::arch::szp::target_runs!($features);
 
-        const HEAD_IN_SCAN: bool = true;
-
         #[inline(always)]
-        fn encode_head<T: SzpFloat>(
+        fn encode_block<T: SzpFloat>(
             self,
             e: &Self::Enc,
             block: &[T],
+            heads: bool,
             dst: &mut [u8],
             s: &mut Self::Scratch,
         ) -> Result<(u8, i64), $crate::arch::szp::BlockError> {
-            #[target_feature(enable = $features)]
-            fn run<T: SzpFloat>(
-                sc: &Scan,
-                q: &$crate::arch::szp::Quant,
-                x: &[T],
-                dst: &mut [u8],
-                s: &mut Scratch,
-            ) -> Result<(u8, i64), $crate::arch::szp::BlockError> {
-                // The head comes from the scan's first lane (exact unless near a tie, where
-                // `scan` quantizes the first value exactly).
-                let (res, in_u64, seed) = scan(sc, x, None, s);
-                let w = $crate::arch::x86_64::szp::encode_scanned(
-                    q,
-                    x,
-                    seed,
-                    dst,
-                    s,
-                    (res, in_u64),
-                    |u, v, w, out| pack64(u, v, w, out),
-                    |v, w, out| pack32(v, w, out),
-                )?;
-                Ok((w, seed))
-            }
             match &e.scan {
+                // A head comes from the scan's first lane (`scan_encode`).
                 // SAFETY: the token (`self`) proves the CPU supports `$features`.
-                Some(sc) => unsafe { run(sc, &e.q, block, dst, s) },
+                Some(sc) => unsafe { scan_encode(sc, &e.q, block, (!heads).then_some(0), dst, s) },
                 None => {
-                    let seed = $crate::arch::szp::head_of(block, e.q.eb);
+                    let seed = if heads {
+                        $crate::arch::szp::head_of(block, e.q.eb)
+                    } else {
+                        0
+                    };
                     $crate::arch::generic::szp::portable_encode(&e.q, block, seed, dst, &mut s.p)
                         .map(|w| (w, seed))
                 }
@@ -397,38 +413,12 @@ macro_rules! scan_kernel_methods {
                     }
                 }
             },
-            encode: |e, block, seed, dst, s| {
-                #[target_feature(enable = $features)]
-                fn run<T: SzpFloat>(
-                    sc: &Scan,
-                    q: &$crate::arch::szp::Quant,
-                    x: &[T],
-                    seed: i64,
-                    dst: &mut [u8],
-                    s: &mut Scratch,
-                ) -> Result<u8, $crate::arch::szp::BlockError> {
-                    let (res, in_u64, seed) = scan(sc, x, Some(seed), s);
-                    $crate::arch::x86_64::szp::encode_scanned(
-                        q,
-                        x,
-                        seed,
-                        dst,
-                        s,
-                        (res, in_u64),
-                        |u, v, w, out| pack64(u, v, w, out),
-                        |v, w, out| pack32(v, w, out),
-                    )
-                }
-                match &e.scan {
-                    // SAFETY: the token (`self`) proves the CPU supports `$features`.
-                    Some(sc) => unsafe { run(sc, &e.q, block, seed, dst, s) },
-                    None => $crate::arch::generic::szp::portable_encode(
-                        &e.q,
-                        block,
-                        seed,
-                        dst,
-                        &mut s.p,
-                    ),
+            encode: |e, block, seed, dst, s| match &e.scan {
+                // SAFETY: the token (`self`) proves the CPU supports `$features`.
+                Some(sc) => unsafe { scan_encode(sc, &e.q, block, Some(seed), dst, s) }
+                    .map(|(w, _)| w),
+                None => {
+                    $crate::arch::generic::szp::portable_encode(&e.q, block, seed, dst, &mut s.p)
                 }
             },
             decode: |eb, w, seed, src, out, s| {

@@ -44,7 +44,7 @@ use core::arch::x86_64::*;
 use super::pernix::{assemble, lane_mask, put_group, setup, unpack_at};
 use crate::arch::szp::{BUF, Quant, Stats, SzpKernel};
 use crate::arch::x86_64::szp::{
-    Cheap, Enc, ScanResult, ScanScalars, Scratch, decodes, each_step, exact_on_tie,
+    Cheap, Enc, ScanResult, ScanScalars, Scratch, decodes, each_step, exact_on_tie, scan_encoder,
     scan_kernel_methods, seed_after_scan,
 };
 use crate::arch::x86_64::tables::Y256_TABLES;
@@ -581,6 +581,8 @@ fn scan<T: SzpFloat>(
     let res = exact_on_tie(sc.eb, seed, block, s, res);
     (res, res.near_tie, seed)
 }
+
+scan_encoder!("avx2,bmi2");
 
 impl SzpKernel for Bmi2 {
     scan_kernel_methods!("avx2,bmi2");

@@ -41,7 +41,7 @@ use core::arch::x86_64::*;
 use crate::arch::szp::{BUF, Quant, Stats, SzpKernel, head_of};
 use crate::arch::x86_64::avx512::{pack_tables, pack16};
 use crate::arch::x86_64::szp::{
-    Cheap, Enc, ScanResult, ScanScalars, Scratch, decodes, each_step, exact_on_tie,
+    Cheap, Enc, ScanResult, ScanScalars, Scratch, decodes, each_step, exact_on_tie, scan_encoder,
     scan_kernel_methods, seed_after_scan,
 };
 use crate::arch::x86_64::tables::{Z512, Z512_TABLES};
@@ -711,6 +711,8 @@ fn pack64(u: &[u64], _: &mut [u32], w: u32, out: &mut [u8]) {
 fn pack32(v: &[u32], w: u32, out: &mut [u8]) {
     pack_block32(v, w, out);
 }
+
+scan_encoder!("avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi");
 
 impl SzpKernel for Avx512Vbmi {
     scan_kernel_methods!("avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi");
