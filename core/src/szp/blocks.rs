@@ -15,7 +15,7 @@ use super::{CHUNK_TARGET_VALUES, Config, FORMAT_VERSION_V1, HEADER_LEN_V1, LAYOU
 use super::{DType, Error, FORMAT_VERSION, HEADER_LEN, MAGIC, MAX_BLOCK_SIZE, Mode, SzpFloat};
 use super::{LAYOUT_HEADS, Layout};
 use crate::arch::generic::szp::{ref_decode, ref_encode, ref_width};
-use crate::arch::szp::{BlockError, Quant, Run};
+use crate::arch::szp::{BlockError, Quant};
 use crate::bits::{self, LEVEL_LIMIT};
 
 pub use crate::bits::{quantize, reconstruct};
@@ -733,22 +733,6 @@ pub fn seal_with(
     group: usize,
     sums: &mut [u8],
 ) {
-    seal_from(0, widths, payload, n, Run { bs, group }, shift, sums);
-}
-
-/// [`seal_with`] for a run (shape `run`, chunks of `2^shift` blocks) whose first checksum chunk
-/// is chunk `u0` of the archive (the chunk index is part of each CRC): the one serial sealing
-/// loop, also under the parallel writer's splits.
-pub(crate) fn seal_from(
-    u0: u32,
-    widths: &[u8],
-    payload: &[u8],
-    n: usize,
-    run: Run,
-    shift: u8,
-    sums: &mut [u8],
-) {
-    let (bs, group) = (run.bs, run.group);
     let c = (1usize << shift.min(31)).max(1); // .max(1): provably non-zero, no panic path
     let mut off = 0usize;
     let mut rem = n;
@@ -759,7 +743,7 @@ pub(crate) fn seal_from(
         rem -= vals;
         let p = payload.get(off..off + bytes).unwrap_or(&[]);
         off += bytes;
-        put_le32(s, chunk_sum(u0 + u as u32, wc, p));
+        put_le32(s, chunk_sum(u as u32, wc, p));
     }
 }
 
