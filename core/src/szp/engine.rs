@@ -356,8 +356,9 @@ const MOVE_PIECE: usize = if cfg!(test) { 64 } else { 256 << 10 };
 
 /// Moves `buf[src..src + len]` down to `buf[dst..]` (`dst <= src`; both ranges inside `buf`,
 /// as [`encode_range`] guarantees). The join of a split range would otherwise copy the right
-/// half's payload on one thread while the other waits (at the top split, half the payload:
-/// 10–15 % of a parallel compression). The move runs in waves of at most `src - dst` bytes,
+/// half's payload on one thread while the other waits (with four ranges per thread, the
+/// serial moves took about 18 % of a 64 MiB parallel compression at 1e-3: 10.3 GB/s, 12.6
+/// with the moves left out). The move runs in waves of at most `src - dst` bytes,
 /// whose sources and destinations do not overlap, each copied in parallel pieces by `j`;
 /// a move by less than two pieces' distance stays one `copy_within`.
 fn move_down<J: Join>(j: &J, buf: &mut [u8], src: usize, len: usize, dst: usize) {
