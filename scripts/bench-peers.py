@@ -1,0 +1,411 @@
+#!/usr/bin/env python3
+"""fzpack SZp against the error-bounded and lossless codecs a user would pick instead.
+
+Codecs, each through its Python package, single thread, in one process:
+
+* ``fzpack``     SZp, block-head layout (the default), ABS bound ``eb = rel * range``;
+* ``fzpack-stage`` SZp, stage layout in the ``.fzm`` container;
+* ``sz3``        SZ3 through ``pysz`` (ABS mode, its default predictor, the field's real dims);
+* ``zfp``        ZFP fixed accuracy through ``zfpy`` (``tolerance = eb``, the field's real dims);
+* ``pcodec``     lossless, through ``pcodec`` (1-D, its default level);
+* ``zstd``       lossless, level 3, through ``zstandard``.
+
+Every field is loaded from a raw file whose name carries its shape
+(``NAME_D0xD1x...xDk.f32|f64``, C order, little-endian), as in the shared data collection; with
+no data directory, generated fields are used and the output says so. The bound is relative to
+the field's value range (``eb = rel * (max - min)``), the same absolute bound for every
+error-bounded codec.
+
+Timing: each round runs every codec's compress and then decompress once, codecs in turn (so a
+noisy neighbour hits all of them alike); the best time of ``--rounds`` rounds is kept (after one
+untimed warm-up). GB/s are of float data (uncompressed bytes per second) in both directions.
+A warm ``memcpy`` (``numpy.copyto``) of the same field in the same rounds is reported as the
+reference speed ``M``. Threads: the script sets ``RAYON_NUM_THREADS=1`` and
+``OMP_NUM_THREADS=1`` before importing anything, so every codec runs on one core.
+
+Missing packages are reported, never silently skipped: the codec's row says ``not installed``.
+The script installs nothing.
+
+Outputs: a Markdown summary (geometric means per codec and bound, then every field) on stdout,
+``--csv`` (default ``benchmarks/results/<cpu>/<date>.csv``) and ``--svg`` (PSNR against
+bits/value, one line per codec and field family).
+
+Usage::
+
+    python3 scripts/bench-peers.py [--data DIR] [--rel 1e-2,1e-3,1e-4] [--rounds 5] [--quick]
+"""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("RAYON_NUM_THREADS", "1")
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+import argparse  # noqa: E402
+import csv  # noqa: E402
+import datetime  # noqa: E402
+import math  # noqa: E402
+import platform  # noqa: E402
+import re  # noqa: E402
+import sys  # noqa: E402
+import time  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+NAME = re.compile(r"^(?P<stem>.+)_(?P<shape>\d+(?:x\d+)*)\.(?P<kind>f32|f64)$")
+QUICK = ("proj_egm96_geoid_721x1440.f32", "ncl_ccm_temp_2x18x64x128.f32", "de421_moon_cheb_27408x3x13.f64")
+ROOT = Path(__file__).resolve().parent.parent
+
+
+# --- data -------------------------------------------------------------------------------------
+
+
+def find_data(explicit: str | None) -> Path | None:
+    cands = [Path(explicit)] if explicit else []
+    env = os.environ.get("FZPACK_SHARED")
+    if env:
+        cands += [Path(env) / "data", Path(env)]
+    cands += [ROOT.parent / "shared" / "data", ROOT / "shared" / "data"]
+    for c in cands:
+        if c.is_dir() and any(NAME.match(p.name) for p in c.iterdir()):
+            return c
+    return None
+
+
+def generated() -> list[tuple[str, np.ndarray]]:
+    """Fields made here when no data directory exists: a smooth 2-D field and a random walk."""
+    rng = np.random.default_rng(7)
+    y, x = np.mgrid[0:512, 0:1024].astype(np.float64)
+    smooth = (np.sin(x / 37.0) * np.cos(y / 23.0) * 50 + y * 0.01).astype(np.float32)
+    walk = np.cumsum(rng.normal(size=1 << 20)).astype(np.float32)
+    return [("generated_smooth_512x1024", smooth), ("generated_walk_1048576", walk)]
+
+
+def load(data: Path | None, quick: bool, only: list[str]) -> list[tuple[str, np.ndarray]]:
+    if data is None:
+        print("note: no data directory found (--data or FZPACK_SHARED): using generated fields")
+        return generated()
+    out = []
+    for p in sorted(data.iterdir()):
+        m = NAME.match(p.name)
+        if not m or (quick and p.name not in QUICK) or (only and not any(o in p.name for o in only)):
+            continue
+        dt = np.dtype("<f4" if m["kind"] == "f32" else "<f8")
+        shape = tuple(int(d) for d in m["shape"].split("x"))
+        a = np.fromfile(p, dtype=dt).reshape(shape)
+        if not np.isfinite(a).all():
+            # Missing values are not supported by every peer; they are reported and skipped.
+            print(f"note: {p.name} holds non-finite values; skipped (not every codec accepts them)")
+            continue
+        out.append((p.stem, np.ascontiguousarray(a)))
+    return out
+
+
+# --- codecs: each returns (compress(a) -> payload, decompress(payload) -> array) ---------------
+
+
+class Missing(Exception):
+    pass
+
+
+def codec_fzpack(layout: str):
+    try:
+        import fzpack
+    except ImportError as e:
+        raise Missing("fzpack not installed (pip install ./python)") from e
+
+    def make(a: np.ndarray, eb: float):
+        flat = a.reshape(-1)
+        if layout == "stage":
+            return (lambda: fzpack.write_fzm(flat, eb, mode="abs")), fzpack.read_fzm
+        return (lambda: fzpack.szp_compress(flat, eb, mode="abs")), fzpack.szp_decompress
+
+    return make
+
+
+def codec_sz3():
+    try:
+        from pysz import sz, szConfig, szErrorBoundMode
+    except ImportError as e:
+        raise Missing("pysz not installed (pip install pysz)") from e
+
+    def make(a: np.ndarray, eb: float):
+        def comp():
+            cfg = szConfig(a.shape)
+            cfg.errorBoundMode = szErrorBoundMode.ABS
+            cfg.absErrorBound = eb
+            cfg.openmp = False
+            return sz.compress(a, cfg)[0]
+
+        return comp, lambda c: sz.decompress(c, a.dtype, a.shape)[0]
+
+    return make
+
+
+def codec_zfp():
+    try:
+        import zfpy
+    except ImportError as e:
+        raise Missing("zfpy not installed (pip install zfpy)") from e
+
+    def make(a: np.ndarray, eb: float):
+        return (lambda: zfpy.compress_numpy(a, tolerance=eb)), zfpy.decompress_numpy
+
+    return make
+
+
+def codec_pcodec():
+    try:
+        from pcodec import ChunkConfig, standalone
+    except ImportError as e:
+        raise Missing("pcodec not installed (pip install pcodec)") from e
+
+    def make(a: np.ndarray, _eb: float):
+        flat = a.reshape(-1)
+        return (lambda: standalone.simple_compress(flat, ChunkConfig())), standalone.simple_decompress
+
+    return make
+
+
+def codec_zstd():
+    try:
+        import zstandard
+    except ImportError as e:
+        raise Missing("zstandard not installed (pip install zstandard)") from e
+
+    def make(a: np.ndarray, _eb: float):
+        c = zstandard.ZstdCompressor(level=3, threads=0)
+        d = zstandard.ZstdDecompressor()
+        raw = a.tobytes()
+        return (lambda: c.compress(raw)), (lambda p: np.frombuffer(d.decompress(p), dtype=a.dtype))
+
+    return make
+
+
+CODECS = {
+    "fzpack": (codec_fzpack, "heads", True),
+    "fzpack-stage": (codec_fzpack, "stage", True),
+    "sz3": (codec_sz3, None, True),
+    "zfp": (codec_zfp, None, True),
+    "pcodec": (codec_pcodec, None, False),
+    "zstd": (codec_zstd, None, False),
+}
+
+
+# --- measurement ------------------------------------------------------------------------------
+
+
+def nbytes(payload) -> int:
+    if isinstance(payload, np.ndarray):
+        return payload.nbytes
+    return len(payload)
+
+
+def quality(a: np.ndarray, r: np.ndarray) -> tuple[float, float]:
+    """(max |error|, PSNR in dB over the value range)."""
+    a64 = a.reshape(-1).astype(np.float64)
+    d = np.abs(a64 - np.asarray(r).reshape(-1).astype(np.float64))
+    mx = float(d.max()) if d.size else 0.0
+    mse = float(np.mean(d * d)) if d.size else 0.0
+    rng = float(a64.max() - a64.min()) if a64.size else 0.0
+    psnr = math.inf if mse == 0 or rng == 0 else 20 * math.log10(rng) - 10 * math.log10(mse)
+    return mx, psnr
+
+
+def run(fields, rels, names, rounds):
+    makers = {}
+    for n in names:
+        factory, arg, _lossy = CODECS[n]
+        try:
+            makers[n] = factory(arg) if arg else factory()
+        except Missing as e:
+            print(f"skipped {n}: {e}")
+    rows = []
+    for fname, a in fields:
+        lo, hi = float(a.min()), float(a.max())
+        for rel in rels:
+            eb = rel * (hi - lo)
+            if eb <= 0:
+                continue
+            jobs = {}
+            for n, mk in makers.items():
+                if not CODECS[n][2] and rel != rels[0]:
+                    continue  # lossless: measured once per field
+                jobs[n] = mk(a, eb)
+            best = {n: [math.inf, math.inf] for n in jobs}
+            payload, recon = {}, {}
+            ref = np.empty_like(a)
+            mbest = math.inf
+            for r in range(rounds + 1):
+                t0 = time.perf_counter()
+                np.copyto(ref, a)
+                t = time.perf_counter() - t0
+                if r:
+                    mbest = min(mbest, t)
+                for n, (comp, dec) in jobs.items():
+                    t0 = time.perf_counter()
+                    p = comp()
+                    t1 = time.perf_counter()
+                    x = dec(p)
+                    t2 = time.perf_counter()
+                    payload[n], recon[n] = p, x
+                    if r:
+                        best[n][0] = min(best[n][0], t1 - t0)
+                        best[n][1] = min(best[n][1], t2 - t1)
+            gb = a.nbytes / 1e9
+            for n in jobs:
+                mx, psnr = quality(a, recon[n])
+                size = nbytes(payload[n])
+                lossy = CODECS[n][2]
+                rows.append(
+                    {
+                        "field": fname,
+                        "dtype": str(a.dtype),
+                        "shape": "x".join(map(str, a.shape)),
+                        "codec": n,
+                        "rel": rel if lossy else 0.0,
+                        "eb": eb if lossy else 0.0,
+                        "ratio": a.nbytes / size,
+                        "bits_per_value": 8 * size / a.size,
+                        "max_err_over_eb": (mx / eb) if lossy else 0.0,
+                        "psnr_db": psnr,
+                        "compress_gbs": gb / best[n][0],
+                        "decompress_gbs": gb / best[n][1],
+                        "memcpy_gbs": gb / mbest,
+                    }
+                )
+                r = rows[-1]
+                print(
+                    f"  {fname:34s} {n:13s} rel={r['rel']:<7g} ratio={r['ratio']:8.2f} "
+                    f"err/eb={r['max_err_over_eb']:.3f} psnr={psnr:6.1f} "
+                    f"c={r['compress_gbs']:6.3f} d={r['decompress_gbs']:6.3f} GB/s (M {r['memcpy_gbs']:.1f})",
+                    flush=True,
+                )
+    return rows
+
+
+def geomean(xs):
+    xs = [x for x in xs if x > 0 and math.isfinite(x)]
+    return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else float("nan")
+
+
+def markdown(rows, rels) -> str:
+    out = ["| codec | rel | ratio (geomean) | compress GB/s | decompress GB/s | worst err/eb | fields |",
+           "|---|---|---|---|---|---|---|"]
+    codecs = list(dict.fromkeys(r["codec"] for r in rows))
+    for c in codecs:
+        for rel in (rels if CODECS[c][2] else [0.0]):
+            sel = [r for r in rows if r["codec"] == c and r["rel"] == rel]
+            if not sel:
+                continue
+            out.append(
+                f"| {c} | {rel if rel else 'lossless'} | {geomean([r['ratio'] for r in sel]):.2f} | "
+                f"{geomean([r['compress_gbs'] for r in sel]):.3f} | {geomean([r['decompress_gbs'] for r in sel]):.3f} | "
+                f"{max(r['max_err_over_eb'] for r in sel):.3f} | {len(sel)} |"
+            )
+    out += ["", "| field | codec | rel | ratio | bits/value | err/eb | PSNR dB | compress GB/s | decompress GB/s |",
+            "|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        out.append(
+            f"| {r['field']} | {r['codec']} | {r['rel'] if r['rel'] else 'lossless'} | {r['ratio']:.2f} | "
+            f"{r['bits_per_value']:.3f} | {r['max_err_over_eb']:.3f} | {r['psnr_db']:.1f} | "
+            f"{r['compress_gbs']:.3f} | {r['decompress_gbs']:.3f} |"
+        )
+    return "\n".join(out)
+
+
+def svg(rows, path: Path) -> None:
+    """PSNR against bits/value, one polyline per (codec, field); lossy codecs only."""
+    lossy = [r for r in rows if r["rel"] and math.isfinite(r["psnr_db"])]
+    if not lossy:
+        return
+    W, H, L, B = 900, 560, 70, 50
+    xs = [r["bits_per_value"] for r in lossy]
+    ys = [r["psnr_db"] for r in lossy]
+    x0, x1 = 0.0, max(xs) * 1.05
+    y0, y1 = min(ys) - 5, max(ys) + 5
+    sx = lambda x: L + (x - x0) / (x1 - x0) * (W - L - 180)  # noqa: E731
+    sy = lambda y: H - B - (y - y0) / (y1 - y0) * (H - B - 20)  # noqa: E731
+    colors = ["#1b9e77", "#d95f02", "#7570b3", "#e7298a", "#66a61e", "#e6ab02"]
+    codecs = list(dict.fromkeys(r["codec"] for r in lossy))
+    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{H}" font-family="sans-serif" font-size="12">',
+             f'<rect width="{W}" height="{H}" fill="white"/>',
+             f'<line x1="{L}" y1="{H-B}" x2="{W-180}" y2="{H-B}" stroke="black"/>',
+             f'<line x1="{L}" y1="{H-B}" x2="{L}" y2="20" stroke="black"/>',
+             f'<text x="{(W-180+L)/2}" y="{H-12}" text-anchor="middle">bits per value</text>',
+             f'<text x="18" y="{H/2}" transform="rotate(-90 18 {H/2})" text-anchor="middle">PSNR (dB)</text>']
+    for i in range(6):
+        xv = x0 + (x1 - x0) * i / 5
+        yv = y0 + (y1 - y0) * i / 5
+        parts.append(f'<text x="{sx(xv):.1f}" y="{H-B+16}" text-anchor="middle">{xv:.1f}</text>')
+        parts.append(f'<text x="{L-6}" y="{sy(yv)+4:.1f}" text-anchor="end">{yv:.0f}</text>')
+    for ci, c in enumerate(codecs):
+        col = colors[ci % len(colors)]
+        for f in dict.fromkeys(r["field"] for r in lossy if r["codec"] == c):
+            pts = sorted((r["bits_per_value"], r["psnr_db"]) for r in lossy if r["codec"] == c and r["field"] == f)
+            line = " ".join(f"{sx(x):.1f},{sy(y):.1f}" for x, y in pts)
+            parts.append(f'<polyline points="{line}" fill="none" stroke="{col}" stroke-opacity="0.7"/>')
+            parts += [f'<circle cx="{sx(x):.1f}" cy="{sy(y):.1f}" r="2.5" fill="{col}"/>' for x, y in pts]
+        parts.append(f'<rect x="{W-165}" y="{30+ci*20}" width="12" height="12" fill="{col}"/>')
+        parts.append(f'<text x="{W-147}" y="{40+ci*20}">{c}</text>')
+    parts.append("</svg>")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("\n".join(parts) + "\n")
+
+
+def cpu_slug() -> str:
+    name = platform.processor() or platform.machine()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                name = line.split(":", 1)[1]
+                break
+    except OSError:
+        pass
+    return re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")[:60] or "unknown-cpu"
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--data", help="directory of NAME_D0x...xDk.f32|f64 files (default: ../shared/data)")
+    ap.add_argument("--rel", default="1e-2,1e-3,1e-4", help="bounds relative to each field's range")
+    ap.add_argument("--rounds", type=int, default=5, help="timed rounds (best kept), after one warm-up")
+    ap.add_argument("--codecs", default="fzpack,sz3,zfp,pcodec,zstd", help=f"from {','.join(CODECS)}")
+    ap.add_argument("--fields", default="", help="comma-separated substrings selecting fields")
+    ap.add_argument("--quick", action="store_true", help=f"three small fields: {', '.join(QUICK)}")
+    ap.add_argument("--csv", help="CSV output (default benchmarks/results/<cpu>/<date>.csv)")
+    ap.add_argument("--svg", help="rate-distortion plot (default: next to the CSV, .svg)")
+    ap.add_argument("--no-files", action="store_true", help="print only; write no CSV or SVG")
+    args = ap.parse_args()
+    rels = [float(x) for x in args.rel.split(",") if x]
+    names = [n for n in args.codecs.split(",") if n]
+    for n in names:
+        if n not in CODECS:
+            ap.error(f"unknown codec {n!r}; known: {', '.join(CODECS)}")
+    fields = load(find_data(args.data), args.quick, [f for f in args.fields.split(",") if f])
+    if not fields:
+        print("no fields to measure", file=sys.stderr)
+        return 2
+    print(f"# {len(fields)} fields, rel {rels}, {args.rounds} rounds, one thread, cpu {cpu_slug()}, "
+          f"python {platform.python_version()}, numpy {np.__version__}")
+    rows = run(fields, rels, names, args.rounds)
+    print()
+    print(markdown(rows, rels))
+    if not args.no_files and rows:
+        today = datetime.date.today().isoformat()
+        csv_path = Path(args.csv) if args.csv else ROOT / "benchmarks" / "results" / cpu_slug() / f"{today}.csv"
+        csv_path.parent.mkdir(parents=True, exist_ok=True)
+        with csv_path.open("w", newline="") as fh:
+            w = csv.DictWriter(fh, fieldnames=list(rows[0]))
+            w.writeheader()
+            w.writerows(rows)
+        svg_path = Path(args.svg) if args.svg else csv_path.with_suffix(".svg")
+        svg(rows, svg_path)
+        print(f"\nwrote {csv_path} and {svg_path}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
