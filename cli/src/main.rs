@@ -176,13 +176,18 @@ struct CompressArgs {
     #[arg(long)]
     max_abs: Option<f64>,
     /// SZp (native archive): block layout. `heads` stores each block's first level apart
-    /// (smaller on smooth or offset data); `fzgm` is the FZGPUModules stage layout (what
-    /// compressed-domain `add`/`sum`/`scale`/`stats` take today) [default: heads].
+    /// (smaller on smooth or offset data); `fzgm` is the FZGPUModules stage layout (the one
+    /// `.fzm` holds). Compressed-domain `add`/`sum`/`scale`/`stats` take both, as long as the
+    /// archives combined share one layout; `info` shows an archive's [default: heads].
     #[arg(long, value_enum)]
     layout: Option<LayoutArg>,
     /// Overwrite an existing output.
     #[arg(long)]
     force: bool,
+    /// Read the input as raw floats even when its first bytes are those of a known container
+    /// (NumPy .npy, HDF5, netCDF, zstd, gzip, an fzpack archive), which is refused otherwise.
+    #[arg(long)]
+    raw: bool,
 }
 
 #[derive(clap::Args, Debug)]
@@ -228,18 +233,18 @@ fn main() -> ExitCode {
             output,
             sub,
             force,
-        } => ops::add(&a, &b, &output, sub, force).map(say),
+        } => ops::add(&a, &b, &output, sub, force).map(|t| report(&output, &t)),
         Cmd::Sum {
             inputs,
             output,
             force,
-        } => ops::sum(&inputs, &output, force).map(say),
+        } => ops::sum(&inputs, &output, force).map(|t| report(&output, &t)),
         Cmd::Scale {
             a,
             by,
             output,
             force,
-        } => ops::scale(&a, by, &output, force).map(say),
+        } => ops::scale(&a, by, &output, force).map(|t| report(&output, &t)),
         Cmd::Stats { a, json } => ops::stats(&a, json).map(say),
     };
     match r {
@@ -254,6 +259,16 @@ fn main() -> ExitCode {
 /// Prints a subcommand's report line(s) to stdout.
 fn say(text: String) {
     println!("{text}");
+}
+
+/// Prints the report of a command that wrote `output`: to stderr when the output is standard
+/// output (`-o -`), so that stdout holds the payload and nothing else.
+pub fn report(output: &Path, text: &str) {
+    if output.as_os_str() == "-" {
+        eprintln!("{text}");
+    } else {
+        println!("{text}");
+    }
 }
 
 /// A progress bar on stderr (hidden when stderr is not a terminal).
@@ -376,8 +391,47 @@ fn input_err<T: Element>(nm: &str, values: &[T], e: fzpack::Error) -> Fail {
     }
 }
 
+/// The check `compress` runs on its input's first bytes: a known container (NumPy, HDF5,
+/// netCDF, zstd, gzip, an fzpack archive) is not raw floats, so it is refused unless `--raw`.
+fn raw_head(nm: &str) -> impl Fn(&[u8]) -> Result<(), Fail> + '_ {
+    move |head: &[u8]| match container::foreign_magic(head) {
+        None => Ok(()),
+        Some(what) => {
+            let hint = if what.contains("fzpack") || what.contains("FZGPUModules") {
+                "to get the values back, run `fzpack decompress` on it"
+            } else if what.contains("NumPy") {
+                "fzpack does not read .npy files yet; write the array's raw values (e.g. \
+                 `a.astype('<f4').tofile('x.f32')`) and compress those"
+            } else if what.contains("compressed") {
+                "decompress it first (e.g. `zstd -d` / `gunzip`) and compress the raw values"
+            } else {
+                "fzpack does not read this container; extract the variable's raw \
+                 little-endian values and compress those"
+            };
+            Err(Fail::new(
+                Kind::Input,
+                format!(
+                    "{nm}: this is {what}, not raw little-endian floats (its first bytes are \
+                     that format's magic number); read as floats its header would become \
+                     garbage values. {hint}, or give --raw to compress the bytes as raw floats \
+                     anyway"
+                ),
+            ))
+        }
+    }
+}
+
 fn compress(a: CompressArgs) -> Result<(), Fail> {
     let setting = setting_from(&a)?;
+    let nm = name(&a.input);
+    let regular = std::fs::metadata(&a.input).is_ok_and(|m| m.is_file());
+    if a.dtype.is_none() && !a.raw && regular {
+        // A container named e.g. x.npy: say what it is rather than asking for --dtype (only
+        // a regular file is peeked at: a pipe's bytes would be consumed).
+        if let Ok((head, _)) = files::read_head(&a.input, 16) {
+            raw_head(&nm)(&head)?;
+        }
+    }
     let dtype: DType = match a.dtype {
         Some(d) => d.into(),
         None => data::dtype_from_name(&a.input).ok_or_else(|| {
@@ -405,7 +459,11 @@ fn compress(a: CompressArgs) -> Result<(), Fail> {
         PathBuf::from(s)
     });
     let eng = Engines::new(a.threads)?;
-    let input = Input::open(&a.input)?;
+    let input = if a.raw {
+        Input::open(&a.input)?
+    } else {
+        Input::open_checked(&a.input, raw_head(&nm))?
+    };
     let mut out = Output::create(&out_path, a.force, &[&input])?;
     let bytes = input.bytes();
     match dtype {
@@ -436,11 +494,7 @@ fn compress(a: CompressArgs) -> Result<(), Fail> {
         setting.codec(),
         setting.label()
     );
-    if to_stdout {
-        eprintln!("{line}");
-    } else {
-        println!("{line}");
-    }
+    report(if to_stdout { Path::new("-") } else { &out_path }, &line);
     Ok(())
 }
 
@@ -520,7 +574,7 @@ fn compress_t<T: Wrap>(
 }
 
 /// The rest of a non-regular input is read only if its first bytes are an archive.
-fn archive_head(nm: &str) -> impl Fn(&[u8]) -> Result<(), Fail> + '_ {
+pub fn archive_head(nm: &str) -> impl Fn(&[u8]) -> Result<(), Fail> + '_ {
     move |head: &[u8]| match container::detect(head) {
         Some(_) => Ok(()),
         None => Err(Fail::new(
@@ -569,11 +623,7 @@ fn decompress(a: DecompressArgs) -> Result<(), Fail> {
         dtype,
         written
     );
-    if to_stdout {
-        eprintln!("{line}");
-    } else {
-        println!("{line}");
-    }
+    report(if to_stdout { Path::new("-") } else { &out_path }, &line);
     Ok(())
 }
 
