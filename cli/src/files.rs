@@ -114,23 +114,9 @@ impl Input {
         path: &Path,
         check: impl Fn(&[u8]) -> Result<(), Fail>,
     ) -> Result<Input, Fail> {
-        let file = if is_dash(path) {
-            let fd = std::io::stdin()
-                .lock()
-                .as_fd_owned()
-                .map_err(|e| read_error(path, e))?;
-            File::from(fd)
-        } else {
-            File::open(path).map_err(|e| read_error(path, e))?
-        };
+        let (file, _) = open_source(path)?;
         let meta = file.metadata().map_err(|e| read_error(path, e))?;
         let id = Some((meta.dev(), meta.ino()));
-        if meta.is_dir() {
-            return Err(Fail::new(
-                Kind::Io,
-                format!("cannot read {}: it is a directory", path.display()),
-            ));
-        }
         if meta.is_file() {
             if meta.len() == 0 {
                 check(&[])?;
@@ -185,6 +171,28 @@ impl Input {
     }
 }
 
+/// Opens `path` (`-`: standard input) for reading as a stream, with whether it is a regular
+/// file (which [`Input`] maps instead).
+pub fn open_source(path: &Path) -> Result<(File, bool), Fail> {
+    let file = if is_dash(path) {
+        let fd = std::io::stdin()
+            .lock()
+            .as_fd_owned()
+            .map_err(|e| read_error(path, e))?;
+        File::from(fd)
+    } else {
+        File::open(path).map_err(|e| read_error(path, e))?
+    };
+    let meta = file.metadata().map_err(|e| read_error(path, e))?;
+    if meta.is_dir() {
+        return Err(Fail::new(
+            Kind::Io,
+            format!("cannot read {}: it is a directory", path.display()),
+        ));
+    }
+    Ok((file, meta.is_file()))
+}
+
 /// Bytes of an input's head that [`Input::open_checked`]'s check sees.
 const HEAD: usize = 4096;
 
@@ -232,7 +240,8 @@ fn read_capped(file: &File, buf: &mut Vec<u8>, cap: u64, path: &Path) -> Result<
                      in memory whole (an archive records its value count, and NOA its value \
                      range, before the first block), up to FZPACK_MAX_PIPE_BYTES = {cap} \
                      bytes. Write the data to a regular file first (regular files are \
-                     memory-mapped, any size), or raise FZPACK_MAX_PIPE_BYTES"
+                     memory-mapped, any size), or raise FZPACK_MAX_PIPE_BYTES (`compress \
+                     --mode abs --max-abs M` streams input of any length in bounded memory)"
                 ),
             ));
         }
@@ -413,6 +422,20 @@ impl Output {
         };
         r.map_err(|e| self.write_fail(e))?;
         self.written += bytes.len() as u64;
+        Ok(())
+    }
+
+    /// Appends the whole of `src` (from its start), e.g. a spool file.
+    pub fn copy_from(&mut self, src: &mut File) -> Result<(), Fail> {
+        use std::io::{Seek, SeekFrom};
+        let r = src
+            .seek(SeekFrom::Start(0))
+            .and_then(|_| match &mut self.dest {
+                Dest::Stdout(s) => std::io::copy(src, s),
+                Dest::File { tmp, .. } => std::io::copy(src, tmp.as_file_mut()),
+            });
+        let k = r.map_err(|e| self.write_fail(e))?;
+        self.written += k;
         Ok(())
     }
 

@@ -41,7 +41,7 @@ enum Cmd {
     Decompress(DecompressArgs),
     /// Describe an archive.
     Info {
-        /// The archive (.szp, .fzm or .pnx).
+        /// The archive (.szp, .fzm or .pnx); `-` reads standard input.
         file: PathBuf,
         /// Do not verify the .pnx / .szp v2 checksums (the structure is still checked).
         #[arg(long)]
@@ -459,6 +459,24 @@ fn compress(a: CompressArgs) -> Result<(), Fail> {
         PathBuf::from(s)
     });
     let eng = Engines::new(a.threads)?;
+    if let (
+        Setting::Szp {
+            mode: ModeArg::Abs,
+            eb,
+            block,
+            layout,
+        },
+        FormatArg::Native,
+        Some(m),
+    ) = (setting, a.format, a.max_abs)
+    {
+        let (file, regular) = files::open_source(&a.input)?;
+        if !regular {
+            // A pipe or device with a fixed grid: streamed in bounded memory.
+            let cfg = szpcli::config(ModeArg::Abs, eb, block, layout).with_max_abs(m);
+            return compress_stream(&a, file, dtype, &cfg, &setting, &eng, &out_path);
+        }
+    }
     let input = if a.raw {
         Input::open(&a.input)?
     } else {
@@ -495,6 +513,72 @@ fn compress(a: CompressArgs) -> Result<(), Fail> {
         setting.label()
     );
     report(if to_stdout { Path::new("-") } else { &out_path }, &line);
+    Ok(())
+}
+
+/// `compress` of a pipe or device in SZp ABS mode with `--max-abs`: streamed by windows
+/// ([`szpstream::compress_stream`]), so memory stays bounded whatever the input's length.
+fn compress_stream(
+    a: &CompressArgs,
+    file: std::fs::File,
+    dtype: DType,
+    cfg: &fzpack::szp::Config,
+    setting: &Setting,
+    eng: &Engines,
+    out_path: &Path,
+) -> Result<(), Fail> {
+    use std::io::Read;
+    let nm = name(&a.input);
+    let mut head = Vec::new();
+    (&file)
+        .take(4096)
+        .read_to_end(&mut head)
+        .map_err(|e| Fail::new(Kind::Io, format!("cannot read {nm}: {e}")))?;
+    if !a.raw {
+        raw_head(&nm)(&head)?;
+    }
+    let mut src = std::io::Cursor::new(head).chain(file);
+    let mut out = Output::create(out_path, a.force, &[])?;
+    let spool_dir = if out.is_stdout() {
+        std::env::temp_dir()
+    } else {
+        match out_path.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+            _ => PathBuf::from("."),
+        }
+    };
+    let pb = spinner("compressing");
+    let n = match dtype {
+        DType::F32 => {
+            szpstream::compress_stream::<f32>(&mut src, &nm, cfg, &eng.par, &spool_dir, &mut out)
+        }
+        DType::F64 => {
+            szpstream::compress_stream::<f64>(&mut src, &nm, cfg, &eng.par, &spool_dir, &mut out)
+        }
+    };
+    pb.finish_and_clear();
+    let n = n?;
+    let written = out.written();
+    let to_stdout = out.is_stdout();
+    out.finish(a.force)?;
+    let raw = n * dtype.size() as u64;
+    let stats = if n == 0 {
+        "ratio n/a, bits/value n/a (no values)".to_string()
+    } else {
+        format!(
+            "ratio {:.3}, {:.3} bits/value",
+            raw as f64 / written as f64,
+            written as f64 * 8.0 / n as f64
+        )
+    };
+    let line = format!(
+        "{} -> {}: {n} {dtype} values, {raw} -> {written} bytes, {stats} ({} {}, streamed)",
+        a.input.display(),
+        out_path.display(),
+        setting.codec(),
+        setting.label()
+    );
+    report(if to_stdout { Path::new("-") } else { out_path }, &line);
     Ok(())
 }
 
@@ -697,23 +781,12 @@ fn write_values<T: Wrap>(out: &mut Output, v: &[T]) -> Result<(), Fail> {
     }
 }
 
-/// Header bytes `info` reads first: enough for every format's fixed header.
-const INFO_HEAD: u64 = 4096;
-
 fn info(file: &Path, verify: Verify) -> Result<(), Fail> {
     let nm = name(file);
-    // Only the head is read until it is known to be an archive (`info /dev/zero` stops at
-    // once); a regular file is then mapped and validated exactly as decompress validates it.
-    let (head, size) = files::read_head(file, INFO_HEAD)?;
-    archive_head(&nm)(&head)?;
-    let rows = if size.is_some() {
-        let input = Input::open(file)?;
-        container::describe(input.bytes(), verify)
-    } else {
-        let input = Input::open_checked(file, archive_head(&nm))?;
-        container::describe(input.bytes(), verify)
-    }
-    .map_err(|e| lib(&nm, e))?;
+    // The head is checked before anything else is read (`info /dev/zero` stops at once); a
+    // regular file is mapped, a pipe read (capped), and validated exactly as decompress does.
+    let input = Input::open_checked(file, archive_head(&nm))?;
+    let rows = container::describe(input.bytes(), verify).map_err(|e| lib(&nm, e))?;
     let w = rows.iter().map(|(k, _)| k.len()).max().unwrap_or(0);
     println!("{}", file.display());
     for (k, v) in rows {

@@ -438,9 +438,10 @@ fn endless(mut w: std::process::ChildStdin) {
     while w.write_all(&chunk).is_ok() {}
 }
 
-/// Endless input (a generator on a pipe, a character device) stops at the hard cap on what is
-/// buffered, with a clear error (exit 4) — never an allocation failure under the limit, never
-/// a hang — for compress (NOA and ABS, both codecs) and decompress.
+/// Endless input (a generator on a pipe, a character device) that cannot be streamed stops at
+/// the hard cap on what is buffered, with a clear error (exit 4) — never an allocation failure
+/// under the limit, never a hang — for compress (NOA, ABS without --max-abs, PERNIX) and
+/// decompress.
 #[test]
 fn endless_input_stops_at_the_buffering_cap() {
     let d = dir("endless");
@@ -455,8 +456,6 @@ fn endless_input_stops_at_the_buffering_cap() {
             "f32",
             "--mode",
             "abs",
-            "--max-abs",
-            "1e9",
             "-o",
             s(&out),
         ],
@@ -700,4 +699,136 @@ fn stale_temp_files_of_dead_runs_are_removed() {
         return;
     }
     panic!("runs always ended before their temporary file was seen");
+}
+
+/// Reads the resident set size of process `pid` in KiB (`VmRSS` of /proc/PID/status).
+fn rss_kib(pid: u32) -> Option<u64> {
+    let st = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let line = st.lines().find(|l| l.starts_with("VmRSS:"))?;
+    line.split_whitespace().nth(1)?.parse().ok()
+}
+
+/// SZp ABS with `--max-abs` streams a pipe in bounded windows: a finite stream far above the
+/// pipe cap gives exactly the archive of the same values from a regular file, and an endless
+/// generator keeps the process's resident memory bounded while 256 MiB go through (sampled
+/// from /proc; the run is then killed, so the test cannot hang).
+#[test]
+fn abs_with_max_abs_streams_endless_input_in_bounded_memory() {
+    let d = dir("stream");
+    let vals: Vec<f32> = (0..(3 << 20) + 777)
+        .map(|i| ((i as f32) * 0.001).sin() * 100.0 + (i % 7) as f32)
+        .collect();
+    let bytes = fzpack::values_to_le_bytes(&vals);
+    let file = d.join("v.f32");
+    std::fs::write(&file, &bytes).unwrap();
+    for layout in ["heads", "fzgm"] {
+        let opts = [
+            "--mode",
+            "abs",
+            "--eb",
+            "1e-2",
+            "--max-abs",
+            "200",
+            "--layout",
+            layout,
+            "--block-size",
+            "100",
+        ];
+        let want = d.join(format!("{layout}.szp"));
+        let mut args = vec!["compress", s(&file), "-o", s(&want)];
+        args.extend(opts);
+        ok(&args);
+        let got = d.join(format!("{layout}-piped.szp"));
+        let mut c = bin();
+        c.args(["compress", "-", "--dtype", "f32", "-o", s(&got)])
+            .args(opts)
+            .env("FZPACK_MAX_PIPE_BYTES", "1048576") // 1 MiB: 12 MiB go through anyway
+            .env("FZPACK_BATCH_BYTES", "300000");
+        let b = bytes.clone();
+        let o = limited(
+            c,
+            1,
+            Some(Box::new(move |mut w: std::process::ChildStdin| {
+                let _ = w.write_all(&b);
+            })),
+        );
+        assert!(o.status.success(), "{layout}: {}", text(&o));
+        assert_eq!(
+            std::fs::read(&got).unwrap(),
+            std::fs::read(&want).unwrap(),
+            "{layout}: the streamed archive differs from the file's"
+        );
+    }
+    // A value above --max-abs in the third window: refused with its global index.
+    let mut bad = vals.clone();
+    bad[200_000] = 500.0;
+    let o = {
+        let b = fzpack::values_to_le_bytes(&bad);
+        let mut c = bin();
+        c.args([
+            "compress", "-", "--dtype", "f32", "--mode", "abs", "--eb", "1e-2",
+        ])
+        .args(["--max-abs", "200", "-o", s(&d.join("bad.szp"))])
+        .env("FZPACK_BATCH_BYTES", "300000");
+        limited(
+            c,
+            1,
+            Some(Box::new(move |mut w: std::process::ChildStdin| {
+                let _ = w.write_all(&b);
+            })),
+        )
+    };
+    assert_eq!(o.status.code(), Some(4), "{}", text(&o));
+    assert!(text(&o).contains("200000"), "{}", text(&o));
+    assert!(!d.join("bad.szp").exists());
+
+    // Endless: 256 MiB through a process whose resident memory stays under 64 MiB.
+    let mut child = bin()
+        .args([
+            "compress", "-", "--dtype", "f32", "--mode", "abs", "--eb", "1e-2",
+        ])
+        .args(["--max-abs", "200", "-o", s(&d.join("endless.szp"))])
+        .env("FZPACK_BATCH_BYTES", "1048576")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let mut w = child.stdin.take().unwrap();
+    let chunk = fzpack::values_to_le_bytes(&vals[..1 << 16]);
+    let t0 = Instant::now();
+    let (mut sent, mut peak) = (0usize, 0u64);
+    while sent < 256 << 20 {
+        if w.write_all(&chunk).is_err() {
+            break;
+        }
+        sent += chunk.len();
+        if sent % (4 << 20) == 0 {
+            peak = peak.max(rss_kib(pid).unwrap_or(0));
+        }
+        assert!(
+            t0.elapsed() < Duration::from_secs(240),
+            "only {sent} bytes went through in 240 s"
+        );
+    }
+    peak = peak.max(rss_kib(pid).unwrap_or(0));
+    let alive = child.try_wait().unwrap().is_none();
+    // SAFETY: kill(2) on our own child's pid; it reads no memory.
+    unsafe { libc::kill(pid as libc::pid_t, libc::SIGKILL) };
+    drop(w);
+    let o = child.wait_with_output().unwrap();
+    assert!(alive, "the streaming run ended early: {}", text(&o));
+    assert_eq!(sent, 256 << 20, "the run stopped reading: {}", text(&o));
+    println!(
+        "endless stream: {} MiB in, peak RSS {} KiB",
+        sent >> 20,
+        peak
+    );
+    assert!(peak > 0, "no RSS sample");
+    assert!(
+        peak < 64 << 10,
+        "RSS {peak} KiB while streaming: not bounded"
+    );
+    assert!(!d.join("endless.szp").exists());
 }
