@@ -766,10 +766,17 @@ pub fn run(args: BenchArgs) -> Result<(), Fail> {
         copies,
         load: (load_start, load1()),
     };
-    if args.json {
-        println!("{}", to_json(&rows)?);
+    // With `--plot -` the SVG is standard output's payload: the table goes to stderr.
+    let plot_stdout = args.plot.as_ref().is_some_and(|p| p.as_os_str() == "-");
+    let text = if args.json {
+        format!("{}\n", to_json(&rows)?)
     } else {
-        print!("{}", table(&rows, &foot));
+        table(&rows, &foot)
+    };
+    if plot_stdout {
+        eprint!("{text}");
+    } else {
+        print!("{text}");
     }
     if let Some(p) = &args.plot {
         let svg = crate::plot::svg(&rows);

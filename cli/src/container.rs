@@ -34,6 +34,41 @@ pub fn detect(bytes: &[u8]) -> Option<ArchiveKind> {
     }
 }
 
+/// The container a byte string starts with, when it is a known file format rather than raw
+/// floats: fzpack's own archives (see [`detect`]), NumPy `.npy`, HDF5 (and so netCDF-4),
+/// classic netCDF, zstd and gzip. `compress` refuses such input unless `--raw` is given: read
+/// as raw floats, a header becomes garbage values and the result is silently wrong.
+///
+/// The magics are those of each format's specification. gzip's two magic bytes are followed
+/// by its only compression method (8, deflate) here, so a raw `f32` field matches by chance
+/// with odds of 2^-24, not 2^-16.
+pub fn foreign_magic(bytes: &[u8]) -> Option<&'static str> {
+    const MAGICS: [(&[u8], &str); 8] = [
+        (b"\x93NUMPY", "a NumPy .npy file"),
+        (
+            b"\x89HDF\r\n\x1a\n",
+            "an HDF5 file (or netCDF-4, which is HDF5)",
+        ),
+        (b"CDF\x01", "a netCDF classic file"),
+        (b"CDF\x02", "a netCDF 64-bit offset file"),
+        (b"CDF\x05", "a netCDF 64-bit data (CDF-5) file"),
+        (&[0x28, 0xb5, 0x2f, 0xfd], "a zstd-compressed file"),
+        (&[0x1f, 0x8b, 0x08], "a gzip-compressed file"),
+        (b"PK\x03\x04", "a zip archive (e.g. .npz)"),
+    ];
+    if let Some(k) = detect(bytes) {
+        return Some(match k {
+            ArchiveKind::Pernix => "an fzpack PERNIX archive (.pnx)",
+            ArchiveKind::Szp => "an fzpack SZp archive (.szp)",
+            ArchiveKind::Fzm => "an FZGPUModules archive (.fzm)",
+        });
+    }
+    MAGICS
+        .iter()
+        .find(|(m, _)| bytes.starts_with(m))
+        .map(|&(_, what)| what)
+}
+
 /// Bytes of an `.fzm` archive: its 592-byte header plus the compressed size it records
 /// (offset 16, u64); `None` when the header is short.
 pub fn fzm_len(bytes: &[u8]) -> Option<u64> {
@@ -294,6 +329,17 @@ pub fn describe(bytes: &[u8], verify: Verify) -> Result<Vec<(String, String)>, E
                 ("values".into(), h.n.to_string()),
                 ("block size".into(), format!("{} values", h.block_size)),
                 ("blocks".into(), v.widths.len().to_string()),
+                (
+                    "layout".into(),
+                    if h.head_group() > 0 {
+                        format!(
+                            "block-head (heads stored apart, {} blocks per group)",
+                            h.head_group()
+                        )
+                    } else {
+                        "stage (FZGPUModules, fzgm)".into()
+                    },
+                ),
                 ("error bound".into(), mode),
                 ("absolute bound".into(), format!("{:.6e}", h.bound())),
                 ("quantizer bound".into(), format!("{:.6e}", h.quant_eb)),

@@ -1,16 +1,24 @@
 //! Input and output files.
 //!
 //! * Inputs are memory-mapped (regular files; `-` and non-regular files such as FIFOs are read
-//!   into memory), so a large input costs page-cache pages, not a private copy.
+//!   into memory), so a large input costs page-cache pages, not a private copy. What is read
+//!   from a pipe or device is capped ([`pipe_limit`], 1 GiB unless `FZPACK_MAX_PIPE_BYTES`
+//!   says otherwise): an endless stream stops with a clear error instead of growing the
+//!   process without bound.
 //! * Outputs are only ever regular files. An existing output that is not a regular file (a
 //!   device node, a FIFO, a symbolic link, a directory) is refused even with `--force`, and so is
 //!   an output that is one of the inputs (same device and inode, after resolving links). The
-//!   bytes go to a unique temporary file next to the output (the `tempfile` crate's naming,
-//!   created with `O_CREAT|O_EXCL|O_NOFOLLOW`, so a planted symlink is never followed and two
-//!   runs never share a file), which is fsynced, renamed over the output, and the directory
-//!   fsynced. On an error the temporary file is removed (drop), and on SIGINT/SIGTERM/SIGHUP
-//!   the signal thread removes it before the process dies of the signal. `-o -` writes to
-//!   standard output.
+//!   bytes go to a unique temporary file next to the output, `.NAME.PID.RANDOM.fzpack-tmp`
+//!   (created with `O_CREAT|O_EXCL|O_NOFOLLOW`, so a planted symlink is never followed and two
+//!   runs never share a file), which is fsynced and then published: without `--force` by
+//!   `renameat2(RENAME_NOREPLACE)` (or `link` + `unlink` where the file system lacks it), so of
+//!   several runs racing for one new name exactly one wins and the others fail with "exists";
+//!   with `--force` by `rename`, which replaces the output atomically. The directory is fsynced
+//!   after. On an error the temporary file is removed (drop), and on SIGINT/SIGTERM/SIGHUP
+//!   the signal thread removes it before the process dies of the signal. A run killed with
+//!   SIGKILL leaves its temporary file; the PID in its name lets a later run writing the same
+//!   output see that its writer is dead and remove it ([`remove_stale_temps`]). `-o -` writes
+//!   to standard output.
 
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Write};
@@ -98,31 +106,20 @@ impl Input {
         Self::open_checked(path, |_| Ok(()))
     }
 
-    /// As [`Input::open`]; for a non-regular input (a pipe, a device), `check` sees the first
-    /// bytes (up to 4 KiB) before the rest is read, so e.g. `/dev/zero` is refused at once.
+    /// As [`Input::open`], with `check` run on the first bytes (up to 4 KiB) of every input;
+    /// for a non-regular input (a pipe, a device) before the rest is read, so e.g. `/dev/zero`
+    /// is refused at once. The rest of a non-regular input is read up to [`pipe_limit`] bytes;
+    /// more is an error (exit 4), so an endless stream never grows the process without bound.
     pub fn open_checked(
         path: &Path,
         check: impl Fn(&[u8]) -> Result<(), Fail>,
     ) -> Result<Input, Fail> {
-        let file = if is_dash(path) {
-            let fd = std::io::stdin()
-                .lock()
-                .as_fd_owned()
-                .map_err(|e| read_error(path, e))?;
-            File::from(fd)
-        } else {
-            File::open(path).map_err(|e| read_error(path, e))?
-        };
+        let (file, _) = open_source(path)?;
         let meta = file.metadata().map_err(|e| read_error(path, e))?;
         let id = Some((meta.dev(), meta.ino()));
-        if meta.is_dir() {
-            return Err(Fail::new(
-                Kind::Io,
-                format!("cannot read {}: it is a directory", path.display()),
-            ));
-        }
         if meta.is_file() {
             if meta.len() == 0 {
+                check(&[])?;
                 return Ok(Input {
                     bytes: Bytes::Owned(Vec::new()),
                     id,
@@ -135,21 +132,20 @@ impl Input {
             let map = unsafe { memmap2::MmapOptions::new().map(&file) }
                 .map_err(|e| read_error(path, e))?;
             let _ = map.advise(memmap2::Advice::Sequential);
+            check(&map[..map.len().min(HEAD)])?;
             return Ok(Input {
                 bytes: Bytes::Map(map),
                 id,
             });
         }
-        // A pipe or device: read the head, check it, then the rest.
+        // A pipe or device: read the head, check it, then the rest (capped).
         let mut head = Vec::new();
         (&file)
-            .take(4096)
+            .take(HEAD as u64)
             .read_to_end(&mut head)
             .map_err(|e| read_error(path, e))?;
         check(&head)?;
-        (&file)
-            .read_to_end(&mut head)
-            .map_err(|e| read_error(path, e))?;
+        read_capped(&file, &mut head, pipe_limit(), path)?;
         let id = if meta.file_type().is_fifo() && is_dash(path) {
             None
         } else {
@@ -172,6 +168,88 @@ impl Input {
     /// (device, inode), when the input is a file.
     pub fn id(&self) -> Option<(u64, u64)> {
         self.id
+    }
+}
+
+/// Opens `path` (`-`: standard input) for reading as a stream, with whether it is a regular
+/// file (which [`Input`] maps instead).
+pub fn open_source(path: &Path) -> Result<(File, bool), Fail> {
+    let file = if is_dash(path) {
+        let fd = std::io::stdin()
+            .lock()
+            .as_fd_owned()
+            .map_err(|e| read_error(path, e))?;
+        File::from(fd)
+    } else {
+        File::open(path).map_err(|e| read_error(path, e))?
+    };
+    let meta = file.metadata().map_err(|e| read_error(path, e))?;
+    if meta.is_dir() {
+        return Err(Fail::new(
+            Kind::Io,
+            format!("cannot read {}: it is a directory", path.display()),
+        ));
+    }
+    Ok((file, meta.is_file()))
+}
+
+/// Bytes of an input's head that [`Input::open_checked`]'s check sees.
+const HEAD: usize = 4096;
+
+/// The default cap on bytes read from a pipe or device: 1 GiB.
+pub const PIPE_LIMIT: u64 = 1 << 30;
+
+/// The cap on bytes read from a pipe or device: `FZPACK_MAX_PIPE_BYTES` from the environment
+/// (a positive byte count), else [`PIPE_LIMIT`].
+///
+/// Such input is held in memory whole: an archive records its value count in its header and
+/// SZp's NOA mode needs the value range before the first block is encoded, so nothing can be
+/// written before the last byte is read (a regular file is mapped instead, at any size).
+pub fn pipe_limit() -> u64 {
+    std::env::var("FZPACK_MAX_PIPE_BYTES")
+        .ok()
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .filter(|&b| b > 0)
+        .unwrap_or(PIPE_LIMIT)
+}
+
+/// Appends the rest of `file` to `buf`, failing once more than `cap` bytes in all would be
+/// held. The buffer grows by doubling but never past `cap`, so memory stays below about
+/// `cap` plus one read.
+fn read_capped(file: &File, buf: &mut Vec<u8>, cap: u64, path: &Path) -> Result<(), Fail> {
+    let cap = usize::try_from(cap).unwrap_or(usize::MAX);
+    let mut chunk = vec![0u8; 1 << 16];
+    loop {
+        let k = match (&*file).read(&mut chunk) {
+            Ok(0) => return Ok(()),
+            Ok(k) => k,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(read_error(path, e)),
+        };
+        let need = buf.len() + k;
+        if need > cap {
+            let what = if is_dash(path) {
+                "standard input".to_string()
+            } else {
+                path.display().to_string()
+            };
+            return Err(Fail::new(
+                Kind::Input,
+                format!(
+                    "{what}: more than {cap} bytes from a pipe or device; such input is held \
+                     in memory whole (an archive records its value count, and NOA its value \
+                     range, before the first block), up to FZPACK_MAX_PIPE_BYTES = {cap} \
+                     bytes. Write the data to a regular file first (regular files are \
+                     memory-mapped, any size), or raise FZPACK_MAX_PIPE_BYTES (`compress \
+                     --mode abs --max-abs M` streams input of any length in bounded memory)"
+                ),
+            ));
+        }
+        if need > buf.capacity() {
+            let grow = need.max(buf.capacity().saturating_mul(2)).min(cap);
+            buf.reserve_exact(grow - buf.len());
+        }
+        buf.extend_from_slice(&chunk[..k]);
     }
 }
 
@@ -206,8 +284,8 @@ impl AsFdOwned for std::io::StdinLock<'_> {
 }
 
 /// Random characters in a temporary file's name: 8, or `FZPACK_TEMP_RAND_LEN` from the
-/// environment — a test hook: with 0 the name is predictable, so a test can plant a symbolic
-/// link exactly there and check that it is neither followed nor replaced (creation then fails
+/// environment — a test hook: with 0 the name is predictable (`.NAME.PID..fzpack-tmp`), so a
+/// test that knows the PID can plant a symbolic link exactly there and check that it is neither followed nor replaced (creation then fails
 /// with "exists", as `O_EXCL|O_NOFOLLOW` must).
 fn temp_rand_len() -> usize {
     std::env::var("FZPACK_TEMP_RAND_LEN")
@@ -242,6 +320,8 @@ pub struct Output {
     path: PathBuf,
     dest: Dest,
     written: u64,
+    /// (device, inode) of the inputs, checked again before the output is published.
+    inputs: Vec<(u64, u64)>,
 }
 
 impl Output {
@@ -256,9 +336,11 @@ impl Output {
                 path: path.to_path_buf(),
                 dest: Dest::Stdout(std::io::stdout().lock()),
                 written: 0,
+                inputs: Vec::new(),
             });
         }
-        check_target(path, force, inputs)?;
+        let inputs: Vec<(u64, u64)> = inputs.iter().filter_map(|i| i.id()).collect();
+        check_target(path, force, &inputs)?;
         let parent = match path.parent() {
             Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
             _ => PathBuf::from("."),
@@ -267,9 +349,10 @@ impl Output {
             .file_name()
             .map(|s| s.to_string_lossy().into_owned())
             .unwrap_or_else(|| "out".into());
+        remove_stale_temps(&parent, &stem);
         let mut temps = TEMPS.lock().unwrap_or_else(|e| e.into_inner());
         let tmp = tempfile::Builder::new()
-            .prefix(&format!(".{stem}."))
+            .prefix(&format!(".{stem}.{}.", std::process::id()))
             .suffix(".fzpack-tmp")
             .rand_bytes(temp_rand_len())
             .make_in(&parent, |p| {
@@ -303,6 +386,7 @@ impl Output {
                 _guard: guard,
             },
             written: 0,
+            inputs,
         })
     }
 
@@ -338,6 +422,20 @@ impl Output {
         };
         r.map_err(|e| self.write_fail(e))?;
         self.written += bytes.len() as u64;
+        Ok(())
+    }
+
+    /// Appends the whole of `src` (from its start), e.g. a spool file.
+    pub fn copy_from(&mut self, src: &mut File) -> Result<(), Fail> {
+        use std::io::{Seek, SeekFrom};
+        let r = src
+            .seek(SeekFrom::Start(0))
+            .and_then(|_| match &mut self.dest {
+                Dest::Stdout(s) => std::io::copy(src, s),
+                Dest::File { tmp, .. } => std::io::copy(src, tmp.as_file_mut()),
+            });
+        let k = r.map_err(|e| self.write_fail(e))?;
+        self.written += k;
         Ok(())
     }
 
@@ -410,8 +508,13 @@ impl Output {
         r.map_err(|e| self.write_fail(e))
     }
 
-    /// Makes the output final: flush (stdout), or fsync, rename over the output and fsync the
-    /// directory.
+    /// Makes the output final: flush (stdout), or fsync, publish and fsync the directory.
+    ///
+    /// Without `force` the temporary file is published without replacing anything
+    /// (`renameat2(RENAME_NOREPLACE)`, or `link` + `unlink` where the file system lacks it:
+    /// the `tempfile` crate's `persist_noclobber`), so when several runs race for one new name
+    /// exactly one wins and the others fail with "exists" (exit 7). With `force` it is renamed
+    /// over the output, which replaces it atomically: the output is always one whole file.
     pub fn finish(self, force: bool) -> Result<(), Fail> {
         match self.dest {
             Dest::Stdout(mut s) => s
@@ -430,24 +533,39 @@ impl Output {
                     )
                 };
                 tmp.as_file().sync_all().map_err(|e| fail("fsync", e))?;
-                // The output may have changed while we worked: check it again.
-                check_target(&self.path, force, &[])?;
+                // The output may have changed while we worked: check it again (the rename
+                // below is what makes "never replaced without --force" hold in a race).
+                check_target(&self.path, force, &self.inputs)?;
                 let mut temps = TEMPS.lock().unwrap_or_else(|e| e.into_inner());
-                let r = tmp.persist(&self.path);
+                let r = if force {
+                    tmp.persist(&self.path)
+                } else {
+                    tmp.persist_noclobber(&self.path)
+                };
                 temps.retain(|p| *p != tmp_path);
                 drop(temps);
                 drop(_guard);
                 r.map_err(|e| {
                     let _ = std::fs::remove_file(&tmp_path);
-                    Fail::new(
-                        Kind::Io,
-                        format!(
-                            "cannot rename {} to {}: {}",
-                            tmp_path.display(),
-                            self.path.display(),
-                            e.error
-                        ),
-                    )
+                    if e.error.kind() == std::io::ErrorKind::AlreadyExists {
+                        Fail::new(
+                            Kind::Exists,
+                            format!(
+                                "{} already exists (use --force to overwrite)",
+                                self.path.display()
+                            ),
+                        )
+                    } else {
+                        Fail::new(
+                            Kind::Io,
+                            format!(
+                                "cannot rename {} to {}: {}",
+                                tmp_path.display(),
+                                self.path.display(),
+                                e.error
+                            ),
+                        )
+                    }
                 })?;
                 // The rename is durable once the directory is.
                 if let Ok(d) = File::open(&dir) {
@@ -459,8 +577,64 @@ impl Output {
     }
 }
 
+/// Whether process `pid` is certainly gone: `kill(pid, 0)` fails with `ESRCH`. (`EPERM`
+/// means it exists under another user; a reused PID reads as alive, which only keeps a stale
+/// file longer.)
+fn pid_is_dead(pid: u32) -> bool {
+    let Ok(p) = libc::pid_t::try_from(pid) else {
+        return false;
+    };
+    if p <= 0 || pid == std::process::id() {
+        return false;
+    }
+    // SAFETY: kill with signal 0 only checks that the process exists; it reads no memory.
+    let r = unsafe { libc::kill(p, 0) };
+    r == -1 && std::io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH)
+}
+
+/// The writer's PID of a temporary file name `.STEM.PID.RANDOM.fzpack-tmp` for `stem`.
+pub fn temp_pid(name: &str, stem: &str) -> Option<u32> {
+    let rest = name
+        .strip_prefix('.')?
+        .strip_prefix(stem)?
+        .strip_prefix('.')?;
+    let rest = rest.strip_suffix(".fzpack-tmp")?;
+    let (pid, random) = rest.split_once('.')?;
+    if pid.is_empty() || !pid.bytes().all(|b| b.is_ascii_digit()) || random.contains('.') {
+        return None;
+    }
+    pid.parse().ok()
+}
+
+/// Removes the temporary files of earlier runs writing `stem` in `dir` whose writer is dead
+/// (killed with SIGKILL, or the machine lost power): regular files owned by this user, named
+/// `.STEM.PID.RANDOM.fzpack-tmp`, whose PID no longer exists. Anything else is left alone,
+/// and errors are ignored (a leftover file is harmless). Runs of another host or PID
+/// namespace sharing the directory are out of sight of `kill(2)`: their files can look
+/// stale, so a shared directory should not be written from several machines at once.
+pub fn remove_stale_temps(dir: &Path, stem: &str) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    // SAFETY: getuid has no preconditions and reads no memory of ours.
+    let uid = unsafe { libc::getuid() };
+    for e in entries.flatten() {
+        let name = e.file_name();
+        let Some(pid) = name.to_str().and_then(|n| temp_pid(n, stem)) else {
+            continue;
+        };
+        let p = dir.join(&name);
+        let Ok(m) = std::fs::symlink_metadata(&p) else {
+            continue;
+        };
+        if m.file_type().is_file() && m.uid() == uid && pid_is_dead(pid) {
+            let _ = std::fs::remove_file(&p);
+        }
+    }
+}
+
 /// The checks of [`Output::create`] on the output path itself.
-fn check_target(path: &Path, force: bool, inputs: &[&Input]) -> Result<(), Fail> {
+fn check_target(path: &Path, force: bool, inputs: &[(u64, u64)]) -> Result<(), Fail> {
     let meta = match std::fs::symlink_metadata(path) {
         Ok(m) => m,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
@@ -483,14 +657,12 @@ fn check_target(path: &Path, force: bool, inputs: &[&Input]) -> Result<(), Fail>
             ),
         ));
     }
-    if inputs
-        .iter()
-        .any(|i| i.id() == Some((meta.dev(), meta.ino())))
-    {
+    if inputs.contains(&(meta.dev(), meta.ino())) {
         return Err(Fail::new(
             Kind::Usage,
             format!(
-                "{} is the input file itself; refusing to overwrite it",
+                "{} is an input file itself (the same file, perhaps through a link); refusing \
+                 to overwrite it, even with --force",
                 path.display()
             ),
         ));

@@ -41,7 +41,7 @@ enum Cmd {
     Decompress(DecompressArgs),
     /// Describe an archive.
     Info {
-        /// The archive (.szp, .fzm or .pnx).
+        /// The archive (.szp, .fzm or .pnx); `-` reads standard input.
         file: PathBuf,
         /// Do not verify the .pnx / .szp v2 checksums (the structure is still checked).
         #[arg(long)]
@@ -176,13 +176,18 @@ struct CompressArgs {
     #[arg(long)]
     max_abs: Option<f64>,
     /// SZp (native archive): block layout. `heads` stores each block's first level apart
-    /// (smaller on smooth or offset data); `fzgm` is the FZGPUModules stage layout (what
-    /// compressed-domain `add`/`sum`/`scale`/`stats` take today) [default: heads].
+    /// (smaller on smooth or offset data); `fzgm` is the FZGPUModules stage layout (the one
+    /// `.fzm` holds). Compressed-domain `add`/`sum`/`scale`/`stats` take both, as long as the
+    /// archives combined share one layout; `info` shows an archive's [default: heads].
     #[arg(long, value_enum)]
     layout: Option<LayoutArg>,
     /// Overwrite an existing output.
     #[arg(long)]
     force: bool,
+    /// Read the input as raw floats even when its first bytes are those of a known container
+    /// (NumPy .npy, HDF5, netCDF, zstd, gzip, an fzpack archive), which is refused otherwise.
+    #[arg(long)]
+    raw: bool,
 }
 
 #[derive(clap::Args, Debug)]
@@ -228,18 +233,18 @@ fn main() -> ExitCode {
             output,
             sub,
             force,
-        } => ops::add(&a, &b, &output, sub, force).map(say),
+        } => ops::add(&a, &b, &output, sub, force).map(|t| report(&output, &t)),
         Cmd::Sum {
             inputs,
             output,
             force,
-        } => ops::sum(&inputs, &output, force).map(say),
+        } => ops::sum(&inputs, &output, force).map(|t| report(&output, &t)),
         Cmd::Scale {
             a,
             by,
             output,
             force,
-        } => ops::scale(&a, by, &output, force).map(say),
+        } => ops::scale(&a, by, &output, force).map(|t| report(&output, &t)),
         Cmd::Stats { a, json } => ops::stats(&a, json).map(say),
     };
     match r {
@@ -254,6 +259,16 @@ fn main() -> ExitCode {
 /// Prints a subcommand's report line(s) to stdout.
 fn say(text: String) {
     println!("{text}");
+}
+
+/// Prints the report of a command that wrote `output`: to stderr when the output is standard
+/// output (`-o -`), so that stdout holds the payload and nothing else.
+pub fn report(output: &Path, text: &str) {
+    if output.as_os_str() == "-" {
+        eprintln!("{text}");
+    } else {
+        println!("{text}");
+    }
 }
 
 /// A progress bar on stderr (hidden when stderr is not a terminal).
@@ -376,8 +391,47 @@ fn input_err<T: Element>(nm: &str, values: &[T], e: fzpack::Error) -> Fail {
     }
 }
 
+/// The check `compress` runs on its input's first bytes: a known container (NumPy, HDF5,
+/// netCDF, zstd, gzip, an fzpack archive) is not raw floats, so it is refused unless `--raw`.
+fn raw_head(nm: &str) -> impl Fn(&[u8]) -> Result<(), Fail> + '_ {
+    move |head: &[u8]| match container::foreign_magic(head) {
+        None => Ok(()),
+        Some(what) => {
+            let hint = if what.contains("fzpack") || what.contains("FZGPUModules") {
+                "to get the values back, run `fzpack decompress` on it"
+            } else if what.contains("NumPy") {
+                "fzpack does not read .npy files yet; write the array's raw values (e.g. \
+                 `a.astype('<f4').tofile('x.f32')`) and compress those"
+            } else if what.contains("compressed") {
+                "decompress it first (e.g. `zstd -d` / `gunzip`) and compress the raw values"
+            } else {
+                "fzpack does not read this container; extract the variable's raw \
+                 little-endian values and compress those"
+            };
+            Err(Fail::new(
+                Kind::Input,
+                format!(
+                    "{nm}: this is {what}, not raw little-endian floats (its first bytes are \
+                     that format's magic number); read as floats its header would become \
+                     garbage values. {hint}, or give --raw to compress the bytes as raw floats \
+                     anyway"
+                ),
+            ))
+        }
+    }
+}
+
 fn compress(a: CompressArgs) -> Result<(), Fail> {
     let setting = setting_from(&a)?;
+    let nm = name(&a.input);
+    let regular = std::fs::metadata(&a.input).is_ok_and(|m| m.is_file());
+    if a.dtype.is_none() && !a.raw && regular {
+        // A container named e.g. x.npy: say what it is rather than asking for --dtype (only
+        // a regular file is peeked at: a pipe's bytes would be consumed).
+        if let Ok((head, _)) = files::read_head(&a.input, 16) {
+            raw_head(&nm)(&head)?;
+        }
+    }
     let dtype: DType = match a.dtype {
         Some(d) => d.into(),
         None => data::dtype_from_name(&a.input).ok_or_else(|| {
@@ -405,7 +459,29 @@ fn compress(a: CompressArgs) -> Result<(), Fail> {
         PathBuf::from(s)
     });
     let eng = Engines::new(a.threads)?;
-    let input = Input::open(&a.input)?;
+    if let (
+        Setting::Szp {
+            mode: ModeArg::Abs,
+            eb,
+            block,
+            layout,
+        },
+        FormatArg::Native,
+        Some(m),
+    ) = (setting, a.format, a.max_abs)
+    {
+        let (file, regular) = files::open_source(&a.input)?;
+        if !regular {
+            // A pipe or device with a fixed grid: streamed in bounded memory.
+            let cfg = szpcli::config(ModeArg::Abs, eb, block, layout).with_max_abs(m);
+            return compress_stream(&a, file, dtype, &cfg, &setting, &eng, &out_path);
+        }
+    }
+    let input = if a.raw {
+        Input::open(&a.input)?
+    } else {
+        Input::open_checked(&a.input, raw_head(&nm))?
+    };
     let mut out = Output::create(&out_path, a.force, &[&input])?;
     let bytes = input.bytes();
     match dtype {
@@ -436,11 +512,73 @@ fn compress(a: CompressArgs) -> Result<(), Fail> {
         setting.codec(),
         setting.label()
     );
-    if to_stdout {
-        eprintln!("{line}");
-    } else {
-        println!("{line}");
+    report(if to_stdout { Path::new("-") } else { &out_path }, &line);
+    Ok(())
+}
+
+/// `compress` of a pipe or device in SZp ABS mode with `--max-abs`: streamed by windows
+/// ([`szpstream::compress_stream`]), so memory stays bounded whatever the input's length.
+fn compress_stream(
+    a: &CompressArgs,
+    file: std::fs::File,
+    dtype: DType,
+    cfg: &fzpack::szp::Config,
+    setting: &Setting,
+    eng: &Engines,
+    out_path: &Path,
+) -> Result<(), Fail> {
+    use std::io::Read;
+    let nm = name(&a.input);
+    let mut head = Vec::new();
+    (&file)
+        .take(4096)
+        .read_to_end(&mut head)
+        .map_err(|e| Fail::new(Kind::Io, format!("cannot read {nm}: {e}")))?;
+    if !a.raw {
+        raw_head(&nm)(&head)?;
     }
+    let mut src = std::io::Cursor::new(head).chain(file);
+    let mut out = Output::create(out_path, a.force, &[])?;
+    let spool_dir = if out.is_stdout() {
+        std::env::temp_dir()
+    } else {
+        match out_path.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+            _ => PathBuf::from("."),
+        }
+    };
+    let pb = spinner("compressing");
+    let n = match dtype {
+        DType::F32 => {
+            szpstream::compress_stream::<f32>(&mut src, &nm, cfg, &eng.par, &spool_dir, &mut out)
+        }
+        DType::F64 => {
+            szpstream::compress_stream::<f64>(&mut src, &nm, cfg, &eng.par, &spool_dir, &mut out)
+        }
+    };
+    pb.finish_and_clear();
+    let n = n?;
+    let written = out.written();
+    let to_stdout = out.is_stdout();
+    out.finish(a.force)?;
+    let raw = n * dtype.size() as u64;
+    let stats = if n == 0 {
+        "ratio n/a, bits/value n/a (no values)".to_string()
+    } else {
+        format!(
+            "ratio {:.3}, {:.3} bits/value",
+            raw as f64 / written as f64,
+            written as f64 * 8.0 / n as f64
+        )
+    };
+    let line = format!(
+        "{} -> {}: {n} {dtype} values, {raw} -> {written} bytes, {stats} ({} {}, streamed)",
+        a.input.display(),
+        out_path.display(),
+        setting.codec(),
+        setting.label()
+    );
+    report(if to_stdout { Path::new("-") } else { out_path }, &line);
     Ok(())
 }
 
@@ -520,7 +658,7 @@ fn compress_t<T: Wrap>(
 }
 
 /// The rest of a non-regular input is read only if its first bytes are an archive.
-fn archive_head(nm: &str) -> impl Fn(&[u8]) -> Result<(), Fail> + '_ {
+pub fn archive_head(nm: &str) -> impl Fn(&[u8]) -> Result<(), Fail> + '_ {
     move |head: &[u8]| match container::detect(head) {
         Some(_) => Ok(()),
         None => Err(Fail::new(
@@ -569,11 +707,7 @@ fn decompress(a: DecompressArgs) -> Result<(), Fail> {
         dtype,
         written
     );
-    if to_stdout {
-        eprintln!("{line}");
-    } else {
-        println!("{line}");
-    }
+    report(if to_stdout { Path::new("-") } else { &out_path }, &line);
     Ok(())
 }
 
@@ -647,23 +781,12 @@ fn write_values<T: Wrap>(out: &mut Output, v: &[T]) -> Result<(), Fail> {
     }
 }
 
-/// Header bytes `info` reads first: enough for every format's fixed header.
-const INFO_HEAD: u64 = 4096;
-
 fn info(file: &Path, verify: Verify) -> Result<(), Fail> {
     let nm = name(file);
-    // Only the head is read until it is known to be an archive (`info /dev/zero` stops at
-    // once); a regular file is then mapped and validated exactly as decompress validates it.
-    let (head, size) = files::read_head(file, INFO_HEAD)?;
-    archive_head(&nm)(&head)?;
-    let rows = if size.is_some() {
-        let input = Input::open(file)?;
-        container::describe(input.bytes(), verify)
-    } else {
-        let input = Input::open_checked(file, archive_head(&nm))?;
-        container::describe(input.bytes(), verify)
-    }
-    .map_err(|e| lib(&nm, e))?;
+    // The head is checked before anything else is read (`info /dev/zero` stops at once); a
+    // regular file is mapped, a pipe read (capped), and validated exactly as decompress does.
+    let input = Input::open_checked(file, archive_head(&nm))?;
+    let rows = container::describe(input.bytes(), verify).map_err(|e| lib(&nm, e))?;
     let w = rows.iter().map(|(k, _)| k.len()).max().unwrap_or(0);
     println!("{}", file.display());
     for (k, v) in rows {

@@ -26,7 +26,7 @@ use fzpack::par::{Parallel, RayonJoin};
 use fzpack::szp::{self, Config, HEADER_LEN, Path as KPath, Plan, blocks, engine};
 
 use crate::codec::Wrap;
-use crate::fail::{Fail, lib};
+use crate::fail::{Fail, Kind, lib};
 use crate::files::Output;
 
 /// Raw bytes per batch: 16 MiB, big enough to split across the pool, small enough to stay a
@@ -255,4 +255,159 @@ pub fn decompress<T: Wrap>(
 /// The name-bearing error of the CLI for a core SZp error.
 pub fn szp_fail(name: &str) -> impl Fn(szp::Error) -> Fail + '_ {
     move |e| lib(name, e.into())
+}
+
+/// Reads into `buf` until it is full or the input ends; returns the bytes read.
+fn fill(src: &mut impl std::io::Read, buf: &mut [u8]) -> std::io::Result<usize> {
+    let mut got = 0;
+    while got < buf.len() {
+        match src.read(&mut buf[got..]) {
+            Ok(0) => break,
+            Ok(k) => got += k,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(got)
+}
+
+/// `e` with its element index moved on by `by` (errors of a window, named globally).
+fn shifted(e: szp::Error, by: usize) -> szp::Error {
+    use szp::Error as E;
+    match e {
+        E::NonFinite { index } => E::NonFinite { index: index + by },
+        E::ValueOutOfRange { index } => E::ValueOutOfRange { index: index + by },
+        E::LevelOverflow { index } => E::LevelOverflow { index: index + by },
+        E::BoundViolated { index } => E::BoundViolated { index: index + by },
+        other => other,
+    }
+}
+
+/// An unnamed temporary file in `dir` (removed by the kernel when closed, also on SIGKILL).
+fn spool(dir: &std::path::Path) -> Result<std::fs::File, Fail> {
+    tempfile::tempfile_in(dir).map_err(|e| {
+        Fail::new(
+            Kind::Io,
+            format!("cannot create a spool file in {}: {e}", dir.display()),
+        )
+    })
+}
+
+/// Compresses the values read from `src` — a pipe or device, of unknown length — with memory
+/// bounded by one window, whatever the input's length: the SZp ABS mode with a declared
+/// `max_abs` only, where the quantizer grid is fixed before the first value (NOA needs the
+/// value range, and without `max_abs` the strict bound depends on the data's magnitude).
+///
+/// Windows of [`batch_bytes`] of raw values (whole checksum chunks, so whole head groups) are
+/// validated and encoded by the core's block-range API as they arrive; their width bytes,
+/// payloads and chunk CRCs go to three unnamed spool files in `spool_dir` (on disk, not in
+/// memory). At the end of the input the value count is known: the header is written, then
+/// the spools are copied after it. The bytes are those of [`compress`] on the same values
+/// (a test compares them). Returns the number of values.
+pub fn compress_stream<T: Wrap>(
+    src: &mut impl std::io::Read,
+    nm: &str,
+    cfg: &Config,
+    par: &Parallel,
+    spool_dir: &std::path::Path,
+    out: &mut Output,
+) -> Result<u64, Fail> {
+    let err = szp_fail(nm);
+    let Some(max_abs) = cfg.max_abs else {
+        return Err(err(szp::Error::StreamingNeedsAbsAndMaxAbs));
+    };
+    if cfg.mode != szp::Mode::Abs {
+        return Err(err(szp::Error::StreamingNeedsAbsAndMaxAbs));
+    }
+    let dtype: szp::DType = T::TYPE.into();
+    let path = KPath::best();
+    let probe = blocks::resolve(dtype, cfg, 0, 0.0, max_abs).map_err(&err)?;
+    let bs = probe.block_size.max(1) as usize;
+    let shift = probe.chunk_shift();
+    let group = probe.head_group();
+    let per = batch_blocks(bs, T::BYTES, shift);
+    let wplan = blocks::resolve(dtype, cfg, per * bs, 0.0, max_abs).map_err(&err)?;
+    let wb = worst_block(path, &wplan, max_abs);
+    let mut raw = vec![T::ZERO; per * bs];
+    let mut widths = vec![0u8; per];
+    let mut payload = vec![0u8; per.saturating_mul(wb)];
+    let mut sums = Vec::new();
+    let (mut sp_w, mut sp_p, mut sp_s) = (spool(spool_dir)?, spool(spool_dir)?, spool(spool_dir)?);
+    let spool_fail = |e: std::io::Error| {
+        Fail::new(
+            Kind::Io,
+            format!("cannot write a spool file in {}: {e}", spool_dir.display()),
+        )
+    };
+    let (mut n, mut b0) = (0usize, 0usize);
+    loop {
+        let buf: &mut [u8] = bytemuck::cast_slice_mut(&mut raw[..]);
+        let want = buf.len();
+        let got =
+            fill(src, buf).map_err(|e| Fail::new(Kind::Io, format!("cannot read {nm}: {e}")))?;
+        if got % T::BYTES != 0 {
+            return Err(Fail::new(
+                Kind::Input,
+                format!(
+                    "{nm}: size {} bytes is not a multiple of the {}-byte {} element size",
+                    n * T::BYTES + got,
+                    T::BYTES,
+                    T::TYPE
+                ),
+            ));
+        }
+        let k = got / T::BYTES;
+        if k == 0 {
+            break;
+        }
+        let owned;
+        let vals: &[T] = if cfg!(target_endian = "little") {
+            &raw[..k]
+        } else {
+            owned = fzpack::values_from_le_bytes::<T>(&bytemuck::cast_slice(&raw[..])[..got])
+                .unwrap_or_default();
+            &owned
+        };
+        let join = RayonJoin::for_job(par, size_of_val(vals));
+        // Validates the window (finite, |x| <= max_abs, levels in range); its plan encodes
+        // exactly as the whole input's would (the grid depends on the bound and max_abs only).
+        let (plan, mag) = par
+            .install(|| engine::plan_on(path, &join, vals, cfg))
+            .map_err(|e| err(shifted(e, n)))?;
+        let nb = k.div_ceil(bs);
+        let ws = &mut widths[..nb];
+        let len = par
+            .install(|| engine::encode_blocks(path, &join, &plan, mag, vals, b0, ws, &mut payload))
+            .map_err(&err)?;
+        let c = 1usize << shift.min(31);
+        let (mut off, mut rem) = (0usize, k);
+        for (u, wc) in ws.chunks(c).enumerate() {
+            let vn = rem.min(wc.len() * bs);
+            let bytes = blocks::body_len(wc, bs, vn, group, &payload[off..]).map_err(&err)?;
+            rem -= vn;
+            let chunk = ((b0 >> shift) + u) as u32;
+            sums.extend_from_slice(
+                &blocks::chunk_sum(chunk, wc, &payload[off..off + bytes]).to_le_bytes(),
+            );
+            off += bytes;
+        }
+        use std::io::Write;
+        sp_w.write_all(ws).map_err(spool_fail)?;
+        sp_p.write_all(&payload[..len]).map_err(spool_fail)?;
+        sp_s.write_all(&sums).map_err(spool_fail)?;
+        sums.clear();
+        n += k;
+        b0 += nb;
+        if got < want {
+            break;
+        }
+    }
+    let plan = blocks::resolve(dtype, cfg, n, 0.0, max_abs).map_err(&err)?;
+    let mut header = [0u8; HEADER_LEN];
+    blocks::write_header(&plan, &mut header).map_err(&err)?;
+    out.write_all(&header)?;
+    for sp in [&mut sp_w, &mut sp_p, &mut sp_s] {
+        out.copy_from(sp)?;
+    }
+    Ok(n as u64)
 }

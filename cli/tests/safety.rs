@@ -263,19 +263,29 @@ fn fifo_symlinks_and_the_input_itself_are_refused() {
     assert!(!d.join("nothere").exists());
 
     // A symlink planted at the temporary path: with FZPACK_TEMP_RAND_LEN=0 the name is
-    // `.NAME..fzpack-tmp`, so the link sits exactly where the file would be created. O_EXCL
-    // refuses it (exit 3) and the link's target is untouched. The old fixed name of issue #16
+    // `.NAME.PID..fzpack-tmp`, so once the writer's PID is known (it waits for its standard
+    // input meanwhile) the link sits exactly where the file would be created. O_EXCL refuses
+    // it (exit 3) and the link's target is untouched. The old fixed name
     // (`NAME.fzpack-partial`) is not used at all.
     let out = d.join("fresh.szp");
-    let planted = d.join(".fresh.szp..fzpack-tmp");
-    symlink(&victim, &planted).unwrap();
     let old_name = d.join("fresh.szp.fzpack-partial");
     symlink(&victim, &old_name).unwrap();
-    let o = bin()
-        .args(["compress", s(&input), "-o", s(&out)])
+    let mut child = bin()
+        .args(["compress", "-", "--dtype", "f32", "-o", s(&out)])
         .env("FZPACK_TEMP_RAND_LEN", "0")
-        .output()
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
         .unwrap();
+    let planted = d.join(format!(".fresh.szp.{}..fzpack-tmp", child.id()));
+    symlink(&victim, &planted).unwrap();
+    {
+        use std::io::Write;
+        let mut w = child.stdin.take().unwrap();
+        w.write_all(&orig).unwrap();
+    }
+    let o = child.wait_with_output().unwrap();
     assert_eq!(o.status.code(), Some(3), "{}", text(&o));
     assert!(text(&o).contains("temporary file"), "{}", text(&o));
     assert_eq!(std::fs::read(&victim).unwrap(), b"keep");
