@@ -20,30 +20,89 @@ unsafe extern "C" {
         x: *const f32,
         n: u64,
         bs: u32,
+        group: u64,
+        shift: u32,
         eb: f64,
         bound: f64,
         strict: i32,
         archive: *mut u8,
         payload: *mut u64,
         viol: *mut u64,
+        chunk_off: *mut u64,
     );
     fn fzh_encode_f64(
         x: *const f64,
         n: u64,
         bs: u32,
+        group: u64,
+        shift: u32,
         eb: f64,
         bound: f64,
         strict: i32,
         archive: *mut u8,
         payload: *mut u64,
         viol: *mut u64,
+        chunk_off: *mut u64,
     );
-    fn fzh_decode_f32(archive: *const u8, n: u64, bs: u32, eb: f64, out: *mut f32);
-    fn fzh_decode_f64(archive: *const u8, n: u64, bs: u32, eb: f64, out: *mut f64);
+    fn fzh_decode_f32(
+        archive: *const u8,
+        n: u64,
+        bs: u32,
+        group: u64,
+        shift: u32,
+        eb: f64,
+        avail: u64,
+        out: *mut f32,
+        chunk_off: *mut u64,
+        body_len: *mut u64,
+    ) -> u32;
+    fn fzh_decode_f64(
+        archive: *const u8,
+        n: u64,
+        bs: u32,
+        group: u64,
+        shift: u32,
+        eb: f64,
+        avail: u64,
+        out: *mut f64,
+        chunk_off: *mut u64,
+        body_len: *mut u64,
+    ) -> u32;
     fn fzh_stats_f32(x: *const f32, n: u64, max_abs: f64, f3: *mut f64, i2: *mut u64);
     fn fzh_stats_f64(x: *const f64, n: u64, max_abs: f64, f3: *mut f64, i2: *mut u64);
     fn fzh_lookback(status: *const u64, tile: i64) -> u64;
     fn fzh_tile_scan(costs: *mut u64, count: i32) -> u64;
+    fn fzh_crc_chunk(u: u32, widths: *const u8, nw: u64, body: *const u8, nbody: u64) -> u32;
+    fn fzh_seal(
+        widths: *const u8,
+        nb: u64,
+        shift: u32,
+        body: *const u8,
+        chunk_off: *const u64,
+        body_len: u64,
+        sums: *mut u8,
+    );
+}
+
+/// The archive geometry the kernels take: values, block size, head group (0: stage layout),
+/// chunk shift, quantizer bound.
+#[derive(Clone, Copy, Debug)]
+#[doc(hidden)]
+pub struct Geom {
+    pub n: usize,
+    pub bs: u32,
+    pub group: usize,
+    pub shift: u8,
+    pub eb: f64,
+}
+
+impl Geom {
+    fn blocks(&self) -> usize {
+        self.n.div_ceil(self.bs.max(1) as usize)
+    }
+    fn chunks(&self) -> usize {
+        self.blocks().div_ceil(1usize << self.shift.min(31))
+    }
 }
 
 /// The element types the harness handles (f32, f64).
@@ -51,9 +110,20 @@ pub trait EmuFloat: SzpFloat + Default {
     #[doc(hidden)]
     fn stats(x: &[Self], max_abs: f64) -> Stats;
     #[doc(hidden)]
-    fn encode(x: &[Self], plan: &szp::Plan, archive: &mut [u8]) -> (u64, u64);
+    fn encode(
+        x: &[Self],
+        plan: &szp::Plan,
+        archive: &mut [u8],
+        chunk_off: &mut [u64],
+    ) -> (u64, u64);
     #[doc(hidden)]
-    fn decode(padded: &[u8], n: usize, bs: u32, eb: f64, out: &mut [Self]);
+    fn decode(
+        padded: &[u8],
+        g: &Geom,
+        avail: u64,
+        out: &mut [Self],
+        chunk_off: &mut [u64],
+    ) -> (u32, u64);
 }
 
 macro_rules! emu_float {
@@ -80,33 +150,64 @@ macro_rules! emu_float {
                     first_over: i[1],
                 }
             }
-            fn encode(x: &[Self], plan: &szp::Plan, archive: &mut [u8]) -> (u64, u64) {
+            fn encode(
+                x: &[Self],
+                plan: &szp::Plan,
+                archive: &mut [u8],
+                chunk_off: &mut [u64],
+            ) -> (u64, u64) {
                 assert!(
                     archive.len()
                         >= szp::max_compressed_len(x.len(), plan.block_size, plan.dtype)
                             .unwrap_or(usize::MAX)
                 );
+                assert!(chunk_off.len() >= plan.sums_len() / 4);
                 let (mut payload, mut viol) = (0u64, u64::MAX);
-                // SAFETY: `archive` holds max_compressed_len bytes (asserted), the most the harness writes (48 + nb + Σ cost <= 48 + nb + 8n); `x` is valid for its length.
+                // SAFETY: `archive` holds max_compressed_len bytes (asserted), the most the harness writes (52 + nb + Σ cost + trailers <= 52 + 10·nb + 8n); `chunk_off` has a slot per chunk (asserted); `x` is valid for its length.
                 unsafe {
                     $enc(
                         x.as_ptr(),
                         x.len() as u64,
                         plan.block_size,
+                        plan.head_group() as u64,
+                        u32::from(plan.chunk_shift()),
                         plan.quant_eb,
                         plan.bound,
                         i32::from(plan.strict),
                         archive.as_mut_ptr(),
                         &mut payload,
                         &mut viol,
+                        chunk_off.as_mut_ptr(),
                     )
                 };
                 (payload, viol)
             }
-            fn decode(padded: &[u8], n: usize, bs: u32, eb: f64, out: &mut [Self]) {
-                assert!(out.len() >= n);
-                // SAFETY: `padded` is a parsed (validated) archive plus 8 zero bytes, so every aligned word read the decoder makes is inside it; `out` has `n` slots.
-                unsafe { $dec(padded.as_ptr(), n as u64, bs, eb, out.as_mut_ptr()) };
+            fn decode(
+                padded: &[u8],
+                g: &Geom,
+                avail: u64,
+                out: &mut [Self],
+                chunk_off: &mut [u64],
+            ) -> (u32, u64) {
+                assert!(out.len() >= g.n && chunk_off.len() >= g.chunks());
+                assert!(padded.len() >= HEADER_LEN + g.blocks() + avail as usize + 8);
+                let mut body = 0u64;
+                // SAFETY: `padded` is a structurally validated archive plus 8 zero bytes, so every aligned word read the decoder makes is inside it, and the walk reads no body byte at or past `avail` (asserted inside `padded`); `out` has `n` slots and `chunk_off` one per chunk (asserted).
+                let bad = unsafe {
+                    $dec(
+                        padded.as_ptr(),
+                        g.n as u64,
+                        g.bs,
+                        g.group as u64,
+                        u32::from(g.shift),
+                        g.eb,
+                        avail,
+                        out.as_mut_ptr(),
+                        chunk_off.as_mut_ptr(),
+                        &mut body,
+                    )
+                };
+                (bad, body)
             }
         }
     };
@@ -116,16 +217,10 @@ emu_float!(f32, fzh_stats_f32, fzh_encode_f32, fzh_decode_f32);
 emu_float!(f64, fzh_stats_f64, fzh_encode_f64, fzh_decode_f64);
 
 /// Compresses `input` with the kernels' logic on the CPU: the archive fzpack-core writes, or the
-/// error it reports.
+/// error it reports. Both layouts; the chunk CRCs come from the device sealing pass's logic
+/// (`fz_crc_chunk` over the chunk offsets the encoder recorded), not from core.
 pub fn compress<T: EmuFloat>(input: &[T], cfg: &Config) -> Result<Vec<u8>> {
     szp::blocks::check_config(cfg)?;
-    if cfg.layout != szp::Layout::Fzgm {
-        // The kernels write the stage layout only (the block-head layout is CPU-only so far).
-        return Err(szp::Error::UnsupportedLayout {
-            layout: cfg.layout.code(),
-        }
-        .into());
-    }
     let stats = T::stats(input, max_abs_arg(cfg));
     let plan = match plan_from_stats(T::DTYPE, cfg, input.len(), &stats)? {
         Planned::Ok(p) => p,
@@ -141,10 +236,11 @@ pub fn compress<T: EmuFloat>(input: &[T], cfg: &Config) -> Result<Vec<u8>> {
         .ok_or(szp::Error::OutputTooSmall { needed: usize::MAX })?;
     let mut archive = vec![0xA5u8; max]; // dirty on purpose: every byte kept must be written
     blocks::write_header(&plan, &mut archive)?;
+    let mut chunk_off = vec![u64::MAX; plan.sums_len() / 4];
     let (payload, viol) = if input.is_empty() {
         (0, u64::MAX)
     } else {
-        T::encode(input, &plan, &mut archive)
+        T::encode(input, &plan, &mut archive, &mut chunk_off)
     };
     if viol != u64::MAX {
         return Err(szp::Error::BoundViolated {
@@ -152,21 +248,70 @@ pub fn compress<T: EmuFloat>(input: &[T], cfg: &Config) -> Result<Vec<u8>> {
         }
         .into());
     }
-    // Format 2: the chunk CRCs follow the payload (the kernels leave them to the host).
+    // Format 2: the chunk CRCs follow the body, sealed as the device pass does.
     let end = plan.payload_offset() + payload as usize;
     let slen = plan.sums_len();
     archive.truncate(end + slen);
     let (body, sums) = archive.split_at_mut(end);
-    let widths = &body[HEADER_LEN..plan.payload_offset()];
-    let payload = &body[plan.payload_offset()..];
-    let bs = plan.block_size as usize;
-    blocks::seal(widths, payload, plan.n, bs, plan.chunk_shift(), sums);
+    seal(
+        &body[HEADER_LEN..plan.payload_offset()],
+        &body[plan.payload_offset()..],
+        plan.chunk_shift(),
+        &chunk_off,
+        sums,
+    );
     Ok(archive)
 }
 
-/// Decompresses an archive with the kernels' decoder on the CPU (validation as core's).
+/// The device sealing pass on the CPU: chunk `u`'s CRC over its width bytes and the body bytes
+/// `[chunk_off[u], chunk_off[u + 1])` (the last chunk ends at the body's end), into `sums`.
+pub fn seal(widths: &[u8], body: &[u8], shift: u8, chunk_off: &[u64], sums: &mut [u8]) {
+    let nu = widths.len().div_ceil(1usize << shift.min(31));
+    assert!(chunk_off.len() >= nu && sums.len() >= 4 * nu);
+    assert!(
+        chunk_off[..nu]
+            .windows(2)
+            .all(|p| p[0] <= p[1] && p[1] <= body.len() as u64)
+            && chunk_off.first().is_none_or(|&o| o <= body.len() as u64),
+        "chunk offsets must rise within the body"
+    );
+    // SAFETY: every chunk range [chunk_off[u], next) lies inside `body` (asserted), the widths of chunk u inside `widths`, and `sums` has 4 bytes per chunk (asserted).
+    unsafe {
+        fzh_seal(
+            widths.as_ptr(),
+            widths.len() as u64,
+            u32::from(shift),
+            body.as_ptr(),
+            chunk_off.as_ptr(),
+            body.len() as u64,
+            sums.as_mut_ptr(),
+        )
+    };
+}
+
+/// The warp-parallel CRC of checksum chunk `u` (index, width bytes, body bytes): what the
+/// device sealing and verification passes compute per chunk.
+pub fn crc_chunk(u: u32, widths: &[u8], body: &[u8]) -> u32 {
+    // SAFETY: both slices are valid for their lengths.
+    unsafe {
+        fzh_crc_chunk(
+            u,
+            widths.as_ptr(),
+            widths.len() as u64,
+            body.as_ptr(),
+            body.len() as u64,
+        )
+    }
+}
+
+/// Decompresses an archive with the kernels' decoders on the CPU, either layout. Validation as
+/// the device path does it: core's structural parse (header and its CRC, widths, body length),
+/// then the decode (the block-head walk re-checks widths, head widths and the body length),
+/// then every chunk CRC recomputed by the device verification logic over the chunk offsets the
+/// decoder recorded (a mismatch is core's `ChecksumMismatch` for the first bad chunk).
 pub fn decompress<T: EmuFloat>(archive: &[u8]) -> Result<Vec<T>> {
-    let view = blocks::parse(archive)?;
+    szp::Header::read(archive)?; // the header and its CRC first, as core
+    let view = blocks::parse_with(archive, szp::Verify::Skip)?;
     if view.header.version != szp::FORMAT_VERSION {
         // The kernels read format 2's 52-byte header layout only.
         return Err(szp::Error::UnsupportedVersion {
@@ -174,28 +319,41 @@ pub fn decompress<T: EmuFloat>(archive: &[u8]) -> Result<Vec<T>> {
         }
         .into());
     }
-    if view.header.layout != szp::LAYOUT_FZGM {
-        // The kernels read the stage layout only.
-        return Err(szp::Error::UnsupportedLayout {
-            layout: view.header.layout,
-        }
-        .into());
-    }
     if view.header.dtype != T::DTYPE {
         return Err(szp::Error::DTypeMismatch.into());
     }
+    let g = Geom {
+        n: view.n,
+        bs: view.header.block_size,
+        group: view.header.head_group(),
+        shift: view.header.chunk_shift,
+        eb: view.header.quant_eb,
+    };
+    let avail = view.payload.len() as u64;
     let mut padded = Vec::with_capacity(archive.len() + 8);
     padded.extend_from_slice(archive);
     padded.extend_from_slice(&[0u8; 8]);
     let mut out = vec![T::default(); view.n];
+    let mut chunk_off = vec![0u64; g.chunks()];
     if view.n > 0 {
-        T::decode(
-            &padded,
-            view.n,
-            view.header.block_size,
-            view.header.quant_eb,
-            &mut out,
-        );
+        let (bad, body) = T::decode(&padded, &g, avail, &mut out, &mut chunk_off);
+        if bad != 0 || (g.group > 0 && body != avail) {
+            // The structural parse accepted it, so the walk must agree.
+            return Err(szp::Error::Corrupt("head trailer walk").into());
+        }
+    }
+    let mut sums = vec![0u8; view.sums.len()];
+    seal(view.widths, view.payload, g.shift, &chunk_off, &mut sums);
+    if let Some(u) = sums
+        .chunks_exact(4)
+        .zip(view.sums.chunks_exact(4))
+        .position(|(a, b)| a != b)
+    {
+        return Err(szp::Error::ChecksumMismatch {
+            what: "blocks",
+            chunk: u as u32,
+        }
+        .into());
     }
     Ok(out)
 }

@@ -38,15 +38,15 @@ pub mod emu;
 pub use device::{Gpu, GpuFloat};
 
 /// The shared warp/tile logic (`kernels/szp_warp.cuh`).
-pub const KERNEL_HEADER: &str = include_str!("../../kernels/szp_warp.cuh");
+pub const KERNEL_HEADER: &str = include_str!("../kernels/szp_warp.cuh");
 /// The kernels (`kernels/szp.cu`).
-pub const KERNEL_BODY: &str = include_str!("../../kernels/szp.cu");
+pub const KERNEL_BODY: &str = include_str!("../kernels/szp.cu");
 /// The complete NVRTC translation unit: `FZPACK_JIT` defined, the header, then the kernels.
 pub const KERNEL_SOURCE: &str = concat!(
     "#define FZPACK_JIT 1\n",
-    include_str!("../../kernels/szp_warp.cuh"),
+    include_str!("../kernels/szp_warp.cuh"),
     "\n",
-    include_str!("../../kernels/szp.cu")
+    include_str!("../kernels/szp.cu")
 );
 
 /// Every kernel entry point in [`KERNEL_SOURCE`].
