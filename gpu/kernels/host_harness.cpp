@@ -115,28 +115,25 @@ void decode_any(const fz_u8 *archive, fz_u64 n, fz_u32 bs, fz_u32 shift, double 
   else decode_tiles<T, 1>(archive, n, bs, shift, eb, out, chunk_off);
 }
 
-// Block-head layout: the walk (one warp), then one warp per group, groups in order. Returns the
-// walk's `bad` code (0: fine).
-template <class T>
-fz_u32 decode_heads(const fz_u8 *archive, fz_u64 n, fz_u32 bs, fz_u64 group, fz_u32 shift,
-                    double eb, fz_u64 avail, T *out, fz_u64 *chunk_off, fz_u64 *body_len) {
-  FzWarp w;
+FzGeom geom(fz_u64 n, fz_u32 bs, fz_u64 group, fz_u32 shift) {
   FzGeom g;
   g.n = n;
   g.bs = bs;
   g.nb = (n + bs - 1) / bs;
   g.group = group;
   g.shift = shift;
-  fz_u64 ng = (g.nb + group - 1) / group;
-  fz_u64 *goff = new fz_u64[ng > 0 ? ng : 1];
+  return g;
+}
+
+// Block-head layout: one warp per group, groups in order (szp_decode_heads_*), at the offsets
+// the walk found.
+template <class T>
+void decode_heads(const fz_u8 *archive, const FzGeom &g, double eb, const fz_u64 *goff, T *out) {
+  FzWarp w;
+  fz_u64 ng = (g.nb + g.group - 1) / g.group;
   const fz_u8 *widths = archive + FZ_HEADER_LEN;
   const fz_u8 *body = widths + g.nb;
-  fz_u32 bad = 0;
-  *body_len = fz_dec_walk(w, widths, body, avail, g, goff, chunk_off, &bad);
-  if (bad == 0)
-    for (fz_u64 gi = 0; gi < ng; ++gi) fz_dec_group<T>(w, widths, body, g, gi, goff[gi], eb, out);
-  delete[] goff;
-  return bad;
+  for (fz_u64 gi = 0; gi < ng; ++gi) fz_dec_group<T>(w, widths, body, g, gi, goff[gi], eb, out);
 }
 
 const fz_u32 crc_table[256] = FZ_CRC_TABLE_INIT;
@@ -179,25 +176,29 @@ void fzh_encode_f64(const double *x, fz_u64 n, fz_u32 bs, fz_u64 group, fz_u32 s
   encode_any<double>(x, n, bs, group, shift, eb, bound, strict, archive, payload, viol,
                      chunk_off);
 }
-// `archive` is a validated archive followed by at least 4 readable bytes (aligned word reads).
-// Stage layout (group 0): the look-back decoder; block-head layout: walk + per-group decode
-// (`avail`: body bytes before the chunk CRCs). Returns the walk's error code (0: none) and the
-// body length in *body_len (block-head layout).
-fz_u32 fzh_decode_f32(const fz_u8 *archive, fz_u64 n, fz_u32 bs, fz_u64 group, fz_u32 shift,
-                      double eb, fz_u64 avail, float *out, fz_u64 *chunk_off, fz_u64 *body_len) {
-  if (group > 0)
-    return decode_heads<float>(archive, n, bs, group, shift, eb, avail, out, chunk_off, body_len);
-  decode_any<float>(archive, n, bs, shift, eb, out, chunk_off);
-  return 0;
+// The block-head walk (szp_dec_walk): group and chunk body offsets, the body length; returns
+// the error code (0: none). `avail`: bytes after the width bytes (body and chunk CRCs).
+fz_u32 fzh_dec_walk(const fz_u8 *archive, fz_u64 n, fz_u32 bs, fz_u64 group, fz_u32 shift,
+                    fz_u64 avail, fz_u64 *goff, fz_u64 *chunk_off, fz_u64 *body_len) {
+  FzWarp w;
+  FzGeom g = geom(n, bs, group, shift);
+  fz_u32 bad = 0;
+  *body_len = fz_dec_walk(w, archive + FZ_HEADER_LEN, archive + FZ_HEADER_LEN + g.nb, avail, g,
+                          goff, chunk_off, &bad);
+  return bad;
 }
-fz_u32 fzh_decode_f64(const fz_u8 *archive, fz_u64 n, fz_u32 bs, fz_u64 group, fz_u32 shift,
-                      double eb, fz_u64 avail, double *out, fz_u64 *chunk_off,
-                      fz_u64 *body_len) {
-  if (group > 0)
-    return decode_heads<double>(archive, n, bs, group, shift, eb, avail, out, chunk_off,
-                                body_len);
-  decode_any<double>(archive, n, bs, shift, eb, out, chunk_off);
-  return 0;
+// `archive` is a validated archive followed by at least 4 readable bytes (aligned word reads).
+// Stage layout (group 0): the look-back decoder, recording chunk body offsets in `chunk_off`;
+// block-head layout: per-group decode at the walk's offsets `goff`.
+void fzh_decode_f32(const fz_u8 *archive, fz_u64 n, fz_u32 bs, fz_u64 group, fz_u32 shift,
+                    double eb, const fz_u64 *goff, float *out, fz_u64 *chunk_off) {
+  if (group > 0) decode_heads<float>(archive, geom(n, bs, group, shift), eb, goff, out);
+  else decode_any<float>(archive, n, bs, shift, eb, out, chunk_off);
+}
+void fzh_decode_f64(const fz_u8 *archive, fz_u64 n, fz_u32 bs, fz_u64 group, fz_u32 shift,
+                    double eb, const fz_u64 *goff, double *out, fz_u64 *chunk_off) {
+  if (group > 0) decode_heads<double>(archive, geom(n, bs, group, shift), eb, goff, out);
+  else decode_any<double>(archive, n, bs, shift, eb, out, chunk_off);
 }
 // The CRC of chunk `u` with the warp-parallel CRC (what szp_crc_chunks runs per warp).
 fz_u32 fzh_crc_chunk(fz_u32 u, const fz_u8 *widths, fz_u64 nw, const fz_u8 *body,

@@ -583,10 +583,11 @@ FZ_HD fz_u64 fz_warp_sum(const FzWarp &w, FzLane<fz_u64> v) {
   return w.bcast(v, 0);
 }
 
-// Walks the body (`avail` bytes from the payload offset, the chunk CRCs excluded) of a
-// block-head archive: goff[gi] = body offset of group gi, chunk_off[u] = body offset of
-// checksum chunk u (when not null). Returns the body length; sets *bad to 1 for a width or head
-// width above 64 and to 2 for a trailer past `avail`.
+// Walks the body of a block-head archive (`avail` bytes from the payload offset to the
+// archive's end, chunk CRCs included, as core's `blocks::body_len` reads it): goff[gi] = body
+// offset of group gi, chunk_off[u] = body offset of checksum chunk u (when not null). Returns
+// the body length; sets *bad, in core's order group by group, to 1 for a width above 64, 2 for a
+// trailer width byte at or past `avail`, 3 for a head width above 64.
 FZ_HD fz_u64 fz_dec_walk(const FzWarp &w, const fz_u8 *widths, const fz_u8 *body, fz_u64 avail,
                          const FzGeom &g, fz_u64 *goff, fz_u64 *chunk_off, fz_u32 *bad) {
   fz_u64 ng = (g.nb + g.group - 1) / g.group;
@@ -613,14 +614,14 @@ FZ_HD fz_u64 fz_dec_walk(const FzWarp &w, const fz_u8 *widths, const fz_u8 *body
         cnt[l] = c;
       }
     });
-    if (w.ballot(over)) {
-      *bad = 1;
-      return 0;
-    }
     // The chain: lane 0's registers carry the offset through the 32 groups.
     fz_u64 top = ng - g0 < 32 ? ng - g0 : 32;
     for (fz_u64 j = 0; j < top; ++j) {
       fz_u64 gi = g0 + j;
+      if (w.bcast(over, (int)j)) {  // the group's widths are checked before its trailer
+        *bad = 1;
+        return 0;
+      }
       fz_u64 p = w.bcast(pay, (int)j);
       fz_u64 c = w.bcast(cnt, (int)j);
       fz_u64 at = off + p;
@@ -630,7 +631,7 @@ FZ_HD fz_u64 fz_dec_walk(const FzWarp &w, const fz_u8 *widths, const fz_u8 *body
       }
       fz_u32 hw = body[at];
       if (hw > 64) {
-        *bad = 1;
+        *bad = 3;
         return 0;
       }
       fz_u64 b0 = gi * g.group;
@@ -643,7 +644,6 @@ FZ_HD fz_u64 fz_dec_walk(const FzWarp &w, const fz_u8 *widths, const fz_u8 *body
       off = at + 1 + fz_cost(hw, c);
     }
   }
-  if (off > avail) *bad = 2;
   return off;
 }
 

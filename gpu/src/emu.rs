@@ -13,7 +13,7 @@
 
 use fzpack_core::szp::{self, Config, DType, HEADER_LEN, SzpFloat, blocks};
 
-use crate::{Planned, Result, Stats, max_abs_arg, plan_from_stats};
+use crate::{Planned, Result, Stats, frame, max_abs_arg, plan_from_stats};
 
 unsafe extern "C" {
     fn fzh_encode_f32(
@@ -51,11 +51,10 @@ unsafe extern "C" {
         group: u64,
         shift: u32,
         eb: f64,
-        avail: u64,
+        goff: *const u64,
         out: *mut f32,
         chunk_off: *mut u64,
-        body_len: *mut u64,
-    ) -> u32;
+    );
     fn fzh_decode_f64(
         archive: *const u8,
         n: u64,
@@ -63,8 +62,18 @@ unsafe extern "C" {
         group: u64,
         shift: u32,
         eb: f64,
-        avail: u64,
+        goff: *const u64,
         out: *mut f64,
+        chunk_off: *mut u64,
+    );
+    fn fzh_dec_walk(
+        archive: *const u8,
+        n: u64,
+        bs: u32,
+        group: u64,
+        shift: u32,
+        avail: u64,
+        goff: *mut u64,
         chunk_off: *mut u64,
         body_len: *mut u64,
     ) -> u32;
@@ -117,13 +126,7 @@ pub trait EmuFloat: SzpFloat + Default {
         chunk_off: &mut [u64],
     ) -> (u64, u64);
     #[doc(hidden)]
-    fn decode(
-        padded: &[u8],
-        g: &Geom,
-        avail: u64,
-        out: &mut [Self],
-        chunk_off: &mut [u64],
-    ) -> (u32, u64);
+    fn decode(padded: &[u8], g: &Geom, goff: &[u64], out: &mut [Self], chunk_off: &mut [u64]);
 }
 
 macro_rules! emu_float {
@@ -185,15 +188,14 @@ macro_rules! emu_float {
             fn decode(
                 padded: &[u8],
                 g: &Geom,
-                avail: u64,
+                goff: &[u64],
                 out: &mut [Self],
                 chunk_off: &mut [u64],
-            ) -> (u32, u64) {
+            ) {
                 assert!(out.len() >= g.n && chunk_off.len() >= g.chunks());
-                assert!(padded.len() >= HEADER_LEN + g.blocks() + avail as usize + 8);
-                let mut body = 0u64;
-                // SAFETY: `padded` is a structurally validated archive plus 8 zero bytes, so every aligned word read the decoder makes is inside it, and the walk reads no body byte at or past `avail` (asserted inside `padded`); `out` has `n` slots and `chunk_off` one per chunk (asserted).
-                let bad = unsafe {
+                assert!(g.group == 0 || goff.len() >= g.blocks().div_ceil(g.group));
+                // SAFETY: `padded` is an archive validated as the device path validates it (frame, body walk, exact length) plus 8 zero bytes, so every aligned word read the decoder makes is inside it; `out` has `n` slots, `chunk_off` one per chunk and `goff` one per head group (asserted).
+                unsafe {
                     $dec(
                         padded.as_ptr(),
                         g.n as u64,
@@ -201,13 +203,11 @@ macro_rules! emu_float {
                         g.group as u64,
                         u32::from(g.shift),
                         g.eb,
-                        avail,
+                        goff.as_ptr(),
                         out.as_mut_ptr(),
                         chunk_off.as_mut_ptr(),
-                        &mut body,
                     )
                 };
-                (bad, body)
             }
         }
     };
@@ -304,49 +304,86 @@ pub fn crc_chunk(u: u32, widths: &[u8], body: &[u8]) -> u32 {
     }
 }
 
-/// Decompresses an archive with the kernels' decoders on the CPU, either layout. Validation as
-/// the device path does it: core's structural parse (header and its CRC, widths, body length),
-/// then the decode (the block-head walk re-checks widths, head widths and the body length),
+/// Decompresses an archive with the kernels' decoders on the CPU, either layout, validated as
+/// the device path validates it: the header and lengths on the host (`frame`), the body measured
+/// by the kernels' logic (block-head layout: the group walk; stage layout: the sum of block
+/// costs, as `szp_dec_check`), the error chosen as core's parse chooses it; then the decode,
 /// then every chunk CRC recomputed by the device verification logic over the chunk offsets the
-/// decoder recorded (a mismatch is core's `ChecksumMismatch` for the first bad chunk).
+/// walk or the decoder recorded (a mismatch is core's `ChecksumMismatch` for the first bad
+/// chunk).
 pub fn decompress<T: EmuFloat>(archive: &[u8]) -> Result<Vec<T>> {
-    szp::Header::read(archive)?; // the header and its CRC first, as core
-    let view = blocks::parse_with(archive, szp::Verify::Skip)?;
-    if view.header.version != szp::FORMAT_VERSION {
-        // The kernels read format 2's 52-byte header layout only.
-        return Err(szp::Error::UnsupportedVersion {
-            version: view.header.version,
+    let f = frame::frame(&archive[..archive.len().min(HEADER_LEN)], archive.len())?;
+    let g = Geom {
+        n: f.n,
+        bs: f.header.block_size,
+        group: f.group(),
+        shift: f.header.chunk_shift,
+        eb: f.header.quant_eb,
+    };
+    let poff = f.payload_offset();
+    let widths = &archive[HEADER_LEN..poff];
+    let mut chunk_off = vec![0u64; f.chunks()];
+    let mut goff = vec![
+        0u64;
+        if g.group > 0 {
+            f.nb.div_ceil(g.group)
+        } else {
+            0
         }
-        .into());
-    }
-    if view.header.dtype != T::DTYPE {
+    ];
+    let measured = if g.group > 0 {
+        let mut len = 0u64;
+        // SAFETY: the walk reads the nb width bytes and body bytes below `avail` = f.rest (the archive's bytes after its widths), writes one offset per group into `goff` and per chunk into `chunk_off` (sized so).
+        let bad = unsafe {
+            fzh_dec_walk(
+                archive.as_ptr(),
+                g.n as u64,
+                g.bs,
+                g.group as u64,
+                u32::from(g.shift),
+                f.rest as u64,
+                goff.as_mut_ptr(),
+                chunk_off.as_mut_ptr(),
+                &mut len,
+            )
+        };
+        frame::Body::from_walk(u64::from(bad), len)
+    } else {
+        // szp_dec_check: every width <= 64, the sum of the block costs.
+        let bs = g.bs as usize;
+        if widths.iter().any(|&w| w > 64) {
+            frame::Body::Width
+        } else {
+            frame::Body::Len(
+                widths
+                    .iter()
+                    .enumerate()
+                    .map(|(b, &w)| {
+                        let len = g.n.saturating_sub(b * bs).min(bs) as u64;
+                        (len * u64::from(w)).div_ceil(8)
+                    })
+                    .sum(),
+            )
+        }
+    };
+    let body_len = frame::body_check(&f, measured)?;
+    if f.header.dtype != T::DTYPE {
         return Err(szp::Error::DTypeMismatch.into());
     }
-    let g = Geom {
-        n: view.n,
-        bs: view.header.block_size,
-        group: view.header.head_group(),
-        shift: view.header.chunk_shift,
-        eb: view.header.quant_eb,
-    };
-    let avail = view.payload.len() as u64;
     let mut padded = Vec::with_capacity(archive.len() + 8);
     padded.extend_from_slice(archive);
     padded.extend_from_slice(&[0u8; 8]);
-    let mut out = vec![T::default(); view.n];
-    let mut chunk_off = vec![0u64; g.chunks()];
-    if view.n > 0 {
-        let (bad, body) = T::decode(&padded, &g, avail, &mut out, &mut chunk_off);
-        if bad != 0 || (g.group > 0 && body != avail) {
-            // The structural parse accepted it, so the walk must agree.
-            return Err(szp::Error::Corrupt("head trailer walk").into());
-        }
+    let mut out = vec![T::default(); f.n];
+    if f.n > 0 {
+        T::decode(&padded, &g, &goff, &mut out, &mut chunk_off);
     }
-    let mut sums = vec![0u8; view.sums.len()];
-    seal(view.widths, view.payload, g.shift, &chunk_off, &mut sums);
+    let body = &archive[poff..poff + body_len];
+    let stored = &archive[poff + body_len..];
+    let mut sums = vec![0u8; f.sums];
+    seal(widths, body, g.shift, &chunk_off, &mut sums);
     if let Some(u) = sums
         .chunks_exact(4)
-        .zip(view.sums.chunks_exact(4))
+        .zip(stored.chunks_exact(4))
         .position(|(a, b)| a != b)
     {
         return Err(szp::Error::ChecksumMismatch {

@@ -34,6 +34,7 @@ use fzpack_core::szp::{self, Config, DType, Plan};
 mod device;
 #[cfg(feature = "host-kernels")]
 pub mod emu;
+mod frame;
 
 pub use device::{Gpu, GpuFloat};
 

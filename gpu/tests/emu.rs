@@ -437,3 +437,53 @@ fn chunk_crc_matches_core() {
         assert!(found, "{layout:?}: no flip landed in chunk 2 ({h:?})");
     }
 }
+
+/// Hostile archives of both layouts (a byte changed anywhere — header, widths, payloads, head
+/// trailers, CRCs — or cut short or extended) fail in the device path's validation with core's
+/// own error: the host frame check, the body walk and the device CRC check choose it as
+/// `szp::decompress` does.
+#[test]
+fn damaged_archives_fail_like_core_in_both_layouts() {
+    let x: Vec<f32> = (0..40_000)
+        .map(|i| 900.0 + (i as f32 * 0.002).sin() * 40.0 + (i % 13) as f32 * 0.01)
+        .collect();
+    let mut r = Rng(11);
+    let mut cases = 0;
+    for layout in [szp::Layout::Fzgm, szp::Layout::Heads] {
+        for bs in [64u32, 128, 1000] {
+            let cfg = Config::abs(1e-3).with_block_size(bs).with_layout(layout);
+            let a = core_compress(&x, &cfg).unwrap();
+            let mut variants: Vec<Vec<u8>> = Vec::new();
+            for _ in 0..60 {
+                let mut b = a.clone();
+                let at = (r.next() as usize) % b.len();
+                b[at] = match r.next() % 3 {
+                    0 => b[at] ^ (1 << (r.next() % 8)),
+                    1 => 65 + (r.next() % 100) as u8,
+                    _ => r.next() as u8,
+                };
+                variants.push(b);
+            }
+            for cut in [1usize, 4, 5, 100] {
+                variants.push(a[..a.len() - cut].to_vec());
+            }
+            let mut longer = a.clone();
+            longer.extend_from_slice(&[0, 0, 0]);
+            variants.push(longer);
+            for b in variants {
+                let mut out = vec![0f32; x.len()];
+                let want = szp::decompress(&b, &mut out);
+                let got = emu::decompress::<f32>(&b);
+                match (want, got) {
+                    (Err(w), Err(g)) => {
+                        assert_eq!(g, fzpack_gpu::Error::Szp(w), "{layout:?} bs={bs}")
+                    }
+                    (Ok(_), Ok(v)) => assert_eq!(bits(&v), bits(&out), "{layout:?} bs={bs}"),
+                    (w, g) => panic!("{layout:?} bs={bs}: core {w:?} vs emu {:?}", g.err()),
+                }
+                cases += 1;
+            }
+        }
+    }
+    assert_eq!(cases, 2 * 3 * 65);
+}
