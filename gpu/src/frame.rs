@@ -38,7 +38,12 @@ impl Frame {
 /// (at least `min(len, HEADER_LEN)` of them): `parse_frame` up to the body. Format 2 only (the
 /// kernels read its 52-byte header).
 pub(crate) fn frame(head: &[u8], len: usize) -> Result<Frame, Error> {
-    let header = Header::read(head.get(..len.min(head.len())).unwrap_or(head))?;
+    frame_with(head, len, szp::Verify::Checksums)
+}
+
+/// [`frame`], checking the header CRC only under [`szp::Verify::Checksums`].
+pub(crate) fn frame_with(head: &[u8], len: usize, verify: szp::Verify) -> Result<Frame, Error> {
+    let header = Header::read_with(head.get(..len.min(head.len())).unwrap_or(head), verify)?;
     if header.version != szp::FORMAT_VERSION {
         return Err(Error::UnsupportedVersion {
             version: header.version,

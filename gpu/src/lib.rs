@@ -74,6 +74,10 @@ pub const KERNEL_NAMES: &[&str] = &[
     "szp_decode_f64_k16",
     "szp_decode_f64_k4",
     "szp_decode_f64_k1",
+    "szp_dec_walk",
+    "szp_decode_heads_f32",
+    "szp_decode_heads_f64",
+    "szp_crc_chunks",
 ];
 
 /// NVRTC options every compilation uses: no FMA contraction (the quantizer and reconstruction
