@@ -9,8 +9,8 @@ use cudarc::driver::{
 use fzpack_core::szp::{self, Config, DType, HEADER_LEN, SzpFloat, blocks};
 
 use crate::{
-    Error, Planned, Result, Stats, WARPS, decode_variant, driver_available, encode_variant,
-    frame, max_abs_arg, nvrtc_available, plan_from_stats,
+    Error, Planned, Result, Stats, WARPS, decode_variant, driver_available, encode_variant, frame,
+    max_abs_arg, nvrtc_available, plan_from_stats,
 };
 
 /// Threads per CTA in every kernel.
@@ -237,10 +237,7 @@ impl Gpu {
             .map_err(drv)?;
         let mut scratch = self.stream.clone_htod(&[0u64, u64::MAX]).map_err(drv)?;
         let chunks = plan.sums_len() / 4;
-        let mut chunk_off = self
-            .stream
-            .alloc_zeros::<u64>(chunks.max(1))
-            .map_err(drv)?;
+        let mut chunk_off = self.stream.alloc_zeros::<u64>(chunks.max(1)).map_err(drv)?;
         let f = self.func(&format!("szp_encode_{}_{suffix}", T::SUFFIX))?;
         let n64 = n as u64;
         let group = plan.head_group() as u64;
@@ -263,7 +260,14 @@ impl Gpu {
         unsafe { b.launch(cfg1(grid)) }.map_err(drv)?;
         // Format 2: the chunk CRCs follow the body, sealed on the device in stream order (the
         // body length is read from scratch[0] there).
-        self.crc_chunks(&out.as_view(), plan.blocks() as u64, shift, &chunk_off, &scratch, None)?;
+        self.crc_chunks(
+            &out.as_view(),
+            plan.blocks() as u64,
+            shift,
+            &chunk_off,
+            &scratch,
+            None,
+        )?;
         let r = self.stream.clone_dtoh(&scratch).map_err(drv)?;
         if r[1] != u64::MAX {
             return Err(szp::Error::BoundViolated {
@@ -296,7 +300,10 @@ impl Gpu {
         let mut dummy = None;
         let (verify, mm) = match mismatch {
             Some(m) => (1i32, m),
-            None => (0i32, dummy.insert(self.stream.alloc_zeros::<u64>(1).map_err(drv)?)),
+            None => (
+                0i32,
+                dummy.insert(self.stream.alloc_zeros::<u64>(1).map_err(drv)?),
+            ),
         };
         let mut b = self.stream.launch_builder(&f);
         b.arg(archive)
@@ -368,13 +375,14 @@ impl Gpu {
         let group = f.group() as u64;
         let shift = u32::from(header.chunk_shift);
         let chunks = f.chunks();
-        let mut chunk_off = self
-            .stream
-            .alloc_zeros::<u64>(chunks.max(1))
-            .map_err(drv)?;
+        let mut chunk_off = self.stream.alloc_zeros::<u64>(chunks.max(1)).map_err(drv)?;
         let mut goff = self
             .stream
-            .alloc_zeros::<u64>(if group > 0 { f.nb.div_ceil(group as usize).max(1) } else { 1 })
+            .alloc_zeros::<u64>(if group > 0 {
+                f.nb.div_ceil(group as usize).max(1)
+            } else {
+                1
+            })
             .map_err(drv)?;
         let mut res = self.stream.alloc_zeros::<u64>(2).map_err(drv)?;
         if group > 0 {
