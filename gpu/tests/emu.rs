@@ -487,3 +487,28 @@ fn damaged_archives_fail_like_core_in_both_layouts() {
     }
     assert_eq!(cases, 2 * 3 * 65);
 }
+
+/// The block-head walk checks a group's width bytes before reading its trailer, as core's
+/// `body_len` does: a width above 64 in a group whose trailer byte is also bad is "width above
+/// 64", not "head width above 64".
+#[test]
+fn walk_reports_a_bad_width_before_its_groups_trailer() {
+    let x: Vec<f32> = (0..20_000)
+        .map(|i| 50.0 + (i as f32 * 0.01).sin())
+        .collect();
+    let cfg = Config::abs(1e-4).with_layout(szp::Layout::Heads);
+    let mut a = core_compress(&x, &cfg).unwrap();
+    let nb = x.len().div_ceil(128);
+    let body = szp::HEADER_LEN + nb;
+    a[szp::HEADER_LEN] = 65; // block 0's width
+    for b in &mut a[body..body + 4096] {
+        *b = 0xff; // every byte the walk could take for group 0's trailer
+    }
+    let mut out = vec![0f32; x.len()];
+    let want = szp::decompress(&a, &mut out).unwrap_err();
+    assert_eq!(want, szp::Error::Corrupt("width above 64"));
+    assert_eq!(
+        emu::decompress::<f32>(&a).unwrap_err(),
+        fzpack_gpu::Error::Szp(want)
+    );
+}
