@@ -139,7 +139,7 @@ fn run<T: GpuFloat + Copy>(
         .zip(&want)
         .all(|(a, b)| a.to_f64().to_bits() == b.to_f64().to_bits());
     let ok = arc_host[..] == reference[..rlen] && same_values;
-    let bytes = (n * core::mem::size_of::<T>()) as f64;
+    let bytes = std::mem::size_of_val(host) as f64;
     Ok(Row {
         name: name.to_string(),
         layout: match cfg.layout {

@@ -133,7 +133,7 @@ fn generated_fields_match_core_byte_for_byte() {
                 .enumerate()
                 {
                     // Both layouts, alternating over the configs (all of them on two classes).
-                    let layout = if (i + bs as usize) % 2 == 0 || bs == 128 || bs == 4096 {
+                    let layout = if (i + bs as usize).is_multiple_of(2) || bs == 128 || bs == 4096 {
                         szp::Layout::Heads
                     } else {
                         szp::Layout::Fzgm
@@ -361,7 +361,7 @@ fn block_head_layout_matches_core_byte_for_byte() {
                 .map(|i| 5000.0 + (i as f64 * 0.001).sin() * 3.0 + r.unit() * 1e-3)
                 .collect();
             let jumpy: Vec<f64> = (0..n)
-                .map(|i| if (i / b) % 3 == 0 { 1.0e5 } else { -7.0 } + (i % 4) as f64)
+                .map(|i| if (i / b).is_multiple_of(3) { 1.0e5 } else { -7.0 } + (i % 4) as f64)
                 .collect();
             for (name, f) in [("far", far), ("jumpy", jumpy)] {
                 let f32s: Vec<f32> = f.iter().map(|&v| v as f32).collect();
