@@ -403,7 +403,7 @@ impl Gpu {
         } else if nb > 0 {
             let fc = self.func("szp_dec_check")?;
             let mut b = self.stream.launch_builder(&fc);
-            let widths = archive.slice(HEADER_LEN..HEADER_LEN + f.nb);
+            let widths = archive.slice(HEADER_LEN..f.payload_offset());
             b.arg(&widths)
                 .arg(&nb)
                 .arg(&header.n)
