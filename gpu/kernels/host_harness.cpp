@@ -183,8 +183,9 @@ fz_u32 fzh_dec_walk(const fz_u8 *archive, fz_u64 n, fz_u32 bs, fz_u64 group, fz_
   FzWarp w;
   FzGeom g = geom(n, bs, group, shift);
   fz_u32 bad = 0;
+  static thread_local fz_u8 win[FZ_WALK_WIN];
   *body_len = fz_dec_walk(w, archive + FZ_HEADER_LEN, archive + FZ_HEADER_LEN + g.nb, avail, g,
-                          goff, chunk_off, &bad);
+                          goff, chunk_off, &bad, win);
   return bad;
 }
 // `archive` is a validated archive followed by at least 4 readable bytes (aligned word reads).

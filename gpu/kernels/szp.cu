@@ -25,8 +25,9 @@
 //                      warp-per-block decode; records each chunk's body offset.
 //   szp_dec_walk       block-head layout: one warp walks the head groups (a trailer's position
 //                      depends on every earlier trailer's width byte: a chain through the data;
-//                      the walk reads one byte per group in sequence, the payload sums of 32
-//                      groups at a time in parallel), validating as core's parse does.
+//                      the payload sums of 32 groups come in parallel, and FZ_WALK_AHEAD
+//                      trailers are resolved per round trip from windows loaded at once),
+//                      validating as core's parse does.
 //   szp_decode_heads_* block-head layout: one warp per head group at the walk's offsets.
 #ifndef FZPACK_JIT
 #include "szp_warp.cuh"
@@ -309,9 +310,10 @@ extern "C" __global__ void __launch_bounds__(32)
   g.nb = (n + bs - 1) / bs;
   g.group = group;
   g.shift = shift;
+  __shared__ fz_u8 win[FZ_WALK_WIN];
   fz_u32 bad = 0;
   fz_u64 len = fz_dec_walk(w, archive + FZ_HEADER_LEN, archive + FZ_HEADER_LEN + g.nb, avail, g,
-                           goff, chunk_off, &bad);
+                           goff, chunk_off, &bad, win);
   if (threadIdx.x == 0) {
     out[0] = len;
     out[1] = bad;

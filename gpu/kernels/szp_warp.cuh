@@ -69,6 +69,7 @@ struct FzWarp {
     return ((fz_u64)hi << 32) | lo;
   }
   FZ_HD fz_u32 ballot(const FzLane<int> &p) const { return __ballot_sync(0xffffffffu, p.x); }
+  FZ_HD void sync() const { __syncwarp(); }
 };
 
 FZ_HD int fz_clz64(fz_u64 x) { return __clzll((long long)x); }
@@ -568,9 +569,15 @@ FZ_HD void fz_enc_phase2(const FzWarp &w, int wi, fz_u64 tile, const T *x, const
 // ---------------------------------------------------------------------------------------------
 // Block-head layout decoding. A trailer's position depends on the width byte of every trailer
 // before it, so group offsets are a chain through the data (no per-tile aggregate exists before
-// the prefix is known): one warp walks the groups (fz_dec_walk), 32 groups at a time, their
-// payload sums computed in parallel from the width bytes and only the trailer width bytes read
-// in sequence; the decode kernel then runs one warp per group in parallel.
+// the prefix is known): one warp walks the groups (fz_dec_walk) and the decode kernel then runs
+// one warp per group in parallel. The walk computes the payload sums of 32 groups at a time in
+// parallel from the width bytes and resolves FZ_WALK_AHEAD trailers per memory round trip: the
+// width byte of the k-th next trailer can only lie in a window of 8·(blocks of the k groups
+// before it) + 1 bytes (each trailer is 1..1 + 8·cnt bytes), so the warp loads every window at
+// once (independent loads) and then resolves the chain from that copy.
+
+#define FZ_WALK_AHEAD 8
+#define FZ_WALK_WIN (256 * FZ_WALK_AHEAD * (FZ_WALK_AHEAD - 1) / 2 + FZ_WALK_AHEAD)
 
 // Sum over the warp (every lane gets it).
 FZ_HD fz_u64 fz_warp_sum(const FzWarp &w, FzLane<fz_u64> v) {
@@ -587,9 +594,11 @@ FZ_HD fz_u64 fz_warp_sum(const FzWarp &w, FzLane<fz_u64> v) {
 // archive's end, chunk CRCs included, as core's `blocks::body_len` reads it): goff[gi] = body
 // offset of group gi, chunk_off[u] = body offset of checksum chunk u (when not null). Returns
 // the body length; sets *bad, in core's order group by group, to 1 for a width above 64, 2 for a
-// trailer width byte at or past `avail`, 3 for a head width above 64.
+// trailer width byte at or past `avail`, 3 for a head width above 64. `win`: FZ_WALK_WIN bytes
+// of scratch (shared memory on the device).
 FZ_HD fz_u64 fz_dec_walk(const FzWarp &w, const fz_u8 *widths, const fz_u8 *body, fz_u64 avail,
-                         const FzGeom &g, fz_u64 *goff, fz_u64 *chunk_off, fz_u32 *bad) {
+                         const FzGeom &g, fz_u64 *goff, fz_u64 *chunk_off, fz_u32 *bad,
+                         fz_u8 *win) {
   fz_u64 ng = (g.nb + g.group - 1) / g.group;
   fz_u64 off = 0;
   *bad = 0;
@@ -614,34 +623,61 @@ FZ_HD fz_u64 fz_dec_walk(const FzWarp &w, const fz_u8 *widths, const fz_u8 *body
         cnt[l] = c;
       }
     });
-    // The chain: lane 0's registers carry the offset through the 32 groups.
     fz_u64 top = ng - g0 < 32 ? ng - g0 : 32;
-    for (fz_u64 j = 0; j < top; ++j) {
-      fz_u64 gi = g0 + j;
-      if (w.bcast(over, (int)j)) {  // the group's widths are checked before its trailer
-        *bad = 1;
-        return 0;
+    for (fz_u64 j0 = 0; j0 < top; j0 += FZ_WALK_AHEAD) {
+      int d = (int)(top - j0 < FZ_WALK_AHEAD ? top - j0 : FZ_WALK_AHEAD);
+      // Window k (group j0 + k's width byte): from off + base[k], wlen[k] bytes, at win[ws[k]].
+      fz_u64 base[FZ_WALK_AHEAD], wlen[FZ_WALK_AHEAD], ws[FZ_WALK_AHEAD];
+      fz_u64 sum_p = 0, sum_c = 0, total = 0;
+      FZ_UNROLL
+      for (int k = 0; k < FZ_WALK_AHEAD; ++k) {
+        base[k] = wlen[k] = ws[k] = 0;
+        if (k < d) {
+          sum_p += w.bcast(pay, (int)j0 + k);
+          base[k] = sum_p + (fz_u64)k;
+          wlen[k] = 8 * sum_c + 1;
+          ws[k] = total;
+          total += wlen[k];
+          sum_c += w.bcast(cnt, (int)j0 + k);
+        }
       }
-      fz_u64 p = w.bcast(pay, (int)j);
-      fz_u64 c = w.bcast(cnt, (int)j);
-      fz_u64 at = off + p;
-      if (at >= avail) {
-        *bad = 2;
-        return 0;
-      }
-      fz_u32 hw = body[at];
-      if (hw > 64) {
-        *bad = 3;
-        return 0;
-      }
-      fz_u64 b0 = gi * g.group;
       w.each([&](int l) {
-        if (l == 0) {
-          goff[gi] = off;
-          if (chunk_off && (b0 & ((1ull << g.shift) - 1ull)) == 0) chunk_off[b0 >> g.shift] = off;
+        for (fz_u64 i = (fz_u64)l; i < total; i += 32) {
+          int k = 0;
+          while (k + 1 < d && i >= ws[k + 1]) ++k;
+          fz_u64 pos = off + base[k] + (i - ws[k]);
+          win[i] = pos < avail ? body[pos] : (fz_u8)0xff;
         }
       });
-      off = at + 1 + fz_cost(hw, c);
+      w.sync();
+      fz_u64 cur = off;
+      for (int k = 0; k < d; ++k) {
+        fz_u64 gi = g0 + j0 + (fz_u64)k;
+        if (w.bcast(over, (int)j0 + k)) {  // the group's widths are checked before its trailer
+          *bad = 1;
+          return 0;
+        }
+        fz_u64 at = cur + w.bcast(pay, (int)j0 + k);
+        if (at >= avail) {
+          *bad = 2;
+          return 0;
+        }
+        fz_u32 hw = win[ws[k] + (at - off - base[k])];  // at − off − base[k] < wlen[k]
+        if (hw > 64) {
+          *bad = 3;
+          return 0;
+        }
+        fz_u64 b0 = gi * g.group;
+        w.each([&](int l) {
+          if (l == 0) {
+            goff[gi] = cur;
+            if (chunk_off && (b0 & ((1ull << g.shift) - 1ull)) == 0) chunk_off[b0 >> g.shift] = cur;
+          }
+        });
+        cur = at + 1 + fz_cost(hw, w.bcast(cnt, (int)j0 + k));
+      }
+      off = cur;
+      w.sync();  // every lane has read the windows before the next step overwrites them
     }
   }
   return off;
