@@ -1,11 +1,13 @@
 //! The kernels' warp and tile logic (`kernels/szp_warp.cuh`) compiled for the CPU with a shim
 //! that runs a warp's 32 lanes in order (`kernels/host_shim.h`, `kernels/host_harness.cpp`).
 //!
-//! These functions execute the code the GPU runs — quantization, deltas, the warp width
-//! reduction, word-level packing, the tile scan, the decoupled look-back's combine step and the
-//! warp decoder — tile after tile and warp after warp, and wrap it with the same plan step as
-//! [`crate::Gpu`]. They exist to test that logic byte for byte against fzpack-core on machines
-//! without a GPU; they are not a fast CPU codec.
+//! These functions execute the code the GPU runs — quantization, deltas (seeded by the block's
+//! head in the block-head layout), the warp width reduction, word-level packing, head trailers,
+//! the tile scan, the decoupled look-back's combine step, the block-head group walk, the warp
+//! decoders and the warp-parallel chunk CRC (sealing and verification) — tile after tile and
+//! warp after warp, and wrap it with the same plan step and the same host/device split of the
+//! archive validation as [`crate::Gpu`]. They exist to test that logic byte for byte against
+//! fzpack-core on machines without a GPU; they are not a fast CPU codec.
 //!
 //! What they cannot exercise: concurrent tiles and warps, the look-back's spinning on
 //! unpublished predecessors, the real shuffle/reduce intrinsics and memory ordering, NVRTC code
