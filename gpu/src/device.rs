@@ -9,7 +9,7 @@ use cudarc::driver::{
 use fzpack_core::szp::{self, Config, DType, HEADER_LEN, SzpFloat, blocks};
 
 use crate::{
-    Error, Planned, Result, Stats, WARPS, decode_variant, driver_available, encode_variant,
+    Error, Planned, Result, Stats, WARPS, decode_variant, driver_available, encode_variant, frame,
     max_abs_arg, nvrtc_available, plan_from_stats,
 };
 
@@ -180,8 +180,10 @@ impl Gpu {
 
     /// Compresses a device array into a device archive buffer of at least
     /// [`szp::max_compressed_len`] bytes; returns the archive length (the bytes
-    /// `out[..len]` are exactly fzpack-core's archive). Only the statistics (40 bytes) and the
-    /// payload size and strict check (16 bytes) are copied to the host.
+    /// `out[..len]` are exactly fzpack-core's archive, either block layout). Only the
+    /// statistics (40 bytes) and the payload size and strict check (16 bytes) are copied to the
+    /// host: the chunk CRCs are computed on the device (`szp_crc_chunks`, after the encode
+    /// kernel, from the chunk offsets it recorded).
     pub fn compress_device<T: GpuFloat>(
         &self,
         input: &CudaView<'_, T>,
@@ -189,13 +191,6 @@ impl Gpu {
         out: &mut CudaViewMut<'_, u8>,
     ) -> Result<usize> {
         szp::blocks::check_config(cfg)?;
-        if cfg.layout != szp::Layout::Fzgm {
-            // The kernels write the stage layout only (the block-head layout is CPU-only so far).
-            return Err(szp::Error::UnsupportedLayout {
-                layout: cfg.layout.code(),
-            }
-            .into());
-        }
         let n = input.len();
         let max = szp::max_compressed_len(n, cfg.block_size, T::DTYPE)
             .ok_or(szp::Error::OutputTooSmall { needed: usize::MAX })?;
@@ -241,21 +236,38 @@ impl Gpu {
             .alloc_zeros::<u64>(tiles as usize)
             .map_err(drv)?;
         let mut scratch = self.stream.clone_htod(&[0u64, u64::MAX]).map_err(drv)?;
+        let chunks = plan.sums_len() / 4;
+        let mut chunk_off = self.stream.alloc_zeros::<u64>(chunks.max(1)).map_err(drv)?;
         let f = self.func(&format!("szp_encode_{}_{suffix}", T::SUFFIX))?;
         let n64 = n as u64;
+        let group = plan.head_group() as u64;
+        let shift = u32::from(plan.chunk_shift());
         let strict = i32::from(plan.strict);
         let mut b = self.stream.launch_builder(&f);
         b.arg(input)
             .arg(&n64)
             .arg(&bs)
+            .arg(&group)
+            .arg(&shift)
             .arg(&plan.quant_eb)
             .arg(&plan.bound)
             .arg(&strict)
             .arg(&mut *out)
             .arg(&mut status)
-            .arg(&mut scratch);
-        // SAFETY: szp_encode_* takes (const T* x[n], u64 n, u32 bs, double eb, double bound, int strict, u8* archive, u64* status[tiles], u64* scratch[2]); the archive buffer has max_compressed_len bytes (checked above), the most the kernel writes; the grid is one CTA per tile, as the kernel's look-back requires.
+            .arg(&mut scratch)
+            .arg(&mut chunk_off);
+        // SAFETY: szp_encode_* takes (const T* x[n], u64 n, u32 bs, u64 group, u32 shift, double eb, double bound, int strict, u8* archive, u64* status[tiles], u64* scratch[2], u64* chunk_off[chunks]); the archive buffer has max_compressed_len bytes (checked above), the most the kernel writes (trailers included: 10 bytes per block cover width byte, head and trailer byte); chunk_off has a slot per chunk; the grid is one CTA per tile, as the kernel's look-back requires.
         unsafe { b.launch(cfg1(grid)) }.map_err(drv)?;
+        // Format 2: the chunk CRCs follow the body, sealed on the device in stream order (the
+        // body length is read from scratch[0] there).
+        self.crc_chunks(
+            &out.as_view(),
+            plan.blocks() as u64,
+            shift,
+            &chunk_off,
+            &scratch,
+            None,
+        )?;
         let r = self.stream.clone_dtoh(&scratch).map_err(drv)?;
         if r[1] != u64::MAX {
             return Err(szp::Error::BoundViolated {
@@ -263,28 +275,47 @@ impl Gpu {
             }
             .into());
         }
-        // Format 2: the chunk CRCs follow the payload. The host computes them over the
-        // compressed bytes (widths + payload, copied back once) and writes them after it.
         let end = plan.payload_offset() + r[0] as usize;
-        let slen = plan.sums_len();
-        let body = self
-            .stream
-            .clone_dtoh(&out.slice(HEADER_LEN..end))
-            .map_err(drv)?;
-        let (widths, payload) = body.split_at(plan.payload_offset() - HEADER_LEN);
-        let mut sums = vec![0u8; slen];
-        blocks::seal(
-            widths,
-            payload,
-            n,
-            bs as usize,
-            plan.chunk_shift(),
-            &mut sums,
-        );
-        self.stream
-            .memcpy_htod(&sums, &mut out.slice_mut(end..end + slen))
-            .map_err(drv)?;
-        Ok(end + slen)
+        Ok(end + plan.sums_len())
+    }
+
+    /// Launches `szp_crc_chunks` over an archive on the device: sealing (`mismatch` None:
+    /// writes the CRCs after the body) or verification (atomicMin of the first bad chunk into
+    /// `mismatch`). `body_len[0]` is the body length (on the device).
+    fn crc_chunks(
+        &self,
+        archive: &CudaView<'_, u8>,
+        nb: u64,
+        shift: u32,
+        chunk_off: &CudaSlice<u64>,
+        body_len: &CudaSlice<u64>,
+        mismatch: Option<&mut CudaSlice<u64>>,
+    ) -> Result<()> {
+        let chunks = nb.div_ceil(1u64 << shift);
+        if chunks == 0 {
+            return Ok(());
+        }
+        let grid = u32::try_from(chunks.div_ceil(u64::from(WARPS))).map_err(|_| Error::TooLarge)?;
+        let f = self.func("szp_crc_chunks")?;
+        let mut dummy = None;
+        let (verify, mm) = match mismatch {
+            Some(m) => (1i32, m),
+            None => (
+                0i32,
+                dummy.insert(self.stream.alloc_zeros::<u64>(1).map_err(drv)?),
+            ),
+        };
+        let mut b = self.stream.launch_builder(&f);
+        b.arg(archive)
+            .arg(&nb)
+            .arg(&shift)
+            .arg(chunk_off)
+            .arg(body_len)
+            .arg(&verify)
+            .arg(mm);
+        // SAFETY: szp_crc_chunks takes (u8* archive, u64 nb, u32 shift, const u64* chunk_off[chunks], const u64* body_len[1], int verify, u64* mismatch[1]); the archive holds 52 + nb + body + 4·chunks bytes (the encoder's output buffer of max_compressed_len bytes, or a validated archive), chunk_off was filled for every chunk by the kernel that ran before on this stream; one warp per chunk.
+        unsafe { b.launch(cfg1(grid)) }.map_err(drv)?;
+        Ok(())
     }
 
     fn first_level_overflow<T: GpuFloat>(
@@ -304,35 +335,92 @@ impl Gpu {
     }
 
     /// Decompresses a device archive (exactly the archive's bytes) into `out` (at least `n`
-    /// values); returns `n`. Validation as fzpack-core's (`blocks::parse` on a host copy of the
-    /// compressed bytes: header, widths, payload size, chunk CRCs); format-2 archives only.
+    /// values), either block layout; returns `n`. Validation as fzpack-core's, without copying
+    /// the compressed bytes to the host: the header (52 bytes read back) and the lengths on the
+    /// host, the width bytes and (block-head layout) the head trailers walked on the device, the
+    /// error chosen as core's parse chooses it, then after the decode every chunk CRC checked on
+    /// the device (`ChecksumMismatch` for the first bad chunk; `out` then holds unspecified
+    /// values, as core's). Format-2 archives only.
     pub fn decompress_device<T: GpuFloat>(
         &self,
         archive: &CudaView<'_, u8>,
         out: &mut CudaViewMut<'_, T>,
     ) -> Result<usize> {
-        // Validation as fzpack-core's, chunk CRCs included: the compressed bytes are copied to
-        // the host once (a fraction of the output) and parsed there.
-        let host = self.stream.clone_dtoh(archive).map_err(drv)?;
-        let view = blocks::parse(&host)?;
-        let header = view.header;
-        if header.version != szp::FORMAT_VERSION {
-            // The kernels read format 2's 52-byte header layout only.
-            return Err(szp::Error::UnsupportedVersion {
-                version: header.version,
-            }
-            .into());
-        }
-        if header.layout != szp::LAYOUT_FZGM {
-            // The kernels read the stage layout only.
-            return Err(szp::Error::UnsupportedLayout {
-                layout: header.layout,
-            }
-            .into());
-        }
+        self.decompress_device_with(archive, out, szp::Verify::Checksums)
+    }
+
+    /// [`Gpu::decompress_device`]; with [`szp::Verify::Skip`] neither CRC is checked (every
+    /// structural check still runs), for callers that checksum elsewhere (and to measure the
+    /// CRC pass's cost).
+    pub fn decompress_device_with<T: GpuFloat>(
+        &self,
+        archive: &CudaView<'_, u8>,
+        out: &mut CudaViewMut<'_, T>,
+        verify: szp::Verify,
+    ) -> Result<usize> {
+        let len = archive.len();
+        let head = self
+            .stream
+            .clone_dtoh(&archive.slice(0..len.min(HEADER_LEN)))
+            .map_err(drv)?;
+        let f = if verify == szp::Verify::Skip {
+            frame::frame_with(&head, len, verify)?
+        } else {
+            frame::frame(&head, len)?
+        };
+        let header = f.header;
         let bs = header.block_size;
-        let nb = view.widths.len() as u64;
-        let n = view.n;
+        let nb = f.nb as u64;
+        let n = f.n;
+        let group = f.group() as u64;
+        let shift = u32::from(header.chunk_shift);
+        let chunks = f.chunks();
+        let mut chunk_off = self.stream.alloc_zeros::<u64>(chunks.max(1)).map_err(drv)?;
+        let mut goff = self
+            .stream
+            .alloc_zeros::<u64>(if group > 0 {
+                f.nb.div_ceil(group as usize).max(1)
+            } else {
+                1
+            })
+            .map_err(drv)?;
+        let mut res = self.stream.alloc_zeros::<u64>(2).map_err(drv)?;
+        if group > 0 {
+            let fw = self.func("szp_dec_walk")?;
+            let avail = f.rest as u64;
+            let mut b = self.stream.launch_builder(&fw);
+            b.arg(archive)
+                .arg(&header.n)
+                .arg(&bs)
+                .arg(&group)
+                .arg(&shift)
+                .arg(&avail)
+                .arg(&mut goff)
+                .arg(&mut chunk_off)
+                .arg(&mut res);
+            // SAFETY: szp_dec_walk takes (const u8* archive, u64 n, u32 bs, u64 group, u32 shift, u64 avail, u64* goff[groups], u64* chunk_off[chunks], u64* out[2]); it reads the nb width bytes (present: frame checked nb <= len − 52) and body bytes below avail = len − 52 − nb only; goff and chunk_off have a slot per group and chunk.
+            unsafe { b.launch(warp1()) }.map_err(drv)?;
+        } else if nb > 0 {
+            let fc = self.func("szp_dec_check")?;
+            let mut b = self.stream.launch_builder(&fc);
+            let widths = archive.slice(HEADER_LEN..f.payload_offset());
+            b.arg(&widths)
+                .arg(&nb)
+                .arg(&header.n)
+                .arg(&bs)
+                .arg(&mut res);
+            // SAFETY: szp_dec_check takes (const u8* widths[nb], u64 nb, u64 n, u32 bs, u64* out[2]); `widths` is the archive's nb width bytes and `res` two zeroed slots it adds to.
+            unsafe { b.launch(cfg1(self.grid_stride_blocks(f.nb))) }.map_err(drv)?;
+        }
+        let r = self.stream.clone_dtoh(&res).map_err(drv)?;
+        let measured = if group > 0 {
+            frame::Body::from_walk(r[1], r[0])
+        } else if r[1] != 0 {
+            frame::Body::Width
+        } else {
+            frame::Body::Len(r[0])
+        };
+        let body_len = frame::body_check(&f, measured)?;
         if header.dtype != T::DTYPE {
             return Err(szp::Error::DTypeMismatch.into());
         }
@@ -342,28 +430,59 @@ impl Gpu {
         if n == 0 {
             return Ok(0);
         }
-        let (k, suffix) = decode_variant(bs);
-        let tiles = nb.div_ceil(u64::from(WARPS * k));
-        let grid = u32::try_from(tiles)
-            .ok()
-            .filter(|&t| t <= i32::MAX as u32)
-            .ok_or(Error::TooLarge)?;
-        let mut status = self
-            .stream
-            .alloc_zeros::<u64>(tiles as usize)
-            .map_err(drv)?;
-        let mut scratch = self.stream.alloc_zeros::<u64>(2).map_err(drv)?;
-        let f = self.func(&format!("szp_decode_{}_{suffix}", T::SUFFIX))?;
-        let mut b = self.stream.launch_builder(&f);
-        b.arg(archive)
-            .arg(&header.n)
-            .arg(&bs)
-            .arg(&header.quant_eb)
-            .arg(out)
-            .arg(&mut status)
-            .arg(&mut scratch);
-        // SAFETY: szp_decode_* takes (const u8* archive, u64 n, u32 bs, double eb, T* out[n], u64* status[tiles], u64* scratch[2]); the archive was validated above (header, widths <= 64, payload exactly Σ cost), so every block read stays within it (aligned word reads never start past a block's last byte); `out` has >= n slots.
-        unsafe { b.launch(cfg1(grid)) }.map_err(drv)?;
+        if group > 0 {
+            let ng = f.nb.div_ceil(group as usize) as u64;
+            let grid = u32::try_from(ng.div_ceil(u64::from(WARPS))).map_err(|_| Error::TooLarge)?;
+            let fd = self.func(&format!("szp_decode_heads_{}", T::SUFFIX))?;
+            let mut b = self.stream.launch_builder(&fd);
+            b.arg(archive)
+                .arg(&header.n)
+                .arg(&bs)
+                .arg(&group)
+                .arg(&header.quant_eb)
+                .arg(&goff)
+                .arg(&mut *out);
+            // SAFETY: szp_decode_heads_* takes (const u8* archive, u64 n, u32 bs, u64 group, double eb, const u64* goff[groups], T* out[n]); the walk validated every width, head width and the exact body length, so every read stays inside the archive (aligned word reads never start past a block's or trailer's last byte, and the chunk CRCs follow the body); `out` has >= n slots; one warp per group.
+            unsafe { b.launch(cfg1(grid)) }.map_err(drv)?;
+        } else {
+            let (k, suffix) = decode_variant(bs);
+            let tiles = nb.div_ceil(u64::from(WARPS * k));
+            let grid = u32::try_from(tiles)
+                .ok()
+                .filter(|&t| t <= i32::MAX as u32)
+                .ok_or(Error::TooLarge)?;
+            let mut status = self
+                .stream
+                .alloc_zeros::<u64>(tiles as usize)
+                .map_err(drv)?;
+            let mut scratch = self.stream.alloc_zeros::<u64>(2).map_err(drv)?;
+            let fd = self.func(&format!("szp_decode_{}_{suffix}", T::SUFFIX))?;
+            let mut b = self.stream.launch_builder(&fd);
+            b.arg(archive)
+                .arg(&header.n)
+                .arg(&bs)
+                .arg(&shift)
+                .arg(&header.quant_eb)
+                .arg(&mut *out)
+                .arg(&mut status)
+                .arg(&mut scratch)
+                .arg(&mut chunk_off);
+            // SAFETY: szp_decode_* takes (const u8* archive, u64 n, u32 bs, u32 shift, double eb, T* out[n], u64* status[tiles], u64* scratch[2], u64* chunk_off[chunks]); the widths were validated above (each <= 64, body exactly Σ cost), so every block read stays within the archive (aligned word reads never start past a block's last byte); `out` has >= n slots; one CTA per tile, as the look-back requires.
+            unsafe { b.launch(cfg1(grid)) }.map_err(drv)?;
+        }
+        if verify == szp::Verify::Checksums {
+            let body = self.stream.clone_htod(&[body_len as u64]).map_err(drv)?;
+            let mut mismatch = self.stream.clone_htod(&[u64::MAX]).map_err(drv)?;
+            self.crc_chunks(archive, nb, shift, &chunk_off, &body, Some(&mut mismatch))?;
+            let m = self.stream.clone_dtoh(&mismatch).map_err(drv)?;
+            if m[0] != u64::MAX {
+                return Err(szp::Error::ChecksumMismatch {
+                    what: "blocks",
+                    chunk: m[0] as u32,
+                }
+                .into());
+            }
+        }
         Ok(n)
     }
 
@@ -417,6 +536,15 @@ impl Gpu {
     /// The element type's [`DType`] (for callers generic over [`GpuFloat`]).
     pub fn dtype_of<T: GpuFloat>(&self) -> DType {
         T::DTYPE
+    }
+}
+
+/// One warp (the block-head walk).
+fn warp1() -> LaunchConfig {
+    LaunchConfig {
+        grid_dim: (1, 1, 1),
+        block_dim: (32, 1, 1),
+        shared_mem_bytes: 0,
     }
 }
 

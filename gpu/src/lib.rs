@@ -1,13 +1,23 @@
 //! fzpack-gpu: SZp compression and decompression on an NVIDIA GPU, writing exactly the archive
-//! bytes of [`fzpack_core::szp`] (the fzpack archive; bytes 48.. are the FZGPUModules stage
-//! output).
+//! bytes of [`fzpack_core::szp`] (the fzpack archive, either block layout: the stage layout
+//! `Layout::Fzgm`, whose bytes 52.. are the FZGPUModules stage output, and the block-head layout
+//! `Layout::Heads`).
+//!
+//! # Selecting it
+//!
+//! Through the `fzpack` facade with its `cuda` feature (`fzpack::gpu`, this crate), explicitly:
+//! `fzpack::gpu::Gpu::new(0)?` then [`Gpu::compress`] / [`Gpu::decompress`] (host slices) or
+//! [`Gpu::compress_device`] / [`Gpu::decompress_device`] (device buffers). Nothing falls back to
+//! the CPU: without a driver, NVRTC or device, [`Gpu::new`] returns [`Error::NoDriver`],
+//! [`Error::NoNvrtc`] or [`Error::NoDevice`], and a caller that wants the CPU calls
+//! `fzpack::szp` itself.
 //!
 //! # How it runs
 //!
-//! The CUDA C sources in `kernels/` are embedded ([`KERNEL_SOURCE`]) and compiled with NVRTC at
-//! run time, once per CUDA context ([`Gpu::new`]). The driver (`libcuda`) and NVRTC
-//! (`libnvrtc`) are loaded dynamically by cudarc, so this crate builds and its tests run on
-//! machines without CUDA: every entry point checks for the libraries first and returns
+//! The CUDA C sources in `kernels/` (inside this package) are embedded ([`KERNEL_SOURCE`]) and
+//! compiled with NVRTC at run time, once per CUDA context ([`Gpu::new`]). The driver (`libcuda`)
+//! and NVRTC (`libnvrtc`) are loaded dynamically by cudarc, so this crate builds and its tests
+//! run on machines without CUDA: every entry point checks for the libraries first and returns
 //! [`Error::NoDriver`], [`Error::NoNvrtc`] or [`Error::NoDevice`] instead of panicking. Where
 //! NVRTC is absent but the driver is present, `FZPACK_GPU_PTX=<file>` loads PTX compiled
 //! elsewhere ([`compile_ptx`] writes it).
@@ -15,10 +25,17 @@
 //! Compression: a statistics pass (min, max, max|x|, first non-finite or out-of-range index)
 //! feeds the same plan resolution as the CPU (bound tightening of strict configs, NOA range), so
 //! the quantizer bound and the header are byte-identical to core's; then one encode kernel does
-//! widths, the block-offset scan (decoupled look-back) and word-level packing in a single pass.
-//! Only 40 bytes of statistics and 16 bytes of result (payload size, first strict violation)
-//! travel to the host. Decompression validates the width bytes on the device (16 bytes back)
-//! and decodes in one pass. See `kernels/szp.cu` for the kernel design.
+//! widths, the block-offset scan (decoupled look-back, whose costs include the head trailers of
+//! the block-head layout) and word-level packing in a single pass, and a CRC kernel seals the
+//! chunks on the device. Only 40 bytes of statistics and 16 bytes of result (payload size, first
+//! strict violation) travel to the host.
+//!
+//! Decompression never copies the archive to the host: the header (52 bytes) is read back and
+//! checked there; the width bytes (stage layout) or the head-group walk (block-head layout: a
+//! trailer's position depends on every earlier trailer, so one warp walks the groups, reading
+//! one byte per group in sequence) are checked on the device (16 bytes back), the error chosen
+//! as core's parse does; then the decode, then every chunk CRC on the device. See
+//! `kernels/szp.cu` for the kernel design.
 //!
 //! # Errors
 //!
@@ -34,19 +51,20 @@ use fzpack_core::szp::{self, Config, DType, Plan};
 mod device;
 #[cfg(feature = "host-kernels")]
 pub mod emu;
+mod frame;
 
 pub use device::{Gpu, GpuFloat};
 
 /// The shared warp/tile logic (`kernels/szp_warp.cuh`).
-pub const KERNEL_HEADER: &str = include_str!("../../kernels/szp_warp.cuh");
+pub const KERNEL_HEADER: &str = include_str!("../kernels/szp_warp.cuh");
 /// The kernels (`kernels/szp.cu`).
-pub const KERNEL_BODY: &str = include_str!("../../kernels/szp.cu");
+pub const KERNEL_BODY: &str = include_str!("../kernels/szp.cu");
 /// The complete NVRTC translation unit: `FZPACK_JIT` defined, the header, then the kernels.
 pub const KERNEL_SOURCE: &str = concat!(
     "#define FZPACK_JIT 1\n",
-    include_str!("../../kernels/szp_warp.cuh"),
+    include_str!("../kernels/szp_warp.cuh"),
     "\n",
-    include_str!("../../kernels/szp.cu")
+    include_str!("../kernels/szp.cu")
 );
 
 /// Every kernel entry point in [`KERNEL_SOURCE`].
@@ -73,6 +91,10 @@ pub const KERNEL_NAMES: &[&str] = &[
     "szp_decode_f64_k16",
     "szp_decode_f64_k4",
     "szp_decode_f64_k1",
+    "szp_dec_walk",
+    "szp_decode_heads_f32",
+    "szp_decode_heads_f64",
+    "szp_crc_chunks",
 ];
 
 /// NVRTC options every compilation uses: no FMA contraction (the quantizer and reconstruction

@@ -1,6 +1,7 @@
 //! GPU tests: archives byte-identical to fzpack-core (generated and real fields, both element
-//! types, ABS/NOA, every block-size class), decoded bits identical, the bound held, the same
-//! errors. Without a CUDA device each test prints "skipped: no CUDA device" and passes; with
+//! types, ABS/NOA, every block-size class, both block layouts, chunk CRCs sealed on the device),
+//! decoded bits identical, the bound held, the same errors (damaged archives of both layouts
+//! validated and CRC-checked on the device). Without a CUDA device each test prints "skipped: no CUDA device" and passes; with
 //! `FZPACK_REQUIRE_GPU=1` (as `scripts/gpu-check.sh` sets) a missing device, driver or NVRTC
 //! is a failure.
 
@@ -109,7 +110,9 @@ fn field(n: usize, kind: u32, seed: u64) -> Vec<f64> {
 fn generated_fields_match_core_byte_for_byte() {
     let Some(gpu) = gpu_or_skip() else { return };
     let mut done = 0;
-    for bs in [1u32, 7, 31, 32, 33, 64, 100, 128, 129, 256, 257, 1000, 4096] {
+    for bs in [
+        1u32, 2, 3, 7, 31, 32, 33, 64, 100, 128, 129, 256, 257, 512, 1000, 2048, 4096,
+    ] {
         for n in [1usize, 33, bs as usize * 9 + 5, 70_001] {
             for kind in 0..4 {
                 let f = field(n, kind, u64::from(bs) * 31 + n as u64);
@@ -119,7 +122,10 @@ fn generated_fields_match_core_byte_for_byte() {
                     Config::noa(1e-4),
                     Config::abs(1e-2).stage_compatible(),
                     Config::noa(1e-3).with_max_abs(2e6),
-                ] {
+                ]
+                .into_iter()
+                .flat_map(|c| [szp::Layout::Fzgm, szp::Layout::Heads].map(|l| c.with_layout(l)))
+                {
                     let cfg = cfg.with_block_size(bs);
                     let what = format!("kind {kind} n={n} {cfg:?}");
                     done += check(&gpu, &f32s, &cfg, &format!("f32 {what}")) as usize;
@@ -129,7 +135,7 @@ fn generated_fields_match_core_byte_for_byte() {
         }
     }
     println!("{done} GPU archives byte-identical to fzpack-core");
-    assert!(done > 500);
+    assert!(done > 1000);
 }
 
 #[test]
@@ -143,8 +149,13 @@ fn wide_deltas_and_many_tiles() {
         })
         .collect();
     for bs in [32, 128, 300] {
-        let cfg = Config::abs(0.5).with_block_size(bs).stage_compatible();
-        assert!(check(&gpu, &x, &cfg, &format!("wide bs={bs}")));
+        for l in [szp::Layout::Fzgm, szp::Layout::Heads] {
+            let cfg = Config::abs(0.5)
+                .with_block_size(bs)
+                .stage_compatible()
+                .with_layout(l);
+            assert!(check(&gpu, &x, &cfg, &format!("wide bs={bs} {l:?}")));
+        }
     }
 }
 
@@ -267,7 +278,14 @@ fn real_fields_match_core_byte_for_byte() {
             Config::abs(1e-2).with_block_size(64),
             Config::noa(1e-5).with_block_size(1024),
             Config::noa(1e-4).with_block_size(17),
-        ] {
+            Config::noa(1e-4).with_block_size(4096),
+            Config::noa(1e-3).with_block_size(1),
+            Config::noa(1e-3).with_block_size(2),
+            Config::noa(1e-3).with_block_size(3),
+        ]
+        .into_iter()
+        .flat_map(|c| [szp::Layout::Fzgm, szp::Layout::Heads].map(|l| c.with_layout(l)))
+        {
             let what = format!("{name} {cfg:?}");
             if name.ends_with(".f32") {
                 let x: Vec<f32> = bytes
@@ -313,4 +331,54 @@ fn input_over_4_gib() {
         back == reference,
         "decoded values differ on the > 4 GiB input"
     );
+}
+
+/// Damaged archives of both layouts (a byte changed anywhere, cut short, extended): the device
+/// validation (header and lengths on the host, width/trailer walk and chunk CRCs on the device)
+/// reports core's error.
+#[test]
+fn damaged_archives_fail_like_core_in_both_layouts() {
+    let Some(gpu) = gpu_or_skip() else { return };
+    let x: Vec<f32> = (0..200_000)
+        .map(|i| 900.0 + (i as f32 * 0.002).sin() * 40.0 + (i % 13) as f32 * 0.01)
+        .collect();
+    let mut s = 0x1234_5678_9abc_def1u64;
+    let mut next = move || {
+        s ^= s << 13;
+        s ^= s >> 7;
+        s ^= s << 17;
+        s
+    };
+    for layout in [szp::Layout::Fzgm, szp::Layout::Heads] {
+        for bs in [64u32, 128, 1000] {
+            let cfg = Config::abs(1e-3).with_block_size(bs).with_layout(layout);
+            let a = core_compress(&x, &cfg).unwrap();
+            let mut variants: Vec<Vec<u8>> = Vec::new();
+            for _ in 0..40 {
+                let mut b = a.clone();
+                let at = (next() as usize) % b.len();
+                b[at] = match next() % 3 {
+                    0 => b[at] ^ (1 << (next() % 8)),
+                    1 => 65 + (next() % 100) as u8,
+                    _ => next() as u8,
+                };
+                variants.push(b);
+            }
+            for cut in [1usize, 4, 5, 100] {
+                variants.push(a[..a.len() - cut].to_vec());
+            }
+            let mut longer = a.clone();
+            longer.extend_from_slice(&[0, 0, 0]);
+            variants.push(longer);
+            for b in variants {
+                let mut out = vec![0f32; x.len()];
+                let want = szp::decompress(&b, &mut out);
+                match (want, gpu.decompress::<f32>(&b)) {
+                    (Err(w), Err(g)) => assert_eq!(g, Error::Szp(w), "{layout:?} bs={bs}"),
+                    (Ok(_), Ok(v)) => assert_eq!(bits(&v), bits(&out), "{layout:?} bs={bs}"),
+                    (w, g) => panic!("{layout:?} bs={bs}: core {w:?} vs gpu {:?}", g.err()),
+                }
+            }
+        }
+    }
 }

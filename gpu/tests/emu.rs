@@ -1,7 +1,7 @@
-//! The kernels' logic (kernels/szp_warp.cuh run on the CPU by the host shim) against
-//! fzpack-core, byte for byte: archives, decoded bits and errors, on generated fields (every
-//! block size class, boundary lengths, widths 0..=64) and on the real fields of
-//! ../shared/data when present.
+//! The kernels' logic (gpu/kernels/szp_warp.cuh run on the CPU by the host shim) against
+//! fzpack-core, byte for byte: archives (both block layouts, chunk CRCs sealed by the device
+//! CRC logic), decoded bits and errors, on generated fields (every block size class, boundary
+//! lengths, widths 0..=64) and on the real fields of ../shared/data when present.
 #![cfg(feature = "host-kernels")]
 
 use std::path::PathBuf;
@@ -122,14 +122,23 @@ fn generated_fields_match_core_byte_for_byte() {
         ] {
             for (name, f) in fields(n, u64::from(bs) * 7919 + n as u64) {
                 let f32s: Vec<f32> = f.iter().map(|&v| v as f32).collect();
-                for cfg in [
+                for (i, cfg) in [
                     Config::abs(1e-3),
                     Config::abs(0.5),
                     Config::noa(1e-4),
                     Config::abs(1e-2).stage_compatible(),
                     Config::noa(1e-3).with_max_abs(2e6),
-                ] {
-                    let cfg = cfg.with_block_size(bs);
+                ]
+                .into_iter()
+                .enumerate()
+                {
+                    // Both layouts, alternating over the configs (all of them on two classes).
+                    let layout = if (i + bs as usize).is_multiple_of(2) || bs == 128 || bs == 4096 {
+                        szp::Layout::Heads
+                    } else {
+                        szp::Layout::Fzgm
+                    };
+                    let cfg = cfg.with_block_size(bs).with_layout(layout);
                     let what = format!("{name} n={n} bs={bs} {cfg:?}");
                     archives += check(&f32s, &cfg, &format!("f32 {what}")).is_some() as usize;
                     archives += check(&f, &cfg, &format!("f64 {what}")).is_some() as usize;
@@ -302,20 +311,30 @@ fn real_fields_match_core_byte_for_byte() {
     names.sort();
     for p in names {
         let name = p.file_name().unwrap().to_string_lossy().to_string();
-        for cfg in [
+        let configs = [
             Config::noa(1e-3),
             Config::abs(1e-2).with_block_size(64),
             Config::noa(1e-5).with_block_size(1024),
-        ] {
+            Config::noa(1e-4).with_block_size(4096),
+            Config::noa(1e-3).with_block_size(1),
+            Config::noa(1e-3).with_block_size(2),
+            Config::noa(1e-4).with_block_size(3),
+        ];
+        for cfg in configs
+            .into_iter()
+            .flat_map(|c| [szp::Layout::Fzgm, szp::Layout::Heads].map(|l| c.with_layout(l)))
+        {
+            // Large fields: a prefix keeps the CPU emulation quick (2 cores in CI); block
+            // sizes 1..=3 run a warp per value or three, so a shorter one.
+            let keep = if cfg.block_size <= 3 { 30_000 } else { 400_000 };
             if name.ends_with(".f32") {
                 let x = read_values(&p, 4, |b| f32::from_le_bytes(b.try_into().unwrap()));
-                // Large fields: a prefix keeps the CPU emulation quick (2 cores in CI).
-                let x = &x[..x.len().min(400_000)];
+                let x = &x[..x.len().min(keep)];
                 check(x, &cfg, &format!("{name} {cfg:?}"));
                 done += 1;
             } else if name.ends_with(".f64") {
                 let x = read_values(&p, 8, |b| f64::from_le_bytes(b.try_into().unwrap()));
-                let x = &x[..x.len().min(400_000)];
+                let x = &x[..x.len().min(keep)];
                 check(x, &cfg, &format!("{name} {cfg:?}"));
                 done += 1;
             }
@@ -325,15 +344,171 @@ fn real_fields_match_core_byte_for_byte() {
     assert!(done > 0);
 }
 
-/// The kernels implement the stage layout only: a block-head config or archive is a clear
-/// `UnsupportedLayout`, never an archive whose header and body disagree.
+/// The block-head layout across its geometry: head groups of 32, 16, 8 and 4 blocks (block
+/// sizes up to 512, 1024, 2048, 4096), groups that span several encode tiles (block sizes
+/// 129..=512: tiles of 16 or 8 blocks) or share one, a short last group, head widths from 0 to
+/// 64 (levels near ±2^62), data far from zero (what the layout is for).
 #[test]
-fn block_head_layout_is_refused_clearly() {
-    let x: Vec<f32> = (0..5000).map(|i| 300.0 + (i as f32 * 0.01).sin()).collect();
-    let cfg = Config::abs(1e-3).with_layout(szp::Layout::Heads);
-    let e = emu::compress(&x, &cfg).unwrap_err();
-    assert!(e.to_string().contains("layout 1"), "{e}");
-    let a = core_compress(&x, &cfg).unwrap();
-    let e = emu::decompress::<f32>(&a).unwrap_err();
-    assert!(e.to_string().contains("layout 1"), "{e}");
+fn block_head_layout_matches_core_byte_for_byte() {
+    let mut r = Rng(7);
+    let mut archives = 0;
+    for &bs in &[
+        1u32, 2, 3, 17, 64, 128, 200, 256, 300, 512, 1024, 2048, 4096,
+    ] {
+        let b = bs as usize;
+        for n in [1usize, b * 31 + 1, b * 33 + 7, b * 100 + b / 2 + 1] {
+            let far: Vec<f64> = (0..n)
+                .map(|i| 5000.0 + (i as f64 * 0.001).sin() * 3.0 + r.unit() * 1e-3)
+                .collect();
+            let jumpy: Vec<f64> = (0..n)
+                .map(|i| if (i / b).is_multiple_of(3) { 1.0e5 } else { -7.0 } + (i % 4) as f64)
+                .collect();
+            for (name, f) in [("far", far), ("jumpy", jumpy)] {
+                let f32s: Vec<f32> = f.iter().map(|&v| v as f32).collect();
+                for cfg in [Config::abs(1e-3), Config::noa(1e-5)] {
+                    let cfg = cfg.with_block_size(bs).with_layout(szp::Layout::Heads);
+                    let what = format!("{name} n={n} bs={bs} {cfg:?}");
+                    archives += check(&f32s, &cfg, &format!("f32 {what}")).is_some() as usize;
+                    archives += check(&f, &cfg, &format!("f64 {what}")).is_some() as usize;
+                }
+            }
+        }
+    }
+    // Head deltas of every width up to 64: heads alternate ±2^k·(something) at eb = 0.5.
+    for k in [0u32, 1, 7, 20, 40, 61] {
+        let v = (1u64 << k) as f64;
+        let x: Vec<f64> = (0..64 * 40)
+            .map(|i| if (i / 64) % 2 == 0 { v } else { -v })
+            .collect();
+        let cfg = Config::abs(0.5)
+            .with_block_size(64)
+            .stage_compatible()
+            .with_layout(szp::Layout::Heads);
+        assert!(check(&x, &cfg, &format!("head width k={k}")).is_some());
+    }
+    println!("{archives} block-head archives byte-identical to fzpack-core");
+    assert!(archives > 250);
+}
+
+/// The warp-parallel chunk CRC (lane segments combined with crc32_combine) equals core's
+/// `chunk_sum` for every message length around the 32-lane split, and the decoder's
+/// verification names the first corrupt chunk as core does.
+#[test]
+fn chunk_crc_matches_core() {
+    let mut r = Rng(3);
+    let bytes: Vec<u8> = (0..70_000).map(|_| r.next() as u8).collect();
+    for nw in [0usize, 1, 5, 31, 128] {
+        for nbody in [0usize, 1, 3, 27, 28, 29, 60, 1000, 4096, 65_537] {
+            let (w, b) = (&bytes[..nw], &bytes[nw..nw + nbody]);
+            for u in [0u32, 1, 0xdead_beef] {
+                assert_eq!(
+                    emu::crc_chunk(u, w, b),
+                    szp::blocks::chunk_sum(u, w, b),
+                    "nw={nw} nbody={nbody} u={u}"
+                );
+            }
+        }
+    }
+    for layout in [szp::Layout::Fzgm, szp::Layout::Heads] {
+        let x: Vec<f32> = (0..100_000)
+            .map(|i| (i as f32 * 0.003).sin() * 9.0)
+            .collect();
+        let cfg = Config::abs(1e-4).with_layout(layout);
+        let a = core_compress(&x, &cfg).unwrap();
+        // A payload bit in the third chunk (chunks of 128 blocks at block size 128).
+        let h = szp::header(&a).unwrap();
+        let nb = x.len().div_ceil(128);
+        let mut pos = szp::HEADER_LEN + nb;
+        let mut bad = a.clone();
+        let mut found = false;
+        while pos < a.len() - 4 * nb.div_ceil(128) {
+            bad[pos] ^= 0x10;
+            let mut out = vec![0f32; x.len()];
+            let want = szp::decompress(&bad, &mut out).unwrap_err();
+            if matches!(want, szp::Error::ChecksumMismatch { chunk: 2, .. }) {
+                let got = emu::decompress::<f32>(&bad).unwrap_err();
+                assert_eq!(got, fzpack_gpu::Error::Szp(want), "{layout:?}");
+                found = true;
+                break;
+            }
+            bad[pos] ^= 0x10;
+            pos += 997;
+        }
+        assert!(found, "{layout:?}: no flip landed in chunk 2 ({h:?})");
+    }
+}
+
+/// Hostile archives of both layouts (a byte changed anywhere — header, widths, payloads, head
+/// trailers, CRCs — or cut short or extended) fail in the device path's validation with core's
+/// own error: the host frame check, the body walk and the device CRC check choose it as
+/// `szp::decompress` does.
+#[test]
+fn damaged_archives_fail_like_core_in_both_layouts() {
+    let x: Vec<f32> = (0..40_000)
+        .map(|i| 900.0 + (i as f32 * 0.002).sin() * 40.0 + (i % 13) as f32 * 0.01)
+        .collect();
+    let mut r = Rng(11);
+    let mut cases = 0;
+    for layout in [szp::Layout::Fzgm, szp::Layout::Heads] {
+        for bs in [64u32, 128, 1000] {
+            let cfg = Config::abs(1e-3).with_block_size(bs).with_layout(layout);
+            let a = core_compress(&x, &cfg).unwrap();
+            let mut variants: Vec<Vec<u8>> = Vec::new();
+            for _ in 0..60 {
+                let mut b = a.clone();
+                let at = (r.next() as usize) % b.len();
+                b[at] = match r.next() % 3 {
+                    0 => b[at] ^ (1 << (r.next() % 8)),
+                    1 => 65 + (r.next() % 100) as u8,
+                    _ => r.next() as u8,
+                };
+                variants.push(b);
+            }
+            for cut in [1usize, 4, 5, 100] {
+                variants.push(a[..a.len() - cut].to_vec());
+            }
+            let mut longer = a.clone();
+            longer.extend_from_slice(&[0, 0, 0]);
+            variants.push(longer);
+            for b in variants {
+                let mut out = vec![0f32; x.len()];
+                let want = szp::decompress(&b, &mut out);
+                let got = emu::decompress::<f32>(&b);
+                match (want, got) {
+                    (Err(w), Err(g)) => {
+                        assert_eq!(g, fzpack_gpu::Error::Szp(w), "{layout:?} bs={bs}")
+                    }
+                    (Ok(_), Ok(v)) => assert_eq!(bits(&v), bits(&out), "{layout:?} bs={bs}"),
+                    (w, g) => panic!("{layout:?} bs={bs}: core {w:?} vs emu {:?}", g.err()),
+                }
+                cases += 1;
+            }
+        }
+    }
+    assert_eq!(cases, 2 * 3 * 65);
+}
+
+/// The block-head walk checks a group's width bytes before reading its trailer, as core's
+/// `body_len` does: a width above 64 in a group whose trailer byte is also bad is "width above
+/// 64", not "head width above 64".
+#[test]
+fn walk_reports_a_bad_width_before_its_groups_trailer() {
+    let x: Vec<f32> = (0..20_000)
+        .map(|i| 50.0 + (i as f32 * 0.01).sin())
+        .collect();
+    let cfg = Config::abs(1e-4).with_layout(szp::Layout::Heads);
+    let mut a = core_compress(&x, &cfg).unwrap();
+    let nb = x.len().div_ceil(128);
+    let body = szp::HEADER_LEN + nb;
+    a[szp::HEADER_LEN] = 65; // block 0's width
+    for b in &mut a[body..body + 4096] {
+        *b = 0xff; // every byte the walk could take for group 0's trailer
+    }
+    let mut out = vec![0f32; x.len()];
+    let want = szp::decompress(&a, &mut out).unwrap_err();
+    assert_eq!(want, szp::Error::Corrupt("width above 64"));
+    assert_eq!(
+        emu::decompress::<f32>(&a).unwrap_err(),
+        fzpack_gpu::Error::Szp(want)
+    );
 }

@@ -1,4 +1,4 @@
-//! Every kernel in kernels/ compiles to PTX for sm_80 (A100) and sm_90 (H100/H200) with NVRTC,
+//! Every kernel in gpu/kernels/ compiles to PTX for sm_80 (A100) and sm_90 (H100/H200) with NVRTC,
 //! loaded dynamically (no GPU needed). Without NVRTC the test says "skipped: …"; with
 //! `FZPACK_REQUIRE_TOOLS=1` (as `.ci/run` sets, after `scripts/nvrtc.sh`) it fails instead.
 //! With `FZPACK_PTX_OUT=<dir>` the PTX files are written there (what `scripts/gpu-check.sh

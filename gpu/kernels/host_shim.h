@@ -46,6 +46,7 @@ struct FzWarp {
     for (int l = 0; l < 32; ++l) r |= v.x[l];
     return r;
   }
+  void sync() const {}
   unsigned ballot(const FzLane<int> &p) const {
     unsigned r = 0;
     for (int l = 0; l < 32; ++l)

@@ -11,9 +11,24 @@
 //   szp_encode_*       tile = FZ_WARPS warps × K SZp blocks: widths + costs (deltas cached in
 //                      registers for bs <= 256), tile scan, decoupled look-back over tiles in
 //                      blockIdx order (as CUB's single-pass scan), then word-level packing.
+//                      Both layouts: in the block-head layout a block's cost includes its
+//                      group's head trailer when it closes the group (heads are recomputed from
+//                      one input value per block, so a group may span tiles), so the look-back
+//                      carries payload and trailer bytes and the pass stays single. Records each
+//                      checksum chunk's body offset.
+//   szp_crc_chunks     one warp per checksum chunk: the chunk CRCs after the body (sealing, its
+//                      body length read from the encoder's scratch: no host round trip), or
+//                      (verification) the first chunk whose stored CRC differs.
 // Decompression:
-//   szp_dec_check      width bytes: every width <= 64 and the total payload size
-//   szp_decode_*       tile scan of costs + decoupled look-back, then warp-per-block decode.
+//   szp_dec_check      stage layout: every width <= 64 and the total payload size
+//   szp_decode_*       stage layout: tile scan of costs + decoupled look-back, then
+//                      warp-per-block decode; records each chunk's body offset.
+//   szp_dec_walk       block-head layout: one warp walks the head groups (a trailer's position
+//                      depends on every earlier trailer's width byte: a chain through the data;
+//                      the payload sums of 32 groups come in parallel, and FZ_WALK_AHEAD
+//                      trailers are resolved per round trip from windows loaded at once),
+//                      validating as core's parse does.
+//   szp_decode_heads_* block-head layout: one warp per head group at the walk's offsets.
 #ifndef FZPACK_JIT
 #include "szp_warp.cuh"
 #endif
@@ -147,9 +162,10 @@ __device__ __forceinline__ void fz_tile_offsets(const FzWarp &w, fz_u64 *costs,
 
 // scratch[0] = payload bytes (written by the last tile), scratch[1] = first strict violation.
 template <class T, int VPL, int K>
-__device__ void fz_encode_kernel(const T *__restrict__ x, fz_u64 n, fz_u32 bs, double eb,
-                                 double bound, int strict, fz_u8 *__restrict__ archive,
-                                 fz_u64 *status, fz_u64 *scratch) {
+__device__ void fz_encode_kernel(const T *__restrict__ x, fz_u64 n, fz_u32 bs, fz_u64 group,
+                                 fz_u32 shift, double eb, double bound, int strict,
+                                 fz_u8 *__restrict__ archive, fz_u64 *status, fz_u64 *scratch,
+                                 fz_u64 *chunk_off) {
   __shared__ fz_u64 costs[FZ_WARPS * K];
   __shared__ fz_u32 widths[FZ_WARPS * K];
   __shared__ fz_u64 tile_base;
@@ -158,6 +174,8 @@ __device__ void fz_encode_kernel(const T *__restrict__ x, fz_u64 n, fz_u32 bs, d
   g.n = n;
   g.bs = bs;
   g.nb = (n + bs - 1) / bs;
+  g.group = group;
+  g.shift = shift;
   FzEncParams p;
   p.eb = eb;
   p.bound = bound;
@@ -169,15 +187,17 @@ __device__ void fz_encode_kernel(const T *__restrict__ x, fz_u64 n, fz_u32 bs, d
   __syncthreads();
   if (wi == 0) fz_tile_offsets<FZ_WARPS * K>(w, costs, status, tile, &tile_base, scratch);
   __syncthreads();
-  fz_enc_phase2<T, VPL, K>(w, wi, tile, x, g, eb, archive, FZ_HEADER_LEN + g.nb + tile_base,
-                           costs, widths, cache);
+  fz_enc_phase2<T, VPL, K>(w, wi, tile, x, g, eb, archive, FZ_HEADER_LEN + g.nb, tile_base,
+                           costs, widths, cache, chunk_off);
 }
 
-#define FZ_ENCODE(NAME, T, VPL, K)                                                        \
-  extern "C" __global__ void __launch_bounds__(FZ_THREADS)                                \
-      NAME(const T *x, fz_u64 n, fz_u32 bs, double eb, double bound, int strict,           \
-           fz_u8 *archive, fz_u64 *status, fz_u64 *scratch) {                              \
-    fz_encode_kernel<T, VPL, K>(x, n, bs, eb, bound, strict, archive, status, scratch);    \
+#define FZ_ENCODE(NAME, T, VPL, K)                                                         \
+  extern "C" __global__ void __launch_bounds__(FZ_THREADS)                                 \
+      NAME(const T *x, fz_u64 n, fz_u32 bs, fz_u64 group, fz_u32 shift, double eb,          \
+           double bound, int strict, fz_u8 *archive, fz_u64 *status, fz_u64 *scratch,      \
+           fz_u64 *chunk_off) {                                                             \
+    fz_encode_kernel<T, VPL, K>(x, n, bs, group, shift, eb, bound, strict, archive, status, \
+                                scratch, chunk_off);                                        \
   }
 
 // Fast paths: bs <= 32·VPL keeps the block's deltas in registers (K·VPL = 16 chunks per lane).
@@ -231,8 +251,8 @@ extern "C" __global__ void __launch_bounds__(FZ_THREADS)
 // Decode: widths validated beforehand (szp_dec_check). scratch[0] = payload bytes (last tile).
 template <class T, int K>
 __device__ void fz_decode_kernel(const fz_u8 *__restrict__ archive, fz_u64 n, fz_u32 bs,
-                                 double eb, T *__restrict__ out, fz_u64 *status,
-                                 fz_u64 *scratch) {
+                                 fz_u32 shift, double eb, T *__restrict__ out, fz_u64 *status,
+                                 fz_u64 *scratch, fz_u64 *chunk_off) {
   __shared__ fz_u64 costs[FZ_WARPS * K];
   __shared__ fz_u64 tile_base;
   FzWarp w;
@@ -257,15 +277,17 @@ __device__ void fz_decode_kernel(const fz_u8 *__restrict__ archive, fz_u64 n, fz
     if (b >= g.nb) break;
     fz_u64 len = fz_block_len(g, b);
     fz_u32 wd = archive[FZ_HEADER_LEN + b];
-    fz_dec_block<T>(w, payload + costs[i], fz_cost(wd, len), wd, len, eb, out + b * g.bs);
+    if ((threadIdx.x & 31) == 0 && (b & ((1ull << shift) - 1ull)) == 0)
+      chunk_off[b >> shift] = tile_base + costs[i];
+    fz_dec_block<T>(w, payload + costs[i], fz_cost(wd, len), wd, len, eb, out + b * g.bs, 0);
   }
 }
 
 #define FZ_DECODE(NAME, T, K)                                                              \
   extern "C" __global__ void __launch_bounds__(FZ_THREADS)                                 \
-      NAME(const fz_u8 *archive, fz_u64 n, fz_u32 bs, double eb, T *out, fz_u64 *status,    \
-           fz_u64 *scratch) {                                                               \
-    fz_decode_kernel<T, K>(archive, n, bs, eb, out, status, scratch);                       \
+      NAME(const fz_u8 *archive, fz_u64 n, fz_u32 bs, fz_u32 shift, double eb, T *out,      \
+           fz_u64 *status, fz_u64 *scratch, fz_u64 *chunk_off) {                            \
+    fz_decode_kernel<T, K>(archive, n, bs, shift, eb, out, status, scratch, chunk_off);     \
   }
 
 FZ_DECODE(szp_decode_f32_k16, float, 16)
@@ -274,3 +296,91 @@ FZ_DECODE(szp_decode_f32_k1, float, 1)
 FZ_DECODE(szp_decode_f64_k16, double, 16)
 FZ_DECODE(szp_decode_f64_k4, double, 4)
 FZ_DECODE(szp_decode_f64_k1, double, 1)
+
+// Block-head layout walk: one warp (launch 1 CTA of 32 threads). out[0] = body length, out[1] =
+// error code (fz_dec_walk: 0 none, 1 width, 2 truncated, 3 head width). `avail`: the archive's
+// bytes after its width bytes.
+extern "C" __global__ void __launch_bounds__(32)
+    szp_dec_walk(const fz_u8 *archive, fz_u64 n, fz_u32 bs, fz_u64 group, fz_u32 shift,
+                 fz_u64 avail, fz_u64 *goff, fz_u64 *chunk_off, fz_u64 *out) {
+  FzWarp w;
+  FzGeom g;
+  g.n = n;
+  g.bs = bs;
+  g.nb = (n + bs - 1) / bs;
+  g.group = group;
+  g.shift = shift;
+  __shared__ fz_u8 win[FZ_WALK_WIN];
+  fz_u32 bad = 0;
+  fz_u64 len = fz_dec_walk(w, archive + FZ_HEADER_LEN, archive + FZ_HEADER_LEN + g.nb, avail, g,
+                           goff, chunk_off, &bad, win);
+  if (threadIdx.x == 0) {
+    out[0] = len;
+    out[1] = bad;
+  }
+}
+
+// Block-head layout decode: warp wi of CTA c decodes head group c·FZ_WARPS + wi (archive
+// validated by szp_dec_walk; followed by at least 4 readable bytes).
+template <class T>
+__device__ void fz_decode_heads_kernel(const fz_u8 *__restrict__ archive, fz_u64 n, fz_u32 bs,
+                                       fz_u64 group, double eb, const fz_u64 *__restrict__ goff,
+                                       T *__restrict__ out) {
+  FzWarp w;
+  FzGeom g;
+  g.n = n;
+  g.bs = bs;
+  g.nb = (n + bs - 1) / bs;
+  g.group = group;
+  g.shift = 0;
+  fz_u64 gi = (fz_u64)blockIdx.x * FZ_WARPS + (threadIdx.x >> 5);
+  if (gi * group >= g.nb) return;
+  const fz_u8 *widths = archive + FZ_HEADER_LEN;
+  fz_dec_group<T>(w, widths, widths + g.nb, g, gi, goff[gi], eb, out);
+}
+
+extern "C" __global__ void __launch_bounds__(FZ_THREADS)
+    szp_decode_heads_f32(const fz_u8 *archive, fz_u64 n, fz_u32 bs, fz_u64 group, double eb,
+                         const fz_u64 *goff, float *out) {
+  fz_decode_heads_kernel<float>(archive, n, bs, group, eb, goff, out);
+}
+extern "C" __global__ void __launch_bounds__(FZ_THREADS)
+    szp_decode_heads_f64(const fz_u8 *archive, fz_u64 n, fz_u32 bs, fz_u64 group, double eb,
+                         const fz_u64 *goff, double *out) {
+  fz_decode_heads_kernel<double>(archive, n, bs, group, eb, goff, out);
+}
+
+__constant__ fz_u32 fz_crc_table_const[256] = FZ_CRC_TABLE_INIT;
+
+// Chunk CRCs, one warp per chunk: chunk u's body is [chunk_off[u], chunk_off[u+1]) (the last
+// ends at *body_len, which the encoder's or the walk's last step wrote on the device).
+// verify == 0: writes the CRCs (LE) after the body (sealing). verify != 0: atomicMin's the
+// first chunk whose stored CRC differs into *mismatch.
+extern "C" __global__ void __launch_bounds__(FZ_THREADS)
+    szp_crc_chunks(fz_u8 *archive, fz_u64 nb, fz_u32 shift, const fz_u64 *chunk_off,
+                   const fz_u64 *body_len, int verify, fz_u64 *mismatch) {
+  __shared__ fz_u32 tab[256];
+  for (int i = threadIdx.x; i < 256; i += blockDim.x) tab[i] = fz_crc_table_const[i];
+  __syncthreads();
+  FzWarp w;
+  fz_u64 c = 1ull << shift;
+  fz_u64 nu = (nb + c - 1) / c;
+  fz_u64 u = (fz_u64)blockIdx.x * FZ_WARPS + (threadIdx.x >> 5);
+  if (u >= nu) return;
+  fz_u64 total = *body_len;
+  fz_u64 a = chunk_off[u], e = u + 1 < nu ? chunk_off[u + 1] : total;
+  fz_u64 nw = nb - u * c < c ? nb - u * c : c;
+  const fz_u8 *widths = archive + FZ_HEADER_LEN;
+  const fz_u8 *body = widths + nb;
+  fz_u32 s = fz_crc_chunk(w, tab, (fz_u32)u, widths + u * c, nw, body + a, e - a);
+  fz_u8 *slot = (fz_u8 *)body + total + 4 * u;
+  if ((threadIdx.x & 31) == 0) {
+    if (verify) {
+      fz_u32 stored = (fz_u32)slot[0] | ((fz_u32)slot[1] << 8) | ((fz_u32)slot[2] << 16) |
+                      ((fz_u32)slot[3] << 24);
+      if (stored != s) atomicMin(mismatch, u);
+    } else {
+      for (int t = 0; t < 4; ++t) slot[t] = (fz_u8)(s >> (8 * t));
+    }
+  }
+}

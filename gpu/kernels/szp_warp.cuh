@@ -69,6 +69,7 @@ struct FzWarp {
     return ((fz_u64)hi << 32) | lo;
   }
   FZ_HD fz_u32 ballot(const FzLane<int> &p) const { return __ballot_sync(0xffffffffu, p.x); }
+  FZ_HD void sync() const { __syncwarp(); }
 };
 
 FZ_HD int fz_clz64(fz_u64 x) { return __clzll((long long)x); }
@@ -203,13 +204,14 @@ FZ_HD FzLane<fz_u64> fz_width_chunk(const FzWarp &w, const T *x, fz_u64 len, fz_
   return u;
 }
 
-// Pass 1: the block's width (and the strict check). With VPL > 0 (blocks of at most 32·VPL
+// Pass 1: the block's width (and the strict check); the first delta is taken against `seed`
+// (0 in the stage layout, the block's head in the block-head layout). With VPL > 0 (blocks of at most 32·VPL
 // values) the chunk loop is unrolled and `cache[0..VPL)` keeps the zigzagged deltas in
 // registers for pass 2; VPL == 0 means "no cache, recompute in pass 2".
 template <class T, int VPL>
 FZ_HD fz_u32 fz_enc_width(const FzWarp &w, const T *x, fz_u64 len, const FzEncParams &p,
-                          fz_u64 first, fz_u64 *viol, FzLane<fz_u64> *cache) {
-  fz_i64 prev_last = 0;
+                          fz_u64 first, fz_u64 *viol, FzLane<fz_u64> *cache, fz_i64 seed) {
+  fz_i64 prev_last = seed;
   fz_u64 any = 0;
   if (VPL > 0) {
     FZ_UNROLL
@@ -230,17 +232,17 @@ FZ_HD fz_u32 fz_enc_width(const FzWarp &w, const T *x, fz_u64 len, const FzEncPa
   return fz_bits(any);
 }
 
-// Recomputes the zigzagged deltas of chunk c0 (the no-cache path).
+// Recomputes the zigzagged deltas of chunk c0 (the no-cache path; `seed` as in fz_enc_width).
 template <class T>
 FZ_HD FzLane<fz_u64> fz_enc_chunk(const FzWarp &w, const T *x, fz_u64 len, fz_u64 c0,
-                                   double eb) {
+                                   double eb, fz_i64 seed) {
   FzLane<fz_i64> q;
   w.each([&](int l) {
     fz_u64 i = c0 + (fz_u64)l;
     q[l] = i < len ? fz_quantize<T>(x[i], eb) : 0;
   });
   FzLane<fz_i64> pq = w.shfl_up(q, 1);
-  fz_i64 before = 0;
+  fz_i64 before = seed;
   if (c0 > 0) before = fz_quantize<T>(x[c0 - 1], eb);  // uniform load, L1 hit
   FzLane<fz_u64> u;
   w.each([&](int l) {
@@ -299,7 +301,7 @@ FZ_HD void fz_pack_chunk(const FzWarp &w, const FzLane<fz_u64> &u, fz_u32 wd, fz
 // Pass 2: packs the block at width `wd` into out[0..cost).
 template <class T, int VPL>
 FZ_HD void fz_enc_pack(const FzWarp &w, const T *x, fz_u64 len, double eb, fz_u32 wd,
-                       fz_u8 *out, fz_u64 cost, const FzLane<fz_u64> *cache) {
+                       fz_u8 *out, fz_u64 cost, const FzLane<fz_u64> *cache, fz_i64 seed) {
   if (wd == 0) return;
   if (VPL > 0) {
     FZ_UNROLL
@@ -308,7 +310,7 @@ FZ_HD void fz_enc_pack(const FzWarp &w, const T *x, fz_u64 len, double eb, fz_u3
   } else {
     fz_u64 chunk = 0;
     for (fz_u64 c0 = 0; c0 < len; c0 += 32, ++chunk) {
-      FzLane<fz_u64> u = fz_enc_chunk<T>(w, x, len, c0, eb);
+      FzLane<fz_u64> u = fz_enc_chunk<T>(w, x, len, c0, eb, seed);
       fz_pack_chunk(w, u, wd, chunk, out, cost);
     }
   }
@@ -411,8 +413,8 @@ FZ_HD fz_u64 fz_read_field(const fz_u8 *blk, fz_u64 cost, fz_u64 bit, fz_u32 wd)
 
 template <class T>
 FZ_HD void fz_dec_block(const FzWarp &w, const fz_u8 *blk, fz_u64 cost, fz_u32 wd, fz_u64 len,
-                        double eb, T *out) {
-  fz_i64 carry = 0;
+                        double eb, T *out, fz_i64 seed) {
+  fz_i64 carry = seed;
   fz_u64 chunk = 0;
   for (fz_u64 c0 = 0; c0 < len; c0 += 32, ++chunk) {
     FzLane<fz_i64> d;
@@ -442,9 +444,11 @@ FZ_HD void fz_dec_block(const FzWarp &w, const fz_u8 *blk, fz_u64 cost, fz_u32 w
 // Tile phases shared by the kernels and the host harness.
 
 struct FzGeom {
-  fz_u64 n;   // values
-  fz_u64 bs;  // block size
-  fz_u64 nb;  // blocks
+  fz_u64 n;      // values
+  fz_u64 bs;     // block size
+  fz_u64 nb;     // blocks
+  fz_u64 group;  // blocks per head group (block-head layout), 0 for the stage layout
+  fz_u32 shift;  // checksum chunks hold 2^shift blocks
 };
 
 FZ_HD fz_u64 fz_block_len(const FzGeom &g, fz_u64 b) {
@@ -452,8 +456,43 @@ FZ_HD fz_u64 fz_block_len(const FzGeom &g, fz_u64 b) {
   return s >= g.n ? 0 : (g.n - s < g.bs ? g.n - s : g.bs);
 }
 
+// Block-head layout: whether block b closes its head group (its trailer follows its payload).
+FZ_HD bool fz_group_end(const FzGeom &g, fz_u64 b) {
+  return g.group > 0 && ((b + 1) % g.group == 0 || b + 1 == g.nb);
+}
+
+// The seed of block b's deltas: its head (first level) in the block-head layout, else 0.
+template <class T>
+FZ_HD fz_i64 fz_seed(const FzGeom &g, const T *x, fz_u64 b, double eb) {
+  return g.group > 0 ? fz_quantize<T>(x[b * g.bs], eb) : 0;
+}
+
+// The head trailer of group `gi` (block-head layout; bits::put_heads): lane l < cnt holds
+// zigzag(h_l − h_{l−1}) with h_{−1} = 0, 0 elsewhere; *hw gets the trailer's width byte and
+// *cnt the group's block count. The heads are recomputed from the input (one value per block),
+// so any tile can size and write the trailer of a group whose blocks other tiles encode.
+template <class T>
+FZ_HD FzLane<fz_u64> fz_group_heads(const FzWarp &w, const T *x, const FzGeom &g, fz_u64 gi,
+                                     double eb, fz_u32 *hw, fz_u64 *cnt) {
+  fz_u64 b0 = gi * g.group;
+  fz_u64 c = g.nb - b0 < g.group ? g.nb - b0 : g.group;
+  FzLane<fz_i64> h;
+  w.each([&](int l) { h[l] = (fz_u64)l < c ? fz_quantize<T>(x[(b0 + (fz_u64)l) * g.bs], eb) : 0; });
+  FzLane<fz_i64> ph = w.shfl_up(h, 1);
+  FzLane<fz_u64> u;
+  w.each([&](int l) {
+    u[l] = (fz_u64)l < c ? fz_zigzag(fz_wsub(h[l], l == 0 ? 0 : ph[l])) : 0;
+  });
+  *hw = fz_bits(w.reduce_or64(u));
+  *cnt = c;
+  return u;
+}
+
 // Encode phase 1 for warp `wi` of tile `tile`: widths (written to the archive's width bytes) and
-// costs (into costs[wi·K + k]); cache[k·VPL + c] keeps chunk c of block k when VPL > 0.
+// costs (into costs[wi·K + k]); cache[k·VPL + c] keeps chunk c of block k when VPL > 0. A block's
+// cost is its payload plus, when it closes a head group, the group's trailer: so the tile scan
+// and the decoupled look-back carry payload and trailer bytes alike, and every offset is final
+// after the one pass.
 template <class T, int VPL, int K>
 FZ_HD void fz_enc_phase1(const FzWarp &w, int wi, fz_u64 tile, const T *x, const FzGeom &g,
                          const FzEncParams &p, fz_u8 *archive, fz_u64 *viol, fz_u64 *costs,
@@ -463,37 +502,351 @@ FZ_HD void fz_enc_phase1(const FzWarp &w, int wi, fz_u64 tile, const T *x, const
     fz_u64 b = (tile * FZ_WARPS + (fz_u64)wi) * K + (fz_u64)k;
     fz_u64 len = b < g.nb ? fz_block_len(g, b) : 0;
     fz_u32 wd = 0;
+    fz_u64 cost = 0;
     if (len > 0) {
+      fz_i64 seed = fz_seed<T>(g, x, b, p.eb);
       wd = fz_enc_width<T, VPL>(w, x + b * g.bs, len, p, b * g.bs, viol,
-                                cache + (VPL > 0 ? k * VPL : 0));
+                                cache + (VPL > 0 ? k * VPL : 0), seed);
       w.each([&](int l) {
         if (l == 0) archive[FZ_HEADER_LEN + b] = (fz_u8)wd;
       });
+      cost = fz_cost(wd, len);
+      if (fz_group_end(g, b)) {
+        fz_u32 hw;
+        fz_u64 cnt;
+        fz_group_heads<T>(w, x, g, b / g.group, p.eb, &hw, &cnt);
+        cost += 1 + fz_cost(hw, cnt);
+      }
     }
     w.each([&](int l) {
       if (l == 0) {
-        costs[wi * K + k] = fz_cost(wd, len);
+        costs[wi * K + k] = cost;
         widths[wi * K + k] = wd;
       }
     });
   }
 }
 
-// Encode phase 2: packs the warp's blocks at payload offsets `base + costs[..]` (exclusive sums
-// after fz_tile_scan; `base` = archive offset of the tile's first payload byte).
+// Encode phase 2: packs the warp's blocks at payload offsets `base + offs[..]` (exclusive sums
+// after fz_tile_scan; `base` = offset of the tile's first body byte from the archive's
+// payload offset `poff`), each group-closing block followed by its group's head trailer. When
+// `chunk_off` is not null, the body offset of every checksum chunk's first block is recorded
+// there (what the device CRC pass reads).
 template <class T, int VPL, int K>
 FZ_HD void fz_enc_phase2(const FzWarp &w, int wi, fz_u64 tile, const T *x, const FzGeom &g,
-                         double eb, fz_u8 *archive, fz_u64 base, const fz_u64 *offs,
-                         const fz_u32 *widths, const FzLane<fz_u64> *cache) {
+                         double eb, fz_u8 *archive, fz_u64 poff, fz_u64 base,
+                         const fz_u64 *offs, const fz_u32 *widths,
+                         const FzLane<fz_u64> *cache, fz_u64 *chunk_off) {
   FZ_UNROLL
   for (int k = 0; k < K; ++k) {
     fz_u64 b = (tile * FZ_WARPS + (fz_u64)wi) * K + (fz_u64)k;
     if (b >= g.nb) continue;
     fz_u64 len = fz_block_len(g, b);
     fz_u32 wd = widths[wi * K + k];
-    fz_enc_pack<T, VPL>(w, x + b * g.bs, len, eb, wd, archive + base + offs[wi * K + k],
-                        fz_cost(wd, len), cache + (VPL > 0 ? k * VPL : 0));
+    fz_u64 off = base + offs[wi * K + k];
+    fz_u8 *out = archive + poff + off;
+    fz_u64 cost = fz_cost(wd, len);
+    fz_i64 seed = VPL > 0 ? 0 : fz_seed<T>(g, x, b, eb);  // the cache already holds deltas
+    fz_enc_pack<T, VPL>(w, x + b * g.bs, len, eb, wd, out, cost, cache + (VPL > 0 ? k * VPL : 0),
+                        seed);
+    if (fz_group_end(g, b)) {
+      fz_u32 hw;
+      fz_u64 cnt;
+      FzLane<fz_u64> u = fz_group_heads<T>(w, x, g, b / g.group, eb, &hw, &cnt);
+      w.each([&](int l) {
+        if (l == 0) out[cost] = (fz_u8)hw;
+      });
+      if (hw > 0) fz_pack_chunk(w, u, hw, 0, out + cost + 1, fz_cost(hw, cnt));
+    }
+    if (chunk_off && (b & ((1ull << g.shift) - 1ull)) == 0) {
+      w.each([&](int l) {
+        if (l == 0) chunk_off[b >> g.shift] = off;
+      });
+    }
   }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Block-head layout decoding. A trailer's position depends on the width byte of every trailer
+// before it, so group offsets are a chain through the data (no per-tile aggregate exists before
+// the prefix is known): one warp walks the groups (fz_dec_walk) and the decode kernel then runs
+// one warp per group in parallel. The walk computes the payload sums of 32 groups at a time in
+// parallel from the width bytes and resolves FZ_WALK_AHEAD trailers per memory round trip: the
+// width byte of the k-th next trailer can only lie in a window of 8·(blocks of the k groups
+// before it) + 1 bytes (each trailer is 1..1 + 8·cnt bytes), so the warp loads every window at
+// once (independent loads) and then resolves the chain from that copy.
+
+#define FZ_WALK_AHEAD 8
+#define FZ_WALK_WIN (256 * FZ_WALK_AHEAD * (FZ_WALK_AHEAD - 1) / 2 + FZ_WALK_AHEAD)
+
+// Sum over the warp (every lane gets it).
+FZ_HD fz_u64 fz_warp_sum(const FzWarp &w, FzLane<fz_u64> v) {
+  for (int d = 16; d >= 1; d >>= 1) {
+    FzLane<int> src;
+    w.each([&](int l) { src[l] = l ^ d; });
+    FzLane<fz_u64> o = w.shfl(v, src);
+    w.each([&](int l) { v[l] += o[l]; });
+  }
+  return w.bcast(v, 0);
+}
+
+// Walks the body of a block-head archive (`avail` bytes from the payload offset to the
+// archive's end, chunk CRCs included, as core's `blocks::body_len` reads it): goff[gi] = body
+// offset of group gi, chunk_off[u] = body offset of checksum chunk u (when not null). Returns
+// the body length; sets *bad, in core's order group by group, to 1 for a width above 64, 2 for a
+// trailer width byte at or past `avail`, 3 for a head width above 64. `win`: FZ_WALK_WIN bytes
+// of scratch (shared memory on the device).
+FZ_HD fz_u64 fz_dec_walk(const FzWarp &w, const fz_u8 *widths, const fz_u8 *body, fz_u64 avail,
+                         const FzGeom &g, fz_u64 *goff, fz_u64 *chunk_off, fz_u32 *bad,
+                         fz_u8 *win) {
+  fz_u64 ng = (g.nb + g.group - 1) / g.group;
+  fz_u64 off = 0;
+  *bad = 0;
+  for (fz_u64 g0 = 0; g0 < ng; g0 += 32) {
+    // Lane l: the payload bytes of group g0 + l (independent loads, no chain).
+    FzLane<fz_u64> pay;
+    FzLane<fz_u64> cnt;
+    FzLane<int> over;
+    w.each([&](int l) {
+      fz_u64 gi = g0 + (fz_u64)l;
+      pay[l] = 0;
+      cnt[l] = 0;
+      over[l] = 0;
+      if (gi < ng) {
+        fz_u64 b0 = gi * g.group;
+        fz_u64 c = g.nb - b0 < g.group ? g.nb - b0 : g.group;
+        for (fz_u64 j = 0; j < c; ++j) {
+          fz_u32 wd = widths[b0 + j];
+          if (wd > 64) over[l] = 1;
+          else pay[l] += fz_cost(wd, fz_block_len(g, b0 + j));
+        }
+        cnt[l] = c;
+      }
+    });
+    fz_u64 top = ng - g0 < 32 ? ng - g0 : 32;
+    for (fz_u64 j0 = 0; j0 < top; j0 += FZ_WALK_AHEAD) {
+      int d = (int)(top - j0 < FZ_WALK_AHEAD ? top - j0 : FZ_WALK_AHEAD);
+      // Window k (group j0 + k's width byte): from off + base[k], wlen[k] bytes, at win[ws[k]].
+      fz_u64 base[FZ_WALK_AHEAD], wlen[FZ_WALK_AHEAD], ws[FZ_WALK_AHEAD];
+      fz_u64 sum_p = 0, sum_c = 0, total = 0;
+      FZ_UNROLL
+      for (int k = 0; k < FZ_WALK_AHEAD; ++k) {
+        base[k] = wlen[k] = ws[k] = 0;
+        if (k < d) {
+          sum_p += w.bcast(pay, (int)j0 + k);
+          base[k] = sum_p + (fz_u64)k;
+          wlen[k] = 8 * sum_c + 1;
+          ws[k] = total;
+          total += wlen[k];
+          sum_c += w.bcast(cnt, (int)j0 + k);
+        }
+      }
+      w.each([&](int l) {
+        for (fz_u64 i = (fz_u64)l; i < total; i += 32) {
+          int k = 0;
+          while (k + 1 < d && i >= ws[k + 1]) ++k;
+          fz_u64 pos = off + base[k] + (i - ws[k]);
+          win[i] = pos < avail ? body[pos] : (fz_u8)0xff;
+        }
+      });
+      w.sync();
+      fz_u64 cur = off;
+      for (int k = 0; k < d; ++k) {
+        fz_u64 gi = g0 + j0 + (fz_u64)k;
+        if (w.bcast(over, (int)j0 + k)) {  // the group's widths are checked before its trailer
+          *bad = 1;
+          return 0;
+        }
+        fz_u64 at = cur + w.bcast(pay, (int)j0 + k);
+        if (at >= avail) {
+          *bad = 2;
+          return 0;
+        }
+        fz_u32 hw = win[ws[k] + (at - off - base[k])];  // at − off − base[k] < wlen[k]
+        if (hw > 64) {
+          *bad = 3;
+          return 0;
+        }
+        fz_u64 b0 = gi * g.group;
+        w.each([&](int l) {
+          if (l == 0) {
+            goff[gi] = cur;
+            if (chunk_off && (b0 & ((1ull << g.shift) - 1ull)) == 0) chunk_off[b0 >> g.shift] = cur;
+          }
+        });
+        cur = at + 1 + fz_cost(hw, w.bcast(cnt, (int)j0 + k));
+      }
+      off = cur;
+      w.sync();  // every lane has read the windows before the next step overwrites them
+    }
+  }
+  return off;
+}
+
+// Decodes head group `gi` with one warp: block costs scanned across the lanes, the trailer's
+// heads unpacked (lane l: head l) and prefix-summed, then the blocks decoded seeded by their
+// heads. `body` is followed by at least 4 readable bytes (aligned word reads).
+template <class T>
+FZ_HD void fz_dec_group(const FzWarp &w, const fz_u8 *widths, const fz_u8 *body,
+                        const FzGeom &g, fz_u64 gi, fz_u64 goff, double eb, T *out) {
+  fz_u64 b0 = gi * g.group;
+  fz_u64 c = g.nb - b0 < g.group ? g.nb - b0 : g.group;
+  FzLane<fz_u64> cost;
+  w.each([&](int l) {
+    fz_u64 b = b0 + (fz_u64)l;
+    cost[l] = (fz_u64)l < c ? fz_cost(widths[b], fz_block_len(g, b)) : 0;
+  });
+  FzLane<fz_u64> inc = cost;
+  for (int d = 1; d < 32; d <<= 1) {
+    FzLane<fz_u64> up = w.shfl_up(inc, d);
+    w.each([&](int l) {
+      if (l >= d) inc[l] += up[l];
+    });
+  }
+  fz_u64 pay = w.bcast(inc, 31);
+  const fz_u8 *trailer = body + goff + pay;
+  fz_u32 hw = trailer[0];
+  fz_u64 tcost = fz_cost(hw, c);
+  FzLane<fz_i64> h;
+  w.each([&](int l) {
+    h[l] = (hw > 0 && (fz_u64)l < c)
+               ? fz_unzigzag(fz_read_field(trailer + 1, tcost, (fz_u64)l * hw, hw))
+               : 0;
+  });
+  for (int d = 1; d < 32; d <<= 1) {
+    FzLane<fz_i64> up = w.shfl_up(h, d);
+    w.each([&](int l) {
+      if (l >= d) h[l] = fz_wadd(h[l], up[l]);
+    });
+  }
+  for (fz_u64 j = 0; j < c; ++j) {
+    fz_u64 b = b0 + j;
+    fz_u64 len = fz_block_len(g, b);
+    fz_u32 wd = widths[b];
+    fz_u64 start = w.bcast(inc, (int)j) - w.bcast(cost, (int)j);
+    fz_dec_block<T>(w, body + goff + start, fz_cost(wd, len), wd, len, eb, out + b * g.bs,
+                    w.bcast(h, (int)j));
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Chunk CRCs (docs/szp-archive.md: zlib's CRC-32 of the chunk index as u32 LE, the chunk's width
+// bytes, then its body bytes). One warp per chunk: lane l takes the l-th 32nd of that message,
+// byte-at-a-time through a 256-entry table (the kernel's copy sits in shared memory), and the 32
+// lane CRCs are combined in a tree with zlib's crc32_combine (multiplication by x^(8·len) modulo
+// the polynomial), so the result is the CRC of the whole message.
+
+#define FZ_CRC_POLY 0xedb88320u
+
+FZ_HD fz_u32 fz_crc_mulmod(fz_u32 a, fz_u32 b) {
+  fz_u32 m = 1u << 31, p = 0;
+  for (;;) {
+    if (a & m) {
+      p ^= b;
+      if ((a & (m - 1)) == 0) break;
+    }
+    m >>= 1;
+    b = (b & 1) ? (b >> 1) ^ FZ_CRC_POLY : b >> 1;
+  }
+  return p;
+}
+
+// x^(8·len) modulo the polynomial (reflected), by repeated squaring from x^8.
+FZ_HD fz_u32 fz_crc_shift(fz_u64 len) {
+  fz_u32 p = 1u << 31;  // x^0
+  fz_u32 t = 1u << 23;  // x^8
+  while (len) {
+    if (len & 1) p = fz_crc_mulmod(t, p);
+    t = fz_crc_mulmod(t, t);
+    len >>= 1;
+  }
+  return p;
+}
+
+// crc32_combine: the CRC of A‖B from crc(A), crc(B) and |B|.
+FZ_HD fz_u32 fz_crc_combine(fz_u32 a, fz_u32 b, fz_u64 len_b) {
+  return len_b == 0 ? a : (fz_crc_mulmod(fz_crc_shift(len_b), a) ^ b);
+}
+
+// The CRC of chunk `u`: index, `nw` width bytes, `nbody` body bytes; `tab` the byte table.
+FZ_HD fz_u32 fz_crc_chunk(const FzWarp &w, const fz_u32 *tab, fz_u32 u, const fz_u8 *widths,
+                          fz_u64 nw, const fz_u8 *body, fz_u64 nbody) {
+  fz_u64 total = 4 + nw + nbody;
+  fz_u64 seg = (total + 31) / 32;
+  FzLane<fz_u32> crc;
+  FzLane<fz_u64> len;
+  w.each([&](int l) {
+    fz_u64 a = (fz_u64)l * seg, e = a + seg;
+    if (a > total) a = total;
+    if (e > total) e = total;
+    fz_u32 c = 0xffffffffu;
+    for (fz_u64 i = a; i < e; ++i) {
+      fz_u8 byte = i < 4 ? (fz_u8)(u >> (8 * i)) : (i < 4 + nw ? widths[i - 4] : body[i - 4 - nw]);
+      c = tab[(c ^ byte) & 0xffu] ^ (c >> 8);
+    }
+    crc[l] = c ^ 0xffffffffu;
+    len[l] = e - a;
+  });
+  for (int d = 1; d < 32; d <<= 1) {
+    FzLane<int> src;
+    w.each([&](int l) { src[l] = (l + d) & 31; });
+    FzLane<fz_u32> rc = w.shfl(crc, src);
+    FzLane<fz_u64> rl = w.shfl(len, src);
+    w.each([&](int l) {
+      if ((l & (2 * d - 1)) == 0) {
+        crc[l] = fz_crc_combine(crc[l], rc[l], rl[l]);
+        len[l] += rl[l];
+      }
+    });
+  }
+  return w.bcast(crc, 0);
+}
+
+// The byte table of the reflected polynomial (zlib's crc_table[0]).
+#define FZ_CRC_TABLE_INIT {\
+    0x00000000u, 0x77073096u, 0xee0e612cu, 0x990951bau, 0x076dc419u, 0x706af48fu, \
+    0xe963a535u, 0x9e6495a3u, 0x0edb8832u, 0x79dcb8a4u, 0xe0d5e91eu, 0x97d2d988u, \
+    0x09b64c2bu, 0x7eb17cbdu, 0xe7b82d07u, 0x90bf1d91u, 0x1db71064u, 0x6ab020f2u, \
+    0xf3b97148u, 0x84be41deu, 0x1adad47du, 0x6ddde4ebu, 0xf4d4b551u, 0x83d385c7u, \
+    0x136c9856u, 0x646ba8c0u, 0xfd62f97au, 0x8a65c9ecu, 0x14015c4fu, 0x63066cd9u, \
+    0xfa0f3d63u, 0x8d080df5u, 0x3b6e20c8u, 0x4c69105eu, 0xd56041e4u, 0xa2677172u, \
+    0x3c03e4d1u, 0x4b04d447u, 0xd20d85fdu, 0xa50ab56bu, 0x35b5a8fau, 0x42b2986cu, \
+    0xdbbbc9d6u, 0xacbcf940u, 0x32d86ce3u, 0x45df5c75u, 0xdcd60dcfu, 0xabd13d59u, \
+    0x26d930acu, 0x51de003au, 0xc8d75180u, 0xbfd06116u, 0x21b4f4b5u, 0x56b3c423u, \
+    0xcfba9599u, 0xb8bda50fu, 0x2802b89eu, 0x5f058808u, 0xc60cd9b2u, 0xb10be924u, \
+    0x2f6f7c87u, 0x58684c11u, 0xc1611dabu, 0xb6662d3du, 0x76dc4190u, 0x01db7106u, \
+    0x98d220bcu, 0xefd5102au, 0x71b18589u, 0x06b6b51fu, 0x9fbfe4a5u, 0xe8b8d433u, \
+    0x7807c9a2u, 0x0f00f934u, 0x9609a88eu, 0xe10e9818u, 0x7f6a0dbbu, 0x086d3d2du, \
+    0x91646c97u, 0xe6635c01u, 0x6b6b51f4u, 0x1c6c6162u, 0x856530d8u, 0xf262004eu, \
+    0x6c0695edu, 0x1b01a57bu, 0x8208f4c1u, 0xf50fc457u, 0x65b0d9c6u, 0x12b7e950u, \
+    0x8bbeb8eau, 0xfcb9887cu, 0x62dd1ddfu, 0x15da2d49u, 0x8cd37cf3u, 0xfbd44c65u, \
+    0x4db26158u, 0x3ab551ceu, 0xa3bc0074u, 0xd4bb30e2u, 0x4adfa541u, 0x3dd895d7u, \
+    0xa4d1c46du, 0xd3d6f4fbu, 0x4369e96au, 0x346ed9fcu, 0xad678846u, 0xda60b8d0u, \
+    0x44042d73u, 0x33031de5u, 0xaa0a4c5fu, 0xdd0d7cc9u, 0x5005713cu, 0x270241aau, \
+    0xbe0b1010u, 0xc90c2086u, 0x5768b525u, 0x206f85b3u, 0xb966d409u, 0xce61e49fu, \
+    0x5edef90eu, 0x29d9c998u, 0xb0d09822u, 0xc7d7a8b4u, 0x59b33d17u, 0x2eb40d81u, \
+    0xb7bd5c3bu, 0xc0ba6cadu, 0xedb88320u, 0x9abfb3b6u, 0x03b6e20cu, 0x74b1d29au, \
+    0xead54739u, 0x9dd277afu, 0x04db2615u, 0x73dc1683u, 0xe3630b12u, 0x94643b84u, \
+    0x0d6d6a3eu, 0x7a6a5aa8u, 0xe40ecf0bu, 0x9309ff9du, 0x0a00ae27u, 0x7d079eb1u, \
+    0xf00f9344u, 0x8708a3d2u, 0x1e01f268u, 0x6906c2feu, 0xf762575du, 0x806567cbu, \
+    0x196c3671u, 0x6e6b06e7u, 0xfed41b76u, 0x89d32be0u, 0x10da7a5au, 0x67dd4accu, \
+    0xf9b9df6fu, 0x8ebeeff9u, 0x17b7be43u, 0x60b08ed5u, 0xd6d6a3e8u, 0xa1d1937eu, \
+    0x38d8c2c4u, 0x4fdff252u, 0xd1bb67f1u, 0xa6bc5767u, 0x3fb506ddu, 0x48b2364bu, \
+    0xd80d2bdau, 0xaf0a1b4cu, 0x36034af6u, 0x41047a60u, 0xdf60efc3u, 0xa867df55u, \
+    0x316e8eefu, 0x4669be79u, 0xcb61b38cu, 0xbc66831au, 0x256fd2a0u, 0x5268e236u, \
+    0xcc0c7795u, 0xbb0b4703u, 0x220216b9u, 0x5505262fu, 0xc5ba3bbeu, 0xb2bd0b28u, \
+    0x2bb45a92u, 0x5cb36a04u, 0xc2d7ffa7u, 0xb5d0cf31u, 0x2cd99e8bu, 0x5bdeae1du, \
+    0x9b64c2b0u, 0xec63f226u, 0x756aa39cu, 0x026d930au, 0x9c0906a9u, 0xeb0e363fu, \
+    0x72076785u, 0x05005713u, 0x95bf4a82u, 0xe2b87a14u, 0x7bb12baeu, 0x0cb61b38u, \
+    0x92d28e9bu, 0xe5d5be0du, 0x7cdcefb7u, 0x0bdbdf21u, 0x86d3d2d4u, 0xf1d4e242u, \
+    0x68ddb3f8u, 0x1fda836eu, 0x81be16cdu, 0xf6b9265bu, 0x6fb077e1u, 0x18b74777u, \
+    0x88085ae6u, 0xff0f6a70u, 0x66063bcau, 0x11010b5cu, 0x8f659effu, 0xf862ae69u, \
+    0x616bffd3u, 0x166ccf45u, 0xa00ae278u, 0xd70dd2eeu, 0x4e048354u, 0x3903b3c2u, \
+    0xa7672661u, 0xd06016f7u, 0x4969474du, 0x3e6e77dbu, 0xaed16a4au, 0xd9d65adcu, \
+    0x40df0b66u, 0x37d83bf0u, 0xa9bcae53u, 0xdebb9ec5u, 0x47b2cf7fu, 0x30b5ffe9u, \
+    0xbdbdf21cu, 0xcabac28au, 0x53b39330u, 0x24b4a3a6u, 0xbad03605u, 0xcdd70693u, \
+    0x54de5729u, 0x23d967bfu, 0xb3667a2eu, 0xc4614ab8u, 0x5d681b02u, 0x2a6f2b94u, \
+    0xb40bbe37u, 0xc30c8ea1u, 0x5a05df1bu, 0x2d02ef8du \
 }
 
 #endif  // FZPACK_SZP_WARP_CUH
