@@ -378,6 +378,23 @@ fn install_then_find_package_and_pkg_config() {
         .arg(format!("-DEXAMPLE_CPP={}", cpp.display())));
     run(Command::new("cmake").arg("--build").arg(&build));
     let lib = prefix.join("lib");
+    // SONAME: the library names itself libpernix.so.0, and the consumer records that name.
+    if have("readelf") {
+        let dynamic = run(Command::new("readelf")
+            .arg("-d")
+            .arg(lib.join("libpernix.so.0")));
+        assert!(
+            dynamic.contains("[libpernix.so.0]"),
+            "no SONAME libpernix.so.0:\n{dynamic}"
+        );
+        let needed = run(Command::new("readelf")
+            .arg("-d")
+            .arg(build.join("consumer_c")));
+        assert!(
+            needed.contains("Shared library: [libpernix.so.0]"),
+            "{needed}"
+        );
+    }
     run(Command::new(build.join("consumer_c")).env("LD_LIBRARY_PATH", &lib));
     run(&mut Command::new(build.join("consumer_cpp")));
     // pkg-config
