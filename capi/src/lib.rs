@@ -18,6 +18,7 @@
 
 pub mod szp;
 
+use core::cell::UnsafeCell;
 use core::ffi::{c_char, c_int, c_void};
 use fzpack_core::pernix::{
     self, Backend, BitWidth, BlockSize, Dispatcher, Error, PernixFloat, elements_per_block,
@@ -46,7 +47,9 @@ fn status(r: Result<(), Error>) -> PernixStatus {
 /// memory: a pointer is first looked up by address in the slabs.
 pub struct PernixDispatcher {
     magic: AtomicU64,
-    dispatcher: Dispatcher,
+    /// Written only by `pernix_dispatcher_create` while `magic` is DEAD (no caller may use the
+    /// handle then), read only after `magic` was seen LIVE.
+    dispatcher: UnsafeCell<Dispatcher>,
 }
 
 /// The canary of a live handle ("PNXLIVE1").
@@ -90,7 +93,7 @@ fn slot(index: usize) -> Result<*mut PernixDispatcher, Error> {
             .map_err(|_| Error::OutOfMemory)?;
         slab.extend((0..len).map(|_| PernixDispatcher {
             magic: AtomicU64::new(DEAD),
-            dispatcher: fallback,
+            dispatcher: UnsafeCell::new(fallback),
         }));
         base = Box::leak(slab.into_boxed_slice()).as_mut_ptr();
         cell.store(base, Ordering::Release);
@@ -134,7 +137,8 @@ static BY_BACKEND: [OnceLock<Result<Dispatcher, Error>>; Backend::ALL.len()] =
 fn resolve<'d>(dispatcher: *const PernixDispatcher) -> Result<&'d Dispatcher, Error> {
     if let Some(handle) = lookup(dispatcher) {
         return if handle.magic.load(Ordering::Acquire) == LIVE {
-            Ok(&handle.dispatcher)
+            // SAFETY: LIVE was loaded with Acquire after create's Release store, so the write of the dispatcher happened before; it is not written again until a destroy and a later create (a caller using the handle meanwhile is the documented undefined case).
+            Ok(unsafe { &*handle.dispatcher.get() })
         } else {
             Err(Error::InvalidArgument)
         };
@@ -324,7 +328,7 @@ fn new_handle(d: Dispatcher) -> Result<*mut PernixDispatcher, Error> {
     };
     // SAFETY: `p` is a slab element that no caller holds as live (fresh, or parked after destroy): nothing else writes it, and readers see DEAD until the store below.
     unsafe {
-        core::ptr::addr_of_mut!((*p).dispatcher).write(d);
+        (*p).dispatcher.get().write(d);
         (*p).magic.store(LIVE, Ordering::Release);
     }
     Ok(p)
@@ -691,3 +695,92 @@ codec_entry_points!(
     pernix_decompress_block_f64,
     pernix_decompress_blocks_f64
 );
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn compress_one(d: *const PernixDispatcher) -> PernixStatus {
+        let input = [0.5f32; 32];
+        let mut out = [0u8; 64];
+        // SAFETY: 32 readable floats and 64 writable bytes, as N = 16, BS = 64 needs.
+        unsafe {
+            pernix_compress_block_f32(
+                d,
+                16,
+                64,
+                input.as_ptr().cast(),
+                1.0,
+                out.as_mut_ptr().cast(),
+            )
+        }
+    }
+
+    #[test]
+    fn destroyed_and_foreign_handles_are_reported_not_read() {
+        let mut d = core::ptr::null_mut();
+        // SAFETY: `d` is a valid out-pointer.
+        assert_eq!(unsafe { pernix_dispatcher_create(1, &mut d) }, OK);
+        assert_eq!(compress_one(d), OK);
+        // SAFETY: `d` came from create; destroying it twice is what is being tested.
+        unsafe {
+            pernix_dispatcher_destroy(d);
+            pernix_dispatcher_destroy(d);
+        }
+        assert_eq!(compress_one(d), Error::InvalidArgument.code());
+        // SAFETY: as above.
+        assert_eq!(unsafe { pernix_dispatcher_backend(d) }, -1);
+        // a pointer into a slab that is not a handle's start is no handle
+        let inside = d.cast::<u8>().wrapping_add(1).cast::<PernixDispatcher>();
+        assert!(lookup(inside).is_none());
+        // a foreign pointer is never read: destroy ignores it, a block call rejects it
+        let local = 0u64;
+        let foreign = (&raw const local).cast::<PernixDispatcher>();
+        // SAFETY: destroy looks the pointer up by address and ignores what is no handle.
+        unsafe { pernix_dispatcher_destroy(foreign.cast_mut()) };
+        if foreign as usize > u32::MAX as usize {
+            assert_eq!(compress_one(foreign), Error::InvalidArgument.code());
+        }
+        // a later create reuses the parked handle
+        let mut e = core::ptr::null_mut();
+        // SAFETY: `e` is a valid out-pointer.
+        assert_eq!(unsafe { pernix_dispatcher_create(0, &mut e) }, OK);
+        assert_eq!(compress_one(e), OK);
+        // SAFETY: `e` came from create.
+        unsafe { pernix_dispatcher_destroy(e) };
+    }
+
+    #[test]
+    fn backend_values_in_the_dispatcher_slot() {
+        for code in 0..=8usize {
+            let want = Backend::from_code(code as i32)
+                .and_then(Dispatcher::new)
+                .map_or_else(|e| e.code(), |_| OK);
+            assert_eq!(
+                compress_one(code as *const PernixDispatcher),
+                want,
+                "backend {code}"
+            );
+        }
+        for bad in [9usize, 255, 4095, 0xFFFF_FFFF] {
+            let got = compress_one(bad as *const PernixDispatcher);
+            assert_eq!(got, Error::UnsupportedBackend.code(), "value {bad}");
+        }
+    }
+
+    #[test]
+    fn inverse_scales_that_overflow_are_invalid() {
+        let mut inv = 7.0f32;
+        // SAFETY: `inv` is a valid out-pointer.
+        let st = unsafe { pernix_inverse_scale_f32(1e-45, &mut inv) };
+        assert_eq!(st, Error::InvalidArgument.code());
+        assert_eq!(inv, 7.0);
+        let mut invd = 7.0f64;
+        // SAFETY: `invd` is a valid out-pointer.
+        let st = unsafe { pernix_inverse_scale_f64(5e-324, &mut invd) };
+        assert_eq!(st, Error::InvalidArgument.code());
+        // SAFETY: as above.
+        assert_eq!(unsafe { pernix_inverse_scale_f32(0.5, &mut inv) }, OK);
+        assert_eq!(inv, 2.0);
+    }
+}
