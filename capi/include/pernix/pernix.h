@@ -10,14 +10,13 @@
  * (pernix_compress_block_f32 ... pernix_decompress_blocks_f64) take as first argument either
  *   - a dispatcher handle from pernix_dispatcher_create (the dispatcher generation), or
  *   - a pernix_backend value (the backend-enum generation of upstream PERNIX).
- Binary callers: the symbol takes a pointer-sized first argument. The library looks the value up
- * among its dispatcher handles by address (it never reads through a pointer that is not one of
- * its handles); a value that is no handle and fits in 32 bits is read as a backend: 0..8 select
- * that backend through a dispatcher resolved once per backend and cached (no allocation or lock
- * per call), other values give UNSUPPORTED_BACKEND; a wider value that is no handle gives
- * INVALID_ARGUMENT; a valid backend this build or CPU cannot serve
- * gives UNSUPPORTED_IMPLEMENTATION (or UNSUPPORTED_BACKEND for another architecture), as
- * upstream. So an object compiled against upstream's header, which passes the enum in the
+ * Binary callers: the symbol takes a pointer-sized first argument. The library looks the value
+ * up among its dispatcher handles by address (it never reads through a pointer that is not one
+ * of its handles); a value that is no handle and fits in 32 bits is read as a backend: 0..8
+ * select that backend through a dispatcher resolved once per backend and cached (no allocation
+ * or lock per call), other values give UNSUPPORTED_BACKEND; a wider value that is no handle
+ * gives INVALID_ARGUMENT; a valid backend this build or CPU cannot serve gives
+ * UNSUPPORTED_IMPLEMENTATION (or UNSUPPORTED_BACKEND for another architecture), as upstream. So an object compiled against upstream's header, which passes the enum in the
  * first argument register, links and runs unchanged (this relies on the x86-64 and AArch64
  * convention that a 32-bit argument arrives zero-extended, which gcc and clang follow).
  * NULL is therefore PERNIX_BACKEND_AUTO (0), not an error.
@@ -35,10 +34,11 @@
  * malloc: using a destroyed handle in any block function returns INVALID_ARGUMENT
  * (pernix_dispatcher_backend returns -1), and destroying it again, or destroying a pointer that
  * is no handle, does nothing. Destroyed handles are reused by later pernix_dispatcher_create
- * calls. What cannot be detected: a stale handle after a later create has reused it (it then
- * names the new dispatcher, which works), a foreign pointer whose value fits in 32 bits (it is
- * read as a backend value, see above), and a handle destroyed by one thread while another uses
- * it (a data race, undefined).
+ * calls. A pointer that never was a handle is never read either: it gives INVALID_ARGUMENT (or
+ * UNSUPPORTED_BACKEND when its value fits in 32 bits, as it is then taken for a backend value).
+ * What cannot be detected: a stale handle after a later create has reused it (it then names
+ * the new dispatcher, which works), and a handle destroyed by one thread while another uses it
+ * (a data race, undefined).
  *
  * Argument checks, in this order: null input/output and blocks == 0 -> INVALID_ARGUMENT; block
  * size -> UNSUPPORTED_BLOCK_SIZE; scale not finite or <= 0 -> INVALID_ARGUMENT; backend
