@@ -13,7 +13,11 @@ mkdir -p "$prefix"/{include/pernix,lib/pkgconfig,lib/cmake/pernix,share/pernix/f
 prefix=$(cd "$prefix" && pwd)
 install -m 644 "$here"/include/pernix/*.h "$here"/include/pernix/*.hpp "$prefix/include/pernix/"
 mkdir -p "$prefix/include/fzpack" && install -m 644 "$here"/include/fzpack/*.h "$prefix/include/fzpack/"
-install -m 755 "$target/release/libpernix.so" "$prefix/lib/"
+# The shared library carries the SONAME libpernix.so.0 (capi/build.rs): install the file under
+# its full version and the two usual links.
+install -m 755 "$target/release/libpernix.so" "$prefix/lib/libpernix.so.$version"
+ln -sf "libpernix.so.$version" "$prefix/lib/libpernix.so.0"
+ln -sf libpernix.so.0 "$prefix/lib/libpernix.so"
 install -m 644 "$target/release/libpernix.a" "$prefix/lib/"
 install -m 644 "$here/fortran/pernix.f90" "$prefix/share/pernix/fortran/"
 sed "s|@PREFIX@|$prefix|; s|@VERSION@|$version|" "$here/cmake/pernix.pc.in" > "$prefix/lib/pkgconfig/pernix.pc"

@@ -137,18 +137,22 @@ fn documentation_examples_build_unmodified_and_exit_0() {
     let inc = root().join("capi/include");
     let dir = scratch("examples");
     if let Some(c) = reference("pernix_example.c") {
-        let exe = dir.join("example_c");
-        run(static_link(
-            Command::new("gcc")
-                .args(["-std=c99", "-Wall", "-Werror"])
-                .arg("-I")
-                .arg(&inc)
-                .arg(&c)
-                .arg("-o")
-                .arg(&exe),
-        ));
-        run(&mut Command::new(&exe));
-        println!("pernix_example.c: built unmodified, exit 0");
+        // c99: the plain prototypes; c11 and later: the same calls through the _Generic macros.
+        for std in ["c99", "c11", "c17"] {
+            let exe = dir.join(format!("example_{std}"));
+            run(static_link(
+                Command::new("gcc")
+                    .arg(format!("-std={std}"))
+                    .args(["-Wall", "-Wextra", "-Werror"])
+                    .arg("-I")
+                    .arg(&inc)
+                    .arg(&c)
+                    .arg("-o")
+                    .arg(&exe),
+            ));
+            run(&mut Command::new(&exe));
+            println!("pernix_example.c (-std={std}): built unmodified, exit 0");
+        }
     }
     if let Some(cpp) = reference("pernix_example.cpp") {
         let exe = dir.join("example_cpp");
@@ -184,6 +188,90 @@ fn c_validation_statuses() {
     ));
     let out = run(&mut Command::new(&exe));
     assert!(out.contains("all checks passed"), "{out}");
+}
+
+/// Compiles `files` (C unless `.cpp`) with warnings as errors, links libpernix.a, runs it and
+/// checks that it printed "all checks passed".
+fn build_and_run(name: &str, std: &str, files: &[&str]) {
+    let dir = scratch(name);
+    let exe = dir.join(name);
+    let cpp = files.iter().any(|f| f.ends_with(".cpp"));
+    let mut cmd = Command::new(if cpp { "g++" } else { "gcc" });
+    cmd.arg(format!("-std={std}"))
+        .args(["-Wall", "-Wextra", "-Werror", "-pedantic"])
+        .arg("-I")
+        .arg(root().join("capi/include"));
+    for f in files {
+        cmd.arg(root().join("capi/tests").join(f));
+    }
+    run(static_link(cmd.arg("-o").arg(&exe)));
+    let out = run(&mut Command::new(&exe));
+    print!("{out}");
+    assert!(out.contains("all checks passed"), "{out}");
+}
+
+/// A destroyed dispatcher is reported on every entry point, a second destroy is a no-op.
+#[test]
+fn c_destroyed_handles_are_detected() {
+    if have("gcc") {
+        build_and_run("lifetime", "c11", &["c/lifetime.c"]);
+    }
+}
+
+/// The backend-enum form from C11 source with our header: every backend value, bad values,
+/// and the dispatcher form in the same file.
+#[test]
+fn c_backend_enum_form_compiles_warning_free_and_matches_dispatchers() {
+    if have("gcc") {
+        build_and_run("backend-enum", "c11", &["c/backend_enum.c"]);
+        build_and_run("backend-enum-17", "c17", &["c/backend_enum.c"]);
+    }
+}
+
+/// Binary drop-in: an object compiled against upstream's own prototypes (no header of ours),
+/// linked with our library.
+#[test]
+fn c_object_built_against_upstream_prototypes_links_and_runs() {
+    if !have("gcc") {
+        return;
+    }
+    let dir = scratch("upstream-abi");
+    let obj = dir.join("upstream_abi.o");
+    run(Command::new("gcc")
+        .args([
+            "-std=c11",
+            "-Wall",
+            "-Wextra",
+            "-Werror",
+            "-pedantic",
+            "-O2",
+            "-c",
+        ])
+        .arg(root().join("capi/tests/c/upstream_abi.c"))
+        .arg("-o")
+        .arg(&obj));
+    let exe = dir.join("upstream_abi");
+    run(static_link(
+        Command::new("gcc")
+            .args(["-std=c11", "-Wall", "-Wextra", "-Werror"])
+            .arg("-I")
+            .arg(root().join("capi/include"))
+            .arg(root().join("capi/tests/c/upstream_abi_main.c"))
+            .arg(&obj)
+            .arg("-o")
+            .arg(&exe),
+    ));
+    let out = run(&mut Command::new(&exe));
+    print!("{out}");
+    assert!(out.contains("all checks passed"), "{out}");
+}
+
+/// The C++ free functions over std::span, every backend, beside pernix::Dispatcher.
+#[test]
+fn cpp_free_functions_match_dispatcher() {
+    if have("g++") {
+        build_and_run("free-functions", "c++20", &["cpp/free_functions.cpp"]);
+    }
 }
 
 #[test]
@@ -290,6 +378,23 @@ fn install_then_find_package_and_pkg_config() {
         .arg(format!("-DEXAMPLE_CPP={}", cpp.display())));
     run(Command::new("cmake").arg("--build").arg(&build));
     let lib = prefix.join("lib");
+    // SONAME: the library names itself libpernix.so.0, and the consumer records that name.
+    if have("readelf") {
+        let dynamic = run(Command::new("readelf")
+            .arg("-d")
+            .arg(lib.join("libpernix.so.0")));
+        assert!(
+            dynamic.contains("[libpernix.so.0]"),
+            "no SONAME libpernix.so.0:\n{dynamic}"
+        );
+        let needed = run(Command::new("readelf")
+            .arg("-d")
+            .arg(build.join("consumer_c")));
+        assert!(
+            needed.contains("Shared library: [libpernix.so.0]"),
+            "{needed}"
+        );
+    }
     run(Command::new(build.join("consumer_c")).env("LD_LIBRARY_PATH", &lib));
     run(&mut Command::new(build.join("consumer_cpp")));
     // pkg-config
