@@ -24,6 +24,7 @@ use crate::CodecArg;
 use crate::codec::{self, Engines, LayoutArg, ModeArg, PathKind, Setting, Wrap};
 use crate::data;
 use crate::fail::{Fail, Kind, lib};
+use crate::plot::Series;
 
 #[derive(clap::Args, Debug)]
 pub struct BenchArgs {
@@ -779,7 +780,7 @@ pub fn run(args: BenchArgs) -> Result<(), Fail> {
         print!("{text}");
     }
     if let Some(p) = &args.plot {
-        let svg = crate::plot::svg(&rows);
+        let svg = crate::plot::svg(rd_series(&rows));
         crate::data::write_output(p, svg.as_bytes(), args.force)?;
         eprintln!("fzpack: wrote {}", p.display());
     }
@@ -1163,6 +1164,35 @@ pub fn to_json(rows: &[Row]) -> Result<String, Fail> {
     }
     o.push(']');
     Ok(o)
+}
+
+/// The rate-distortion curves of the rows: one per file and codec (named `CODEC FILE`,
+/// dashed but for SZp), one point per setting. Quality does not depend on the path, so the
+/// first row of each setting is used, whichever paths `--paths` kept.
+pub fn rd_series(rows: &[Row]) -> Vec<Series> {
+    let mut series: Vec<Series> = Vec::new();
+    let mut seen: Vec<(&str, &str, &str)> = Vec::new();
+    for r in rows {
+        let id = (r.file.as_str(), r.codec, r.setting.as_str());
+        if seen.contains(&id) {
+            continue;
+        }
+        seen.push(id);
+        if !r.psnr_db.is_finite() || !r.bits_per_value.is_finite() {
+            continue;
+        }
+        let label = format!("{} {}", r.codec, r.file);
+        let point = (r.bits_per_value, r.psnr_db);
+        match series.iter_mut().find(|c| c.label == label) {
+            Some(c) => c.points.push(point),
+            None => series.push(Series {
+                dashed: !label.starts_with("szp"),
+                label,
+                points: vec![point],
+            }),
+        }
+    }
+    series
 }
 
 /// What the table footer states about the run.
