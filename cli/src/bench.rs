@@ -20,9 +20,9 @@ use fzpack::arch::CpuFeatures;
 use fzpack::pernix::{self, Backend, BitWidth, BlockSize, Dispatcher, StreamHeader, Verify};
 use fzpack::szp::{self, Config};
 
-use crate::CodecArg;
-use crate::codec::{self, Engines, LayoutArg, ModeArg, PathKind, Setting, Wrap};
+use crate::codec::{self, CodecArg, Engines, LayoutArg, ModeArg, PathKind, Setting, Wrap};
 use crate::data;
+use crate::dispatch;
 use crate::fail::{Fail, Kind, lib};
 use crate::plot::Series;
 
@@ -343,7 +343,7 @@ fn parse_ebs(s: &str) -> Result<Vec<f64>, Fail> {
 fn settings(args: &BenchArgs) -> Result<Vec<Setting>, Fail> {
     let mut s = Vec::new();
     let want = |c: CodecArg| args.codec.is_none_or(|x| x == c);
-    if want(CodecArg::Szp) && crate::szpcli::available() {
+    if want(CodecArg::Szp) {
         let rels: Vec<f64> = if let Some(e) = &args.eb {
             parse_ebs(e)?
         } else if args.sweep {
@@ -698,15 +698,6 @@ pub fn run(args: BenchArgs) -> Result<(), Fail> {
     };
     let settings = settings(&args)?;
     let datasets = load(&args)?;
-    if args.codec == Some(CodecArg::Szp) && !crate::szpcli::available() {
-        return Err(Fail::new(
-            Kind::Usage,
-            "SZp is not available in this build yet",
-        ));
-    }
-    if !crate::szpcli::available() {
-        eprintln!("fzpack: note: SZp is not available in this build; PERNIX only");
-    }
     let paths: Vec<PathKind> = if args.paths.is_empty() {
         PathKind::ALL.to_vec()
     } else {
@@ -1031,8 +1022,8 @@ fn bench_one<T: Wrap>(
 ) -> Result<(), Fail> {
     let raw_bytes = values.len() * T::BYTES;
     let raw = raw_bytes as f64;
-    let reference = codec::compress(file, values, s, PathKind::Scalar, r.eng, false)?;
-    let dec = codec::decompress(file, &reference, PathKind::Scalar, r.eng)?;
+    let reference = dispatch::compress(file, values, s, PathKind::Scalar, r.eng, false)?;
+    let dec = dispatch::decompress(file, &reference, PathKind::Scalar, r.eng)?;
     let ref_bits = dec.to_le_bytes();
     let dec = T::unwrap(dec).ok_or_else(|| {
         Fail::new(
@@ -1041,7 +1032,7 @@ fn bench_one<T: Wrap>(
         )
     })?;
     let q = data::quality(values, &dec);
-    let bound = codec::bound(file, &reference)?;
+    let bound = dispatch::bound(file, &reference)?;
     let (worst, _) = codec::worst_ratio(values, &dec, &bound);
     drop(dec);
     let first = rows.len();

@@ -4,6 +4,7 @@
 mod bench;
 mod codec;
 mod data;
+mod dispatch;
 mod fail;
 mod files;
 mod ops;
@@ -21,7 +22,8 @@ use fzpack::{DType, Element};
 use fzpack_cli::container::{self, ArchiveKind};
 use indicatif::{ProgressBar, ProgressStyle};
 
-use codec::{Decoded, Engines, LayoutArg, ModeArg, PathKind, Setting, Wrap};
+use codec::{CodecArg, Decoded, Engines, LayoutArg, ModeArg, PathKind, Setting, Wrap};
+use dispatch::archive_head;
 use fail::{Fail, Kind, lib};
 use files::{Input, Output};
 
@@ -117,15 +119,6 @@ impl From<DTypeArg> for DType {
             DTypeArg::F64 => DType::F64,
         }
     }
-}
-
-/// The codec of `--codec`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum CodecArg {
-    /// SZp: every value within an error bound (--eb, --mode).
-    Szp,
-    /// PERNIX: fixed-rate blocks of --bits bits per value.
-    Pernix,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -650,21 +643,10 @@ fn compress_t<T: Wrap>(
         }
         _ => {
             let pb = spinner("compressing");
-            let r = codec::compress(&nm, values, setting, PathKind::Simd, eng, true);
+            let r = dispatch::compress(&nm, values, setting, PathKind::Simd, eng, true);
             pb.finish_and_clear();
             out.write_all(&r?)
         }
-    }
-}
-
-/// The rest of a non-regular input is read only if its first bytes are an archive.
-pub fn archive_head(nm: &str) -> impl Fn(&[u8]) -> Result<(), Fail> + '_ {
-    move |head: &[u8]| match container::detect(head) {
-        Some(_) => Ok(()),
-        None => Err(Fail::new(
-            Kind::Corrupt,
-            format!("{nm}: not an fzpack archive (unknown magic bytes)"),
-        )),
     }
 }
 
@@ -760,7 +742,7 @@ fn decompress_t<T: Wrap>(
         }
         ArchiveKind::Fzm => {
             let pb = spinner("decompressing");
-            let d = codec::decompress(nm, bytes, PathKind::Parallel, eng);
+            let d = dispatch::decompress(nm, bytes, PathKind::Parallel, eng);
             pb.finish_and_clear();
             let v = T::unwrap(d?).ok_or_else(|| Fail::new(Kind::Corrupt, "element type"))?;
             write_values(out, &v)
@@ -800,8 +782,8 @@ fn verify(a: VerifyArgs) -> Result<(), Fail> {
     let archive = Input::open_checked(&a.archive, archive_head(&an))?;
     let abytes = archive.bytes();
     let eng = Engines::new(None)?;
-    let decoded = codec::decompress(&an, abytes, PathKind::Parallel, &eng)?;
-    let bound = codec::bound(&an, abytes)?;
+    let decoded = dispatch::decompress(&an, abytes, PathKind::Parallel, &eng)?;
+    let bound = dispatch::bound(&an, abytes)?;
     let original = Input::open(&a.original)?;
     let obytes = original.bytes();
     match decoded.dtype() {

@@ -1,13 +1,10 @@
 //! SZp in the CLI: the three paths, the archive's bound and description.
 
 use fzpack::szp::{self, Config};
+use fzpack_cli::container::ArchiveKind;
 
-use crate::codec::{ArchiveKind, Decoded, Engines, LayoutArg, ModeArg, PathKind, Wrap};
-use crate::fail::{Fail, lib};
-
-pub fn available() -> bool {
-    true
-}
+use crate::codec::{Decoded, Engines, LayoutArg, ModeArg, PathKind, Wrap};
+use crate::fail::{Fail, Kind, lib};
 
 pub fn config(mode: ModeArg, eb: f64, block: u32, layout: LayoutArg) -> Config {
     let c = match mode {
@@ -33,7 +30,7 @@ pub fn compress<T: Wrap>(
     if fzm {
         // FZGPUModules .fzm: the core's single-stage writer (one thread, scalar kernels).
         let cap = szp::fzm::max_fzm_len(values.len(), block, T::TYPE.into())
-            .ok_or_else(|| Fail::new(crate::fail::Kind::Usage, "input too large"))?;
+            .ok_or_else(|| Fail::new(Kind::Usage, "input too large"))?;
         let mut out = vec![0u8; cap];
         let len = szp::fzm::write(values, &cfg, &mut out).map_err(|e| lib(name, e.into()))?;
         out.truncate(len);
