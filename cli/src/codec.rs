@@ -3,7 +3,7 @@
 //! codec is run here ([`crate::dispatch`] does that).
 
 use fzpack::par::Parallel;
-use fzpack::pernix::{Backend, BitWidth, BlockSize, Dispatcher};
+use fzpack::pernix::{Backend, BitWidth, BlockSize, Dispatcher, Verify};
 use fzpack::{DType, Element};
 
 use crate::fail::{Fail, Kind};
@@ -22,6 +22,15 @@ pub enum CodecArg {
     Szp,
     /// PERNIX: fixed-rate blocks of --bits bits per value.
     Pernix,
+}
+
+/// The checksum policy of `--no-verify`.
+pub fn verify_of(no_verify: bool) -> Verify {
+    if no_verify {
+        Verify::Skip
+    } else {
+        Verify::Checksums
+    }
 }
 
 /// Which implementation runs.
