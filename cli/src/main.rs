@@ -8,7 +8,6 @@ mod data;
 mod dispatch;
 mod fail;
 mod files;
-mod plot;
 mod szpcli;
 mod szpstream;
 mod ui;
