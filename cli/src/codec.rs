@@ -169,30 +169,43 @@ impl Engines {
     }
 }
 
-/// Decoded values of either type.
-pub enum Decoded {
+/// Values of either type: decoded from an archive, or loaded to be measured.
+pub enum Values {
     F32(Vec<f32>),
     F64(Vec<f64>),
 }
 
-impl Decoded {
+impl Values {
     pub fn dtype(&self) -> DType {
         match self {
-            Decoded::F32(_) => DType::F32,
-            Decoded::F64(_) => DType::F64,
+            Values::F32(_) => DType::F32,
+            Values::F64(_) => DType::F64,
+        }
+    }
+    pub fn len(&self) -> usize {
+        match self {
+            Values::F32(v) => v.len(),
+            Values::F64(v) => v.len(),
+        }
+    }
+    /// The values' bytes in place (native byte order).
+    pub fn bytes(&self) -> &[u8] {
+        match self {
+            Values::F32(v) => bytemuck::cast_slice(v),
+            Values::F64(v) => bytemuck::cast_slice(v),
         }
     }
     pub fn to_le_bytes(&self) -> Vec<u8> {
         match self {
-            Decoded::F32(v) => fzpack::values_to_le_bytes(v),
-            Decoded::F64(v) => fzpack::values_to_le_bytes(v),
+            Values::F32(v) => fzpack::values_to_le_bytes(v),
+            Values::F64(v) => fzpack::values_to_le_bytes(v),
         }
     }
 }
 
-/// Trait to move a `Vec<T>` in and out of [`Decoded`], and to view raw bytes as values.
+/// Trait to move a `Vec<T>` in and out of [`Values`], and to view raw bytes as values.
 pub trait Wrap: Element + bytemuck::Pod {
-    fn unwrap(d: Decoded) -> Option<Vec<Self>>;
+    fn unwrap(d: Values) -> Option<Vec<Self>>;
     /// `bytes` as values in place: little-endian machines, aligned, whole elements.
     fn view(bytes: &[u8]) -> Option<&[Self]> {
         if cfg!(target_endian = "little") {
@@ -207,17 +220,17 @@ pub trait Wrap: Element + bytemuck::Pod {
     }
 }
 impl Wrap for f32 {
-    fn unwrap(d: Decoded) -> Option<Vec<Self>> {
+    fn unwrap(d: Values) -> Option<Vec<Self>> {
         match d {
-            Decoded::F32(v) => Some(v),
+            Values::F32(v) => Some(v),
             _ => None,
         }
     }
 }
 impl Wrap for f64 {
-    fn unwrap(d: Decoded) -> Option<Vec<Self>> {
+    fn unwrap(d: Values) -> Option<Vec<Self>> {
         match d {
-            Decoded::F64(v) => Some(v),
+            Values::F64(v) => Some(v),
             _ => None,
         }
     }

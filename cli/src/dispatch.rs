@@ -6,7 +6,7 @@ use fzpack::DType;
 use fzpack::pernix;
 use fzpack_cli::container::{self, ArchiveKind};
 
-use crate::codec::{Bound, Decoded, Engines, PathKind, Setting, Wrap};
+use crate::codec::{Bound, Engines, PathKind, Setting, Values, Wrap};
 use crate::fail::{Fail, Kind, lib};
 use crate::szpcli;
 
@@ -44,19 +44,14 @@ pub fn compress<T: Wrap>(
 }
 
 /// Decompresses any archive on `path`.
-pub fn decompress(
-    name: &str,
-    bytes: &[u8],
-    path: PathKind,
-    eng: &Engines,
-) -> Result<Decoded, Fail> {
+pub fn decompress(name: &str, bytes: &[u8], path: PathKind, eng: &Engines) -> Result<Values, Fail> {
     match detect(name, bytes)? {
         ArchiveKind::Pernix => {
             let h = pernix::stream_header(bytes).map_err(|e| lib(name, e))?;
             let d = eng.pernix(path);
             Ok(match h.dtype {
-                DType::F32 => Decoded::F32(d.decompress_stream(bytes).map_err(|e| lib(name, e))?),
-                DType::F64 => Decoded::F64(d.decompress_stream(bytes).map_err(|e| lib(name, e))?),
+                DType::F32 => Values::F32(d.decompress_stream(bytes).map_err(|e| lib(name, e))?),
+                DType::F64 => Values::F64(d.decompress_stream(bytes).map_err(|e| lib(name, e))?),
             })
         }
         k => szpcli::decompress(name, bytes, k, path, eng),

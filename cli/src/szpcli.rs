@@ -3,7 +3,7 @@
 use fzpack::szp::{self, Config};
 use fzpack_cli::container::ArchiveKind;
 
-use crate::codec::{Decoded, Engines, LayoutArg, ModeArg, PathKind, Wrap};
+use crate::codec::{Engines, LayoutArg, ModeArg, PathKind, Values, Wrap};
 use crate::fail::{Fail, Kind, lib};
 
 pub fn config(mode: ModeArg, eb: f64, block: u32, layout: LayoutArg) -> Config {
@@ -50,18 +50,18 @@ pub fn decompress(
     k: ArchiveKind,
     path: PathKind,
     eng: &Engines,
-) -> Result<Decoded, Fail> {
+) -> Result<Values, Fail> {
     if k == ArchiveKind::Fzm {
         let h = szp::fzm::header(bytes).map_err(|e| lib(name, e.into()))?;
         return match h.dtype {
-            szp::DType::F32 => read_fzm::<f32>(name, bytes, h.n).map(Decoded::F32),
-            szp::DType::F64 => read_fzm::<f64>(name, bytes, h.n).map(Decoded::F64),
+            szp::DType::F32 => read_fzm::<f32>(name, bytes, h.n).map(Values::F32),
+            szp::DType::F64 => read_fzm::<f64>(name, bytes, h.n).map(Values::F64),
         };
     }
     let h = szp::header(bytes).map_err(|e| lib(name, e.into()))?;
     match h.dtype {
-        szp::DType::F32 => decode::<f32>(name, bytes, path, eng).map(Decoded::F32),
-        szp::DType::F64 => decode::<f64>(name, bytes, path, eng).map(Decoded::F64),
+        szp::DType::F32 => decode::<f32>(name, bytes, path, eng).map(Values::F32),
+        szp::DType::F64 => decode::<f64>(name, bytes, path, eng).map(Values::F64),
     }
 }
 

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use fzpack::DType;
 use fzpack::pernix::{BitWidth, BlockSize};
 
-use crate::codec::{CodecArg, LayoutArg, ModeArg, PathKind, Setting, Wrap};
+use crate::codec::{CodecArg, LayoutArg, ModeArg, PathKind, Setting, Values, Wrap};
 use crate::data;
 use crate::fail::{Fail, Kind};
 
@@ -100,29 +100,10 @@ pub enum IsaArg {
     Neon,
 }
 
+/// A field to measure: its name in the rows and its values.
 pub struct Dataset {
     pub name: String,
     pub values: Values,
-}
-
-pub enum Values {
-    F32(Vec<f32>),
-    F64(Vec<f64>),
-}
-
-impl Values {
-    pub fn len(&self) -> usize {
-        match self {
-            Values::F32(v) => v.len(),
-            Values::F64(v) => v.len(),
-        }
-    }
-    pub fn bytes(&self) -> &[u8] {
-        match self {
-            Values::F32(v) => bytemuck::cast_slice(v),
-            Values::F64(v) => bytemuck::cast_slice(v),
-        }
-    }
 }
 
 /// `16777216`, `16Mi`, `64Ki`.

@@ -1,11 +1,11 @@
 //! The bench run: every dataset, setting and path measured into rows, then printed as a
 //! table or JSON, and plotted.
 
-use super::args::{BenchArgs, Values, load, paths, settings};
+use super::args::{BenchArgs, load, paths, settings};
 use super::plot;
 use super::report::{Footer, Row, rd_series, table, to_json};
 use super::timing::{Kernels, Run, backend_name, load1, memcpy_gbps, time_pernix, time_szp};
-use crate::codec::{Engines, PathKind, Setting, Wrap, worst_ratio};
+use crate::codec::{Engines, PathKind, Setting, Values, Wrap, worst_ratio};
 use crate::data;
 use crate::dispatch;
 use crate::fail::{Fail, Kind};

@@ -136,7 +136,7 @@ fn decompress_t<T: Wrap>(
     }
 }
 
-/// Decoded bytes of an SZp archive (for the progress bar).
+/// Values bytes of an SZp archive (for the progress bar).
 fn out_len<T: Wrap>(bytes: &[u8]) -> u64 {
     fzpack::szp::header(bytes).map_or(0, |h| h.n.saturating_mul(T::BYTES as u64))
 }

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use fzpack::DType;
 
-use crate::codec::{Bound, Decoded, Engines, PathKind, Wrap, worst_ratio};
+use crate::codec::{Bound, Engines, PathKind, Values, Wrap, worst_ratio};
 use crate::data;
 use crate::dispatch::{self, archive_head};
 use crate::fail::{Fail, Kind};
@@ -38,7 +38,7 @@ pub fn run(a: VerifyArgs) -> Result<(), Fail> {
 fn verify_t<T: Wrap>(
     a: &VerifyArgs,
     obytes: &[u8],
-    decoded: Decoded,
+    decoded: Values,
     bound: &Bound,
 ) -> Result<(), Fail> {
     let orig: Vec<T> = data::values_of(&a.original, obytes)?;
