@@ -142,6 +142,17 @@ enum Cpu {
     Process,
 }
 
+impl Cpu {
+    /// The clock of `path`'s rows: the process's on the parallel path, the thread's elsewhere.
+    fn of(path: PathKind) -> Cpu {
+        if path == PathKind::Parallel {
+            Cpu::Process
+        } else {
+            Cpu::Thread
+        }
+    }
+}
+
 /// CPU seconds of `clock` (NaN where unavailable).
 fn cpu_now(clock: Cpu) -> f64 {
     let id = match clock {
@@ -380,11 +391,7 @@ pub fn time_szp<T: Wrap>(
     ref_bits: &[u8],
 ) -> Result<Vec<Timed>, Fail> {
     let par = &r.eng.par;
-    let clock = if path == PathKind::Parallel {
-        Cpu::Process
-    } else {
-        Cpu::Thread
-    };
+    let clock = Cpu::of(path);
     let e = |e| lib(file, e);
     let decompress = |p: szp::Path, v: &mut Vec<T>, verify: bool| {
         let verify = if verify {
@@ -471,11 +478,7 @@ pub fn time_pernix<T: Wrap>(
     reference: &[u8],
     ref_bits: &[u8],
 ) -> Result<Vec<Timed>, Fail> {
-    let clock = if path == PathKind::Parallel {
-        Cpu::Process
-    } else {
-        Cpu::Thread
-    };
+    let clock = Cpu::of(path);
     let e = |e| lib(file, e);
     if r.e2e {
         return ks

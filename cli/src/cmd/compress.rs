@@ -280,15 +280,7 @@ pub fn run(a: CompressArgs) -> Result<(), Fail> {
     let to_stdout = out.is_stdout();
     out.finish(a.force)?;
     let n = bytes.len() / dtype.size();
-    let stats = if n == 0 {
-        "ratio n/a, bits/value n/a (no values)".to_string()
-    } else {
-        format!(
-            "ratio {:.3}, {:.3} bits/value",
-            bytes.len() as f64 / written as f64,
-            written as f64 * 8.0 / n as f64
-        )
-    };
+    let stats = ratio_stats(bytes.len() as u64, written, n as u64);
     let line = format!(
         "{} -> {}: {} {} values, {} -> {} bytes, {stats} ({} {})",
         a.input.display(),
@@ -302,6 +294,19 @@ pub fn run(a: CompressArgs) -> Result<(), Fail> {
     );
     report(if to_stdout { Path::new("-") } else { &out_path }, &line);
     Ok(())
+}
+
+/// The ratio and bits per value of `n` values, `raw` bytes, compressed into `written` bytes.
+fn ratio_stats(raw: u64, written: u64, n: u64) -> String {
+    if n == 0 {
+        "ratio n/a, bits/value n/a (no values)".to_string()
+    } else {
+        format!(
+            "ratio {:.3}, {:.3} bits/value",
+            raw as f64 / written as f64,
+            written as f64 * 8.0 / n as f64
+        )
+    }
 }
 
 /// `compress` of a pipe or device in SZp ABS mode with `--max-abs`: streamed by windows
@@ -350,15 +355,7 @@ fn compress_stream(
     let to_stdout = out.is_stdout();
     out.finish(a.force)?;
     let raw = n * dtype.size() as u64;
-    let stats = if n == 0 {
-        "ratio n/a, bits/value n/a (no values)".to_string()
-    } else {
-        format!(
-            "ratio {:.3}, {:.3} bits/value",
-            raw as f64 / written as f64,
-            written as f64 * 8.0 / n as f64
-        )
-    };
+    let stats = ratio_stats(raw, written, n);
     let line = format!(
         "{} -> {}: {n} {dtype} values, {raw} -> {written} bytes, {stats} ({} {}, streamed)",
         a.input.display(),
