@@ -4,7 +4,7 @@
 use super::args::{BenchArgs, load, paths, settings};
 use super::plot;
 use super::report::{Footer, Row, rd_series, table, to_json};
-use super::timing::{Kernels, Run, backend_name, load1, memcpy_gbps, time_pernix, time_szp};
+use super::timing::{Case, Kernels, Run, backend_name, load1, memcpy_gbps, time_pernix, time_szp};
 use crate::codec::{Engines, PathKind, Setting, Values, Wrap, worst_ratio};
 use crate::data;
 use crate::dispatch;
@@ -134,7 +134,7 @@ fn bench_one<T: Wrap>(
     let (worst, _) = worst_ratio(values, &dec, &bound);
     drop(dec);
     let first = rows.len();
-    // Every path times all --isa kernels in turns ([`best_time_turns`]); rows keep the order
+    // Every path times all --isa kernels in turns (`timing::best_time_turns`); rows keep the order
     // ISA by ISA, path by path.
     let mut timed: Vec<(usize, usize, Row)> = Vec::new();
     for (j, &path) in r.paths.iter().enumerate() {
@@ -142,6 +142,14 @@ fn bench_one<T: Wrap>(
         let ks: Vec<&Kernels> = match path {
             PathKind::Scalar => r.ks.iter().take(1).collect(),
             _ => r.ks.iter().collect(),
+        };
+        let case = Case {
+            file,
+            values,
+            reference: &reference,
+            ref_bits: &ref_bits,
+            path,
+            ks: &ks,
         };
         let ts = match *s {
             Setting::Szp {
@@ -151,11 +159,9 @@ fn bench_one<T: Wrap>(
                 layout,
             } => {
                 let cfg = szpcli::config(mode, eb, block, layout);
-                time_szp(file, values, &cfg, path, &ks, r, &reference, &ref_bits)?
+                time_szp(&case, &cfg, r)?
             }
-            Setting::Pernix { bits, block } => time_pernix(
-                file, values, bits, block, path, &ks, r, &reference, &ref_bits,
-            )?,
+            Setting::Pernix { bits, block } => time_pernix(&case, (bits, block), r)?,
         };
         for (i, (k, t)) in ks.iter().zip(ts).enumerate() {
             let kernel = match (path, s) {

@@ -299,6 +299,18 @@ pub struct Run<'a> {
     pub memcpy: (f64, f64),
 }
 
+/// One bench cell: a dataset's values (named `file` in errors), the scalar path's archive and
+/// decoded bytes that every path's outputs are checked against, the path, and the kernels
+/// timed on it in turns.
+pub struct Case<'a, T> {
+    pub file: &'a str,
+    pub values: &'a [T],
+    pub reference: &'a [u8],
+    pub ref_bits: &'a [u8],
+    pub path: PathKind,
+    pub ks: &'a [&'a Kernels],
+}
+
 /// Compress and decompress times of one path, whether the outputs equal the references, and
 /// (PERNIX) the decompress time without checksum verification.
 pub struct Timed {
@@ -379,17 +391,10 @@ impl AsRef<[u8]> for SliceArchive {
     }
 }
 
-#[allow(clippy::too_many_arguments)]
-pub fn time_szp<T: Wrap>(
-    file: &str,
-    values: &[T],
-    cfg: &Config,
-    path: PathKind,
-    ks: &[&Kernels],
-    r: &Run,
-    reference: &[u8],
-    ref_bits: &[u8],
-) -> Result<Vec<Timed>, Fail> {
+/// The timings of SZp with `cfg` on the cell's path, one per kernel.
+pub fn time_szp<T: Wrap>(c: &Case<T>, cfg: &Config, r: &Run) -> Result<Vec<Timed>, Fail> {
+    let (file, values, path, ks) = (c.file, c.values, c.path, c.ks);
+    let (reference, ref_bits) = (c.reference, c.ref_bits);
     let par = &r.eng.par;
     let clock = Cpu::of(path);
     let e = |e| lib(file, e);
@@ -466,18 +471,14 @@ pub fn time_szp<T: Wrap>(
     )
 }
 
-#[allow(clippy::too_many_arguments)]
+/// The timings of PERNIX with `bits` and `block` on the cell's path, one per kernel.
 pub fn time_pernix<T: Wrap>(
-    file: &str,
-    values: &[T],
-    bits: BitWidth,
-    block: BlockSize,
-    path: PathKind,
-    ks: &[&Kernels],
+    c: &Case<T>,
+    (bits, block): (BitWidth, BlockSize),
     r: &Run,
-    reference: &[u8],
-    ref_bits: &[u8],
 ) -> Result<Vec<Timed>, Fail> {
+    let (file, values, path, ks) = (c.file, c.values, c.path, c.ks);
+    let (reference, ref_bits) = (c.reference, c.ref_bits);
     let clock = Cpu::of(path);
     let e = |e| lib(file, e);
     if r.e2e {
