@@ -11,6 +11,8 @@ use crate::dispatch;
 use crate::fail::{Fail, Kind};
 use crate::szpcli;
 
+/// `fzpack bench`: measures every dataset, setting and path, prints the table (or JSON) and
+/// draws the plot.
 pub fn run(args: BenchArgs) -> Result<(), Fail> {
     if let Some(p) = &args.plot
         && p.exists()
