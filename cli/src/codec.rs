@@ -1,6 +1,6 @@
 //! The codecs as the CLI names them: the codec, path, mode and layout arguments, one setting
 //! type, the engines of each path, decoded values of either type and an archive's bound. No
-//! codec is run here ([`crate::dispatch`] does that).
+//! codec is run here (`dispatch.rs` does that).
 
 use fzpack::par::Parallel;
 use fzpack::pernix::{Backend, BitWidth, BlockSize, Dispatcher, Verify};

@@ -1,5 +1,21 @@
 //! `fzpack`: compress, decompress, inspect, verify and benchmark scientific float files with
 //! SZp and PERNIX. Usage: `docs/cli.md`.
+//!
+//! This file only parses the command line and calls a subcommand. The modules, each importing
+//! only those below it (no circles; `grep -rn 'crate::\|super::' cli/src` lists the edges):
+//!
+//! - `cmd/` — one module per subcommand family: `compress`, `decompress`, `info`, `verify`,
+//!   `ops` (`add`, `sum`, `scale`, `stats`).
+//! - `bench/` — `fzpack bench`: `args` (the command line, settings, paths, datasets), `run`
+//!   (the rows), `timing` (kernels, clocks, per-codec timing), `report` (rows, JSON, table,
+//!   plot series), `plot` (SVG of neutral series).
+//! - `dispatch` — compress with a setting, decompress or bound any archive by its magic;
+//!   `szpcli` (SZp on the three paths) and `szpstream` (SZp streamed by block ranges) below it.
+//! - `codec` — the vocabulary: codec, path, mode and layout arguments, settings, engines,
+//!   values of either type, bounds.
+//! - `files` (safe input and atomic output), `data` (raw values, quality, generated fields),
+//!   `ui` (report lines and progress), `fail` (errors and exit codes); the library part
+//!   (`lib.rs`: `container`, `checks`) is shared with the fuzz targets.
 
 mod bench;
 mod cmd;
