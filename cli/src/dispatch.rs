@@ -2,13 +2,16 @@
 //! archive by its magic bytes, on one of the three paths. PERNIX runs here, SZp in
 //! [`crate::szpcli`].
 
+use std::ops::Range;
+
 use fzpack::DType;
-use fzpack::pernix;
+use fzpack::pernix::{self, StreamHeader};
 use fzpack_cli::container::{self, ArchiveKind};
 
 use crate::codec::{Bound, Engines, PathKind, Setting, Values, Wrap};
 use crate::fail::{Fail, Kind, lib};
 use crate::szpcli;
+use crate::szpstream::BATCH_BYTES;
 
 /// The archive kind of `bytes`, or the error that names `name` for unknown magic bytes.
 pub fn detect(name: &str, bytes: &[u8]) -> Result<ArchiveKind, Fail> {
@@ -84,4 +87,18 @@ pub fn bound(name: &str, bytes: &[u8]) -> Result<Bound, Fail> {
 /// archive's.
 pub fn archive_head(nm: &str) -> impl Fn(&[u8]) -> Result<(), Fail> + '_ {
     move |head: &[u8]| detect(nm, head).map(|_| ())
+}
+
+/// The batches a `.pnx` stream of `units` units is written or read in, so that memory is one
+/// batch: whole checksummed units, about [`BATCH_BYTES`] of raw values each (at least one
+/// unit), as (first unit, byte span in the stream, value range).
+pub fn pnx_batches<T: Wrap>(
+    h: &StreamHeader,
+    units: usize,
+) -> impl Iterator<Item = (usize, Range<usize>, Range<usize>)> + '_ {
+    let per = (BATCH_BYTES / (h.unit_values() * T::BYTES)).max(1);
+    (0..units).step_by(per).map(move |u0| {
+        let (span, vals) = h.unit_span(u0..(u0 + per).min(units));
+        (u0, span, vals)
+    })
 }

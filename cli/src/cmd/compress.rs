@@ -15,7 +15,7 @@ use crate::dispatch;
 use crate::fail::{Fail, Kind, lib};
 use crate::files::{self, Input, Output};
 use crate::szpcli;
-use crate::szpstream::{self, BATCH_BYTES};
+use crate::szpstream;
 use crate::ui::{bar, name, report, spinner};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -394,14 +394,10 @@ fn compress_t<T: Wrap>(
                 .filter(|_| h.stream_len().is_some())
                 .ok_or_else(|| Fail::new(Kind::Input, format!("{nm}: input too large")))?;
             out.write_all(&h.to_bytes())?;
-            let per = (BATCH_BYTES / (h.unit_values() * T::BYTES)).max(1);
             let d = eng.pernix(PathKind::Parallel);
             let pb = bar(bytes.len() as u64, "compressing");
             let mut buf = Vec::new();
-            let mut u0 = 0;
-            while u0 < units {
-                let u1 = (u0 + per).min(units);
-                let (span, vals) = h.unit_span(u0..u1);
+            for (u0, span, vals) in dispatch::pnx_batches::<T>(&h, units) {
                 buf.resize(span.len(), 0u8);
                 d.compress_stream_units(&h, &values[vals.clone()], u0, &mut buf)
                     .map_err(|e| {
@@ -410,7 +406,6 @@ fn compress_t<T: Wrap>(
                     })?;
                 out.write_all(&buf)?;
                 pb.inc((vals.len() * T::BYTES) as u64);
-                u0 = u1;
             }
             pb.finish_and_clear();
             Ok(())

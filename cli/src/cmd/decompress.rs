@@ -13,7 +13,7 @@ use crate::data;
 use crate::dispatch::{self, archive_head};
 use crate::fail::{Fail, Kind, lib};
 use crate::files::{Input, Output};
-use crate::szpstream::{self, BATCH_BYTES};
+use crate::szpstream;
 use crate::ui::{bar, name, report, spinner};
 
 #[derive(clap::Args, Debug)]
@@ -92,20 +92,15 @@ fn decompress_t<T: Wrap>(
             // Streamed in batches of whole chunks, each verified (in the call) before it is written.
             let h = StreamHeader::check(bytes, verify).map_err(|e| lib(nm, e))?;
             let units = h.units().unwrap_or(0);
-            let per = (BATCH_BYTES / (h.unit_values() * T::BYTES)).max(1);
             let d = eng.pernix(PathKind::Parallel);
             let pb = bar(h.n * T::BYTES as u64, "decompressing");
             let mut buf: Vec<T> = Vec::new();
-            let mut u0 = 0;
-            while u0 < units {
-                let u1 = (u0 + per).min(units);
-                let (span, vals) = h.unit_span(u0..u1);
+            for (u0, span, vals) in dispatch::pnx_batches::<T>(&h, units) {
                 buf.resize(vals.len(), T::ZERO);
                 d.decompress_stream_units(&h, &bytes[span], u0, &mut buf, verify)
                     .map_err(|e| lib(nm, e))?;
                 write_values(out, &buf)?;
                 pb.inc((vals.len() * T::BYTES) as u64);
-                u0 = u1;
             }
             pb.finish_and_clear();
             Ok(())
