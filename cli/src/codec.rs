@@ -1,17 +1,36 @@
-//! The codecs as the CLI sees them: one setting type, three paths, archive detection.
+//! The codecs as the CLI names them: the codec, path, mode and layout arguments, one setting
+//! type, the engines of each path, decoded values of either type and an archive's bound. No
+//! codec is run here (`dispatch.rs` does that).
 
 use fzpack::par::Parallel;
-use fzpack::pernix::{self, Backend, BitWidth, BlockSize, Dispatcher};
+use fzpack::pernix::{Backend, BitWidth, BlockSize, Dispatcher, Verify};
 use fzpack::{DType, Element};
 
-use crate::fail::{Fail, Kind, lib};
-pub use fzpack_cli::container::ArchiveKind;
+use crate::fail::{Fail, Kind};
 
 /// The largest `--threads`: 4 per core, and never above 1024 (a pool that size is pure
 /// overhead; a typo like 100000 fails at once instead of spawning threads).
 pub fn max_threads() -> usize {
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     (4 * cores).min(1024)
+}
+
+/// The codec of `--codec`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum CodecArg {
+    /// SZp: every value within an error bound (--eb, --mode).
+    Szp,
+    /// PERNIX: fixed-rate blocks of --bits bits per value.
+    Pernix,
+}
+
+/// The checksum policy of `--no-verify`.
+pub fn verify_of(no_verify: bool) -> Verify {
+    if no_verify {
+        Verify::Skip
+    } else {
+        Verify::Checksums
+    }
 }
 
 /// Which implementation runs.
@@ -150,39 +169,43 @@ impl Engines {
     }
 }
 
-pub fn detect(name: &str, bytes: &[u8]) -> Result<ArchiveKind, Fail> {
-    fzpack_cli::container::detect(bytes).ok_or_else(|| {
-        Fail::new(
-            Kind::Corrupt,
-            format!("{name}: not an fzpack archive (unknown magic bytes)"),
-        )
-    })
-}
-
-/// Decoded values of either type.
-pub enum Decoded {
+/// Values of either type: decoded from an archive, or loaded to be measured.
+pub enum Values {
     F32(Vec<f32>),
     F64(Vec<f64>),
 }
 
-impl Decoded {
+impl Values {
     pub fn dtype(&self) -> DType {
         match self {
-            Decoded::F32(_) => DType::F32,
-            Decoded::F64(_) => DType::F64,
+            Values::F32(_) => DType::F32,
+            Values::F64(_) => DType::F64,
+        }
+    }
+    pub fn len(&self) -> usize {
+        match self {
+            Values::F32(v) => v.len(),
+            Values::F64(v) => v.len(),
+        }
+    }
+    /// The values' bytes in place (native byte order).
+    pub fn bytes(&self) -> &[u8] {
+        match self {
+            Values::F32(v) => bytemuck::cast_slice(v),
+            Values::F64(v) => bytemuck::cast_slice(v),
         }
     }
     pub fn to_le_bytes(&self) -> Vec<u8> {
         match self {
-            Decoded::F32(v) => fzpack::values_to_le_bytes(v),
-            Decoded::F64(v) => fzpack::values_to_le_bytes(v),
+            Values::F32(v) => fzpack::values_to_le_bytes(v),
+            Values::F64(v) => fzpack::values_to_le_bytes(v),
         }
     }
 }
 
-/// Trait to move a `Vec<T>` in and out of [`Decoded`], and to view raw bytes as values.
+/// Trait to move a `Vec<T>` in and out of [`Values`], and to view raw bytes as values.
 pub trait Wrap: Element + bytemuck::Pod {
-    fn unwrap(d: Decoded) -> Option<Vec<Self>>;
+    fn unwrap(d: Values) -> Option<Vec<Self>>;
     /// `bytes` as values in place: little-endian machines, aligned, whole elements.
     fn view(bytes: &[u8]) -> Option<&[Self]> {
         if cfg!(target_endian = "little") {
@@ -197,62 +220,19 @@ pub trait Wrap: Element + bytemuck::Pod {
     }
 }
 impl Wrap for f32 {
-    fn unwrap(d: Decoded) -> Option<Vec<Self>> {
+    fn unwrap(d: Values) -> Option<Vec<Self>> {
         match d {
-            Decoded::F32(v) => Some(v),
+            Values::F32(v) => Some(v),
             _ => None,
         }
     }
 }
 impl Wrap for f64 {
-    fn unwrap(d: Decoded) -> Option<Vec<Self>> {
+    fn unwrap(d: Values) -> Option<Vec<Self>> {
         match d {
-            Decoded::F64(v) => Some(v),
+            Values::F64(v) => Some(v),
             _ => None,
         }
-    }
-}
-
-/// Compresses with `setting` on `path`; `fzm` selects the .fzm container for SZp.
-pub fn compress<T: Wrap>(
-    name: &str,
-    values: &[T],
-    setting: &Setting,
-    path: PathKind,
-    eng: &Engines,
-    fzm: bool,
-) -> Result<Vec<u8>, Fail> {
-    match *setting {
-        Setting::Pernix { bits, block } => eng
-            .pernix(path)
-            .compress_stream(values, bits, block)
-            .map_err(|e| lib(name, e)),
-        Setting::Szp {
-            mode,
-            eb,
-            block,
-            layout,
-        } => crate::szpcli::compress(name, values, mode, eb, block, layout, path, eng, fzm),
-    }
-}
-
-/// Decompresses any archive on `path`.
-pub fn decompress(
-    name: &str,
-    bytes: &[u8],
-    path: PathKind,
-    eng: &Engines,
-) -> Result<Decoded, Fail> {
-    match detect(name, bytes)? {
-        ArchiveKind::Pernix => {
-            let h = pernix::stream_header(bytes).map_err(|e| lib(name, e))?;
-            let d = eng.pernix(path);
-            Ok(match h.dtype {
-                DType::F32 => Decoded::F32(d.decompress_stream(bytes).map_err(|e| lib(name, e))?),
-                DType::F64 => Decoded::F64(d.decompress_stream(bytes).map_err(|e| lib(name, e))?),
-            })
-        }
-        k => crate::szpcli::decompress(name, bytes, k, path, eng),
     }
 }
 
@@ -274,28 +254,6 @@ impl Bound {
             Bound::Uniform(b) => *b,
             Bound::PerBlock { per, bounds } => bounds[i / per],
         }
-    }
-}
-
-/// The error bound an archive promises.
-pub fn bound(name: &str, bytes: &[u8]) -> Result<Bound, Fail> {
-    match detect(name, bytes)? {
-        ArchiveKind::Pernix => {
-            let h = pernix::stream_header(bytes).map_err(|e| lib(name, e))?;
-            let scales = pernix::stream_scales(bytes).map_err(|e| lib(name, e))?;
-            let bounds = scales
-                .iter()
-                .map(|&s| match h.dtype {
-                    DType::F32 => pernix::block_error_bound(s as f32, h.bits),
-                    DType::F64 => pernix::block_error_bound(s, h.bits),
-                })
-                .collect();
-            Ok(Bound::PerBlock {
-                per: h.elements_per_block(),
-                bounds,
-            })
-        }
-        k => crate::szpcli::bound(name, bytes, k).map(Bound::Uniform),
     }
 }
 

@@ -217,7 +217,7 @@ pub fn seismic_trace(n: usize) -> Vec<f32> {
 }
 
 /// A random-walk f32 field of `n` values: the running sum of standard normals (kept in f64,
-/// rounded to f32 at the end), as issue #15's `np.cumsum(rng.normal(size=n)).astype(np.float32)`.
+/// rounded to f32 at the end), as `np.cumsum(rng.normal(size=n)).astype(np.float32)` computes it.
 pub fn random_walk(n: usize) -> Vec<f32> {
     let mut rng = Rng(0x5EED_0000_0057_A1C0);
     let mut s = 0.0f64;

@@ -1,13 +1,10 @@
 //! SZp in the CLI: the three paths, the archive's bound and description.
 
 use fzpack::szp::{self, Config};
+use fzpack_cli::container::ArchiveKind;
 
-use crate::codec::{ArchiveKind, Decoded, Engines, LayoutArg, ModeArg, PathKind, Wrap};
-use crate::fail::{Fail, lib};
-
-pub fn available() -> bool {
-    true
-}
+use crate::codec::{Engines, LayoutArg, ModeArg, PathKind, Values, Wrap};
+use crate::fail::{Fail, Kind, lib};
 
 pub fn config(mode: ModeArg, eb: f64, block: u32, layout: LayoutArg) -> Config {
     let c = match mode {
@@ -33,7 +30,7 @@ pub fn compress<T: Wrap>(
     if fzm {
         // FZGPUModules .fzm: the core's single-stage writer (one thread, scalar kernels).
         let cap = szp::fzm::max_fzm_len(values.len(), block, T::TYPE.into())
-            .ok_or_else(|| Fail::new(crate::fail::Kind::Usage, "input too large"))?;
+            .ok_or_else(|| Fail::new(Kind::Usage, "input too large"))?;
         let mut out = vec![0u8; cap];
         let len = szp::fzm::write(values, &cfg, &mut out).map_err(|e| lib(name, e.into()))?;
         out.truncate(len);
@@ -53,18 +50,18 @@ pub fn decompress(
     k: ArchiveKind,
     path: PathKind,
     eng: &Engines,
-) -> Result<Decoded, Fail> {
+) -> Result<Values, Fail> {
     if k == ArchiveKind::Fzm {
         let h = szp::fzm::header(bytes).map_err(|e| lib(name, e.into()))?;
         return match h.dtype {
-            szp::DType::F32 => read_fzm::<f32>(name, bytes, h.n).map(Decoded::F32),
-            szp::DType::F64 => read_fzm::<f64>(name, bytes, h.n).map(Decoded::F64),
+            szp::DType::F32 => read_fzm::<f32>(name, bytes, h.n).map(Values::F32),
+            szp::DType::F64 => read_fzm::<f64>(name, bytes, h.n).map(Values::F64),
         };
     }
     let h = szp::header(bytes).map_err(|e| lib(name, e.into()))?;
     match h.dtype {
-        szp::DType::F32 => decode::<f32>(name, bytes, path, eng).map(Decoded::F32),
-        szp::DType::F64 => decode::<f64>(name, bytes, path, eng).map(Decoded::F64),
+        szp::DType::F32 => decode::<f32>(name, bytes, path, eng).map(Values::F32),
+        szp::DType::F64 => decode::<f64>(name, bytes, path, eng).map(Values::F64),
     }
 }
 

@@ -1,5 +1,5 @@
-//! SZp archives streamed by block ranges (issue #16: peak memory is one input map plus a
-//! batch, whatever the file size; #15: no full-size copy of the archive or the output).
+//! SZp archives streamed by block ranges: peak memory is one input map plus a batch, whatever
+//! the file size, and there is no full-size copy of the archive or the output.
 //!
 //! Compress: the plan is computed once over the whole (mapped) input, then batches of whole
 //! checksum chunks are encoded by the core's block-range API ([`engine::encode_blocks`]) on the
@@ -205,33 +205,21 @@ pub fn decompress<T: Wrap>(
     let group = view.header.head_group();
     let per = batch_blocks(bs, T::BYTES, view.header.chunk_shift.min(5)).min(nb.max(1));
     let eb = view.header.quant_eb;
+    let decode = |ws: &[u8], payload: &[u8], o: &mut [T]| {
+        let join = RayonJoin::for_job(par, size_of_val(o));
+        par.install(|| engine::decode_blocks(path, &join, eb, bs as u32, group, ws, payload, o))
+            .map_err(&err)
+    };
     // A file on a little-endian machine: decode straight into the output's pages, a mapped
     // window per batch (no copy through a buffer, and every thread writes its own pages).
-    if !out.is_stdout() && cfg!(target_endian = "little") {
+    // Elsewhere (standard output) a batch goes through one reused buffer.
+    let direct = !out.is_stdout() && cfg!(target_endian = "little");
+    let mut buf: Vec<T> = Vec::new();
+    if direct {
         out.reserve((view.n as u64).saturating_mul(T::BYTES as u64))?;
-        let (mut b0, mut off) = (0usize, 0usize);
-        while b0 < nb {
-            let b1 = (b0 + per).min(nb);
-            let vals = (b1 * bs).min(view.n) - b0 * bs;
-            let ws = &view.widths[b0..b1];
-            let rest = view.payload.get(off..).unwrap_or_default();
-            let plen = blocks::body_len(ws, bs, vals, group, rest).map_err(&err)?;
-            let payload = rest.get(..plen).ok_or_else(|| err(szp::Error::Truncated))?;
-            let mut win = out.map((b0 * bs * T::BYTES) as u64, vals * T::BYTES)?;
-            let o: &mut [T] = bytemuck::try_cast_slice_mut(&mut win[..])
-                .map_err(|_| err(szp::Error::Corrupt("unaligned output mapping")))?;
-            let join = RayonJoin::for_job(par, size_of_val(o));
-            par.install(|| {
-                engine::decode_blocks(path, &join, eb, bs as u32, group, ws, payload, o)
-            })
-            .map_err(&err)?;
-            drop(win);
-            b0 = b1;
-            off += plen;
-        }
-        return Ok(());
+    } else {
+        buf = vec![T::ZERO; (per * bs).min(view.n)];
     }
-    let mut buf: Vec<T> = vec![T::ZERO; (per * bs).min(view.n)];
     let (mut b0, mut off) = (0usize, 0usize);
     while b0 < nb {
         let b1 = (b0 + per).min(nb);
@@ -240,12 +228,16 @@ pub fn decompress<T: Wrap>(
         let rest = view.payload.get(off..).unwrap_or_default();
         let plen = blocks::body_len(ws, bs, vals, group, rest).map_err(&err)?;
         let payload = rest.get(..plen).ok_or_else(|| err(szp::Error::Truncated))?;
-        let o = &mut buf[..vals];
-        let join = RayonJoin::for_job(par, size_of_val(o));
-        let eb = view.header.quant_eb;
-        par.install(|| engine::decode_blocks(path, &join, eb, bs as u32, group, ws, payload, o))
-            .map_err(&err)?;
-        write(out, o)?;
+        if direct {
+            let mut win = out.map((b0 * bs * T::BYTES) as u64, vals * T::BYTES)?;
+            let o: &mut [T] = bytemuck::try_cast_slice_mut(&mut win[..])
+                .map_err(|_| err(szp::Error::Corrupt("unaligned output mapping")))?;
+            decode(ws, payload, o)?;
+        } else {
+            let o = &mut buf[..vals];
+            decode(ws, payload, o)?;
+            write(out, o)?;
+        }
         b0 = b1;
         off += plen;
     }

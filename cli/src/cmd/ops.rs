@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 
 use fzpack::szp;
 
+use crate::dispatch::archive_head;
 use crate::fail::{Fail, Kind, lib};
 use crate::files::{Input, Output};
 
@@ -50,7 +51,7 @@ fn open_all(paths: &[&Path]) -> Result<Vec<Input>, Fail> {
     }
     paths
         .iter()
-        .map(|p| Input::open_checked(p, crate::archive_head(&p.display().to_string())))
+        .map(|p| Input::open_checked(p, archive_head(&p.display().to_string())))
         .collect()
 }
 

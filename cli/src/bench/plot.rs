@@ -1,9 +1,15 @@
 //! A hand-written SVG rate-distortion plot: PSNR (dB) against bits/value, one curve per
-//! file and codec.
+//! series.
 
 use std::fmt::Write as _;
 
-use crate::bench::Row;
+/// One curve: its legend, whether it is drawn dashed, and its (bits/value, PSNR dB) points
+/// in any order.
+pub struct Series {
+    pub label: String,
+    pub dashed: bool,
+    pub points: Vec<(f64, f64)>,
+}
 
 const COLORS: [&str; 8] = [
     "#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf",
@@ -15,30 +21,12 @@ fn esc(s: &str) -> String {
         .replace('>', "&gt;")
 }
 
-/// The SVG document: one point per file, codec and setting (quality does not depend on the
-/// path, so the first row of each setting is used, whichever paths `--paths` kept).
-pub fn svg(rows: &[Row]) -> String {
-    let mut series: Vec<(String, Vec<(f64, f64)>)> = Vec::new();
-    let mut seen: Vec<(&str, &str, &str)> = Vec::new();
-    for r in rows {
-        let id = (r.file.as_str(), r.codec, r.setting.as_str());
-        if seen.contains(&id) {
-            continue;
-        }
-        seen.push(id);
-        if !r.psnr_db.is_finite() || !r.bits_per_value.is_finite() {
-            continue;
-        }
-        let key = format!("{} {}", r.codec, r.file);
-        match series.iter_mut().find(|(k, _)| *k == key) {
-            Some((_, pts)) => pts.push((r.bits_per_value, r.psnr_db)),
-            None => series.push((key, vec![(r.bits_per_value, r.psnr_db)])),
-        }
+/// The SVG document of `series`, in their order (points sorted by bits/value here).
+pub fn svg(mut series: Vec<Series>) -> String {
+    for c in &mut series {
+        c.points.sort_by(|a, b| a.0.total_cmp(&b.0));
     }
-    for (_, pts) in &mut series {
-        pts.sort_by(|a, b| a.0.total_cmp(&b.0));
-    }
-    let all = series.iter().flat_map(|(_, p)| p.iter().copied());
+    let all = series.iter().flat_map(|c| c.points.iter().copied());
     let (mut x1, mut y0, mut y1) = (1.0f64, f64::INFINITY, f64::NEG_INFINITY);
     for (x, y) in all {
         x1 = x1.max(x);
@@ -116,14 +104,15 @@ pub fn svg(rows: &[Row]) -> String {
          PSNR (dB)</text>",
         (t + h - b) / 2.0
     );
-    for (i, (key, pts)) in series.iter().enumerate() {
+    for (i, curve) in series.iter().enumerate() {
         let c = COLORS[i % COLORS.len()];
-        let dash = if key.starts_with("szp") {
-            ""
-        } else {
+        let dash = if curve.dashed {
             " stroke-dasharray=\"6 3\""
+        } else {
+            ""
         };
-        let p: Vec<String> = pts
+        let p: Vec<String> = curve
+            .points
             .iter()
             .map(|&(x, y)| format!("{:.1},{:.1}", px(x), py(y)))
             .collect();
@@ -132,7 +121,7 @@ pub fn svg(rows: &[Row]) -> String {
             "<polyline points=\"{}\" fill=\"none\" stroke=\"{c}\" stroke-width=\"2\"{dash}/>",
             p.join(" ")
         );
-        for &(x, y) in pts {
+        for &(x, y) in &curve.points {
             let _ = writeln!(
                 o,
                 "<circle cx=\"{:.1}\" cy=\"{:.1}\" r=\"3\" fill=\"{c}\"/>",
@@ -150,7 +139,7 @@ pub fn svg(rows: &[Row]) -> String {
             w - r + 34.0,
             w - r + 40.0,
             ly + 4.0,
-            esc(key)
+            esc(&curve.label)
         );
     }
     o.push_str("</svg>\n");

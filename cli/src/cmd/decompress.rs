@@ -1,0 +1,145 @@
+//! `fzpack decompress`: any fzpack archive (or standard input) back to raw little-endian
+//! values. The archive is validated whole first; `.pnx` and `.szp` are then decoded and
+//! written a batch at a time.
+
+use std::path::{Path, PathBuf};
+
+use fzpack::DType;
+use fzpack::pernix::{StreamHeader, Verify};
+use fzpack_cli::container::{self, ArchiveKind};
+
+use crate::codec::{Engines, PathKind, Wrap, verify_of};
+use crate::data;
+use crate::dispatch::{self, archive_head};
+use crate::fail::{Fail, Kind, lib};
+use crate::files::{Input, Output};
+use crate::szpstream;
+use crate::ui::{bar, name, report, spinner};
+
+#[derive(clap::Args, Debug)]
+pub struct DecompressArgs {
+    /// The archive; `-` reads standard input.
+    input: PathBuf,
+    /// Output file [default: NAME.decoded.f32/.f64; standard output for input `-`]; `-` writes
+    /// to standard output.
+    #[arg(short, long)]
+    output: Option<PathBuf>,
+    /// Worker threads [default: all cores; at most 4 per core, 1024 in all].
+    #[arg(long)]
+    threads: Option<usize>,
+    /// Overwrite an existing output.
+    #[arg(long)]
+    force: bool,
+    /// Do not verify the .pnx / .szp v2 checksums (for data checksummed elsewhere; the
+    /// structure is still checked).
+    #[arg(long)]
+    no_verify: bool,
+}
+
+pub fn run(a: DecompressArgs) -> Result<(), Fail> {
+    let nm = name(&a.input);
+    let verify = verify_of(a.no_verify);
+    let eng = Engines::new(a.threads)?;
+    let input = Input::open_checked(&a.input, archive_head(&nm))?;
+    let bytes = input.bytes();
+    let summary = container::check(bytes, verify).map_err(|e| lib(&nm, e))?;
+    let dtype = summary.dtype;
+    let out_path = a.output.clone().unwrap_or_else(|| {
+        if a.input.as_os_str() == "-" {
+            return PathBuf::from("-");
+        }
+        let stem = a.input.with_extension("");
+        let stem = if data::dtype_from_name(&stem).is_some() {
+            stem.with_extension("")
+        } else {
+            stem
+        };
+        let mut s = stem.into_os_string();
+        s.push(".decoded.");
+        s.push(dtype.name());
+        PathBuf::from(s)
+    });
+    let mut out = Output::create(&out_path, a.force, &[&input])?;
+    match dtype {
+        DType::F32 => decompress_t::<f32>(&nm, bytes, summary.kind, verify, &eng, &mut out)?,
+        DType::F64 => decompress_t::<f64>(&nm, bytes, summary.kind, verify, &eng, &mut out)?,
+    }
+    let written = out.written();
+    let to_stdout = out.is_stdout();
+    out.finish(a.force)?;
+    let line = format!(
+        "{} -> {}: {} {} values ({} bytes)",
+        a.input.display(),
+        out_path.display(),
+        written / dtype.size() as u64,
+        dtype,
+        written
+    );
+    report(if to_stdout { Path::new("-") } else { &out_path }, &line);
+    Ok(())
+}
+
+fn decompress_t<T: Wrap>(
+    nm: &str,
+    bytes: &[u8],
+    kind: ArchiveKind,
+    verify: Verify,
+    eng: &Engines,
+    out: &mut Output,
+) -> Result<(), Fail> {
+    match kind {
+        ArchiveKind::Pernix => {
+            // Streamed in batches of whole chunks, each verified (in the call) before it is written.
+            let h = StreamHeader::check(bytes, verify).map_err(|e| lib(nm, e))?;
+            let units = h.units().unwrap_or(0);
+            let d = eng.pernix(PathKind::Parallel);
+            let pb = bar(h.n * T::BYTES as u64, "decompressing");
+            let mut buf: Vec<T> = Vec::new();
+            for (u0, span, vals) in dispatch::pnx_batches::<T>(&h, units) {
+                buf.resize(vals.len(), T::ZERO);
+                d.decompress_stream_units(&h, &bytes[span], u0, &mut buf, verify)
+                    .map_err(|e| lib(nm, e))?;
+                write_values(out, &buf)?;
+                pb.inc((vals.len() * T::BYTES) as u64);
+            }
+            pb.finish_and_clear();
+            Ok(())
+        }
+        ArchiveKind::Szp => {
+            // Validated whole by container::check; decoded a batch of blocks at a time.
+            let pb = bar(out_len::<T>(bytes), "decompressing");
+            let r = szpstream::decompress(
+                bytes,
+                &eng.par,
+                out,
+                szpstream::szp_fail(nm),
+                |o, v: &[T]| {
+                    pb.inc(size_of_val(v) as u64);
+                    write_values(o, v)
+                },
+            );
+            pb.finish_and_clear();
+            r
+        }
+        ArchiveKind::Fzm => {
+            let pb = spinner("decompressing");
+            let d = dispatch::decompress(nm, bytes, PathKind::Parallel, eng);
+            pb.finish_and_clear();
+            let v = T::unwrap(d?).ok_or_else(|| Fail::new(Kind::Corrupt, "element type"))?;
+            write_values(out, &v)
+        }
+    }
+}
+
+/// Values bytes of an SZp archive (for the progress bar).
+fn out_len<T: Wrap>(bytes: &[u8]) -> u64 {
+    fzpack::szp::header(bytes).map_or(0, |h| h.n.saturating_mul(T::BYTES as u64))
+}
+
+/// Writes values as little-endian bytes (in place on little-endian machines).
+fn write_values<T: Wrap>(out: &mut Output, v: &[T]) -> Result<(), Fail> {
+    match T::as_le_bytes(v) {
+        Some(b) => out.write_all(b),
+        None => out.write_all(&fzpack::values_to_le_bytes(v)),
+    }
+}
