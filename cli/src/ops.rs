@@ -24,7 +24,8 @@ fn fail_of(paths: &[&Path], e: fzpack::Error) -> Fail {
             szp::Error::Truncated
             | szp::Error::BadMagic
             | szp::Error::UnsupportedVersion { .. }
-            | szp::Error::Corrupt(_),
+            | szp::Error::Corrupt(_)
+            | szp::Error::Implausible { .. },
         ) => Fail::new(Kind::Corrupt, format!("{names}: {e}")),
         other => Fail::new(Kind::Input, format!("{names}: {other}")),
     }
