@@ -23,7 +23,10 @@
 //! threshold just above ½, `strict_by_fraction` in `arch/x86_64/szp.rs`) and give any block
 //! that fails it the exact check. A violation (never observed) would be
 //! [`Error::BoundViolated`]. If `eb'` is not positive — the bound is below the data's float
-//! precision — compression fails with [`Error::BoundBelowPrecision`].
+//! precision — compression fails with [`Error::BoundBelowPrecision`]; the tightening also keeps
+//! every reconstruction below the point where the element type rounds to infinity (its
+//! maximum plus half an ulp), and data too close to that for any bound is
+//! [`Error::RangeOverflow`].
 //!
 //! [`Config::stage_compatible`] turns the tightening off and quantizes with the bound itself,
 //! exactly as FZGPUModules does; then the guarantee is FZGPUModules' own: `|x − x'| ≤ bound` in
