@@ -67,10 +67,13 @@ pub fn lib(what: &str, e: fzpack::Error) -> Fail {
                 | E::DTypeMismatch
                 | E::Corrupt(_)
                 | E::ChecksumMismatch { .. }
-                | E::UnsupportedLayout { .. } => Kind::Corrupt,
+                | E::UnsupportedLayout { .. }
+                | E::Implausible { .. } => Kind::Corrupt,
                 E::NonFinite { .. }
                 | E::ValueOutOfRange { .. }
                 | E::LevelOverflow { .. }
+                | E::ResultOverflow { .. }
+                | E::RangeOverflow
                 | E::ZeroRange
                 | E::BoundBelowPrecision => Kind::Input,
                 _ => Kind::Usage,

@@ -21,6 +21,8 @@ from ._fzpack import Error, __version__
 
 __all__ = [
     "Error",
+    "MODES",
+    "check_mode",
     "__version__",
     "szp_compress",
     "szp_decompress",
@@ -31,6 +33,23 @@ __all__ = [
     "read_fzm",
     "write_fzm",
 ]
+
+
+#: The SZp bound modes every entry point accepts (case-insensitive): ``"abs"`` (absolute) and
+#: ``"noa"`` (relative to the value range). Anything else raises :class:`Error` (a
+#: ``ValueError``), in ``szp_compress``, ``write_fzm`` and the numcodecs, Zarr and HDF5 codecs.
+MODES = ("abs", "noa")
+
+
+def check_mode(mode) -> str:
+    """``mode`` lower-cased if it is one of :data:`MODES`; else :class:`Error` listing them."""
+    m = str(mode).lower()
+    if m not in MODES:
+        raise Error(
+            'invalid argument: mode must be "abs" or "noa" (case-insensitive; "noa" is relative '
+            f"to the value range), got {mode!r}"
+        )
+    return m
 
 
 def _floats(arr) -> np.ndarray:
@@ -64,14 +83,14 @@ def szp_compress(arr, eb: float, mode: str = "abs", block_size: int = 128) -> by
     Args:
         arr: float32 or float64 array of any shape (C order); must be finite.
         eb: the error bound, finite and > 0 (relative to the value range for ``"noa"``).
-        mode: ``"abs"`` or ``"noa"``.
+        mode: ``"abs"`` or ``"noa"`` (:data:`MODES`, case-insensitive; anything else raises).
         block_size: values per block, 1..=4096.
 
     Raises:
         Error: non-float input, NaN/inf (naming the index), a bad bound, mode or block size,
             or a bound the data cannot meet.
     """
-    return _fzpack.szp_compress(_floats(arr), float(eb), mode, int(block_size))
+    return _fzpack.szp_compress(_floats(arr), float(eb), check_mode(mode), int(block_size))
 
 
 def szp_decompress(buf) -> np.ndarray:
@@ -130,7 +149,9 @@ def write_fzm(
     (its guarantee then is the bound plus half an ulp); the default uses fzpack's tightened
     bound so every value meets ``eb`` exactly.
     """
-    return _fzpack.write_fzm(_floats(arr), float(eb), mode, int(block_size), bool(stage_compatible))
+    return _fzpack.write_fzm(
+        _floats(arr), float(eb), check_mode(mode), int(block_size), bool(stage_compatible)
+    )
 
 
 def read_fzm(buf) -> np.ndarray:

@@ -8,6 +8,10 @@ __version__: str
 class Error(ValueError):
     """Any fzpack failure; the message is the Rust core's."""
 
+MODES: tuple[str, ...]
+
+def check_mode(mode: object) -> str: ...
+
 _Floats = npt.ArrayLike
 _Buffer = bytes | bytearray | memoryview | npt.NDArray[Any]
 

@@ -66,10 +66,8 @@ class SZp(_Filter):
     ``eb * (chunk max - chunk min)`` (``"noa"``), every element."""
 
     def __init__(self, eb: float, mode: str = "abs", block_size: int = 128):
-        mode = str(mode).lower()
+        mode = fzpack.check_mode(mode)
         codes = {"abs": 0, "noa": 2}
-        if mode not in codes:
-            raise fzpack.Error(f'invalid argument: mode must be "abs" or "noa", got {mode!r}')
         eb = float(eb)
         if not (eb > 0 and eb != float("inf")):
             raise fzpack.Error(f"invalid argument: eb must be finite and > 0, got {eb}")

@@ -34,9 +34,7 @@ class SZp(Codec):
     codec_id = "fzpack_szp"
 
     def __init__(self, eb: float, mode: str = "abs", block_size: int = 128):
-        mode = str(mode).lower()
-        if mode not in ("abs", "noa"):
-            raise fzpack.Error(f'invalid argument: mode must be "abs" or "noa", got {mode!r}')
+        mode = fzpack.check_mode(mode)
         eb = float(eb)
         if not (np.isfinite(eb) and eb > 0):
             raise fzpack.Error(f"invalid argument: eb must be finite and > 0, got {eb}")

@@ -36,6 +36,14 @@ __all__ = ["SZp", "CODEC_NAME"]
 CODEC_NAME = "fzpack_szp"
 
 
+def _is_nan(value) -> bool:
+    """Whether a fill value is NaN (any float or numpy scalar; False for anything else)."""
+    try:
+        return bool(np.isnan(value))
+    except (TypeError, ValueError):
+        return False
+
+
 @dataclass(frozen=True)
 class SZp(ArrayBytesCodec):
     """SZp as a Zarr v3 array-to-bytes codec (see the module docs).
@@ -53,9 +61,7 @@ class SZp(ArrayBytesCodec):
     block_size: int
 
     def __init__(self, eb: float, mode: str = "abs", block_size: int = 128) -> None:
-        mode = str(mode).lower()
-        if mode not in ("abs", "noa"):
-            raise fzpack.Error(f'invalid argument: mode must be "abs" or "noa", got {mode!r}')
+        mode = fzpack.check_mode(mode)
         eb = float(eb)
         if not (np.isfinite(eb) and eb > 0):
             raise fzpack.Error(f"invalid argument: eb must be finite and > 0, got {eb}")
@@ -95,7 +101,17 @@ class SZp(ArrayBytesCodec):
 
     async def _encode_single(self, chunk_array: NDBuffer, chunk_spec: ArraySpec) -> Buffer | None:
         arr = chunk_array.as_numpy_array()
-        out = fzpack.szp_compress(arr, self.eb, self.mode, self.block_size)
+        try:
+            out = fzpack.szp_compress(arr, self.eb, self.mode, self.block_size)
+        except fzpack.Error as e:
+            if "non-finite" in str(e) and _is_nan(getattr(chunk_spec, "fill_value", None)):
+                raise fzpack.Error(
+                    f"{e}: the array's fill_value is NaN, and zarr fills the part of an edge "
+                    "chunk outside the array (and unwritten regions) with it; fzpack SZp cannot "
+                    "encode NaN yet: create the array with a finite fill_value (e.g. "
+                    "fill_value=0.0), or with chunks that divide the shape"
+                ) from e
+            raise
         return chunk_spec.prototype.buffer.from_bytes(out)
 
     def compute_encoded_size(self, input_byte_length: int, _chunk_spec: ArraySpec) -> int:

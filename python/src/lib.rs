@@ -63,10 +63,12 @@ fn bytes_of<'a>(buf: &'a PyReadonlyArray1<'_, u8>) -> PyResult<&'a [u8]> {
 fn szp_config(eb: f64, mode: &str, block_size: u32) -> PyResult<Config> {
     let cfg = match mode.to_ascii_lowercase().as_str() {
         "abs" => Config::abs(eb),
-        "noa" | "rel" => Config::noa(eb),
-        other => {
+        "noa" => Config::noa(eb),
+        // The same rule and message as `fzpack.check_mode` (every Python entry point).
+        _ => {
             return Err(err(format!(
-                "invalid argument: mode must be \"abs\" or \"noa\", got {other:?}"
+                "invalid argument: mode must be \"abs\" or \"noa\" (case-insensitive; \"noa\" \
+                 is relative to the value range), got {mode:?}"
             )));
         }
     };

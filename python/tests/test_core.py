@@ -268,6 +268,24 @@ def test_bound_below_float_precision():
         fzpack.szp_compress(x, 1e-12)
 
 
+def test_one_mode_rule_for_compress_and_fzm():
+    """``szp_compress`` and ``write_fzm`` (and the Rust entry points behind them) accept exactly
+    ``fzpack.MODES``, case-insensitive; ``"rel"`` is not a silent alias of ``"noa"``."""
+    x = np.linspace(0, 1, 100)
+    assert fzpack.MODES == ("abs", "noa")
+    for mode in ("rel", "pw_rel", "", "absolute"):
+        for f in (fzpack.szp_compress, fzpack.write_fzm, fzpack._fzpack.szp_compress):
+            with pytest.raises(fzpack.Error, match='mode must be "abs" or "noa"') as e:
+                f(x, 1e-3, mode)
+            assert repr(mode) in str(e.value) or f'"{mode}"' in str(e.value)
+        with pytest.raises(ValueError, match='"noa" is relative to the value range'):
+            fzpack.check_mode(mode)
+    for mode, want in (("ABS", "abs"), ("Noa", "noa")):
+        assert fzpack.check_mode(mode) == want
+        assert fzpack.szp_header(fzpack.szp_compress(x, 1e-3, mode))["mode"] == want
+        assert fzpack.read_fzm(fzpack.write_fzm(x, 1e-3, mode)).size == x.size
+
+
 def test_bad_mode_block_size_bits():
     x = np.linspace(0, 1, 100)
     with pytest.raises(fzpack.Error, match="mode"):

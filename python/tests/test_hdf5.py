@@ -68,6 +68,9 @@ def test_bad_bound_kwargs(eb):
 def test_bad_other_kwargs():
     with pytest.raises(fzpack.Error, match="mode"):
         fzpack.hdf5.SZp(1e-3, mode="x")
+    # The one mode rule of every entry point (fzpack.check_mode): "rel" is not an alias.
+    with pytest.raises(fzpack.Error, match='mode must be "abs" or "noa"'):
+        fzpack.hdf5.SZp(1e-3, mode="rel")
     with pytest.raises(fzpack.Error, match="block_size"):
         fzpack.hdf5.SZp(1e-3, block_size=0)
     with pytest.raises(fzpack.Error, match="bits"):

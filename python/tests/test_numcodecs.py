@@ -123,6 +123,9 @@ def test_bad_codec_arguments(nc, fz_nc, eb):
 def test_bad_codec_arguments_other(fz_nc):
     with pytest.raises(fzpack.Error, match="mode"):
         fz_nc.SZp(1e-3, mode="rel2")
+    # The one mode rule of every entry point (fzpack.check_mode): "rel" is not an alias.
+    with pytest.raises(fzpack.Error, match='mode must be "abs" or "noa"'):
+        fz_nc.SZp(1e-3, mode="rel")
     with pytest.raises(fzpack.Error, match="bits"):
         fz_nc.PERNIX(0)
     with pytest.raises(fzpack.Error, match="block_size"):

@@ -133,3 +133,40 @@ def test_corrupt_chunk_fails_the_read(zarr, fz_zarr, tmp_path, small_field):
     chunk.write_bytes(data[: len(data) // 2])  # truncated chunk
     with pytest.raises(fzpack.Error):
         zarr.open_array(str(path))[:]
+
+
+def test_mode_rule_is_the_one_of_every_entry_point(fz_zarr):
+    with pytest.raises(fzpack.Error, match='mode must be "abs" or "noa"'):
+        fz_zarr.SZp(eb=1e-3, mode="rel")
+    assert fz_zarr.SZp(eb=1e-3, mode="NOA").mode == "noa"
+
+
+def test_nan_fill_value_names_the_cause(zarr, fz_zarr, tmp_path):
+    """A NaN fill value pads the edge chunks: the error says so and how to avoid it."""
+    x = np.arange(70, dtype="float32").reshape(10, 7)
+    z = zarr.create_array(
+        store=str(tmp_path / "nan.zarr"),
+        shape=x.shape,
+        chunks=(4, 4),  # edge chunks are partial
+        dtype="float32",
+        fill_value=np.nan,
+        serializer=fz_zarr.SZp(eb=1e-3),
+        compressors=None,
+    )
+    with pytest.raises(fzpack.Error) as e:
+        z[:] = x
+    msg = str(e.value)
+    assert "fill_value is NaN" in msg and "fill_value=0.0" in msg, msg
+    assert "chunks that divide the shape" in msg, msg
+    # With a finite fill value the same array round-trips.
+    z = zarr.create_array(
+        store=str(tmp_path / "zero.zarr"),
+        shape=x.shape,
+        chunks=(4, 4),
+        dtype="float32",
+        fill_value=0.0,
+        serializer=fz_zarr.SZp(eb=1e-3),
+        compressors=None,
+    )
+    z[:] = x
+    assert np.abs(z[:] - x).max() <= 1e-3

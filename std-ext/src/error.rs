@@ -98,7 +98,8 @@ impl From<Error> for io::Error {
                 | fzpack_core::szp::Error::DTypeMismatch
                 | fzpack_core::szp::Error::Corrupt(_)
                 | fzpack_core::szp::Error::ChecksumMismatch { .. }
-                | fzpack_core::szp::Error::UnsupportedLayout { .. },
+                | fzpack_core::szp::Error::UnsupportedLayout { .. }
+                | fzpack_core::szp::Error::Implausible { .. },
             ) => io::Error::new(io::ErrorKind::InvalidData, e),
             other => io::Error::new(io::ErrorKind::InvalidInput, other),
         }

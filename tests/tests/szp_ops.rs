@@ -206,11 +206,9 @@ fn block_head_layout_overflow_and_mismatch() {
         ops::sub(&z1, &z0, &mut out),
         ops::sum(&[&z1, &z1, &z0], &mut out),
     ] {
-        assert_eq!(
-            r,
-            Err(Error::OpsMismatch {
-                what: "block layout"
-            })
+        assert!(
+            matches!(r, Err(Error::OpsMismatch { what }) if what.starts_with("block layout")),
+            "{r:?}"
         );
     }
     // Too-small outputs report the exact need in this layout too.
@@ -371,7 +369,7 @@ fn overflow_is_an_error_never_a_wrap() {
     let zx = encode(&x, &cfg).unwrap();
     assert_eq!(
         linear_checked(&[&zx, &zx], &[1, 1]),
-        Err(Error::LevelOverflow { index: 20 })
+        Err(Error::ResultOverflow { index: 20 })
     );
     assert!(linear_checked(&[&zx, &zx], &[1, -1]).is_ok());
     // Scaling a tiny-level archive by a huge k: exact path, fine up to the limit.

@@ -309,28 +309,70 @@ pub const GRID_SHIFT_F32: i32 = 18;
 /// `k` of the quantizer grid magnitude `M = 2^k · bound` for f64 data.
 pub const GRID_SHIFT_F64: i32 = 40;
 
-/// Rounding slack of the strict tightening for `dtype`: (relative, absolute, type maximum).
-fn slack(dtype: DType) -> (f64, f64, f64) {
+/// Rounding slack of the strict tightening for `dtype`: (relative, absolute, type maximum,
+/// half an ulp of the type maximum).
+fn slack(dtype: DType) -> (f64, f64, f64, f64) {
     const F64_SLACK: f64 = 8.881_784_197_001_252e-16; // 2^-50
     const F32_SLACK: f64 = 5.960_464_477_539_063e-8; // 2^-24
     // Relative rounding slack, the absolute slack of subnormal results (the smallest
-    // subnormal of the type), and the largest finite value of the type.
+    // subnormal of the type), the largest finite value of the type, and half its ulp: a
+    // result below `max + half` rounds to a finite value (to `max` itself at worst).
     match dtype {
         DType::F32 => (
             F32_SLACK + F64_SLACK,
             1.401_298_464_324_817e-45,
             f64::from(f32::MAX),
+            1.014_120_480_182_583_5e31, // 2^103
         ),
-        DType::F64 => (F64_SLACK, f64::from_bits(1), f64::MAX),
+        DType::F64 => (F64_SLACK, f64::from_bits(1), f64::MAX, pow2(970)),
     }
 }
 
-/// The strict quantizer bound for `bound` when every `|x| <= m`:
-/// `min(bound − (m + bound)·rel − abs, type_max − m)` (not positive: below precision).
+/// The precision term of the strict tightening: `bound − (m + bound)·rel − abs` (not positive:
+/// the bound is below the float precision at magnitude `m`).
+fn precision_room(dtype: DType, bound: f64, m: f64) -> f64 {
+    let (rel, absolute, limit, _) = slack(dtype);
+    let m = m.min(limit);
+    let s = m + bound;
+    // `m + bound` overflows only near the type's maximum; the sum's own rounding is kept
+    // everywhere else (it fixes the bytes of every archive written so far).
+    let slack = if s.is_finite() {
+        s * rel
+    } else {
+        m * rel + bound * rel
+    };
+    bound - slack - absolute
+}
+
+/// The range term of the strict tightening: how far above `m` a reconstruction may land and
+/// still round to a finite value of the type, less the quantizer's own rounding
+/// (`|q·2eb − x| <= eb + |x|·2⁻⁵²`, covered by `m·2⁻⁵⁰`). Not positive: the magnitude is too
+/// close to the type's maximum ([`Error::RangeOverflow`]).
+fn range_room(dtype: DType, m: f64) -> f64 {
+    const Q_SLACK: f64 = 8.881_784_197_001_252e-16; // 2^-50
+    let (_, _, limit, half) = slack(dtype);
+    let m = m.min(limit); // every finite value of the type is at most `limit`
+    (limit - m) + 0.5 * half - m * Q_SLACK
+}
+
+/// The strict quantizer bound for `bound` when every `|x| <= m` (a declared `m` above the
+/// type's maximum counts as the maximum):
+/// `min(bound − (m + bound)·rel − abs, type_max + half_ulp/2 − m − m·2⁻⁵⁰)` (not positive:
+/// below precision, or a range that overflows the type).
 fn tighten(dtype: DType, bound: f64, m: f64) -> f64 {
-    let (rel, absolute, limit) = slack(dtype);
-    // Reconstructions stay within m + eb: keep that finite in the element type.
-    (bound - (m + bound) * rel - absolute).min(limit - m)
+    // Reconstructions stay within m + eb (plus the quantizer's rounding): keep that below the
+    // point where the element type rounds to infinity.
+    precision_room(dtype, bound, m).min(range_room(dtype, m))
+}
+
+/// The error of a tightening that is not positive: the bound is below the precision of the
+/// data, or (the precision term allowing it) the range overflows the type.
+fn tighten_error(dtype: DType, bound: f64, m: f64) -> Error {
+    if precision_room(dtype, bound, m) > 0.0 {
+        Error::RangeOverflow
+    } else {
+        Error::BoundBelowPrecision
+    }
 }
 
 /// `2^k` as f64 for `k` in -1022..=1023.
@@ -424,7 +466,7 @@ pub(crate) fn resolve_grid(
         };
         let eb = tighten(dtype, bound, m);
         if eb.is_nan() || eb <= 0.0 {
-            return Err(Error::BoundBelowPrecision);
+            return Err(tighten_error(dtype, bound, m));
         }
         eb
     } else {
@@ -673,7 +715,7 @@ impl Header {
         if !value_base.is_finite() || !requested.is_finite() {
             return Err(Error::Corrupt("non-finite header field"));
         }
-        Ok(Header {
+        let header = Header {
             version,
             layout,
             chunk_shift,
@@ -685,7 +727,38 @@ impl Header {
             value_base,
             requested,
             strict: flags & 1 != 0,
-        })
+        };
+        header.check_numbers()?;
+        Ok(header)
+    }
+
+    /// Checks the header's numbers as an encoder writes them (the fields are finite already):
+    /// a requested bound `>= 0` (0 only for the exact zeros of an ABS operation result), for
+    /// NOA a positive requested bound and, with values, a positive value range; an absolute
+    /// bound ([`Header::bound`]) that is finite and, where positive, not below the quantizer
+    /// bound (the tightened bound never exceeds the requested one). Errors are
+    /// [`Error::Implausible`].
+    pub fn check_numbers(&self) -> Result<(), Error> {
+        let implausible = |what| Err(Error::Implausible { what });
+        if self.requested.is_nan() || self.requested < 0.0 {
+            return implausible("negative requested error bound");
+        }
+        if self.value_base.is_nan() || self.value_base < 0.0 {
+            return implausible("negative value range");
+        }
+        if self.mode == Mode::Noa
+            && (self.requested == 0.0 || (self.n > 0 && self.value_base == 0.0))
+        {
+            return implausible("relative error bound or value range of 0");
+        }
+        let bound = self.bound();
+        if !bound.is_finite() {
+            return implausible("error bound (requested x value range) is not finite");
+        }
+        if bound > 0.0 && self.quant_eb > bound {
+            return implausible("quantizer bound above the requested error bound");
+        }
+        Ok(())
     }
 }
 

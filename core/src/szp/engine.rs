@@ -504,8 +504,30 @@ pub(crate) fn decode_range<K: SzpKernel, T: SzpFloat, J: Join>(
         a.and(b)
     } else {
         k.decode_blocks(eb, run, widths, payload, out, &mut k.scratch())
-            .map_err(decode_error)
+            .map_err(decode_error)?;
+        check_finite(eb, out)
     }
+}
+
+/// Whether some level could decode to a value that is not finite in `T` with quantizer bound
+/// `eb`: levels are `i64`, so none can when `T((−2⁶³·2)·eb)` is finite — every bound the
+/// encoder writes for data below about 2⁶⁴·eb (f32: `eb` up to ~1.8e19; f64: up to ~9.7e288).
+#[inline]
+fn may_overflow<T: SzpFloat>(eb: f64) -> bool {
+    !bits::reconstruct::<T>(i64::MIN, eb).to_f64().is_finite()
+}
+
+/// The decoder's promise that it never emits a value the format cannot hold: where the bound
+/// allows levels whose values are not finite ([`may_overflow`], never for the usual bounds,
+/// so the common decode pays one comparison per run), every decoded value of `out` is checked.
+#[inline]
+pub(crate) fn check_finite<T: SzpFloat>(eb: f64, out: &[T]) -> Result<(), Error> {
+    if may_overflow::<T>(eb) && !out.iter().all(|x| x.to_f64().is_finite()) {
+        return Err(Error::Implausible {
+            what: "a level whose value is not finite in the element type",
+        });
+    }
+    Ok(())
 }
 
 /// The archive error of a kernel's decode failure.
@@ -577,6 +599,7 @@ pub(crate) fn decode_chunks<K: SzpKernel, T: SzpFloat, J: Join>(
                 });
             }
             decoded.map_err(decode_error)?;
+            check_finite(eb, o)?;
             off += bytes;
             vo += vals;
             u = u.wrapping_add(1);

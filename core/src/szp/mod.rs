@@ -23,7 +23,10 @@
 //! threshold just above ½, `strict_by_fraction` in `arch/x86_64/szp.rs`) and give any block
 //! that fails it the exact check. A violation (never observed) would be
 //! [`Error::BoundViolated`]. If `eb'` is not positive — the bound is below the data's float
-//! precision — compression fails with [`Error::BoundBelowPrecision`].
+//! precision — compression fails with [`Error::BoundBelowPrecision`]; the tightening also keeps
+//! every reconstruction below the point where the element type rounds to infinity (its
+//! maximum plus half an ulp), and data too close to that for any bound is
+//! [`Error::RangeOverflow`].
 //!
 //! [`Config::stage_compatible`] turns the tightening off and quantizes with the bound itself,
 //! exactly as FZGPUModules does; then the guarantee is FZGPUModules' own: `|x − x'| ≤ bound` in
@@ -330,6 +333,24 @@ pub enum Error {
         /// The layout code found.
         layout: u8,
     },
+    /// A well-formed archive (its checksums match) whose numbers no encoder writes: `what`
+    /// names them (a bound that is not finite, negative, or below the quantizer bound; a level
+    /// whose value is not finite in the element type). Decoders reject it rather than emit
+    /// values the format cannot hold.
+    Implausible {
+        /// What is impossible.
+        what: &'static str,
+    },
+    /// The data's magnitude (or the declared `max_abs`) is so close to the element type's
+    /// largest finite value that a reconstruction within the bound could round to infinity:
+    /// the value range overflows the quantizer.
+    RangeOverflow,
+    /// A compressed-domain operation's result at `index` is not finite in the element type
+    /// (e.g. doubling values near `f32::MAX`).
+    ResultOverflow {
+        /// Element index.
+        index: usize,
+    },
 }
 
 impl fmt::Display for Error {
@@ -399,6 +420,19 @@ impl fmt::Display for Error {
             Error::UnsupportedLayout { layout } => {
                 write!(f, "unsupported SZp block layout {layout}")
             }
+            Error::Implausible { what } => write!(
+                f,
+                "corrupt SZp archive: {what} (its checksums match: it was written wrong or altered)"
+            ),
+            Error::RangeOverflow => write!(
+                f,
+                "the data's magnitude is too close to the element type's largest finite value: \
+                 a reconstruction within the bound could overflow to infinity"
+            ),
+            Error::ResultOverflow { index } => write!(
+                f,
+                "the result at index {index} overflows the element type (it would be infinite)"
+            ),
         }
     }
 }

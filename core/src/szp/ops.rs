@@ -12,7 +12,7 @@
 //! Both block layouts: in the block-head layout (layout 1) every block's first delta is 0 in
 //! every input, so deltas combine as above; the result's block heads are `Σ cⱼ·hⱼ` (checked,
 //! 2⁶² is [`Error::LevelOverflow`]) and each result head group is followed by its trailer.
-//! Inputs of different layouts are [`Error::OpsMismatch`] (`"block layout"`).
+//! Inputs of different layouts are [`Error::OpsMismatch`] (`"block layout (…)"`, naming both).
 //!
 //! # The result and its bound
 //!
@@ -28,9 +28,11 @@
 //! # Errors, never panics or wraps
 //!
 //! Inputs that differ in a grid field are [`Error::OpsMismatch`] naming the field (`"dtype"`,
-//! `"length"`, `"block size"`, `"quantizer bound"`); a result level of magnitude 2⁶² or more, or
-//! one whose reconstruction is not finite in the element type, is [`Error::LevelOverflow`] with
-//! the index of the first such element (64-bit levels never wrap); every input is parsed and
+//! `"length"`, `"block size"`, `"quantizer bound"`); a result level of magnitude 2⁶² or more is
+//! [`Error::LevelOverflow`] and one whose reconstruction is not finite in the element type
+//! [`Error::ResultOverflow`], each with the index of the first such element (64-bit levels
+//! never wrap); an input whose header numbers or levels no encoder writes is
+//! [`Error::Implausible`], as its decoder finds it; every input is parsed and
 //! validated as untrusted (as [`super::blocks::parse`] does, CRCs included: a corrupt input is
 //! [`Error::ChecksumMismatch`]; each chunk's CRC is checked right before its blocks are
 //! combined, so no result is built from an unchecked byte); `.fzm` inputs are [`Error::OpsUnsupported`]; a too-small
@@ -156,7 +158,13 @@ fn check_same(first: &ArchiveView<'_>, v: &ArchiveView<'_>) -> Result<(), Error>
     }
     if h.layout != h0.layout {
         return Err(Error::OpsMismatch {
-            what: "block layout",
+            what: if h0.layout == LAYOUT_HEADS {
+                "block layout (the first archive has the block-head layout `heads`, another the \
+                 stage layout `fzgm`)"
+            } else {
+                "block layout (the first archive has the stage layout `fzgm`, another the \
+                 block-head layout `heads`)"
+            },
         });
     }
     Ok(())
@@ -485,6 +493,11 @@ fn engine(
         },
     };
     let tmax = type_max(dtype);
+    // Where the bound is so large that some levels' values are not finite in the element type
+    // (never for the bounds encoders write for data below ~2⁶⁴·eb), every input level is
+    // checked as its decoder checks it, on the exact path.
+    let inputs_finite = !recon_finite(i64::MIN, eb, dtype);
+    let exact_only = exact_only || inputs_finite;
     let payload_start = HEADER_LEN + nb;
     let mut pos = payload_start; // next payload byte of the output
     let mut fits = out.len() >= payload_start;
@@ -616,6 +629,7 @@ fn engine(
                     all_fast: fast,
                     hb,
                     seed,
+                    inputs_finite,
                 };
                 one_block(terms, b, &g, out, &mut pos, &mut fits, &mut sc)?;
                 b += 1;
@@ -735,6 +749,9 @@ struct Grid {
     hb: f64,
     /// The result head of the block (its first level; 0 in the stage layout).
     seed: i64,
+    /// Check that every input level's value is finite (bounds so large that some levels'
+    /// values are not: then every block takes the exact path).
+    inputs_finite: bool,
 }
 
 /// The engine's per-block scratch.
@@ -854,11 +871,11 @@ fn one_block(
         }
     } else if width == u32::MAX {
         let mut any = 0u64;
-        exact_block(terms, b, len, eb, dtype, g.seed, |i, u| {
+        exact_block(terms, b, len, eb, dtype, g.seed, g.inputs_finite, |i, u| {
             let _ = i;
             any |= u;
         })
-        .map_err(|i| Error::LevelOverflow { index: start + i })?;
+        .map_err(|e| e.error(start))?;
         width = 64 - any.leading_zeros();
         let cost = block_payload_len(width as u8, len);
         if fits && pos + cost <= out.len() && width > 0 {
@@ -869,8 +886,10 @@ fn one_block(
                 have: 0,
                 w: width,
             };
-            exact_block(terms, b, len, eb, dtype, g.seed, |_, u| pk.put(u))
-                .map_err(|i| Error::LevelOverflow { index: start + i })?;
+            exact_block(terms, b, len, eb, dtype, g.seed, g.inputs_finite, |_, u| {
+                pk.put(u)
+            })
+            .map_err(|e| e.error(start))?;
             pk.flush();
         }
     }
@@ -889,10 +908,37 @@ fn one_block(
     Ok(())
 }
 
+/// Why [`exact_block`] stopped, at the element's index in the block.
+#[derive(Clone, Copy)]
+enum Stop {
+    /// A result level reaches 2⁶² ([`Error::LevelOverflow`]).
+    Level(usize),
+    /// A result level's value is not finite in the element type ([`Error::ResultOverflow`]).
+    Result(usize),
+    /// An input level's value is not finite in the element type: the input is
+    /// [`Error::Implausible`], as its decoder finds it.
+    Input,
+}
+
+impl Stop {
+    /// The operation's error for a stop in the block starting at element `start`.
+    fn error(self, start: usize) -> Error {
+        match self {
+            Stop::Level(i) => Error::LevelOverflow { index: start + i },
+            Stop::Result(i) => Error::ResultOverflow { index: start + i },
+            Stop::Input => Error::Implausible {
+                what: "a level whose value is not finite in the element type",
+            },
+        }
+    }
+}
+
 /// The exact reference of one block: per-element levels of every input (wrapping prefix sums,
 /// as the decoder computes them, from each input's block head), combined in checked `i128`;
 /// `f(i, zigzag delta)` per value, the first delta from `seed` (the result head, or 0).
-/// `Err(i)` names the first element whose level reaches 2⁶² or does not reconstruct finitely.
+/// Stops at the first element whose level reaches 2⁶² or does not reconstruct finitely, or,
+/// with `inputs_finite`, whose input level does not.
+#[allow(clippy::too_many_arguments)] // the block's place and the grid's facts
 fn exact_block(
     terms: &[Term<'_>],
     b: usize,
@@ -900,8 +946,9 @@ fn exact_block(
     eb: f64,
     dtype: DType,
     seed: i64,
+    inputs_finite: bool,
     mut f: impl FnMut(usize, u64),
-) -> Result<(), usize> {
+) -> Result<(), Stop> {
     let mut levels = [0i64; MAX_TERMS];
     for (l, t) in levels.iter_mut().zip(terms) {
         *l = t.head;
@@ -915,17 +962,20 @@ fn exact_block(
                 let p = t.payload.get(t.off..).unwrap_or(&[]);
                 *l = l.wrapping_add(unzigzag(field(p, i, w, mask(w))));
             }
+            if inputs_finite && !recon_finite(*l, eb, dtype) {
+                return Err(Stop::Input);
+            }
             q = i128::from(*l)
                 .checked_mul(i128::from(t.c))
                 .and_then(|v| v.checked_add(q))
-                .ok_or(i)?;
+                .ok_or(Stop::Level(i))?;
         }
         if q >= LEVEL_LIMIT || q <= -LEVEL_LIMIT {
-            return Err(i);
+            return Err(Stop::Level(i));
         }
         let q = q as i64; // |q| < 2^62
         if !recon_finite(q, eb, dtype) {
-            return Err(i);
+            return Err(Stop::Result(i));
         }
         f(i, zigzag(q - prev)); // both below 2^62 in magnitude: no overflow
         prev = q;
@@ -1022,6 +1072,16 @@ pub fn stats(archive: &[u8]) -> Result<Stats, Error> {
             i += m;
         }
         off += block_payload_len(w, len);
+    }
+    // As its decoder does, refuse an archive with a level whose value is not finite (the
+    // reconstruction is monotone in |q|: the extremes decide).
+    if v.n > 0
+        && !(recon_finite(lo, v.header.quant_eb, v.header.dtype)
+            && recon_finite(hi, v.header.quant_eb, v.header.dtype))
+    {
+        return Err(Error::Implausible {
+            what: "a level whose value is not finite in the element type",
+        });
     }
     Ok(Stats {
         dtype: v.header.dtype,
