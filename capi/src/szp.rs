@@ -31,6 +31,9 @@ pub mod status {
     pub const DTYPE_MISMATCH: c_int = -10;
     /// Internal safety net: a reconstruction would have missed the bound (index in `*bad_index`).
     pub const BOUND_VIOLATED: c_int = -11;
+    /// The data's magnitude with this bound could reconstruct to infinity (data at the type's
+    /// maximum whose quantizer rounding could overflow).
+    pub const RANGE_OVERFLOW: c_int = -12;
 }
 
 fn code(e: Error) -> (c_int, Option<usize>) {
@@ -46,6 +49,7 @@ fn code(e: Error) -> (c_int, Option<usize>) {
         Error::BoundViolated { index } => (BOUND_VIOLATED, Some(index)),
         Error::OutputTooSmall { needed } => (OUTPUT_TOO_SMALL, Some(needed)),
         Error::DTypeMismatch => (DTYPE_MISMATCH, None),
+        Error::RangeOverflow => (RANGE_OVERFLOW, None),
         _ => (CORRUPT, None),
     }
 }
@@ -86,6 +90,7 @@ pub extern "C" fn fzpack_szp_status_string(status: c_int) -> *const c_char {
         -9 => c"FZPACK_SZP_CORRUPT",
         -10 => c"FZPACK_SZP_DTYPE_MISMATCH",
         -11 => c"FZPACK_SZP_BOUND_VIOLATED",
+        -12 => c"FZPACK_SZP_RANGE_OVERFLOW",
         _ => c"FZPACK_SZP_UNKNOWN",
     };
     s.as_ptr()

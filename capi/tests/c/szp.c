@@ -47,6 +47,11 @@ int main(void) {
     for (int i = 0; i < 16; ++i) flat[i] = 2.5f;
     CHECK(fzpack_szp_compress_f32(flat, 16, FZPACK_SZP_NOA, 1e-3, 128, a, cap, &len, &bad) == FZPACK_SZP_ZERO_RANGE);
     CHECK(fzpack_szp_compress_f32(x, N, FZPACK_SZP_ABS, 1e-12, 128, a, cap, &len, &bad) == FZPACK_SZP_BOUND_BELOW_PRECISION);
+    /* data at the type's maximum whose reconstruction could round to infinity */
+    for (int i = 0; i < N; ++i) xd[i] = (double)x[i];
+    xd[5] = 1.7976931348623157e308;
+    CHECK(fzpack_szp_compress_f64(xd, N, FZPACK_SZP_ABS, 1e307, 128, a, cap, &len, &bad) == FZPACK_SZP_RANGE_OVERFLOW);
+    CHECK(strcmp(fzpack_szp_status_string(FZPACK_SZP_RANGE_OVERFLOW), "FZPACK_SZP_RANGE_OVERFLOW") == 0);
     memset(a, 0, 64);
     CHECK(fzpack_szp_decompress_f32(a, 64, y, N, &n) == FZPACK_SZP_CORRUPT);
     CHECK(strcmp(fzpack_szp_status_string(FZPACK_SZP_ZERO_RANGE), "FZPACK_SZP_ZERO_RANGE") == 0);
