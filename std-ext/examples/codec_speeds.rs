@@ -1,5 +1,5 @@
 //! Single-thread SZp codec speeds on one field, as the collectives use the codec (ABS bound,
-//! declared `max_abs`, stage layout, pipeline-sized chunks): compress, compressed-domain add of
+//! the shared grid, stage layout, pipeline-sized chunks): compress, compressed-domain add of
 //! two archives, and decompress, in GB/s of float data, plus the compression ratio of one
 //! archive and of the sum of two. Feeds `scripts/mpi-model.py`. Prints one line:
 //! `codec: n=N eb=E chunk=V compress_gbs=C add_gbs=A decompress_gbs=D raw_add_gbs=S ratio=R ratio_sum2=Q`
@@ -65,9 +65,19 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
     // The second operand: the field times two (rank 1 of the allreduce example).
     let y: Vec<f32> = x.iter().map(|v| v * 2.0).collect();
     let max_abs = f64::from(lo.abs().max(hi.abs())) * 2.0;
+    // The grid the collectives choose: the stated grid of `eb` where it covers max|x| (no
+    // declared max_abs), else max_abs = max|x|.
+    let stated = szp::blocks::grid_magnitude(szp::DType::F32, eb, 0.0);
+    let base = if max_abs <= stated
+        && szp::blocks::grid_magnitude(szp::DType::F32, eb, max_abs) == stated
+    {
+        Config::abs(eb)
+    } else {
+        Config::abs(eb).with_max_abs(max_abs)
+    };
     let cfg = Config {
         layout: Layout::Fzgm,
-        ..Config::abs(eb).with_max_abs(max_abs)
+        ..base
     };
     let parts: Vec<std::ops::Range<usize>> = {
         let k = x.len().div_ceil(chunk).max(1);

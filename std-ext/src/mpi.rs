@@ -11,8 +11,8 @@
 //! runs on the calling thread between MPI progress calls.
 //!
 //! * [`allreduce_sum`]: ring reduce-scatter then ring allgather of chunk archives. Every rank
-//!   compresses its data on one shared grid (ABS bound `eb`, `max_abs` = the global `max|x|`,
-//!   agreed first); in `R − 1` steps each rank passes running chunk sums to its right neighbour,
+//!   compresses its data on one shared grid (ABS bound `eb`; the global `max|x|` is agreed first
+//!   and declared as `max_abs` where the bound's stated grid does not cover it); in `R − 1` steps each rank passes running chunk sums to its right neighbour,
 //!   adding its own chunk archive to each one it receives without decompressing (no float round
 //!   trip at any step); after the allgather every rank holds the same archives, byte for byte,
 //!   and decodes each once. **Bound:** every element of the result is within `R · eb` of the
@@ -146,18 +146,28 @@ fn remote(rank: usize, msg: &str) -> Error {
     )))
 }
 
-/// The shared grid of a reduction: ABS `eb`, `max_abs` of the caller's config or the global
-/// maximum.
-fn grid(cfg: &Config, global_max: f64) -> Result<Config> {
+/// The shared grid of a reduction: ABS `eb`, and the caller's `max_abs`, else none where the
+/// stated grid already covers the global `max|x|` (every chunk of every rank then gets the one
+/// grid of `eb` and the dtype, and the encoder keeps its vectorized statistics pass, which a
+/// declared `max_abs` turns off), else the global maximum.
+fn grid(cfg: &Config, dtype: szp::DType, global_max: f64) -> Result<Config> {
     if cfg.mode != Mode::Abs || !cfg.strict {
         return Err(Error::InvalidArgument(
             "compressed collectives need a strict ABS config (Config::abs)".into(),
         ));
     }
+    let stated = szp::blocks::grid_magnitude(dtype, cfg.error_bound, 0.0);
+    let shared = global_max <= stated
+        && szp::blocks::grid_magnitude(dtype, cfg.error_bound, global_max) == stated;
+    let max_abs = match cfg.max_abs {
+        Some(m) => Some(m),
+        None if shared => None,
+        None => Some(global_max),
+    };
     // The collectives' archives use the stage layout: the ops' 256-block batch kernel runs on
     // it uncut (layout 1 cuts runs at every head group), and the archives never leave the job.
     Ok(Config {
-        max_abs: Some(cfg.max_abs.unwrap_or(global_max)),
+        max_abs,
         layout: fzpack_core::szp::Layout::Fzgm,
         ..*cfg
     })
@@ -895,7 +905,7 @@ fn reduce_start<T: Element, C: Communicator>(
     check_lengths(&st)?;
     let global = st.iter().map(|s| s.max_abs).fold(0.0, f64::max);
     // A config error is the same on every rank: every rank reports it.
-    grid(cfg, global)
+    grid(cfg, szp::DType::from(T::TYPE), global)
 }
 
 /// [`allreduce_sum_with`] with `Config::abs(eb)` (block size 128, `max_abs` agreed globally).
