@@ -26,6 +26,9 @@
 //! * [`bcast`]: the root compresses, the chunks travel down a pipelined chain, everyone
 //!   (the root included) decodes the same bytes (bound `eb`).
 //!
+//! The pipeline's messages use tag `0x7a70` on the caller's communicator; point-to-point traffic
+//! of the caller with that tag must not be in flight during a collective.
+//!
 //! Errors never leave a rank waiting where it can be avoided: before any data moves, the ranks
 //! exchange a fixed-size status record (length, dtype, `max|x|`, chunk size, local error text),
 //! so mismatched lengths or chunk sizes ([`Error::InvalidArgument`]) and a rank whose input is
@@ -46,10 +49,13 @@ use crate::element::Element;
 use crate::szp::{self, Config, Mode, Path};
 use crate::{Error, Result, ops};
 
-/// Values per pipeline chunk when the caller does not choose: chosen by measurement on a
-/// shaped link (`scripts/mpi-link.sh`, chunk sweep): small enough that a rank's codec work
-/// overlaps the transfer of the previous chunk, large enough that per-message and per-archive
-/// costs stay small.
+/// Values per pipeline chunk when the caller does not choose (1 MiB of f32). Chosen by
+/// measurement on a shaped link (`MPI_LINK_CHUNKS="65536 131072 262144 524288"
+/// scripts/mpi-link.sh`, 2 ranks, etopo5 field): compressed times were flat within the noise
+/// of the measuring machine from 64 Ki to 512 Ki values; 256 Ki keeps a chunk's codec work
+/// (about a millisecond on one core) well under one chunk's transfer at 2.5–10 Gb/s, leaves
+/// a 64-thread rank several chunks per ring step of a 64 MiB segment, and keeps per-message
+/// and per-archive costs small.
 pub const DEFAULT_CHUNK: usize = 1 << 18;
 
 /// How the collectives cut the data into pipeline chunks. Every rank must pass the same value
