@@ -1,10 +1,15 @@
 //! Compressed MPI collectives (feature `mpi`; run under `mpirun -np R`, see `scripts/mpi.sh`;
 //! as a single process it is a 1-rank run): compressed allreduce vs `MPI_Allreduce` of the raw
 //! floats, the `R · eb` bound per element against the exact sum, identical results on every
-//! rank (checked by an allgather of a hash), bcast/allgather bounds, and uniform errors for
-//! mismatched lengths and a failing rank (no hang). One test: MPI is initialized once.
+//! rank (checked by an allgather of a hash), for the default pipeline chunk and for chunks small
+//! enough that every ring step carries many messages; reduce-scatter segments; bcast/allgather
+//! bounds; and uniform errors for mismatched lengths and chunk sizes, a rank with a non-finite
+//! input, and a rank that fails in the middle of the pipeline (no hang). One test: MPI is
+//! initialized once.
 #![cfg(feature = "mpi")]
 
+use fzpack::mpi::Pipeline;
+use fzpack::szp::Config;
 use mpi::collective::SystemOperation;
 use mpi::traits::*;
 
@@ -29,9 +34,24 @@ fn compressed_collectives() {
     let universe = mpi::initialize().expect("MPI init");
     let w = universe.world();
     let (rank, size) = (w.rank(), w.size());
-    for &(n, eb) in &[(0usize, 1e-3), (1, 1e-3), (1000, 1e-2), (100_003, 1e-3)] {
+    let cases = [
+        (0usize, 1e-3, 0usize),
+        (1, 1e-3, 0),
+        (1000, 1e-2, 0),
+        (100_003, 1e-3, 0),
+        (100_003, 1e-3, 997),
+        (5, 1e-3, 1),
+        (70_001, 1e-2, 4096),
+    ];
+    for &(n, eb, chunk) in &cases {
         let mine = field(n, rank);
-        let got = fzpack::mpi::allreduce_sum(&w, &mine, eb).expect("allreduce");
+        let got = if chunk == 0 {
+            fzpack::mpi::allreduce_sum(&w, &mine, eb).expect("allreduce")
+        } else {
+            let pipe = Pipeline { chunk };
+            fzpack::mpi::allreduce_sum_pipelined(&w, &mine, &Config::abs(eb), &pipe)
+                .expect("allreduce, small chunks")
+        };
         assert_eq!(got.len(), n);
         let mut raw = vec![0f32; n];
         w.all_reduce_into(&mine[..], &mut raw[..], SystemOperation::sum());
@@ -48,9 +68,25 @@ fn compressed_collectives() {
             );
         }
         assert!(same_everywhere(&w, &got), "results differ across ranks");
+        // Reduce-scatter: my segment of the same sum, same bound.
+        let pipe = Pipeline {
+            chunk: if chunk == 0 { 1 << 18 } else { chunk },
+        };
+        let seg = fzpack::mpi::reduce_scatter_sum_pipelined(&w, &mine, &Config::abs(eb), &pipe)
+            .expect("reduce-scatter");
+        let r = rank as usize * n / size as usize..(rank as usize + 1) * n / size as usize;
+        assert_eq!(seg.len(), r.len(), "segment length");
+        for (j, i) in r.enumerate() {
+            let exact: f64 = all.iter().map(|f| f64::from(f[i])).sum();
+            let e = (f64::from(seg[j]) - exact).abs();
+            assert!(
+                e <= bound,
+                "reduce-scatter rank {rank} element {i}: {e} > {bound}"
+            );
+        }
     }
     // bcast and allgather.
-    let data = field(5000, 2);
+    let data = field(700_000, 2);
     let b = fzpack::mpi::bcast(&w, 0, if rank == 0 { &data } else { &[] }, 1e-3).unwrap();
     assert!(
         b.iter()
@@ -58,14 +94,16 @@ fn compressed_collectives() {
             .all(|(x, y)| f64::from(x - y).abs() <= 1e-3 + 1e-9)
     );
     assert!(same_everywhere(&w, &b));
-    let g = fzpack::mpi::allgather(&w, &field(100 + rank as usize, rank), 1e-3).unwrap();
-    let want: Vec<f32> = (0..size).flat_map(|r| field(100 + r as usize, r)).collect();
+    let len = |r: i32| 100 + 300_000 * r as usize;
+    let g = fzpack::mpi::allgather(&w, &field(len(rank), rank), 1e-3).unwrap();
+    let want: Vec<f32> = (0..size).flat_map(|r| field(len(r), r)).collect();
     assert_eq!(g.len(), want.len());
     assert!(
         g.iter()
             .zip(&want)
             .all(|(x, y)| f64::from(x - y).abs() <= 1e-3)
     );
+    assert!(same_everywhere(&w, &g));
     if size > 1 {
         // Mismatched lengths: every rank gets the error, nobody hangs.
         let r = fzpack::mpi::allreduce_sum(&w, &field(10 + rank as usize, rank), 1e-3);
@@ -83,6 +121,30 @@ fn compressed_collectives() {
             assert!(e.contains("non-finite"), "{e}");
         } else {
             assert!(e.contains(&format!("rank {}", size - 1)), "{e}");
+        }
+        // Different pipeline chunks: every rank gets the error.
+        let pipe = Pipeline {
+            chunk: 1000 + rank as usize,
+        };
+        let e =
+            fzpack::mpi::allreduce_sum_pipelined(&w, &field(64, rank), &Config::abs(1e-3), &pipe)
+                .expect_err("mismatched chunks")
+                .to_string();
+        assert!(e.contains("pipeline chunks"), "{e}");
+        // A rank that fails in the middle of the pipeline (a value above the declared max_abs in
+        // its last chunk): its error there, its rank's message on every other rank, no hang.
+        let mut v = field(50_000, rank);
+        if rank == size - 1 {
+            v[49_990] = 1e6;
+        }
+        let cfg = Config::abs(1e-3).with_max_abs(1e3);
+        let e = fzpack::mpi::allreduce_sum_pipelined(&w, &v, &cfg, &Pipeline { chunk: 1000 })
+            .expect_err("failed mid-pipeline")
+            .to_string();
+        if rank == size - 1 {
+            assert!(e.contains("max_abs"), "{e}");
+        } else {
+            assert!(e.contains(&format!("rank {} failed", size - 1)), "{e}");
         }
         // The communicator still works afterwards.
         let ok = fzpack::mpi::allreduce_sum(&w, &field(64, rank), 1e-3).unwrap();
