@@ -24,6 +24,8 @@ mod data;
 mod dispatch;
 mod fail;
 mod files;
+mod gpu;
+mod npy;
 mod szpcli;
 mod szpstream;
 mod ui;
