@@ -7,11 +7,14 @@
 use fzpack::szp::Config;
 
 use crate::codec::Wrap;
-use crate::fail::{Fail, Kind, lib};
+#[cfg(feature = "cuda")]
+use crate::fail::lib;
+use crate::fail::{Fail, Kind};
 
-/// The GPU handle (uninhabited without the `cuda` feature: [`open`] never returns one).
+/// The GPU handle.
 #[cfg(feature = "cuda")]
 pub use fzpack::gpu::Gpu as Device;
+/// The GPU handle: none can exist without the `cuda` feature ([`open`] fails instead).
 #[cfg(not(feature = "cuda"))]
 pub enum Device {}
 
@@ -76,7 +79,7 @@ pub fn compress<T: GpuElem>(
     }
     #[cfg(not(feature = "cuda"))]
     {
-        let _ = (nm, values, cfg, lib);
+        let _ = (nm, values, cfg);
         match *d {}
     }
 }

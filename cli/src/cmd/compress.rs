@@ -1,7 +1,8 @@
-//! `fzpack compress`: a raw little-endian f32/f64 file (or standard input) to an SZp archive,
-//! an `.fzm` container or a PERNIX block stream. Inputs that are known containers are refused
-//! unless `--raw`; SZp and PERNIX are streamed in batches; a pipe in SZp ABS mode with
-//! `--max-abs` is streamed in bounded windows.
+//! `fzpack compress`: a raw little-endian f32/f64 file or a NumPy `.npy` file (or standard
+//! input) to an SZp archive, an `.fzm` container or a PERNIX block stream. `.npy` is read
+//! (values in C order; the archive has no field for the shape yet, so it is only shown);
+//! other known containers are refused unless `--raw`; SZp and PERNIX are streamed in batches;
+//! a pipe in SZp ABS mode with `--max-abs` is streamed in bounded windows.
 
 use std::path::{Path, PathBuf};
 
@@ -198,10 +199,7 @@ fn input_err<T: Element>(nm: &str, values: &[T], e: fzpack::Error) -> Fail {
 fn raw_head(nm: &str, npy_ok: bool) -> impl Fn(&[u8]) -> Result<(), Fail> + '_ {
     move |head: &[u8]| match container::foreign_magic(head) {
         None => Ok(()),
-        Some(what) if npy_ok && head.starts_with(npy::MAGIC) => {
-            let _ = what;
-            Ok(())
-        }
+        Some(_) if npy_ok && head.starts_with(npy::MAGIC) => Ok(()),
         Some(what) => {
             let hint = if what.contains("fzpack") || what.contains("FZGPUModules") {
                 "to get the values back, run `fzpack decompress` on it"
@@ -306,13 +304,11 @@ pub fn run(a: CompressArgs) -> Result<(), Fail> {
         Some(s) => Some(data::parse_dims(s).map_err(|m| Fail::new(Kind::Usage, m))?),
         None => None,
     };
-    if a.gpu {
-        if !matches!(setting, Setting::Szp { .. }) || a.format != FormatArg::Native {
-            return Err(Fail::new(
-                Kind::Usage,
-                "--gpu compresses SZp into the native archive (--codec szp --format native)",
-            ));
-        }
+    if a.gpu && (!matches!(setting, Setting::Szp { .. }) || a.format != FormatArg::Native) {
+        return Err(Fail::new(
+            Kind::Usage,
+            "--gpu compresses SZp into the native archive (--codec szp --format native)",
+        ));
     }
     let gpu = gpu::open(a.gpu)?;
     let ext = match (setting, a.format) {
@@ -439,9 +435,9 @@ pub fn run(a: CompressArgs) -> Result<(), Fail> {
              field for the shape yet): give --dims {} to `fzpack decompress -o NAME.npy`",
             npy::shape_str(&s),
             match &npy_head {
-                Some(h) if h.fortran && s.len() > 1 =>
-                    "from the .npy header, Fortran order \
-                                                        reordered to C order",
+                Some(h) if h.fortran && s.len() > 1 => {
+                    "from the .npy header; Fortran order, reordered to C order"
+                }
                 Some(_) => "from the .npy header",
                 None => "--dims",
             },

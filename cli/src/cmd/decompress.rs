@@ -1,5 +1,5 @@
 //! `fzpack decompress`: any fzpack archive (or standard input) back to raw little-endian
-//! values. The archive is validated whole first; `.pnx` and `.szp` are then decoded and
+//! values, behind a `.npy` header when the output is named `*.npy`. The archive is validated whole first; `.pnx` and `.szp` are then decoded and
 //! written a batch at a time.
 
 use std::path::{Path, PathBuf};
