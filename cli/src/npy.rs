@@ -251,4 +251,36 @@ mod tests {
         let f = [0, 3, 1, 4, 2, 5];
         assert_eq!(fortran_to_c(&f, &[2, 3]), vec![0, 1, 2, 3, 4, 5]);
     }
+
+    #[test]
+    fn hostile_headers_are_errors_not_panics() {
+        let mut good = header_bytes(DType::F32, &[2, 3]);
+        good.extend_from_slice(&[0u8; 24]);
+        assert!(values::<f32>(&good, &parse(&good).unwrap()).is_ok());
+        // every truncation, and every byte of the header set to each of a few values
+        for cut in 0..good.len() {
+            if let Ok(h) = parse(&good[..cut]) {
+                assert!(values::<f32>(&good[..cut], &h).is_err());
+            }
+        }
+        for i in 0..128 {
+            for b in [0u8, b'\'', b'(', b')', b',', b'}', b':', 0xff, b'9'] {
+                let mut v = good.clone();
+                v[i] = b;
+                if let Ok(h) = parse(&v) {
+                    let _ = values::<f32>(&v, &h);
+                    let _ = values::<f64>(&v, &h);
+                }
+            }
+        }
+        // a shape whose product overflows (a zero dimension last)
+        let dict =
+            "{'descr': '<f4', 'fortran_order': True, 'shape': (4294967296, 4294967296, 0), }";
+        let mut big = b"\x93NUMPY\x01\x00".to_vec();
+        big.extend_from_slice(&(dict.len() as u16).to_le_bytes());
+        big.extend_from_slice(dict.as_bytes());
+        let h = parse(&big).unwrap();
+        assert_eq!(h.count(), None);
+        assert!(values::<f32>(&big, &h).is_err());
+    }
 }
