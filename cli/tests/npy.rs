@@ -593,26 +593,39 @@ fn gpu_flag_fails_clearly_or_matches_the_cpu() {
     );
 }
 
-/// With python3 and numpy present (`FZPACK_PYTHON` names another interpreter): arrays saved
+/// With python and numpy present (`FZPACK_PYTHON`, else `scripts/python.sh`'s venv, else
+/// python3): arrays saved
 /// by `np.save` in every order and byte order compress, and `np.load` reads the `.npy` that
 /// `decompress --dims` writes with the same shape and values within the bound. Skipped with a
 /// printed reason otherwise (a failure when `FZPACK_REQUIRE_TOOLS=1`).
 #[test]
 fn numpy_reads_and_writes_what_fzpack_does() {
-    let py = std::env::var("FZPACK_PYTHON").unwrap_or_else(|_| "python3".into());
-    let have = Command::new(&py)
-        .args(["-c", "import numpy"])
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !have {
-        let why = format!("skipped: {py} with numpy is not available (set FZPACK_PYTHON)");
+    // FZPACK_PYTHON, else the venv scripts/python.sh makes, else python3.
+    let venv = std::env::var("FZPACK_VENV")
+        .map(PathBuf::from)
+        .unwrap_or_else(|_| Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/python-venv"));
+    let candidates: Vec<String> = match std::env::var("FZPACK_PYTHON") {
+        Ok(p) => vec![p],
+        Err(_) => vec![s(&venv.join("bin/python")).to_string(), "python3".into()],
+    };
+    let py = candidates.iter().find(|py| {
+        Command::new(py)
+            .args(["-c", "import numpy"])
+            .output()
+            .is_ok_and(|o| o.status.success())
+    });
+    let Some(py) = py else {
+        let why = format!(
+            "skipped: no python with numpy among {candidates:?} (set FZPACK_PYTHON, or install \
+             numpy, e.g. apt-get install python3-numpy)"
+        );
         assert!(
             std::env::var("FZPACK_REQUIRE_TOOLS").as_deref() != Ok("1"),
             "{why}"
         );
         println!("{why}");
         return;
-    }
+    };
     let d = dir("numpy");
     let script = r#"
 import sys, numpy as np
@@ -622,7 +635,7 @@ for name, arr in [('c4', a.astype('<f4')), ('f4', np.asfortranarray(a.astype('<f
                   ('b8', a.astype('>f8')), ('fb4', np.asfortranarray(a.astype('>f4')))]:
     np.save(f'{d}/{name}.npy', arr)
 "#;
-    let o = Command::new(&py)
+    let o = Command::new(py)
         .args(["-c", script, s(&d)])
         .output()
         .unwrap();
@@ -651,7 +664,7 @@ assert not b.flags.f_contiguous or b.ndim == 1
 err = float(np.max(np.abs(a.astype('f8') - b.astype('f8'))))
 assert err <= 1e-3, err
 "#;
-        let o = Command::new(&py)
+        let o = Command::new(py)
             .args(["-c", check, s(&p), s(&back)])
             .output()
             .unwrap();
