@@ -253,25 +253,6 @@ fn read_capped(file: &File, buf: &mut Vec<u8>, cap: u64, path: &Path) -> Result<
     }
 }
 
-/// Reads at most `max` bytes from the start of `path` (`info`: only the header is needed),
-/// with the file's size when it is a regular file.
-pub fn read_head(path: &Path, max: u64) -> Result<(Vec<u8>, Option<u64>), Fail> {
-    let file = File::open(path).map_err(|e| read_error(path, e))?;
-    let meta = file.metadata().map_err(|e| read_error(path, e))?;
-    if meta.is_dir() {
-        return Err(Fail::new(
-            Kind::Io,
-            format!("cannot read {}: it is a directory", path.display()),
-        ));
-    }
-    let mut head = Vec::new();
-    (&file)
-        .take(max)
-        .read_to_end(&mut head)
-        .map_err(|e| read_error(path, e))?;
-    Ok((head, meta.is_file().then_some(meta.len())))
-}
-
 trait AsFdOwned {
     fn as_fd_owned(&self) -> std::io::Result<std::os::fd::OwnedFd>;
 }

@@ -24,6 +24,8 @@ mod data;
 mod dispatch;
 mod fail;
 mod files;
+mod gpu;
+mod npy;
 mod szpcli;
 mod szpstream;
 mod ui;
@@ -49,9 +51,9 @@ struct Cli {
 
 #[derive(Subcommand, Debug)]
 enum Cmd {
-    /// Compress a raw little-endian f32/f64 file.
+    /// Compress a raw little-endian f32/f64 file or a NumPy .npy file (float32/float64).
     Compress(CompressArgs),
-    /// Decompress an archive back to a raw little-endian file.
+    /// Decompress an archive back to a raw little-endian file (or .npy with -o NAME.npy).
     Decompress(DecompressArgs),
     /// Describe an archive.
     Info {

@@ -215,8 +215,11 @@ pub fn decompress<T: Wrap>(
     // Elsewhere (standard output) a batch goes through one reused buffer.
     let direct = !out.is_stdout() && cfg!(target_endian = "little");
     let mut buf: Vec<T> = Vec::new();
+    // The values follow what is already written (e.g. a .npy header, padded to 64 bytes so
+    // the mapped values stay aligned).
+    let base = if direct { out.written() } else { 0 };
     if direct {
-        out.reserve((view.n as u64).saturating_mul(T::BYTES as u64))?;
+        out.reserve(base.saturating_add((view.n as u64).saturating_mul(T::BYTES as u64)))?;
     } else {
         buf = vec![T::ZERO; (per * bs).min(view.n)];
     }
@@ -229,7 +232,7 @@ pub fn decompress<T: Wrap>(
         let plen = blocks::body_len(ws, bs, vals, group, rest).map_err(&err)?;
         let payload = rest.get(..plen).ok_or_else(|| err(szp::Error::Truncated))?;
         if direct {
-            let mut win = out.map((b0 * bs * T::BYTES) as u64, vals * T::BYTES)?;
+            let mut win = out.map(base + (b0 * bs * T::BYTES) as u64, vals * T::BYTES)?;
             let o: &mut [T] = bytemuck::try_cast_slice_mut(&mut win[..])
                 .map_err(|_| err(szp::Error::Corrupt("unaligned output mapping")))?;
             decode(ws, payload, o)?;

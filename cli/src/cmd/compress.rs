@@ -1,7 +1,8 @@
-//! `fzpack compress`: a raw little-endian f32/f64 file (or standard input) to an SZp archive,
-//! an `.fzm` container or a PERNIX block stream. Inputs that are known containers are refused
-//! unless `--raw`; SZp and PERNIX are streamed in batches; a pipe in SZp ABS mode with
-//! `--max-abs` is streamed in bounded windows.
+//! `fzpack compress`: a raw little-endian f32/f64 file or a NumPy `.npy` file (or standard
+//! input) to an SZp archive, an `.fzm` container or a PERNIX block stream. `.npy` is read
+//! (values in C order; the archive has no field for the shape yet, so it is only shown);
+//! other known containers are refused unless `--raw`; SZp and PERNIX are streamed in batches;
+//! a pipe in SZp ABS mode with `--max-abs` is streamed in bounded windows.
 
 use std::path::{Path, PathBuf};
 
@@ -9,11 +10,13 @@ use fzpack::pernix::{BitWidth, BlockSize, StreamHeader};
 use fzpack::{DType, Element};
 use fzpack_cli::container;
 
-use crate::codec::{CodecArg, Engines, LayoutArg, ModeArg, PathKind, Setting, Wrap};
+use crate::codec::{CodecArg, Engines, LayoutArg, ModeArg, PathKind, Setting};
 use crate::data;
 use crate::dispatch;
 use crate::fail::{Fail, Kind, lib};
 use crate::files::{self, Input, Output};
+use crate::gpu::{self, GpuElem};
+use crate::npy;
 use crate::szpcli;
 use crate::szpstream;
 use crate::ui::{bar, name, report, spinner};
@@ -43,15 +46,25 @@ pub enum FormatArg {
 
 #[derive(clap::Args, Debug)]
 pub struct CompressArgs {
-    /// Raw little-endian input file (.f32 / .f64, or give --dtype); `-` reads standard input.
+    /// Input: a raw little-endian file (.f32 / .f64, or give --dtype) or a NumPy .npy file
+    /// (float32/float64, either byte order, C or Fortran order); `-` reads standard input.
     input: PathBuf,
     /// Output file [default: INPUT.szp, INPUT.fzm or INPUT.pnx; standard output for input `-`];
     /// `-` writes to standard output.
     #[arg(short, long)]
     output: Option<PathBuf>,
-    /// Element type [default: from the extension].
+    /// Element type [default: from the .npy header, or from the name: `.f32`/`.f64`, or
+    /// `_f32`/`_f64` before the extension]. A name whose type disagrees is refused unless --raw.
     #[arg(long, value_enum)]
     dtype: Option<DTypeArg>,
+    /// Dimensions of a raw input, e.g. 2161x4320 (C order, last fastest): checked against the
+    /// value count and shown. The archive does not store them yet (it holds the values flat).
+    #[arg(long)]
+    dims: Option<String>,
+    /// Compress on the GPU (device 0; SZp, native archive). Needs a build with the `cuda`
+    /// feature and a CUDA driver and device; never falls back to the CPU.
+    #[arg(long)]
+    gpu: bool,
     /// Codec.
     #[arg(long, value_enum, default_value = "szp")]
     codec: CodecArg,
@@ -90,7 +103,8 @@ pub struct CompressArgs {
     #[arg(long)]
     force: bool,
     /// Read the input as raw floats even when its first bytes are those of a known container
-    /// (NumPy .npy, HDF5, netCDF, zstd, gzip, an fzpack archive), which is refused otherwise.
+    /// (NumPy .npy, HDF5, netCDF, zstd, gzip, an fzpack archive), which is read (.npy) or
+    /// refused otherwise; also skips the check of the name's type against --dtype.
     #[arg(long)]
     raw: bool,
 }
@@ -180,16 +194,18 @@ fn input_err<T: Element>(nm: &str, values: &[T], e: fzpack::Error) -> Fail {
 }
 
 /// The check `compress` runs on its input's first bytes: a known container (NumPy, HDF5,
-/// netCDF, zstd, gzip, an fzpack archive) is not raw floats, so it is refused unless `--raw`.
-fn raw_head(nm: &str) -> impl Fn(&[u8]) -> Result<(), Fail> + '_ {
+/// netCDF, zstd, gzip, an fzpack archive) is not raw floats, so it is refused unless `--raw`;
+/// NumPy `.npy` passes when `npy_ok` (the caller then reads its header).
+fn raw_head(nm: &str, npy_ok: bool) -> impl Fn(&[u8]) -> Result<(), Fail> + '_ {
     move |head: &[u8]| match container::foreign_magic(head) {
         None => Ok(()),
+        Some(_) if npy_ok && head.starts_with(npy::MAGIC) => Ok(()),
         Some(what) => {
             let hint = if what.contains("fzpack") || what.contains("FZGPUModules") {
                 "to get the values back, run `fzpack decompress` on it"
             } else if what.contains("NumPy") {
-                "fzpack does not read .npy files yet; write the array's raw values (e.g. \
-                 `a.astype('<f4').tofile('x.f32')`) and compress those"
+                "a .npy file is read from a file or a pipe, but not in the bounded-memory stream \
+                 of a pipe with --mode abs --max-abs; give it as a file"
             } else if what.contains("compressed") {
                 "decompress it first (e.g. `zstd -d` / `gunzip`) and compress the raw values"
             } else {
@@ -209,29 +225,92 @@ fn raw_head(nm: &str) -> impl Fn(&[u8]) -> Result<(), Fail> + '_ {
     }
 }
 
+/// The element type a name says: `.f32`/`.f64`, or `_f32`/`_f64` at the end of the stem
+/// (`t_f32.bin`, `t_2161x4320_f64.dat`).
+fn dtype_in_name(path: &Path) -> Option<DType> {
+    data::dtype_from_name(path).or_else(|| {
+        let stem = path.file_stem()?.to_str()?;
+        if stem.ends_with("_f32") {
+            Some(DType::F32)
+        } else if stem.ends_with("_f64") {
+            Some(DType::F64)
+        } else {
+            None
+        }
+    })
+}
+
+/// The element type of a raw input: `--dtype`, or the name's; a name that says the other type
+/// is refused unless `--raw` (an f64 file named `.f32` would be read as garbage).
+fn raw_dtype(a: &CompressArgs) -> Result<DType, Fail> {
+    let named = dtype_in_name(&a.input);
+    match (a.dtype.map(DType::from), named) {
+        (Some(d), Some(n)) if d != n && !a.raw => Err(Fail::new(
+            Kind::Input,
+            format!(
+                "{}: the name says {n} but --dtype is {d}; rename the file, fix --dtype, or give \
+                 --raw to read it as {d} anyway",
+                a.input.display()
+            ),
+        )),
+        (Some(d), _) => Ok(d),
+        (None, Some(n)) => Ok(n),
+        (None, None) => Err(Fail::new(
+            Kind::Input,
+            format!(
+                "{}: cannot tell the element type from the name; give --dtype f32|f64",
+                a.input.display()
+            ),
+        )),
+    }
+}
+
+/// The size check of a raw input, with the remainder named.
+fn raw_count(nm: &str, len: usize, dtype: DType) -> Result<usize, Fail> {
+    let r = len % dtype.size();
+    if r != 0 {
+        return Err(Fail::new(
+            Kind::Input,
+            format!(
+                "{nm}: size {len} bytes is not a multiple of the {}-byte {dtype} element size \
+                 (remainder {r} bytes): wrong --dtype, or a truncated file or one with a header?",
+                dtype.size()
+            ),
+        ));
+    }
+    Ok(len / dtype.size())
+}
+
+/// `--dims` checked against the value count.
+fn check_dims(nm: &str, dims: &[usize], n: usize) -> Result<(), Fail> {
+    let prod = dims.iter().try_fold(1usize, |a, &d| a.checked_mul(d));
+    if prod != Some(n) {
+        return Err(Fail::new(
+            Kind::Input,
+            format!(
+                "{nm}: --dims {} holds {} values but the input has {n}",
+                npy::shape_str(dims),
+                prod.map_or("too many".to_string(), |p| p.to_string())
+            ),
+        ));
+    }
+    Ok(())
+}
+
 pub fn run(a: CompressArgs) -> Result<(), Fail> {
     let setting = setting_from(&a)?;
     let nm = name(&a.input);
-    let regular = std::fs::metadata(&a.input).is_ok_and(|m| m.is_file());
-    if a.dtype.is_none() && !a.raw && regular {
-        // A container named e.g. x.npy: say what it is rather than asking for --dtype (only
-        // a regular file is peeked at: a pipe's bytes would be consumed).
-        if let Ok((head, _)) = files::read_head(&a.input, 16) {
-            raw_head(&nm)(&head)?;
-        }
-    }
-    let dtype: DType = match a.dtype {
-        Some(d) => d.into(),
-        None => data::dtype_from_name(&a.input).ok_or_else(|| {
-            Fail::new(
-                Kind::Input,
-                format!(
-                    "{}: cannot tell the element type from the name; give --dtype f32|f64",
-                    a.input.display()
-                ),
-            )
-        })?,
+    let dims = match &a.dims {
+        Some(s) => Some(data::parse_dims(s).map_err(|m| Fail::new(Kind::Usage, m))?),
+        None => None,
     };
+    if a.gpu && (!matches!(setting, Setting::Szp { .. }) || a.format != FormatArg::Native) {
+        return Err(Fail::new(
+            Kind::Usage,
+            "--gpu compresses SZp into the native archive (--codec szp --format native)",
+        ));
+    }
+    let gpu = gpu::open(a.gpu)?;
     let ext = match (setting, a.format) {
         (Setting::Pernix { .. }, _) => "pnx",
         (_, FormatArg::Fzm) => "fzm",
@@ -256,11 +335,20 @@ pub fn run(a: CompressArgs) -> Result<(), Fail> {
         },
         FormatArg::Native,
         Some(m),
-    ) = (setting, a.format, a.max_abs)
+        None,
+    ) = (setting, a.format, a.max_abs, &gpu)
     {
         let (file, regular) = files::open_source(&a.input)?;
         if !regular {
             // A pipe or device with a fixed grid: streamed in bounded memory.
+            if dims.is_some() {
+                return Err(Fail::new(
+                    Kind::Usage,
+                    "--dims is checked against the value count, which a stream streamed with \
+                     --max-abs does not know in advance; give the input as a file",
+                ));
+            }
+            let dtype = raw_dtype(&a)?;
             let cfg = szpcli::config(ModeArg::Abs, eb, block, layout).with_max_abs(m);
             return compress_stream(&a, file, dtype, &cfg, &setting, &eng, &out_path);
         }
@@ -268,32 +356,103 @@ pub fn run(a: CompressArgs) -> Result<(), Fail> {
     let input = if a.raw {
         Input::open(&a.input)?
     } else {
-        Input::open_checked(&a.input, raw_head(&nm))?
+        Input::open_checked(&a.input, raw_head(&nm, true))?
+    };
+    let bytes = input.bytes();
+    let npy_head = if !a.raw && bytes.starts_with(npy::MAGIC) {
+        Some(npy::parse(bytes).map_err(|m| Fail::new(Kind::Input, format!("{nm}: {m}")))?)
+    } else {
+        None
+    };
+    let (dtype, n, shape) = match &npy_head {
+        Some(h) => {
+            if let Some(d) = a.dtype.map(DType::from)
+                && d != h.dtype
+            {
+                return Err(Fail::new(
+                    Kind::Input,
+                    format!("{nm}: the .npy header says {} but --dtype is {d}", h.dtype),
+                ));
+            }
+            let n = h
+                .count()
+                .ok_or_else(|| Fail::new(Kind::Input, format!("{nm}: .npy shape overflows")))?;
+            if let Some(d) = &dims
+                && *d != h.shape
+            {
+                return Err(Fail::new(
+                    Kind::Input,
+                    format!(
+                        "{nm}: --dims {} disagrees with the .npy shape {}",
+                        npy::shape_str(d),
+                        npy::shape_str(&h.shape)
+                    ),
+                ));
+            }
+            (h.dtype, n, Some(h.shape.clone()))
+        }
+        None => {
+            let dtype = raw_dtype(&a)?;
+            let n = raw_count(&nm, bytes.len(), dtype)?;
+            if let Some(d) = &dims {
+                check_dims(&nm, d, n)?;
+            }
+            (dtype, n, dims.clone())
+        }
     };
     let mut out = Output::create(&out_path, a.force, &[&input])?;
-    let bytes = input.bytes();
+    let src = Source {
+        bytes,
+        npy: npy_head.as_ref(),
+        gpu: gpu.as_ref(),
+    };
     match dtype {
-        DType::F32 => compress_t::<f32>(&a, bytes, &setting, &eng, &mut out)?,
-        DType::F64 => compress_t::<f64>(&a, bytes, &setting, &eng, &mut out)?,
+        DType::F32 => compress_t::<f32>(&a, &src, &setting, &eng, &mut out)?,
+        DType::F64 => compress_t::<f64>(&a, &src, &setting, &eng, &mut out)?,
     };
     let written = out.written();
     let to_stdout = out.is_stdout();
     out.finish(a.force)?;
-    let n = bytes.len() / dtype.size();
-    let stats = ratio_stats(bytes.len() as u64, written, n as u64);
+    let raw = (n * dtype.size()) as u64;
+    let stats = ratio_stats(raw, written, n as u64);
     let line = format!(
-        "{} -> {}: {} {} values, {} -> {} bytes, {stats} ({} {})",
+        "{} -> {}: {} {} values, {} -> {} bytes, {stats} ({} {}{})",
         a.input.display(),
         out_path.display(),
         n,
         dtype,
-        bytes.len(),
+        raw,
         written,
         setting.codec(),
-        setting.label()
+        setting.label(),
+        if gpu.is_some() { ", GPU" } else { "" }
     );
     report(if to_stdout { Path::new("-") } else { &out_path }, &line);
+    if let Some(s) = shape {
+        // On stderr, so that a script reading the report line sees the same line as before.
+        eprintln!(
+            "{nm}: shape {} ({}); the archive holds the values flat in C order (it has no \
+             field for the shape yet): give --dims {} to `fzpack decompress -o NAME.npy`",
+            npy::shape_str(&s),
+            match &npy_head {
+                Some(h) if h.fortran && s.len() > 1 => {
+                    "from the .npy header; Fortran order, reordered to C order"
+                }
+                Some(_) => "from the .npy header",
+                None => "--dims",
+            },
+            npy::shape_str(&s)
+        );
+    }
     Ok(())
+}
+
+/// The input of [`compress_t`]: its bytes, the `.npy` header when it has one, the GPU when
+/// `--gpu`.
+struct Source<'a> {
+    bytes: &'a [u8],
+    npy: Option<&'a npy::Header>,
+    gpu: Option<&'a gpu::Device>,
 }
 
 /// The ratio and bits per value of `n` values, `raw` bytes, compressed into `written` bytes.
@@ -328,7 +487,7 @@ fn compress_stream(
         .read_to_end(&mut head)
         .map_err(|e| Fail::new(Kind::Io, format!("cannot read {nm}: {e}")))?;
     if !a.raw {
-        raw_head(&nm)(&head)?;
+        raw_head(&nm, false)(&head)?;
     }
     let mut src = std::io::Cursor::new(head).chain(file);
     let mut out = Output::create(out_path, a.force, &[])?;
@@ -367,24 +526,49 @@ fn compress_stream(
     Ok(())
 }
 
-fn compress_t<T: Wrap>(
+fn compress_t<T: GpuElem>(
     a: &CompressArgs,
-    bytes: &[u8],
+    src: &Source,
     setting: &Setting,
     eng: &Engines,
     out: &mut Output,
 ) -> Result<(), Fail> {
     let (input, format) = (a.input.as_path(), a.format);
     let nm = name(input);
-    // Size checked before anything is encoded; the mapped bytes are used in place.
+    // Size checked before anything is encoded; the mapped bytes of a raw input are used in
+    // place (an .npy file's values are copied: byte order and Fortran order are fixed first).
     let owned;
-    let values: &[T] = match T::view(bytes) {
-        Some(v) => v,
-        None => {
-            owned = data::values_of::<T>(input, bytes)?;
+    let values: &[T] = match (src.npy, T::view(src.bytes)) {
+        (Some(h), _) => {
+            owned = npy::values::<T>(src.bytes, h)
+                .map_err(|m| Fail::new(Kind::Input, format!("{nm}: {m}")))?;
+            &owned
+        }
+        (None, Some(v)) => v,
+        (None, None) => {
+            owned = data::values_of::<T>(input, src.bytes)?;
             &owned
         }
     };
+    if let (
+        Some(d),
+        Setting::Szp {
+            mode,
+            eb,
+            block,
+            layout,
+        },
+    ) = (src.gpu, *setting)
+    {
+        let mut cfg = szpcli::config(mode, eb, block, layout);
+        if let Some(m) = a.max_abs {
+            cfg = cfg.with_max_abs(m);
+        }
+        let pb = spinner("compressing on the GPU");
+        let r = gpu::compress(d, &nm, values, &cfg);
+        pb.finish_and_clear();
+        return out.write_all(&r?);
+    }
     match *setting {
         Setting::Pernix { bits, block } => {
             // Streamed in batches of whole checksummed chunks: memory is one batch.
@@ -395,7 +579,7 @@ fn compress_t<T: Wrap>(
                 .ok_or_else(|| Fail::new(Kind::Input, format!("{nm}: input too large")))?;
             out.write_all(&h.to_bytes())?;
             let d = eng.pernix(PathKind::Parallel);
-            let pb = bar(bytes.len() as u64, "compressing");
+            let pb = bar(size_of_val(values) as u64, "compressing");
             let mut buf = Vec::new();
             for (u0, span, vals) in dispatch::pnx_batches::<T>(&h, units) {
                 buf.resize(span.len(), 0u8);

@@ -1,5 +1,5 @@
 //! `fzpack decompress`: any fzpack archive (or standard input) back to raw little-endian
-//! values. The archive is validated whole first; `.pnx` and `.szp` are then decoded and
+//! values, behind a `.npy` header when the output is named `*.npy`. The archive is validated whole first; `.pnx` and `.szp` are then decoded and
 //! written a batch at a time.
 
 use std::path::{Path, PathBuf};
@@ -13,6 +13,8 @@ use crate::data;
 use crate::dispatch::{self, archive_head};
 use crate::fail::{Fail, Kind, lib};
 use crate::files::{Input, Output};
+use crate::gpu::{self, GpuElem};
+use crate::npy;
 use crate::szpstream;
 use crate::ui::{bar, name, report, spinner};
 
@@ -34,16 +36,67 @@ pub struct DecompressArgs {
     /// structure is still checked).
     #[arg(long)]
     no_verify: bool,
+    /// Shape of a .npy output (`-o NAME.npy`), e.g. 2161x4320 (C order): its product must be
+    /// the value count [default: one dimension]. The archive does not store the shape yet.
+    #[arg(long)]
+    dims: Option<String>,
+    /// Decode on the GPU (device 0; SZp archives, checksums always verified). Needs a build
+    /// with the `cuda` feature and a CUDA driver and device; never falls back to the CPU.
+    #[arg(long)]
+    gpu: bool,
 }
 
 pub fn run(a: DecompressArgs) -> Result<(), Fail> {
     let nm = name(&a.input);
     let verify = verify_of(a.no_verify);
     let eng = Engines::new(a.threads)?;
+    let dims = match &a.dims {
+        Some(s) => Some(data::parse_dims(s).map_err(|m| Fail::new(Kind::Usage, m))?),
+        None => None,
+    };
+    let npy_out = a
+        .output
+        .as_ref()
+        .is_some_and(|p| p.extension().is_some_and(|e| e.eq_ignore_ascii_case("npy")));
+    if dims.is_some() && !npy_out {
+        return Err(Fail::new(
+            Kind::Usage,
+            "--dims shapes a .npy output; give -o NAME.npy (a raw output is flat)",
+        ));
+    }
+    let gpu = gpu::open(a.gpu)?;
     let input = Input::open_checked(&a.input, archive_head(&nm))?;
     let bytes = input.bytes();
     let summary = container::check(bytes, verify).map_err(|e| lib(&nm, e))?;
     let dtype = summary.dtype;
+    if gpu.is_some() && summary.kind != ArchiveKind::Szp {
+        return Err(Fail::new(
+            Kind::Usage,
+            format!(
+                "{nm}: --gpu decodes SZp archives (.szp); this is a {:?} archive",
+                summary.kind
+            ),
+        ));
+    }
+    let header = if npy_out {
+        let n = usize::try_from(summary.n)
+            .map_err(|_| Fail::new(Kind::Input, format!("{nm}: too many values")))?;
+        let shape = dims.unwrap_or_else(|| vec![n]);
+        let prod = shape.iter().try_fold(1usize, |a, &d| a.checked_mul(d));
+        if prod != Some(n) {
+            return Err(Fail::new(
+                Kind::Input,
+                format!(
+                    "{nm}: --dims {} holds {} values but the archive has {n}",
+                    npy::shape_str(&shape),
+                    prod.map_or("too many".to_string(), |p| p.to_string())
+                ),
+            ));
+        }
+        npy::header_bytes(dtype, &shape)
+    } else {
+        Vec::new()
+    };
     let out_path = a.output.clone().unwrap_or_else(|| {
         if a.input.as_os_str() == "-" {
             return PathBuf::from("-");
@@ -60,11 +113,18 @@ pub fn run(a: DecompressArgs) -> Result<(), Fail> {
         PathBuf::from(s)
     });
     let mut out = Output::create(&out_path, a.force, &[&input])?;
-    match dtype {
-        DType::F32 => decompress_t::<f32>(&nm, bytes, summary.kind, verify, &eng, &mut out)?,
-        DType::F64 => decompress_t::<f64>(&nm, bytes, summary.kind, verify, &eng, &mut out)?,
+    out.write_all(&header)?;
+    match (dtype, &gpu) {
+        (DType::F32, Some(d)) => write_values(&mut out, &gpu_decode::<f32>(d, &nm, bytes)?)?,
+        (DType::F64, Some(d)) => write_values(&mut out, &gpu_decode::<f64>(d, &nm, bytes)?)?,
+        (DType::F32, None) => {
+            decompress_t::<f32>(&nm, bytes, summary.kind, verify, &eng, &mut out)?
+        }
+        (DType::F64, None) => {
+            decompress_t::<f64>(&nm, bytes, summary.kind, verify, &eng, &mut out)?
+        }
     }
-    let written = out.written();
+    let written = out.written() - header.len() as u64;
     let to_stdout = out.is_stdout();
     out.finish(a.force)?;
     let line = format!(
@@ -77,6 +137,13 @@ pub fn run(a: DecompressArgs) -> Result<(), Fail> {
     );
     report(if to_stdout { Path::new("-") } else { &out_path }, &line);
     Ok(())
+}
+
+fn gpu_decode<T: GpuElem>(d: &gpu::Device, nm: &str, bytes: &[u8]) -> Result<Vec<T>, Fail> {
+    let pb = spinner("decompressing on the GPU");
+    let r = gpu::decompress::<T>(d, nm, bytes);
+    pb.finish_and_clear();
+    r
 }
 
 fn decompress_t<T: Wrap>(

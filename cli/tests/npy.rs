@@ -1,0 +1,673 @@
+//! Scientific files as they come: NumPy `.npy` read by `compress` (f4/f8, either byte order, C
+//! and Fortran order, header versions 1–3; other dtypes refused by name) and written by
+//! `decompress -o NAME.npy` (with `--dims`), the checks on raw inputs (size a multiple of the
+//! element size, the name's type against `--dtype`, `--dims` against the count), and `--gpu`
+//! (an error without the `cuda` feature or without a device, never a CPU fallback).
+//!
+//! The `.npy` bytes are written by hand here (no numpy needed); where python3 with numpy is
+//! present, `numpy_reads_and_writes_what_fzpack_does` also checks against numpy itself.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_fzpack"))
+}
+
+fn dir(name: &str) -> PathBuf {
+    let d = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("npy-{name}"));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+fn text(o: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+fn run(args: &[&str]) -> Output {
+    bin().args(args).output().expect("runs")
+}
+
+fn ok(args: &[&str]) -> String {
+    let o = run(args);
+    assert!(o.status.success(), "{args:?} failed: {}", text(&o));
+    text(&o)
+}
+
+/// Expects failure with `code` and a message containing every one of `needles`.
+fn fails(args: &[&str], code: i32, needles: &[&str]) -> String {
+    let o = run(args);
+    let t = text(&o);
+    assert_eq!(o.status.code(), Some(code), "{args:?}: {t}");
+    for n in needles {
+        assert!(t.contains(n), "{args:?}: expected {n:?} in {t}");
+    }
+    t
+}
+
+/// An `.npy` file as numpy writes it: magic, version, header length (u16 for v1, u32 for v2
+/// and v3), the dict padded with spaces and a newline to a multiple of 64 bytes, the data.
+fn npy(version: u8, descr: &str, fortran: bool, shape: &[usize], data: &[u8]) -> Vec<u8> {
+    let tuple = match shape.len() {
+        1 => format!("({},)", shape[0]),
+        _ => format!(
+            "({})",
+            shape
+                .iter()
+                .map(|d| d.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    };
+    let f = if fortran { "True" } else { "False" };
+    let mut dict = format!("{{'descr': {descr}, 'fortran_order': {f}, 'shape': {tuple}, }}");
+    let pre = if version == 1 { 10 } else { 12 };
+    let total = pre + dict.len() + 1;
+    dict.push_str(&" ".repeat(total.next_multiple_of(64) - total));
+    dict.push('\n');
+    let mut out = b"\x93NUMPY".to_vec();
+    out.extend_from_slice(&[version, 0]);
+    if version == 1 {
+        out.extend_from_slice(&(dict.len() as u16).to_le_bytes());
+    } else {
+        out.extend_from_slice(&(dict.len() as u32).to_le_bytes());
+    }
+    out.extend_from_slice(dict.as_bytes());
+    out.extend_from_slice(data);
+    out
+}
+
+/// The test field in C order: value at (i, j, k) of shape (2, 3, 4) is 260 + 1.5 (12 i + 4 j
+/// + k) plus a small wiggle, so any misordering moves values far outside the bound.
+fn field(shape: &[usize]) -> Vec<f64> {
+    let n: usize = shape.iter().product();
+    (0..n)
+        .map(|i| 260.0 + 1.5 * i as f64 + 0.01 * (i as f64).sin())
+        .collect()
+}
+
+/// The C-order values laid out in Fortran order (first index fastest).
+fn to_fortran(c: &[f64], shape: &[usize]) -> Vec<f64> {
+    let nd = shape.len();
+    let mut cs = vec![1usize; nd]; // C strides
+    for k in (0..nd.saturating_sub(1)).rev() {
+        cs[k] = cs[k + 1] * shape[k + 1];
+    }
+    let mut idx = vec![0usize; nd];
+    let mut out = Vec::with_capacity(c.len());
+    for _ in 0..c.len() {
+        out.push(c[idx.iter().zip(&cs).map(|(i, s)| i * s).sum::<usize>()]);
+        for k in 0..nd {
+            idx[k] += 1;
+            if idx[k] < shape[k] {
+                break;
+            }
+            idx[k] = 0;
+        }
+    }
+    out
+}
+
+fn bytes_of(v: &[f64], f8: bool, big: bool) -> Vec<u8> {
+    let mut out = Vec::new();
+    for &x in v {
+        match (f8, big) {
+            (true, false) => out.extend_from_slice(&x.to_le_bytes()),
+            (true, true) => out.extend_from_slice(&x.to_be_bytes()),
+            (false, false) => out.extend_from_slice(&(x as f32).to_le_bytes()),
+            (false, true) => out.extend_from_slice(&(x as f32).to_be_bytes()),
+        }
+    }
+    out
+}
+
+fn read_raw(path: &Path, f8: bool) -> Vec<f64> {
+    let b = std::fs::read(path).unwrap();
+    if f8 {
+        b.chunks_exact(8)
+            .map(|c| f64::from_le_bytes(c.try_into().unwrap()))
+            .collect()
+    } else {
+        b.chunks_exact(4)
+            .map(|c| f32::from_le_bytes(c.try_into().unwrap()) as f64)
+            .collect()
+    }
+}
+
+/// Every f4/f8, little/big-endian, C/Fortran, v1/v2/v3 variant of a 2x3x4 field compresses
+/// to an archive whose values are the field in C order within the bound, and the shape is
+/// shown on stderr.
+#[test]
+fn npy_input_every_byte_order_and_memory_order() {
+    let d = dir("input");
+    let shape = [2usize, 3, 4];
+    let c = field(&shape);
+    let f = to_fortran(&c, &shape);
+    let mut cases = 0;
+    for version in [1u8, 2, 3] {
+        for f8 in [false, true] {
+            for big in [false, true] {
+                for fortran in [false, true] {
+                    let descr = format!(
+                        "'{}{}'",
+                        if big { '>' } else { '<' },
+                        if f8 { "f8" } else { "f4" }
+                    );
+                    let data = bytes_of(if fortran { &f } else { &c }, f8, big);
+                    let name = format!("v{version}_{f8}_{big}_{fortran}.npy");
+                    let p = d.join(&name);
+                    std::fs::write(&p, npy(version, &descr, fortran, &shape, &data)).unwrap();
+                    let a = d.join(format!("{name}.szp"));
+                    let o = bin()
+                        .args(["compress", s(&p), "--mode", "abs", "--eb", "1e-3"])
+                        .args(["-o", s(&a)])
+                        .output()
+                        .unwrap();
+                    assert!(o.status.success(), "{name}: {}", text(&o));
+                    let err = String::from_utf8_lossy(&o.stderr);
+                    assert!(err.contains("shape 2x3x4"), "{name}: {err}");
+                    let out = d.join(format!("{name}.raw"));
+                    ok(&["decompress", s(&a), "-o", s(&out)]);
+                    let got = read_raw(&out, f8);
+                    assert_eq!(got.len(), c.len(), "{name}");
+                    for (i, (g, w)) in got.iter().zip(&c).enumerate() {
+                        let w = if f8 { *w } else { *w as f32 as f64 };
+                        assert!((g - w).abs() <= 1e-3, "{name}: index {i}: {g} vs {w}");
+                    }
+                    cases += 1;
+                }
+            }
+        }
+    }
+    assert_eq!(cases, 24);
+    // --dtype that agrees is accepted, one that disagrees is refused
+    let p = d.join("v1_false_false_false.npy");
+    ok(&[
+        "compress",
+        s(&p),
+        "--dtype",
+        "f32",
+        "-o",
+        s(&d.join("a1.szp")),
+    ]);
+    fails(
+        &[
+            "compress",
+            s(&p),
+            "--dtype",
+            "f64",
+            "-o",
+            s(&d.join("a2.szp")),
+        ],
+        4,
+        &["header says f32", "--dtype is f64"],
+    );
+    // --dims must be the header's shape
+    ok(&[
+        "compress",
+        s(&p),
+        "--dims",
+        "2x3x4",
+        "-o",
+        s(&d.join("a3.szp")),
+    ]);
+    fails(
+        &[
+            "compress",
+            s(&p),
+            "--dims",
+            "6x4",
+            "-o",
+            s(&d.join("a4.szp")),
+        ],
+        4,
+        &["6x4", "2x3x4"],
+    );
+    // PERNIX and .fzm take .npy too
+    ok(&[
+        "compress",
+        s(&p),
+        "--codec",
+        "pernix",
+        "-o",
+        s(&d.join("a.pnx")),
+    ]);
+    ok(&[
+        "compress",
+        s(&p),
+        "--format",
+        "fzm",
+        "-o",
+        s(&d.join("a.fzm")),
+    ]);
+    // data shorter than the shape says
+    let mut short = std::fs::read(&p).unwrap();
+    short.truncate(short.len() - 4);
+    let sp = d.join("short.npy");
+    std::fs::write(&sp, short).unwrap();
+    fails(&["compress", s(&sp)], 4, &["needs 96 bytes", "holds 92"]);
+    // --raw still reads the bytes as raw floats (header included)
+    let raw_out = d.join("raw.szp");
+    let t = ok(&[
+        "compress",
+        s(&p),
+        "--dtype",
+        "f32",
+        "--raw",
+        "-o",
+        s(&raw_out),
+    ]);
+    assert!(t.contains("56 f32 values"), "{t}"); // 128 header bytes + 96 data bytes
+}
+
+/// Element types the codecs do not take are refused, naming the dtype.
+#[test]
+fn npy_other_dtypes_are_refused_by_name() {
+    let d = dir("dtypes");
+    let cases: [(&str, &str, usize); 7] = [
+        ("'<i4'", "'<i4'", 4),
+        ("'<f2'", "'<f2'", 2),
+        ("'<c8'", "'<c8'", 8),
+        ("'<c16'", "'<c16'", 16),
+        ("'|O'", "'|O'", 8),
+        ("'|u1'", "'|u1'", 1),
+        (
+            "[('x', '<f4'), ('y', '<f4')]",
+            "[('x', '<f4'), ('y', '<f4')]",
+            8,
+        ),
+    ];
+    for (k, (descr, needle, size)) in cases.iter().enumerate() {
+        let p = d.join(format!("t{k}.npy"));
+        std::fs::write(&p, npy(1, descr, false, &[5], &vec![0u8; 5 * size])).unwrap();
+        let out = d.join(format!("t{k}.szp"));
+        fails(
+            &["compress", s(&p), "-o", s(&out)],
+            4,
+            &[needle, "float32 or float64"],
+        );
+        assert!(!out.exists());
+    }
+}
+
+/// Parses the header `decompress` wrote: (descr, fortran_order, shape, data offset).
+fn read_header(b: &[u8]) -> (String, String, String, usize) {
+    assert_eq!(&b[..8], b"\x93NUMPY\x01\x00", "a version 1 .npy");
+    let len = u16::from_le_bytes([b[8], b[9]]) as usize;
+    assert_eq!((10 + len) % 64, 0, "data aligned to 64 bytes");
+    let h = std::str::from_utf8(&b[10..10 + len]).unwrap();
+    assert!(h.ends_with('\n'));
+    let get = |key: &str| {
+        let at = h.find(&format!("'{key}': ")).unwrap() + key.len() + 4;
+        let rest = &h[at..];
+        let end = if rest.starts_with('(') {
+            rest.find(')').unwrap() + 1
+        } else {
+            rest.find(',').unwrap()
+        };
+        rest[..end].to_string()
+    };
+    (get("descr"), get("fortran_order"), get("shape"), 10 + len)
+}
+
+/// `decompress -o NAME.npy` writes a little-endian C-order `.npy` whose data are exactly the
+/// raw output's bytes, 1-D by default or shaped by `--dims`, for every archive kind and for
+/// an archive large enough to be decoded in several batches.
+#[test]
+fn npy_output_with_and_without_dims() {
+    let d = dir("output");
+    let n = 300_000usize;
+    let v: Vec<f32> = (0..n).map(|i| (i as f32 * 0.001).sin() * 50.0).collect();
+    let raw = d.join("big.f32");
+    std::fs::write(&raw, fzpack::values_to_le_bytes(&v)).unwrap();
+    let szp = d.join("big.szp");
+    ok(&["compress", s(&raw), "-o", s(&szp)]);
+    let pnx = d.join("big.pnx");
+    ok(&["compress", s(&raw), "--codec", "pernix", "-o", s(&pnx)]);
+    let fzm = d.join("big.fzm");
+    ok(&["compress", s(&raw), "--format", "fzm", "-o", s(&fzm)]);
+    for a in [&szp, &pnx, &fzm] {
+        let flat = d.join("flat.f32");
+        let _ = std::fs::remove_file(&flat);
+        ok(&["decompress", s(a), "-o", s(&flat)]);
+        let want = std::fs::read(&flat).unwrap();
+        let one = d.join("one.npy");
+        let _ = std::fs::remove_file(&one);
+        let t = ok(&["decompress", s(a), "-o", s(&one)]);
+        assert!(t.contains(&format!("{n} f32 values")), "{t}");
+        let b = std::fs::read(&one).unwrap();
+        let (descr, fo, shape, off) = read_header(&b);
+        assert_eq!(descr, "'<f4'");
+        assert_eq!(fo, "False");
+        assert_eq!(shape, format!("({n},)"));
+        assert!(b[off..] == want[..], "{}: .npy data differ", a.display());
+        let two = d.join("two.npy");
+        let _ = std::fs::remove_file(&two);
+        ok(&["decompress", s(a), "-o", s(&two), "--dims", "500x600"]);
+        let b = std::fs::read(&two).unwrap();
+        let (_, _, shape, off) = read_header(&b);
+        assert_eq!(shape, "(500, 600)");
+        assert!(b[off..] == want[..]);
+    }
+    // f64 archives write '<f8'
+    let r64 = d.join("t.f64");
+    std::fs::write(&r64, fzpack::values_to_le_bytes(&[1.0f64, 2.0, 3.0, 4.0])).unwrap();
+    let a64 = d.join("t64.szp");
+    ok(&["compress", s(&r64), "-o", s(&a64)]);
+    let o64 = d.join("t64.npy");
+    ok(&["decompress", s(&a64), "-o", s(&o64), "--dims", "2x2"]);
+    let (descr, _, shape, _) = read_header(&std::fs::read(&o64).unwrap());
+    assert_eq!((descr.as_str(), shape.as_str()), ("'<f8'", "(2, 2)"));
+    // a product that is not the count, and --dims without a .npy output
+    let bad = d.join("bad.npy");
+    fails(
+        &["decompress", s(&szp), "-o", s(&bad), "--dims", "500x601"],
+        4,
+        &["500x601", "300500", "300000"],
+    );
+    assert!(!bad.exists());
+    fails(
+        &[
+            "decompress",
+            s(&szp),
+            "-o",
+            s(&d.join("x.f32")),
+            "--dims",
+            "500x600",
+        ],
+        2,
+        &["--dims", ".npy"],
+    );
+    // a .npy round trip keeps the values (C order) when the shape is given back
+    let src = d.join("c.npy");
+    let shape = [2usize, 3, 4];
+    let c = field(&shape);
+    let fdata = bytes_of(&to_fortran(&c, &shape), true, true);
+    std::fs::write(&src, npy(1, "'>f8'", true, &shape, &fdata)).unwrap();
+    let a = d.join("c.szp");
+    ok(&[
+        "compress",
+        s(&src),
+        "--mode",
+        "abs",
+        "--eb",
+        "1e-6",
+        "-o",
+        s(&a),
+    ]);
+    let back = d.join("back.npy");
+    ok(&["decompress", s(&a), "-o", s(&back), "--dims", "2x3x4"]);
+    let b = std::fs::read(&back).unwrap();
+    let (descr, fo, sh, off) = read_header(&b);
+    assert_eq!(
+        (descr.as_str(), fo.as_str(), sh.as_str()),
+        ("'<f8'", "False", "(2, 3, 4)")
+    );
+    for (i, ch) in b[off..].chunks_exact(8).enumerate() {
+        let g = f64::from_le_bytes(ch.try_into().unwrap());
+        assert!((g - c[i]).abs() <= 1e-6, "index {i}: {g} vs {}", c[i]);
+    }
+}
+
+/// Raw inputs: a size that is not a multiple of the element size names the remainder; a name
+/// whose type disagrees with --dtype is refused unless --raw; `_f64` before the extension
+/// gives the type; `--dims` is checked against the count.
+#[test]
+fn raw_input_checks() {
+    let d = dir("raw");
+    let odd = d.join("odd.f32");
+    std::fs::write(&odd, [0u8; 42]).unwrap();
+    fails(
+        &["compress", s(&odd)],
+        4,
+        &["42 bytes", "not a multiple", "remainder 2 bytes"],
+    );
+    let odd8 = d.join("odd.bin");
+    std::fs::write(&odd8, [0u8; 44]).unwrap();
+    fails(
+        &["compress", s(&odd8), "--dtype", "f64", "--codec", "pernix"],
+        4,
+        &["44 bytes", "remainder 4 bytes"],
+    );
+
+    let v: Vec<f64> = (0..100).map(|i| i as f64 * 0.25).collect();
+    let bytes = fzpack::values_to_le_bytes(&v);
+    for name in ["t.f32", "t_f32.bin", "field_10x10_f32.dat"] {
+        let p = d.join(name);
+        std::fs::write(&p, &bytes).unwrap();
+        let out = d.join(format!("{name}.szp"));
+        fails(
+            &["compress", s(&p), "--dtype", "f64", "-o", s(&out)],
+            4,
+            &["name says f32", "--dtype is f64", "--raw"],
+        );
+        assert!(!out.exists());
+        // --raw: read as the given type anyway
+        let t = ok(&["compress", s(&p), "--dtype", "f64", "--raw", "-o", s(&out)]);
+        assert!(t.contains("100 f64 values"), "{t}");
+    }
+    for name in ["t_f64.bin", "u.f64"] {
+        let p = d.join(name);
+        std::fs::write(&p, &bytes).unwrap();
+        fails(
+            &[
+                "compress",
+                s(&p),
+                "--dtype",
+                "f32",
+                "-o",
+                s(&d.join("no.szp")),
+            ],
+            4,
+            &["name says f64", "--dtype is f32"],
+        );
+        let out = d.join(format!("{name}.szp"));
+        let t = ok(&["compress", s(&p), "-o", s(&out)]);
+        assert!(t.contains("100 f64 values"), "{name}: {t}");
+    }
+    // --dims: checked against the count, shown on stderr
+    let p = d.join("u.f64");
+    let o = run(&[
+        "compress",
+        s(&p),
+        "--dims",
+        "10x10",
+        "-o",
+        s(&d.join("dims.szp")),
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("shape 10x10"), "{err}");
+    let nod = d.join("nodims.szp");
+    fails(
+        &["compress", s(&p), "--dims", "10x11", "-o", s(&nod)],
+        4,
+        &["10x11", "110", "100"],
+    );
+    assert!(!nod.exists());
+    fails(
+        &["compress", s(&p), "--dims", "10x0", "-o", s(&nod)],
+        2,
+        &["--dims"],
+    );
+}
+
+/// `--gpu` never runs on the CPU in its place: without the `cuda` feature it says how to
+/// rebuild; with it but without a driver or device it is a usage-style error (exit 2) and
+/// nothing is written; with a device the archive is the CPU's, byte for byte, and decodes.
+#[test]
+fn gpu_flag_fails_clearly_or_matches_the_cpu() {
+    let d = dir("gpu");
+    let v: Vec<f32> = (0..50_000)
+        .map(|i| (i as f32 * 0.01).cos() * 10.0)
+        .collect();
+    let raw = d.join("g.f32");
+    std::fs::write(&raw, fzpack::values_to_le_bytes(&v)).unwrap();
+    let cpu = d.join("cpu.szp");
+    ok(&[
+        "compress",
+        s(&raw),
+        "--mode",
+        "abs",
+        "--eb",
+        "1e-3",
+        "-o",
+        s(&cpu),
+    ]);
+    let out = d.join("gpu.szp");
+    let comp = [
+        "compress",
+        s(&raw),
+        "--mode",
+        "abs",
+        "--eb",
+        "1e-3",
+        "--gpu",
+        "-o",
+        s(&out),
+    ];
+    let back = d.join("gpu.f32");
+    let dec = ["decompress", s(&cpu), "--gpu", "-o", s(&back)];
+    // PERNIX and .fzm are refused with --gpu whatever the build
+    fails(
+        &[
+            "compress",
+            s(&raw),
+            "--codec",
+            "pernix",
+            "--gpu",
+            "-o",
+            s(&out),
+        ],
+        2,
+        &["--gpu"],
+    );
+    if !cfg!(feature = "cuda") {
+        for args in [&comp[..], &dec[..]] {
+            fails(
+                args,
+                2,
+                &["built without the cuda feature", "--features cuda"],
+            );
+        }
+        assert!(!out.exists() && !back.exists());
+        return;
+    }
+    let o = run(&comp);
+    if !o.status.success() {
+        // No driver or device here: the error says so, and no CPU work stood in for it.
+        println!(
+            "no usable CUDA GPU here; checking the error only: {}",
+            text(&o)
+        );
+        assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+        assert!(text(&o).contains("no usable CUDA GPU"), "{}", text(&o));
+        assert!(!out.exists());
+        fails(&dec, 2, &["no usable CUDA GPU"]);
+        assert!(!back.exists());
+        if std::env::var("FZPACK_REQUIRE_GPU").is_ok_and(|v| v == "1") {
+            panic!("FZPACK_REQUIRE_GPU=1 but --gpu failed: {}", text(&o));
+        }
+        return;
+    }
+    assert_eq!(
+        std::fs::read(&out).unwrap(),
+        std::fs::read(&cpu).unwrap(),
+        "GPU archive differs from the CPU's"
+    );
+    ok(&dec);
+    let cpu_back = d.join("cpu.f32");
+    ok(&["decompress", s(&cpu), "-o", s(&cpu_back)]);
+    assert_eq!(
+        std::fs::read(&back).unwrap(),
+        std::fs::read(&cpu_back).unwrap()
+    );
+}
+
+/// With python and numpy present (`FZPACK_PYTHON`, else `scripts/python.sh`'s venv, else
+/// python3): arrays saved
+/// by `np.save` in every order and byte order compress, and `np.load` reads the `.npy` that
+/// `decompress --dims` writes with the same shape and values within the bound. Skipped with a
+/// printed reason otherwise (a failure when `FZPACK_REQUIRE_TOOLS=1`).
+#[test]
+fn numpy_reads_and_writes_what_fzpack_does() {
+    // FZPACK_PYTHON, else the venv scripts/python.sh makes, else python3.
+    let venv = std::env::var("FZPACK_VENV")
+        .map(PathBuf::from)
+        .unwrap_or_else(|_| Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/python-venv"));
+    let candidates: Vec<String> = match std::env::var("FZPACK_PYTHON") {
+        Ok(p) => vec![p],
+        Err(_) => vec![s(&venv.join("bin/python")).to_string(), "python3".into()],
+    };
+    let py = candidates.iter().find(|py| {
+        Command::new(py)
+            .args(["-c", "import numpy"])
+            .output()
+            .is_ok_and(|o| o.status.success())
+    });
+    let Some(py) = py else {
+        let why = format!(
+            "skipped: no python with numpy among {candidates:?} (set FZPACK_PYTHON, or install \
+             numpy, e.g. apt-get install python3-numpy)"
+        );
+        assert!(
+            std::env::var("FZPACK_REQUIRE_TOOLS").as_deref() != Ok("1"),
+            "{why}"
+        );
+        println!("{why}");
+        return;
+    };
+    let d = dir("numpy");
+    let script = r#"
+import sys, numpy as np
+d = sys.argv[1]
+a = (np.arange(60).reshape(3, 4, 5) * 0.75 + 260.0)
+for name, arr in [('c4', a.astype('<f4')), ('f4', np.asfortranarray(a.astype('<f4'))),
+                  ('b8', a.astype('>f8')), ('fb4', np.asfortranarray(a.astype('>f4')))]:
+    np.save(f'{d}/{name}.npy', arr)
+"#;
+    let o = Command::new(py)
+        .args(["-c", script, s(&d)])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    for name in ["c4", "f4", "b8", "fb4"] {
+        let p = d.join(format!("{name}.npy"));
+        let a = d.join(format!("{name}.szp"));
+        ok(&[
+            "compress",
+            s(&p),
+            "--mode",
+            "abs",
+            "--eb",
+            "1e-3",
+            "-o",
+            s(&a),
+        ]);
+        let back = d.join(format!("{name}.back.npy"));
+        ok(&["decompress", s(&a), "-o", s(&back), "--dims", "3x4x5"]);
+        let check = r#"
+import sys, numpy as np
+a, b = np.load(sys.argv[1]), np.load(sys.argv[2])
+assert b.shape == a.shape, (a.shape, b.shape)
+assert b.dtype.itemsize == a.dtype.itemsize and b.dtype.byteorder in '<=|', b.dtype
+assert not b.flags.f_contiguous or b.ndim == 1
+err = float(np.max(np.abs(a.astype('f8') - b.astype('f8'))))
+assert err <= 1e-3, err
+"#;
+        let o = Command::new(py)
+            .args(["-c", check, s(&p), s(&back)])
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{name}: {}", text(&o));
+    }
+}
