@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# aarch64 (issue 9): builds and tests the workspace for aarch64-unknown-linux-gnu on an x86_64
+# aarch64: builds and tests the workspace for aarch64-unknown-linux-gnu on an x86_64
 # machine, with Debian's own Rust (rustc-web/cargo-web 1.96) and its arm64 standard library,
 # and runs the tests under qemu-user.
 #

@@ -62,7 +62,7 @@ fn num(r: &Value, k: &str) -> f64 {
         .unwrap_or_else(|| panic!("{k} is not a number in {r}"))
 }
 
-/// The keys rows had before issue #15 (kept) and the ones added for it.
+/// The keys rows had first (kept for compatibility) and the ones added later.
 const OLD_KEYS: [&str; 15] = [
     "file",
     "codec",

@@ -140,8 +140,8 @@ fn szp_round_trip_abs_and_noa() {
     assert!(ok(&["info", s(&abs)]).contains("ABS 1.000000e-2"));
     ok(&["verify", s(&input), s(&abs)]);
 
-    // FZGPUModules .fzm: decoded by the CLI exactly as the library decodes it (since the #18
-    // grid rule the native archive tightens the bound for 2^18·bound, the .fzm writer for
+    // FZGPUModules .fzm: decoded by the CLI exactly as the library decodes it (under the
+    // quantizer grid rule the native archive tightens the bound for 2^18·bound, the .fzm writer for
     // max|x|, so the two quantizer grids — and values — may differ; each meets its bound)
     let fzm = d.join("field.fzm");
     ok(&[
@@ -627,7 +627,7 @@ fn pnx_bit_flips_are_detected() {
     );
 }
 
-/// `tests/golden/pnx`: `v1_bits12.pnx` was written by the version 1 writer (commit 6e3f9fd),
+/// `tests/golden/pnx`: `v1_bits12.pnx` was written by the version 1 writer (kept in git history),
 /// `v2_bits12.pnx` by the version 2 writer, both from `field_3000.f32` at 12 bits. Both must
 /// still read to the same values, and today's writer must reproduce v2 byte for byte.
 #[test]

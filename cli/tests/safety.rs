@@ -1,4 +1,4 @@
-//! Issue #16, the CLI side: outputs that must never be touched (device node, FIFO, symlinks at
+//! The CLI's safety promises: outputs that must never be touched (device node, FIFO, symlinks at
 //! the output and at the temporary path, the input itself), killed runs, bit flips in every
 //! format, hostile counts under a 1 GiB address-space limit, and arguments or inputs that must
 //! fail at once. Also: the streamed SZp writer and reader produce exactly the library's bytes
@@ -46,7 +46,7 @@ fn ok(args: &[&str]) -> String {
     text(&o)
 }
 
-/// A random walk (what #15 measures on), deterministic.
+/// A random walk (what the speed targets are measured on), deterministic.
 fn walk(n: usize, seed: u64) -> Vec<f32> {
     let mut x = seed | 1;
     let mut acc = 0f64;

@@ -5,7 +5,7 @@
 //! decompress). Run: `cargo bench -p fzpack-core --bench szp`.
 //!
 //! `FZPACK_SZP_LAYOUT=1 cargo bench -p fzpack-core --bench szp` compares the two block layouts
-//! side by side (issue #17): for each f32 field of `../shared/data` (or the generated one) at an
+//! side by side: for each f32 field of `../shared/data` (or the generated one) at an
 //! ABS bound of 1e-3 and 1e-4 of its range, block size 128, the ratio of each layout and, per
 //! path, the block-head layout's compress and decompress speed over the stage layout's (the
 //! four calls take turns; best of `FZPACK_SZP_ROUNDS`, default 15; `FZPACK_SZP_FIELDS=a,b`

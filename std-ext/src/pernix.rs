@@ -682,7 +682,7 @@ impl<T> FrameScratch<T> {
 /// inverse scale 1. That is the same bytes, since every kernel quantizes `x · inv` with one
 /// IEEE multiply (`PernixFloat::quantize`) and `(x · inv) · 1 = x · inv` exactly, NaN and ±inf
 /// included. One run call instead of one call per 64-byte frame: the per-call setup dominated
-/// (BENCHMARKS.md, ninth session). The scalar backend keeps one call per frame.
+/// (measured on a Sapphire Rapids core). The scalar backend keeps one call per frame.
 fn compress_frames<T: Element>(
     kernel: &CoreDispatcher,
     bits: BitWidth,
@@ -866,8 +866,8 @@ fn decompress_units<T: Element>(
         let (frames, sum) = unit_bytes.split_at(split);
         // Decode first, then checksum the chunk while its bytes are still in cache: a CRC pass
         // ahead of the decode reads the chunk from memory with nothing to overlap that wait
-        // (on Sapphire Rapids it then ran at memory speed, not at its ~90 GB/s in cache;
-        // BENCHMARKS.md, ninth session). Any bytes decode safely (fixed-size frames, every
+        // (on Sapphire Rapids it then ran at memory speed, not at its ~90 GB/s in cache).
+        // Any bytes decode safely (fixed-size frames, every
         // scale checked), a mismatch still fails the call, and it is reported ahead of what
         // the decoder found, which it explains.
         let decoded = decompress_frames(kernel, h, frames, unit * uf, vals);

@@ -291,7 +291,7 @@ pub fn compress_par_into<T: Element>(
 /// The `Vec` variants ([`compress_par_into`]) must grow a reused `Vec` back from the last
 /// archive's length to the plan's worst case on every call, and safe Rust zeroes those bytes:
 /// megabytes per call at high ratios (about 24 MiB for a 64 MiB random walk at 1e-4, a fifth
-/// of its compression time; BENCHMARKS.md, eleventh session). A slice allocated once, an
+/// of its compression time, as measured). A slice allocated once, an
 /// output file's mapping or an MPI buffer has no such cost.
 #[cfg(feature = "rayon")]
 pub fn compress_par_slice<T: Element>(

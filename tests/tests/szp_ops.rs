@@ -561,7 +561,7 @@ fn dtype_is_recorded() {
     );
 }
 
-/// Issue #18: two different fields compressed with the same ABS bound, dtype and block size and
+/// Two different fields compressed with the same ABS bound, dtype and block size and
 /// no declared `max_abs` — what `fzpack compress --eb E --mode abs` does, through the facade's
 /// parallel and serial encoders — land on one grid and add; data above `2^18 · bound` (f32)
 /// falls back to the next power of two of its `max|x|`: same power adds, another power is a

@@ -109,7 +109,7 @@ pub(crate) trait SzpKernel: Copy + Send + Sync {
     /// layout) its own first level, the head ([`bits::quantize`] of its first value); returns
     /// the width and the seed. The x86 SIMD leaves take the head from the first lane of their
     /// scan instead of quantizing it ahead of the scan (AVX2 +6 %, AVX-512 +1–2 % on etopo5 at
-    /// 1e-3; BENCHMARKS.md, eleventh session).
+    /// 1e-3, as measured).
     #[inline(always)]
     fn encode_block<T: SzpFloat>(
         self,

@@ -400,8 +400,8 @@ impl Dispatcher {
         };
         // AVX2, the BMI2 backend and AVX-512 VBMI: one fused loop over the frames. The AVX-512
         // kernels are per call (tables, masks, a 16-lane tail): on 64-byte frames, one call
-        // each, they decoded 1.5-2.3x slower than this loop on a Sapphire Rapids core
-        // (BENCHMARKS.md, ninth session), while their whole-run speed is kept for block runs.
+        // each, they decoded 1.5-2.3x slower than this loop on a Sapphire Rapids core,
+        // while their whole-run speed is kept for block runs.
         #[cfg(target_arch = "x86_64")]
         {
             let avx2 = match self.kernel {

@@ -41,7 +41,7 @@ pub(crate) mod tables;
 /// On the KVM guests these numbers come from (Sapphire Rapids class), the hardware prefetchers
 /// alone left a 64 MiB `.pnx` decode at N = 24 at 6–7 GB/s against 19 GB/s in cache; one read
 /// prefetch of the input and one write prefetch of the output per 64-byte step, this far
-/// ahead, gave 10–13 GB/s (BENCHMARKS.md, tenth session). In cache they cost nothing visible.
+/// ahead, gave 10–13 GB/s. In cache they cost nothing visible.
 pub(crate) const PREFETCH_IN: usize = 2048;
 /// See [`PREFETCH_IN`].
 pub(crate) const PREFETCH_OUT: usize = 8192;

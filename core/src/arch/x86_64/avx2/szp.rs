@@ -16,9 +16,9 @@
 //!   fraction against a proven threshold, and a flagged block gets the exact check; otherwise
 //!   the loop reconstructs every lane, `|x − T(q·2eb)| ≤ bound` (an unordered compare, so NaN
 //!   counts as a miss). Dropping the per-lane reconstruction made the AVX2 compress 6–20 %
-//!   faster on Zen 1 (BENCHMARKS.md, seventh session); the rounding constant instead of
+//!   faster on Zen 1; the rounding constant instead of
 //!   `vroundpd` + `vcvtpd2dq` and the magnitude bits 15 % more in cache on a Sapphire Rapids
-//!   core (tenth session).
+//!   core.
 //!   Round-half-even and the spec's round-half-away of the exact quotient can only disagree
 //!   near a tie: a lane whose fractional part is within `2⁻⁴⁷·max|y|` of ½ flags its block,
 //!   whose levels are then recomputed exactly (`quantize_block`), as in the VBMI leaf.

@@ -19,8 +19,7 @@
 //!   exceeds the proven threshold; otherwise every lane's reconstruction
 //!   `|x − T(q·2eb)| ≤ bound` is checked. Replacing the per-lane reconstruction (a multiply,
 //!   two conversions, a subtraction, an abs and a max per 8 lanes) and the round/sub/abs of
-//!   the fraction made the f32 scan about 1.3× faster on a Sapphire Rapids core
-//!   (BENCHMARKS.md, tenth session).
+//!   the fraction made the f32 scan about 1.3× faster on a Sapphire Rapids core.
 //! * **Pack** (widths 1..=24): the 16 zigzagged values of a step, narrowed to dwords, are
 //!   exactly the codes of a PERNIX 16-value step (`2w` bytes, LSB-first), packed by the PERNIX
 //!   AVX-512 VBMI packer (`pack16` of this leaf, `vpermb` gathers); a block's
