@@ -2,7 +2,10 @@
 # Miri, the Rust undefined-behaviour checker, over the portable code: bounded in time, fails
 # on any UB (out-of-bounds or misaligned access, use after free, invalid values, aliasing
 # violations, data races, memory leaks) or any failed assertion.
-#   scripts/miri.sh [BUDGET_SECONDS]     (default 480: the whole run, builds included)
+#   scripts/miri.sh [--asan] [BUDGET_SECONDS]     (default 480: the whole run, builds included)
+# With --asan, afterwards (420 s more budget): the cross-path tests, which run every SIMD kernel
+# this CPU has against the scalar reference, built with AddressSanitizer over a rebuilt
+# standard library (-Zbuild-std, needs rust-src; target/asan): ~3.5 min fresh on 2 cores.
 #
 # What it runs (each with the `force-scalar` feature; under Miri `CpuFeatures::detect()` also
 # reports no SIMD features, so `Auto` and `Path::best()` resolve to the portable paths):
@@ -23,7 +26,8 @@
 # They are held to the scalar reference instead: byte-for-byte equality tests on every path
 # (tests/tests/pernix_backends.rs, szp_paths.rs, szp_heads.rs, szp_avx2.rs), the differential
 # fuzz targets with sanitizer instrumentation (scripts/fuzz.sh: cargo-fuzz builds with
-# AddressSanitizer by default), and the aarch64 run under QEMU (scripts/aarch64.sh).
+# AddressSanitizer by default), the --asan step below, and the aarch64 run under QEMU
+# (scripts/aarch64.sh).
 # Also not here: the rayon driver (safe code; rayon's crossbeam-epoch fails Stacked Borrows, a
 # known upstream limitation, and a thread pool per fuzz input takes minutes under Miri), so
 # neither the fuzz checks `pernix_paths` and `szp_roundtrip` that run it (tests/tests/
@@ -35,6 +39,11 @@
 # failure when FZPACK_REQUIRE_TOOLS=1 (CI).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
+asan=0
+if [ "${1:-}" = --asan ]; then
+  asan=1
+  shift
+fi
 budget=${1:-480}
 start=$SECONDS
 
@@ -57,6 +66,7 @@ cargo +nightly miri setup >/dev/null 2>&1 || cargo +nightly miri setup
 # Isolation off: tests/tests/miri.rs reads the fuzz seed corpora from disk.
 base_flags="-Zmiri-disable-isolation"
 summary=()
+# step NAME MIRIFLAGS CARGO-COMMAND... (a `cargo +nightly` subcommand and its arguments)
 step() {
   local name=$1 flags=$2
   shift 2
@@ -69,7 +79,7 @@ step() {
   local t0=$SECONDS log
   log=$(mktemp)
   set +e
-  MIRIFLAGS="$flags ${MIRIFLAGS:-}" timeout -k 10 "$left" cargo +nightly miri test "$@" 2>&1 | tee "$log"
+  MIRIFLAGS="$flags ${MIRIFLAGS:-}" timeout -k 10 "$left" cargo +nightly "$@" 2>&1 | tee "$log"
   local rc=${PIPESTATUS[0]}
   set -e
   local counts
@@ -85,13 +95,23 @@ step() {
   summary+=("$(printf '%-44s %4d s  %s' "$name" $((SECONDS - t0)) "$counts")")
 }
 
-step "core unit tests" "$base_flags" \
+step "core unit tests" "$base_flags" miri test \
   -p fzpack-core --lib --features force-scalar
-step "tests/tests/miri.rs (portable paths, parsers)" "$base_flags" \
+step "tests/tests/miri.rs (portable paths, parsers)" "$base_flags" miri test \
   -p fzpack-tests --features fzpack-core/force-scalar --test miri
-step "capi/tests/rust_callers.rs (C ABI)" "$base_flags" \
+step "capi/tests/rust_callers.rs (C ABI)" "$base_flags" miri test \
   -p fzpack-capi --features fzpack-core/force-scalar --test rust_callers
+echo "== miri.sh: no undefined behaviour found by Miri"
 
-echo "== miri.sh: no undefined behaviour found"
+if [ "$asan" = 1 ]; then
+  budget=$((budget + 420))
+  host=$(rustc +nightly -vV | sed -n 's/^host: //p')
+  export RUSTFLAGS="-Zsanitizer=address" RUSTDOCFLAGS="-Zsanitizer=address"
+  export CARGO_TARGET_DIR=target/asan
+  step "AddressSanitizer: SIMD kernels vs scalar" "" \
+    test -Zbuild-std --target "$host" -p fzpack-tests --test szp_paths --test pernix_backends \
+    --test szp_kernels --test szp_avx2 --test szp_ops
+fi
+
 printf '%s\n' "${summary[@]}"
 echo "total $((SECONDS - start)) s (budget ${budget} s)"
