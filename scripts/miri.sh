@@ -56,6 +56,12 @@ missing() {
   echo "miri.sh: SKIPPED" >&2
   exit 0
 }
+# As scripts/fuzz.sh installs cargo-fuzz: fetch the components when they are missing (a failed
+# download leaves the checks below to report it).
+if ! cargo +nightly miri --version >/dev/null 2>&1 ||
+  [ ! -d "$(rustc +nightly --print sysroot 2>/dev/null)/lib/rustlib/src/rust/library" ]; then
+  rustup component add --toolchain nightly miri rust-src || true
+fi
 cargo +nightly miri --version >/dev/null 2>&1 ||
   missing "no Miri on the nightly toolchain (rustup +nightly component add miri rust-src)"
 [ -d "$(rustc +nightly --print sysroot)/lib/rustlib/src/rust/library" ] ||
