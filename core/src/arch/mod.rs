@@ -7,6 +7,10 @@
 //! target features (there is no portable user-space way to ask without an OS).
 //!
 //! The result is cached once in an atomic word — the only global state of the crate.
+//!
+//! Under Miri (`cfg(miri)`) detection reports no features: Miri cannot execute `cpuid`,
+//! `xgetbv` or the `core::arch` SIMD intrinsics, so every proof token is unavailable and `Auto`
+//! resolves to the portable paths, which are the code Miri checks (`scripts/miri.sh`).
 
 use core::sync::atomic::{AtomicU32, Ordering};
 
@@ -122,7 +126,7 @@ impl CpuFeatures {
     }
 }
 
-#[cfg(target_arch = "x86_64")]
+#[cfg(all(target_arch = "x86_64", not(miri)))]
 fn detect_uncached() -> u32 {
     use core::arch::x86_64::{__cpuid, __cpuid_count};
 
@@ -172,14 +176,14 @@ fn detect_uncached() -> u32 {
 ///
 /// # Safety
 /// The caller must have checked `cpuid(1).ecx` bit 27 (OSXSAVE).
-#[cfg(target_arch = "x86_64")]
+#[cfg(all(target_arch = "x86_64", not(miri)))]
 #[target_feature(enable = "xsave")]
 unsafe fn xgetbv0() -> u64 {
     // SAFETY: the caller guarantees OSXSAVE, so `xgetbv` with ECX = 0 cannot fault.
     unsafe { core::arch::x86_64::_xgetbv(0) }
 }
 
-#[cfg(target_arch = "aarch64")]
+#[cfg(all(target_arch = "aarch64", not(miri)))]
 fn detect_uncached() -> u32 {
     let mut bits = 0;
     if cfg!(target_feature = "neon") {
@@ -191,7 +195,8 @@ fn detect_uncached() -> u32 {
     bits
 }
 
-#[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+/// No SIMD features: targets without kernels, and Miri (which runs the portable paths only).
+#[cfg(any(miri, not(any(target_arch = "x86_64", target_arch = "aarch64"))))]
 fn detect_uncached() -> u32 {
     0
 }
@@ -211,7 +216,11 @@ mod tests {
         }
         assert!(!a.without(CpuFeatures::AVX2).avx2());
         assert!(!a.without(CpuFeatures::NEON).neon());
-        // NEON is architectural on aarch64 (every aarch64 Rust target enables it).
-        assert_eq!(a.neon(), cfg!(target_arch = "aarch64"));
+        // NEON is architectural on aarch64 (every aarch64 Rust target enables it); under Miri
+        // detection reports nothing, so that only the portable paths run.
+        assert_eq!(a.neon(), cfg!(all(target_arch = "aarch64", not(miri))));
+        if cfg!(miri) {
+            assert_eq!(a, CpuFeatures::none());
+        }
     }
 }

@@ -454,11 +454,13 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(miri, ignore = "every width, size, scale: too slow for Miri")]
     fn compact_path_matches_the_unrolled_path_f32() {
         compact_matches::<f32>(&[1.0, 0.75, 3.0e-3, 1.0e7]);
     }
 
     #[test]
+    #[cfg_attr(miri, ignore = "every width, size, scale: too slow for Miri")]
     fn compact_path_matches_the_unrolled_path_f64() {
         compact_matches::<f64>(&[1.0, 0.75, 3.0e-3, 1.0e7]);
     }
@@ -517,6 +519,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(miri, ignore = "every width and size: too slow for Miri")]
     fn packing_matches_the_bit_model_for_every_width_and_size() {
         let mut state = 0x1234_5678_9abc_def0u64;
         for bits in BitWidth::all() {

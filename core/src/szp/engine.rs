@@ -799,6 +799,7 @@ mod tests {
     /// small buffer (the test build's pieces are 64 bytes): moves by less than two pieces, in
     /// one wave, in many waves, ending at the buffer's end; nothing else is touched.
     #[test]
+    #[cfg_attr(miri, ignore = "10,000+ moves: too slow for Miri")]
     fn move_down_equals_copy_within() {
         const N: usize = 12 * MOVE_PIECE + 5;
         let mut init = [0u8; N];

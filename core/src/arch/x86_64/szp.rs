@@ -531,12 +531,14 @@ pub(crate) mod tests {
     }
 
     #[test]
+    #[cfg_attr(miri, ignore = "4000 sampled plans: too slow for Miri")]
     fn fraction_threshold_is_sound_f32() {
         // Bounds from 2^-6 to 2^-21 of the magnitude (f32 precision is 2^-24).
         sound::<f32>(0x9E37_79B9_7F4A_7C15, 6, 22);
     }
 
     #[test]
+    #[cfg_attr(miri, ignore = "4000 sampled plans: too slow for Miri")]
     fn fraction_threshold_is_sound_f64() {
         sound::<f64>(0xD1B5_4A32_D192_ED03, 6, 40);
     }
