@@ -87,6 +87,13 @@ for t in "${targets[@]}"; do
   else
     echo "$t: no SIMD kernel compiled (portable paths only)"
   fi
+  # The public API must pick the scalar path at compile time: no portable (SIMD-fallback)
+  # kernel, with its block buffers on the stack, may be linked.
+  if "$p-nm" -C "$elf" | grep -E 'generic::Portable'; then
+    echo "FAIL: $t: the portable SZp kernels are linked (above)"; fail=1
+  else
+    echo "$t: szp::compress/decompress linked the scalar path only"
+  fi
   img="$target_dir/$t/release/instrument"
   if "$p-nm" -C "$img" | grep -i -E 'panic|fzpack_panic_reached'; then
     echo "FAIL: $t: panic symbols in the instrument image (above)"; fail=1
@@ -99,6 +106,10 @@ for t in "${targets[@]}"; do
     text[$t,$e]=$("$p-size" -A "$one" | awk '$1==".text"{print $2}')
     top=$(stack_frames "$one" "$p" | head -1)
     frame[$t,$e]="${top%% *} (\`${top#* }\`)"
+    # No frame near the portable kernels' block buffers (32 KiB and more).
+    if [ "${top%% *}" -gt 2048 ]; then
+      echo "FAIL: $t $e: a ${top%% *}-byte stack frame (\`${top#* }\`)"; fail=1
+    fi
   done
 done
 
