@@ -123,13 +123,28 @@ peak() { # TARGET ENTRY: painted peak from the QEMU log, or "n/a"
   v=$(awk -v s="stack ${stage[$2]}:" 'index($0, s) == 1 {print $3}' "$target_dir/qemu-${qlog[$1]}.log" 2>/dev/null | head -1)
   echo "${v:-n/a}"
 }
+# Instructions per value on Cortex-M4F (QEMU's count of executed instructions per stage, see
+# scripts/qemu-firmware.sh) over the values each stage handles in firmware/src/instrument.rs:
+# N = 4096 samples for SZp, 98 blocks of 42 values for PERNIX (the last block padded).
+declare -A values=( [fw_pernix_compress]=4116 [fw_pernix_decompress]=4116 [fw_szp_encode]=4096
+  [fw_szp_stream_encode]=4096 [fw_szp_decode]=4096 )
+declare -A ipv
+for e in "${entries[@]}"; do
+  c=$(awk -v s="${stage[$e]}" '$1 == s {print $2}' "$target_dir/insn-m4f.txt" 2>/dev/null | head -1)
+  if [ -n "$c" ]; then
+    ipv[$e]=$(awk -v c="$c" -v n="${values[$e]}" 'BEGIN { printf "%.1f", c / n }')
+  else
+    ipv[$e]=n/a; fail=1
+  fi
+  echo "insn-per-value M4F $e: ${ipv[$e]}"
+done
 out="$target_dir.sizes.md"
 {
-  echo "| entry point | .text M4F | .text RV32 | largest frame M4F (function) | largest frame RV32 (function) | painted peak M4F | painted peak RV32 |"
-  echo "|---|---|---|---|---|---|---|"
+  echo "| entry point | .text M4F | .text RV32 | largest frame M4F (function) | largest frame RV32 (function) | painted peak M4F | painted peak RV32 | insn/value M4F |"
+  echo "|---|---|---|---|---|---|---|---|"
   for e in "${entries[@]}"; do
     a=thumbv7em-none-eabihf; r=riscv32imac-unknown-none-elf
-    echo "| ${label[$e]} (\`$e\`) | ${text[$a,$e]} B | ${text[$r,$e]} B | ${frame[$a,$e]} | ${frame[$r,$e]} | $(peak $a $e) B | $(peak $r $e) B |"
+    echo "| ${label[$e]} (\`$e\`) | ${text[$a,$e]} B | ${text[$r,$e]} B | ${frame[$a,$e]} | ${frame[$r,$e]} | $(peak $a $e) B | $(peak $r $e) B | ${ipv[$e]} |"
   done
 } > "$out"
 cat "$out"
