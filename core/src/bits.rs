@@ -55,6 +55,7 @@ pub fn quantize<T: SzpFloat>(x: T, eb: f64) -> i64 {
 ///   bits; values of `2^63` and more saturate to `i64::MAX` as the f64 rule's `as i64` does,
 ///   values below 1/2 (f64 subnormals included) give 0.
 #[derive(Clone, Copy, Debug)]
+#[allow(dead_code)] // used by `quantize` on f32-only-FPU targets, and by the tests everywhere
 pub(crate) struct Quant32 {
     /// `1/e` within `2^-22.9` as a normal f32; 0 when it is not one (fast path off).
     r: f32,
@@ -66,6 +67,7 @@ pub(crate) struct Quant32 {
     e_inf: bool,
 }
 
+#[allow(dead_code)] // as the struct
 impl Quant32 {
     /// The quantizer of bound `eb` (finite and positive, as every plan's).
     #[inline(always)]
@@ -327,6 +329,11 @@ pub const HEAD_GROUP_MAX: usize = 32;
 /// blocks: `2^min(5, chunk_shift)`.
 #[inline]
 pub fn head_group(chunk_shift: u8) -> usize {
+    if !cfg!(feature = "layout-heads") {
+        // No block-head layout in this build (its archives are rejected at the header, its
+        // configs at the plan): every head-group loop folds away.
+        return 0;
+    }
     1usize << chunk_shift.min(5)
 }
 

@@ -104,7 +104,8 @@ pub enum Layout {
     /// `d_0 = 0`), so its width covers only in-block deltas; the heads of every group of
     /// blocks follow the group's payloads, delta-coded at their own width (layout code 1).
     /// Smaller archives on smooth or offset data (a 1201×2401 terrain model: 7.4 vs 4.5 at
-    /// 1e-3 of its range).
+    /// 1e-3 of its range). Needs the crate feature `layout-heads` (on by default); without it
+    /// a config asking for it, and an archive in it, are [`Error::UnsupportedLayout`].
     Heads,
 }
 
@@ -117,10 +118,12 @@ impl Layout {
         }
     }
     /// The layout of code `code`.
+    /// `None` for unknown codes, and for [`Layout::Heads`] in builds without the feature
+    /// `layout-heads`.
     pub const fn from_code(code: u8) -> Option<Layout> {
         match code {
             LAYOUT_FZGM => Some(Layout::Fzgm),
-            LAYOUT_HEADS => Some(Layout::Heads),
+            LAYOUT_HEADS if cfg!(feature = "layout-heads") => Some(Layout::Heads),
             _ => None,
         }
     }

@@ -218,7 +218,12 @@ mod tests {
     #[test]
     fn max_len_holds_for_the_worst_samples_and_is_smaller() {
         let mut buf = [0u8; 40_000];
-        for layout in [Layout::Fzgm, Layout::Heads] {
+        let layouts: &[Layout] = if cfg!(feature = "layout-heads") {
+            &[Layout::Fzgm, Layout::Heads]
+        } else {
+            &[Layout::Fzgm]
+        };
+        for &layout in layouts {
             for (bs, eb, max_abs) in [(128, 1e-3, 8.0), (7, 0.05, 100.0), (1, 1e-6, 1.0)] {
                 let cfg = Config::abs(eb)
                     .with_max_abs(max_abs)
@@ -260,5 +265,32 @@ mod tests {
                 Err(Error::StreamingNeedsAbsAndMaxAbs)
             );
         }
+    }
+
+    /// Without the feature `layout-heads`, the block-head layout is a clear error on every
+    /// side: configs asking for it, and archives written in it.
+    #[cfg(not(feature = "layout-heads"))]
+    #[test]
+    fn the_block_head_layout_is_an_error_without_its_feature() {
+        use super::super::{HEADER_LEN_V1, LAYOUT_HEADS};
+        let heads = Config::abs(1e-3)
+            .with_max_abs(8.0)
+            .with_layout(Layout::Heads);
+        let err = Err(Error::UnsupportedLayout {
+            layout: LAYOUT_HEADS,
+        });
+        let mut buf = [0u8; 4096];
+        let x = [0.5f32; 300];
+        assert_eq!(StreamEncoder::<f32>::max_len(300, &heads), err);
+        assert_eq!(crate::szp::compress(&x, &heads, &mut buf), err);
+        assert_eq!(crate::szp::scalar::compress(&x, &heads, &mut buf), err);
+        // A stage-layout archive relabelled as block-head (header CRC fixed up).
+        let len = crate::szp::compress(&x, &Config::abs(1e-3), &mut buf).unwrap();
+        buf[6] = LAYOUT_HEADS;
+        let crc = crate::crc::hash(&buf[..HEADER_LEN_V1]);
+        buf[HEADER_LEN_V1..HEADER_LEN_V1 + 4].copy_from_slice(&crc.to_le_bytes());
+        let mut back = [0f32; 300];
+        assert_eq!(crate::szp::decompress(&buf[..len], &mut back), err);
+        assert_eq!(Layout::from_code(LAYOUT_HEADS), None);
     }
 }
