@@ -131,6 +131,31 @@ if ! "$root/scripts/qemu-firmware.sh" "$target_dir"; then
   fail=1
 fi
 
+# The copyable example (examples/cortex-m4f: cortex-m-rt, panic-halt, semihosting): built for
+# Cortex-M4F (GNU ld: Debian's rustc has no rust-lld; rustup users need neither override) and
+# for the host; its QEMU report line must equal the host's.
+ex="$root/examples/cortex-m4f"
+ex_dir="$root/target/cortex-m4f"
+if ! (cd "$ex" && RUSTC=/usr/bin/rustc RUSTC_BOOTSTRAP=1 \
+      CARGO_TARGET_THUMBV7EM_NONE_EABIHF_LINKER=arm-none-eabi-ld \
+      /usr/bin/cargo build -q --release -Zbuild-std=core --target-dir "$ex_dir"); then
+  echo "FAIL: examples/cortex-m4f does not build for thumbv7em-none-eabihf"; fail=1
+fi
+ex_host=$(cd "$ex" && RUSTC=/usr/bin/rustc /usr/bin/cargo run -q --release \
+  --target x86_64-unknown-linux-gnu --target-dir "$ex_dir" 2>&1 | grep '^capture: ' || true)
+qroot=$root/target/qemu/root
+ex_m4f=$(LD_LIBRARY_PATH="$qroot/usr/lib/x86_64-linux-gnu:$qroot/lib/x86_64-linux-gnu" \
+  timeout 60 "$qroot/usr/bin/qemu-system-arm" -M mps2-an386 -nographic -monitor none \
+  -serial none -semihosting-config enable=on,target=native \
+  -kernel "$ex_dir/thumbv7em-none-eabihf/release/capture" 2>&1 | grep '^capture: ' || true)
+echo "example host:         $ex_host"
+echo "example M4F (an386):  $ex_m4f"
+if [ -z "$ex_host" ] || [ "$ex_host" != "$ex_m4f" ] || [[ "$ex_host" == *FAIL* ]]; then
+  echo "FAIL: examples/cortex-m4f: the QEMU report differs from the host's"; fail=1
+else
+  echo "    equal; image .text $(arm-none-eabi-size -A "$ex_dir/thumbv7em-none-eabihf/release/capture" | awk '$1==".text"{print $2}') bytes"
+fi
+
 peak() { # TARGET ENTRY: painted peak from the QEMU log, or "n/a"
   local v
   v=$(awk -v s="stack ${stage[$2]}:" 'index($0, s) == 1 {print $3}' "$target_dir/qemu-${qlog[$1]}.log" 2>/dev/null | head -1)
