@@ -1,12 +1,16 @@
 #!/usr/bin/env bash
-# Firmware proof (issue 10). With Debian's rustc and -Zbuild-std=core, for Cortex-M4F
+# Firmware proof. With Debian's rustc and -Zbuild-std=core, for Cortex-M4F
 # (thumbv7em-none-eabihf) and RV32 (riscv32imac-unknown-none-elf), builds firmware/:
 #  * a fat-LTO, panic=abort, opt-level "s" staticlib of the core entry points of both codecs:
 #    each entry point is linked alone with --gc-sections; the script fails if any panic symbol
 #    survives, and measures its linked .text and its largest stack frame (-Z emit-stack-sizes);
 #  * the `instrument` example image (its panic handler references an undefined symbol, so a
 #    reachable panic fails the link), which scripts/qemu-firmware.sh then runs under QEMU:
-#    report lines compared with the host's, painted stack peaks, and a negative control.
+#    report lines compared with the host's, painted stack peaks, instructions per value on
+#    Cortex-M4F (`insn-per-value M4F <entry>: <n>`), and a negative control;
+#  * the same M4F entry points without feature layout-heads (what that layout costs);
+#  * examples/cortex-m4f (cortex-m-rt), run under QEMU against the host's report line;
+#  * the exhaustive f32-quantizer test and the core's tests without default features.
 # Writes the table to target/firmware.sizes.md.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -154,6 +158,22 @@ if [ -z "$ex_host" ] || [ "$ex_host" != "$ex_m4f" ] || [[ "$ex_host" == *FAIL* ]
   echo "FAIL: examples/cortex-m4f: the QEMU report differs from the host's"; fail=1
 else
   echo "    equal; image .text $(arm-none-eabi-size -A "$ex_dir/thumbv7em-none-eabihf/release/capture" | awk '$1==".text"{print $2}') bytes"
+fi
+
+# Core checks for MCU builds, with the workspace's toolchain: the f32 quantizer against the
+# f64 rule on every f32 for two bounds (release: about a minute of CPU), and the core's unit
+# tests without default features (no block-head layout).
+if ! (cd "$root" && env -u RUSTC -u RUSTDOC -u RUSTC_BOOTSTRAP -u RUSTFLAGS cargo test -q \
+      --release -p fzpack-core --lib quant32 -- --include-ignored) > "$target_dir/quant32.log" 2>&1; then
+  cat "$target_dir/quant32.log"; echo "FAIL: the exhaustive f32 quantizer test"; fail=1
+else
+  echo "f32 quantizer: equal to the f64 rule on every f32 for the exhaustive bounds"
+fi
+if ! (cd "$root" && env -u RUSTC -u RUSTDOC -u RUSTC_BOOTSTRAP -u RUSTFLAGS cargo test -q \
+      -p fzpack-core --lib --no-default-features) > "$target_dir/no-default.log" 2>&1; then
+  cat "$target_dir/no-default.log"; echo "FAIL: core tests without default features"; fail=1
+else
+  echo "core tests without default features (no layout-heads): passed"
 fi
 
 peak() { # TARGET ENTRY: painted peak from the QEMU log, or "n/a"
