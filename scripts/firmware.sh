@@ -145,6 +145,19 @@ if ! (cd "$ex" && RUSTC=/usr/bin/rustc RUSTC_BOOTSTRAP=1 \
       /usr/bin/cargo build -q --release -Zbuild-std=core --target-dir "$ex_dir"); then
   echo "FAIL: examples/cortex-m4f does not build for thumbv7em-none-eabihf"; fail=1
 fi
+# Cargo's default release profile (no LTO, 16 codegen units, opt-level 3), as a user's firmware
+# may build: szp::compress/decompress must still link no portable SZp kernel (with LTO the
+# optimizer drops an unreachable one anyway; without it only the compile-time choice does).
+if ! (cd "$ex" && RUSTC=/usr/bin/rustc RUSTC_BOOTSTRAP=1 RUSTFLAGS="-C link-arg=-Tlink.x" \
+      CARGO_PROFILE_RELEASE_LTO=false CARGO_PROFILE_RELEASE_CODEGEN_UNITS=16 \
+      CARGO_PROFILE_RELEASE_OPT_LEVEL=3 CARGO_TARGET_THUMBV7EM_NONE_EABIHF_LINKER=arm-none-eabi-ld \
+      /usr/bin/cargo build -q --release -Zbuild-std=core --target-dir "$ex_dir-nolto"); then
+  echo "FAIL: examples/cortex-m4f does not build without LTO"; fail=1
+elif arm-none-eabi-nm -C "$ex_dir-nolto/thumbv7em-none-eabihf/release/capture" | grep 'generic::Portable'; then
+  echo "FAIL: examples/cortex-m4f without LTO links the portable SZp kernels (above)"; fail=1
+else
+  echo "examples/cortex-m4f without LTO: no portable SZp kernel linked"
+fi
 ex_host=$(cd "$ex" && RUSTC=/usr/bin/rustc /usr/bin/cargo run -q --release \
   --target x86_64-unknown-linux-gnu --target-dir "$ex_dir" 2>&1 | grep '^capture: ' || true)
 qroot=$root/target/qemu/root
