@@ -1,12 +1,16 @@
 #!/usr/bin/env bash
-# Firmware proof (issue 10). With Debian's rustc and -Zbuild-std=core, for Cortex-M4F
+# Firmware proof. With Debian's rustc and -Zbuild-std=core, for Cortex-M4F
 # (thumbv7em-none-eabihf) and RV32 (riscv32imac-unknown-none-elf), builds firmware/:
 #  * a fat-LTO, panic=abort, opt-level "s" staticlib of the core entry points of both codecs:
 #    each entry point is linked alone with --gc-sections; the script fails if any panic symbol
 #    survives, and measures its linked .text and its largest stack frame (-Z emit-stack-sizes);
 #  * the `instrument` example image (its panic handler references an undefined symbol, so a
 #    reachable panic fails the link), which scripts/qemu-firmware.sh then runs under QEMU:
-#    report lines compared with the host's, painted stack peaks, and a negative control.
+#    report lines compared with the host's, painted stack peaks, instructions per value on
+#    Cortex-M4F (`insn-per-value M4F <entry>: <n>`), and a negative control;
+#  * the same M4F entry points without feature layout-heads (what that layout costs);
+#  * examples/cortex-m4f (cortex-m-rt), run under QEMU against the host's report line;
+#  * the exhaustive f32-quantizer test and the core's tests without default features.
 # Writes the table to target/firmware.sizes.md.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -69,6 +73,19 @@ declare -A text frame
     (cd "$root/firmware" && /usr/bin/cargo build -q -Zbuild-std=core --target "$t" --release --target-dir "$target_dir")
   done
 )
+# What the block-head layout costs: the M4F entry points again without feature layout-heads.
+declare -A text_noheads
+(
+  export RUSTC=/usr/bin/rustc RUSTDOC=/usr/bin/rustdoc RUSTC_BOOTSTRAP=1
+  cd "$root/firmware" && /usr/bin/cargo build -q -Zbuild-std=core --target thumbv7em-none-eabihf \
+    --release --lib --no-default-features --target-dir "$target_dir-noheads"
+)
+for e in "${entries[@]}"; do
+  one="$target_dir-noheads/$e.elf"
+  arm-none-eabi-ld --gc-sections -u "$e" -e "$e" --unresolved-symbols=ignore-all -o "$one" \
+    "$target_dir-noheads/thumbv7em-none-eabihf/release/libfzpack_firmware.a"
+  text_noheads[$e]=$(arm-none-eabi-size -A "$one" | awk '$1==".text"{print $2}')
+done
 for t in "${targets[@]}"; do
   p=${pre[$t]}
   lib="$target_dir/$t/release/libfzpack_firmware.a"
@@ -87,6 +104,13 @@ for t in "${targets[@]}"; do
   else
     echo "$t: no SIMD kernel compiled (portable paths only)"
   fi
+  # The public API must pick the scalar path at compile time: no portable (SIMD-fallback)
+  # kernel, with its block buffers on the stack, may be linked.
+  if "$p-nm" -C "$elf" | grep -E 'generic::Portable'; then
+    echo "FAIL: $t: the portable SZp kernels are linked (above)"; fail=1
+  else
+    echo "$t: szp::compress/decompress linked the scalar path only"
+  fi
   img="$target_dir/$t/release/instrument"
   if "$p-nm" -C "$img" | grep -i -E 'panic|fzpack_panic_reached'; then
     echo "FAIL: $t: panic symbols in the instrument image (above)"; fail=1
@@ -99,6 +123,10 @@ for t in "${targets[@]}"; do
     text[$t,$e]=$("$p-size" -A "$one" | awk '$1==".text"{print $2}')
     top=$(stack_frames "$one" "$p" | head -1)
     frame[$t,$e]="${top%% *} (\`${top#* }\`)"
+    # No frame near the portable kernels' block buffers (32 KiB and more).
+    if [ "${top%% *}" -gt 2048 ]; then
+      echo "FAIL: $t $e: a ${top%% *}-byte stack frame (\`${top#* }\`)"; fail=1
+    fi
   done
 done
 
@@ -107,18 +135,87 @@ if ! "$root/scripts/qemu-firmware.sh" "$target_dir"; then
   fail=1
 fi
 
+# The copyable example (examples/cortex-m4f: cortex-m-rt, panic-halt, semihosting): built for
+# Cortex-M4F (GNU ld: Debian's rustc has no rust-lld; rustup users need neither override) and
+# for the host; its QEMU report line must equal the host's.
+ex="$root/examples/cortex-m4f"
+ex_dir="$root/target/cortex-m4f"
+if ! (cd "$ex" && RUSTC=/usr/bin/rustc RUSTC_BOOTSTRAP=1 \
+      CARGO_TARGET_THUMBV7EM_NONE_EABIHF_LINKER=arm-none-eabi-ld \
+      /usr/bin/cargo build -q --release -Zbuild-std=core --target-dir "$ex_dir"); then
+  echo "FAIL: examples/cortex-m4f does not build for thumbv7em-none-eabihf"; fail=1
+fi
+# Cargo's default release profile (no LTO, 16 codegen units, opt-level 3), as a user's firmware
+# may build: szp::compress/decompress must still link no portable SZp kernel (with LTO the
+# optimizer drops an unreachable one anyway; without it only the compile-time choice does).
+if ! (cd "$ex" && RUSTC=/usr/bin/rustc RUSTC_BOOTSTRAP=1 RUSTFLAGS="-C link-arg=-Tlink.x" \
+      CARGO_PROFILE_RELEASE_LTO=false CARGO_PROFILE_RELEASE_CODEGEN_UNITS=16 \
+      CARGO_PROFILE_RELEASE_OPT_LEVEL=3 CARGO_TARGET_THUMBV7EM_NONE_EABIHF_LINKER=arm-none-eabi-ld \
+      /usr/bin/cargo build -q --release -Zbuild-std=core --target-dir "$ex_dir-nolto"); then
+  echo "FAIL: examples/cortex-m4f does not build without LTO"; fail=1
+elif arm-none-eabi-nm -C "$ex_dir-nolto/thumbv7em-none-eabihf/release/capture" | grep 'generic::Portable'; then
+  echo "FAIL: examples/cortex-m4f without LTO links the portable SZp kernels (above)"; fail=1
+else
+  echo "examples/cortex-m4f without LTO: no portable SZp kernel linked"
+fi
+ex_host=$(cd "$ex" && RUSTC=/usr/bin/rustc /usr/bin/cargo run -q --release \
+  --target x86_64-unknown-linux-gnu --target-dir "$ex_dir" 2>&1 | grep '^capture: ' || true)
+qroot=$root/target/qemu/root
+ex_m4f=$(LD_LIBRARY_PATH="$qroot/usr/lib/x86_64-linux-gnu:$qroot/lib/x86_64-linux-gnu" \
+  timeout 60 "$qroot/usr/bin/qemu-system-arm" -M mps2-an386 -nographic -monitor none \
+  -serial none -semihosting-config enable=on,target=native \
+  -kernel "$ex_dir/thumbv7em-none-eabihf/release/capture" 2>&1 | grep '^capture: ' || true)
+echo "example host:         $ex_host"
+echo "example M4F (an386):  $ex_m4f"
+if [ -z "$ex_host" ] || [ "$ex_host" != "$ex_m4f" ] || [[ "$ex_host" == *FAIL* ]]; then
+  echo "FAIL: examples/cortex-m4f: the QEMU report differs from the host's"; fail=1
+else
+  echo "    equal; image .text $(arm-none-eabi-size -A "$ex_dir/thumbv7em-none-eabihf/release/capture" | awk '$1==".text"{print $2}') bytes"
+fi
+
+# Core checks for MCU builds, with the workspace's toolchain: the f32 quantizer against the
+# f64 rule on every f32 for two bounds (release: about a minute of CPU), and the core's unit
+# tests without default features (no block-head layout).
+if ! (cd "$root" && env -u RUSTC -u RUSTDOC -u RUSTC_BOOTSTRAP -u RUSTFLAGS cargo test -q \
+      --release -p fzpack-core --lib quant32 -- --include-ignored) > "$target_dir/quant32.log" 2>&1; then
+  cat "$target_dir/quant32.log"; echo "FAIL: the exhaustive f32 quantizer test"; fail=1
+else
+  echo "f32 quantizer: equal to the f64 rule on every f32 for the exhaustive bounds"
+fi
+if ! (cd "$root" && env -u RUSTC -u RUSTDOC -u RUSTC_BOOTSTRAP -u RUSTFLAGS cargo test -q \
+      -p fzpack-core --lib --no-default-features) > "$target_dir/no-default.log" 2>&1; then
+  cat "$target_dir/no-default.log"; echo "FAIL: core tests without default features"; fail=1
+else
+  echo "core tests without default features (no layout-heads): passed"
+fi
+
 peak() { # TARGET ENTRY: painted peak from the QEMU log, or "n/a"
   local v
   v=$(awk -v s="stack ${stage[$2]}:" 'index($0, s) == 1 {print $3}' "$target_dir/qemu-${qlog[$1]}.log" 2>/dev/null | head -1)
   echo "${v:-n/a}"
 }
+# Instructions per value on Cortex-M4F (QEMU's count of executed instructions per stage, see
+# scripts/qemu-firmware.sh) over the values each stage handles in firmware/src/instrument.rs:
+# N = 4096 samples for SZp, 98 blocks of 42 values for PERNIX (the last block padded).
+declare -A values=( [fw_pernix_compress]=4116 [fw_pernix_decompress]=4116 [fw_szp_encode]=4096
+  [fw_szp_stream_encode]=4096 [fw_szp_decode]=4096 )
+declare -A ipv
+for e in "${entries[@]}"; do
+  c=$(awk -v s="${stage[$e]}" '$1 == s {print $2}' "$target_dir/insn-m4f.txt" 2>/dev/null | head -1)
+  if [ -n "$c" ]; then
+    ipv[$e]=$(awk -v c="$c" -v n="${values[$e]}" 'BEGIN { printf "%.1f", c / n }')
+  else
+    ipv[$e]=n/a; fail=1
+  fi
+  echo "insn-per-value M4F $e: ${ipv[$e]}"
+done
 out="$target_dir.sizes.md"
 {
-  echo "| entry point | .text M4F | .text RV32 | largest frame M4F (function) | largest frame RV32 (function) | painted peak M4F | painted peak RV32 |"
-  echo "|---|---|---|---|---|---|---|"
+  echo "| entry point | .text M4F | .text M4F without layout-heads | .text RV32 | largest frame M4F (function) | largest frame RV32 (function) | painted peak M4F | painted peak RV32 | insn/value M4F |"
+  echo "|---|---|---|---|---|---|---|---|---|"
   for e in "${entries[@]}"; do
     a=thumbv7em-none-eabihf; r=riscv32imac-unknown-none-elf
-    echo "| ${label[$e]} (\`$e\`) | ${text[$a,$e]} B | ${text[$r,$e]} B | ${frame[$a,$e]} | ${frame[$r,$e]} | $(peak $a $e) B | $(peak $r $e) B |"
+    echo "| ${label[$e]} (\`$e\`) | ${text[$a,$e]} B | ${text_noheads[$e]} B | ${text[$r,$e]} B | ${frame[$a,$e]} | ${frame[$r,$e]} | $(peak $a $e) B | $(peak $r $e) B | ${ipv[$e]} |"
   done
 } > "$out"
 cat "$out"

@@ -9,9 +9,191 @@ use crate::types::SzpFloat;
 pub(crate) const LEVEL_LIMIT: f64 = 4_611_686_018_427_387_904.0; // 2^62
 
 /// The quantized level of `x` (spec §1.2: f64 division, round half away from zero).
+///
+/// On targets without an f64 FPU (Cortex-M4F, RV32 without D) f32 input goes through
+/// [`Quant32`], which gives the same level without f64 arithmetic.
 #[inline(always)]
 pub fn quantize<T: SzpFloat>(x: T, eb: f64) -> i64 {
+    #[cfg(any(
+        all(
+            target_arch = "arm",
+            target_feature = "fpregs",
+            not(target_feature = "vfp2")
+        ),
+        all(
+            target_arch = "riscv32",
+            target_feature = "f",
+            not(target_feature = "d")
+        )
+    ))]
+    if let Some(&v) = (&x as &dyn core::any::Any).downcast_ref::<f32>() {
+        return Quant32::new(eb).level(v);
+    }
     round_half_away(x.to_f64() / (2.0 * eb))
+}
+
+/// The f32 quantizer without f64 arithmetic: [`Quant32::level`] equals
+/// `round_half_away(f64::from(x) / (2.0 * eb))` (the rule of [`quantize`]) for every f32 `x`,
+/// NaN and infinities included (checked over all 2³² inputs for a set of bounds by the tests
+/// below, in release builds of the core's tests).
+///
+/// Why it is exact. Write `|x| = X·2^ax` (`X` in `[2^23, 2^24)`), `e = 2·eb = E·2^ae` (`E` in
+/// `[2^52, 2^53)`), `t = |x|/e`. The f64 rule is `rha(RN64(t))` (`rha`: round half away).
+/// * Fast path (f32 FPU): `y = RN32(|x|·r)` with `r` within `2^-22.9` of `1/e` (relative; one
+///   f32 division of `E`'s top bits, scaled by a power of two in the exponent field: three
+///   f32 roundings and a truncation, `2^-22.9`), so
+///   `|y − t| <= Δ = y·2^-22` while `r` and `y` are normal. If `y < 1/4` then `t < 1/2 − 2^-55`
+///   and the level is 0. If `y < 2^16`, `n = floor(y)`, `f = y − n` (exact) and `|f − 1/2| >
+///   y·2^-21 (>= Δ + 2^-31)`, then `t` lies on the same side of `n + 1/2` as `y`, at least
+///   `2^-31` away from it, and inside `(n − 1/2, n + 3/2)`; the f64 rule's decision points lie
+///   within `(n + 1/2)·2^-53 < 2^-36` below the half-integers (RN64 rounds `t` up to `n + 1/2`
+///   from half an f64 ulp below it), so the level is `n + [f > 1/2]`.
+/// * Otherwise (about `y·2^-20` of the values near a tie, and every value with `y >= 2^16`):
+///   the f64 division itself in integers. `Q = floor(X·2^83/E)` (in `[2^53, 2^55)`) and its
+///   remainder by long division; `RN64(t)` is `Q` rounded to 53 bits (ties to even, the
+///   remainder as sticky bit) times `2^(ax − ae − 83 + shift)`, and `rha` of that is read off its
+///   bits; values of `2^63` and more saturate to `i64::MAX` as the f64 rule's `as i64` does,
+///   values below 1/2 (f64 subnormals included) give 0.
+#[derive(Clone, Copy, Debug)]
+#[allow(dead_code)] // used by `quantize` on f32-only-FPU targets, and by the tests everywhere
+pub(crate) struct Quant32 {
+    /// `1/e` within `2^-22.9` as a normal f32; 0 when it is not one (fast path off).
+    r: f32,
+    /// `E` (the mantissa of `e`, normalized to `[2^52, 2^53)`).
+    e_man: u64,
+    /// `ae`: `e = E·2^ae`.
+    e_exp: i32,
+    /// `e` is infinite (`eb >= 2^1023`): every level is 0.
+    e_inf: bool,
+}
+
+#[allow(dead_code)] // as the struct
+impl Quant32 {
+    /// The quantizer of bound `eb` (finite and positive, as every plan's).
+    #[inline(always)]
+    pub(crate) fn new(eb: f64) -> Quant32 {
+        let b = eb.to_bits();
+        let (be, frac) = (((b >> 52) & 0x7ff) as i32, b & ((1u64 << 52) - 1));
+        // eb = E·2^(ae − 1); e = 2·eb.
+        let (mut e_man, mut e_exp) = if be == 0 {
+            (frac, -1074 + 1)
+        } else {
+            (frac | (1u64 << 52), be - 1075 + 1)
+        };
+        if e_man != 0 {
+            let s = e_man.leading_zeros() as i32 - 11;
+            e_man <<= s;
+            e_exp -= s;
+        }
+        let e_inf = be >= 0x7fe; // 2·eb overflows (or eb is not finite)
+        // 1/E ~ 1/RN32(E >> 21) · 2^-21, then 2^-ae in the exponent field.
+        let inv = 1.0f32 / ((e_man >> 21) as u32 as f32);
+        let field = ((inv.to_bits() >> 23) & 0xff) as i32 - 21 - e_exp;
+        let r = if (1..=254).contains(&field) && e_man != 0 && !e_inf {
+            f32::from_bits((inv.to_bits() & !(0xff << 23)) | ((field as u32) << 23))
+        } else {
+            0.0
+        };
+        Quant32 {
+            r,
+            e_man,
+            e_exp,
+            e_inf,
+        }
+    }
+
+    /// The level of `x`: `round_half_away(f64::from(x) / (2.0 * eb))`.
+    #[inline(always)]
+    pub(crate) fn level(&self, x: f32) -> i64 {
+        let a = x.abs();
+        let y = a * self.r;
+        let m = if self.r == 0.0 {
+            self.slow(a)
+        } else if y < 0.25 {
+            0
+        } else if y < 65536.0 {
+            let n = y as u32;
+            let f = y - n as f32;
+            if (f - 0.5).abs() > y * (1.0 / 2_097_152.0) {
+                i64::from(n + u32::from(f > 0.5))
+            } else {
+                self.slow(a)
+            }
+        } else {
+            self.slow(a)
+        };
+        if x.is_sign_negative() {
+            m.wrapping_neg()
+        } else {
+            m
+        }
+    }
+
+    /// `rha(RN64(|x|/e))` in integers (`a = |x|`, any f32 bits but the sign).
+    #[inline(never)]
+    fn slow(&self, a: f32) -> i64 {
+        let b = a.to_bits();
+        let (be, frac) = (((b >> 23) & 0xff) as i32, b & 0x7f_ffff);
+        if be == 0xff {
+            // NaN: the f64 rule's `NaN as i64` is 0; infinity saturates (inf/inf is NaN).
+            return if frac != 0 || self.e_inf { 0 } else { i64::MAX };
+        }
+        if self.e_inf || (be == 0 && frac == 0) || self.e_man == 0 {
+            return 0;
+        }
+        let (mut xm, mut xe) = if be == 0 {
+            (frac, -149)
+        } else {
+            (frac | (1 << 23), be - 150)
+        };
+        let s = xm.leading_zeros() as i32 - 8;
+        xm <<= s;
+        xe -= s;
+        // t = (X/E)·2^(xe − ae) with X/E in (2^-30, 2^-28): decided by the exponents alone
+        // when t >= 2^63 (saturates) or t < 1/4 (level 0).
+        let d = xe - self.e_exp;
+        if d >= 63 + 30 {
+            return i64::MAX;
+        }
+        if d < 28 - 2 {
+            return 0;
+        }
+        // Q = floor(X·2^83/E) by branch-free long division: X·2^28 < E, so the first 28
+        // quotient bits are 0.
+        let e = self.e_man;
+        let mut rem = u64::from(xm) << 28;
+        let mut q = 0u64;
+        for _ in 0..55 {
+            rem <<= 1;
+            let ge = u64::from(rem >= e);
+            rem -= e & ge.wrapping_neg();
+            q = (q << 1) | ge;
+        }
+        // Q in [2^53, 2^55): round to 53 bits, ties to even, the remainder sticky.
+        let sh = 64 - q.leading_zeros() as i32 - 53;
+        let low = q & ((1u64 << sh) - 1);
+        let half = 1u64 << (sh - 1);
+        let mut m = q >> sh;
+        let mut p = xe - self.e_exp - 83 + sh;
+        if low > half || (low == half && (rem != 0 || m & 1 == 1)) {
+            m += 1;
+            if m == 1u64 << 53 {
+                m >>= 1;
+                p += 1;
+            }
+        }
+        // RN64(t) = m·2^p, m in [2^52, 2^53).
+        if p >= 11 {
+            i64::MAX
+        } else if p >= 0 {
+            (m << p) as i64
+        } else if p <= -54 {
+            0
+        } else {
+            let f = (-p) as u32;
+            ((m >> f) + ((m >> (f - 1)) & 1)) as i64
+        }
+    }
 }
 
 /// `llround` for `|v| < 2^62` (guaranteed by the plan): exact, without a libm call. The
@@ -155,6 +337,11 @@ pub const HEAD_GROUP_MAX: usize = 32;
 /// blocks: `2^min(5, chunk_shift)`.
 #[inline]
 pub fn head_group(chunk_shift: u8) -> usize {
+    if !cfg!(feature = "layout-heads") {
+        // No block-head layout in this build (its archives are rejected at the header, its
+        // configs at the plan): every head-group loop folds away.
+        return 0;
+    }
     1usize << chunk_shift.min(5)
 }
 
@@ -199,4 +386,100 @@ pub(crate) fn put_heads(heads: &[i64], out: &mut [u8]) -> Result<usize, usize> {
         acc.finish();
     }
     Ok(len)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The f64 rule of [`quantize`], spelled out for f32 input.
+    fn f64_rule(x: f32, eb: f64) -> i64 {
+        round_half_away(f64::from(x) / (2.0 * eb))
+    }
+
+    /// Every f32 bit pattern with the sign bit clear, from `lo` to `hi`, against the f64 rule;
+    /// negative inputs are checked on every 4099th pattern (the sign is applied after the
+    /// magnitude's level in both rules).
+    fn sweep(eb: f64, lo: u32, hi: u32) -> u64 {
+        let q = Quant32::new(eb);
+        let mut n = 0u64;
+        for b in lo..=hi {
+            let x = f32::from_bits(b);
+            let (got, want) = (q.level(x), f64_rule(x, eb));
+            assert_eq!(got, want, "eb {eb:e}: x = {x:e} ({b:#010x})");
+            if b % 4099 == 0 {
+                assert_eq!(q.level(-x), f64_rule(-x, eb), "eb {eb:e}: x = {:e}", -x);
+            }
+            n += 1;
+        }
+        n
+    }
+
+    /// Bounds: the instrument's (1e-3 ABS, tightened as the strict plan does), a dyadic one (its
+    /// quotients hit f64 ties exactly), one whose levels reach 2^62 and beyond (most values take
+    /// the integer path, and saturate), a subnormal one, and one that overflows `2·eb`.
+    const BOUNDS: [f64; 6] = [
+        0.000_999_999_940_395_355_2,
+        1.0 / 4096.0,
+        1.0 / 3.0,
+        1e-30,
+        5e-324,
+        1.5e308,
+    ];
+
+    /// Every non-negative f32 (negatives sampled, see [`sweep`]) for the instrument's bound and
+    /// a dyadic one, split over threads. Ignored in the default run (minutes on a loaded
+    /// machine: the integer path is a 55-step division); scripts/firmware.sh runs it in release.
+    #[test]
+    #[ignore = "exhaustive over 2^31 f32 per bound (minutes): run by scripts/firmware.sh in release"]
+    fn quant32_equals_the_f64_rule_for_every_f32() {
+        extern crate std;
+        let threads = std::thread::available_parallelism().map_or(2, |n| n.get()) as u32;
+        for eb in [BOUNDS[0], BOUNDS[1]] {
+            let step = 0x8000_0000u32 / threads;
+            let total: u64 = std::thread::scope(|s| {
+                let hs: std::vec::Vec<_> = (0..threads)
+                    .map(|k| {
+                        let lo = k * step;
+                        let hi = if k + 1 == threads {
+                            0x7fff_ffff
+                        } else {
+                            lo + step - 1
+                        };
+                        s.spawn(move || sweep(eb, lo, hi))
+                    })
+                    .collect();
+                hs.into_iter().map(|h| h.join().unwrap()).sum()
+            });
+            assert_eq!(total, 1 << 31);
+        }
+    }
+
+    #[test]
+    fn quant32_equals_the_f64_rule_on_samples() {
+        // Every 997th pattern for each bound, plus the neighbourhood of every level's tie
+        // point (where both paths of `Quant32::level` meet) for a few thousand levels.
+        for eb in BOUNDS {
+            let q = Quant32::new(eb);
+            for b in (0..=u32::MAX).step_by(997) {
+                let x = f32::from_bits(b);
+                assert_eq!(q.level(x), f64_rule(x, eb), "eb {eb:e}: x = {x:e}");
+            }
+        }
+        for eb in [1e-3, 1.0 / 4096.0, 0.3, 7.7e-6, 2.5e-2, 1.0 / 3.0] {
+            let q = Quant32::new(eb);
+            for m in (0..70_000i64)
+                .step_by(7)
+                .chain((1..40).map(|k| (1i64 << k) + 3))
+            {
+                let mid = (m as f64 + 0.5) * 2.0 * eb;
+                let c = (mid as f32).to_bits();
+                for b in c.saturating_sub(40)..=c.saturating_add(40) {
+                    let x = f32::from_bits(b);
+                    assert_eq!(q.level(x), f64_rule(x, eb), "eb {eb:e}: x = {x:e}");
+                    assert_eq!(q.level(-x), f64_rule(-x, eb), "eb {eb:e}: x = {:e}", -x);
+                }
+            }
+        }
+    }
 }

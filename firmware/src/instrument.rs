@@ -14,13 +14,9 @@
 
 use fzpack_core::pernix::{self, Backend, BitWidth, BlockSize, Dispatcher, elements_per_block};
 use fzpack_core::szp::{self, Config, StreamEncoder};
-// SZp one-shot and decode: on hosts the fastest path this CPU runs, so that the host test
-// compares the SIMD paths with the images; on the microcontrollers the scalar path, which is
-// what `szp::Path::best()` resolves to there (called directly, so the unreachable
-// portable-SIMD fallback is not linked).
-#[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
-use fzpack_core::szp::scalar::{compress as szp_compress, decompress as szp_decompress};
-#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+// The public API on every target: on hosts the fastest path this CPU runs (so that the host
+// test compares the SIMD paths with the images), on the microcontrollers the scalar path,
+// chosen at compile time by `szp::compress`/`decompress` themselves.
 use fzpack_core::szp::{compress as szp_compress, decompress as szp_decompress};
 
 /// Samples in the signal.
@@ -86,9 +82,9 @@ pub enum Stage {
     PernixDecompress,
     /// `StreamEncoder::new`, `push_block` and `finish` (SZp streaming).
     SzpStream,
-    /// `szp::compress` (SZp one-shot; `szp::scalar::compress` on the microcontrollers).
+    /// `szp::compress` (SZp one-shot).
     SzpEncode,
-    /// `szp::decompress` (SZp; `szp::scalar::decompress` on the microcontrollers).
+    /// `szp::decompress` (SZp).
     SzpDecode,
 }
 

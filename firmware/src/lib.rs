@@ -1,9 +1,9 @@
 //! The core entry points of both codecs as a C-callable static library for microcontrollers.
 //! `scripts/firmware.sh` links it with `--gc-sections` and fails if any panic symbol survives.
 //!
-//! SZp is called on its scalar path (`szp::scalar`), which is what `szp::Path::best()` resolves
-//! to on these targets; calling it directly keeps the (unreachable there) portable-SIMD fallback
-//! of `szp::compress`/`decompress`, with its 32 KiB of stack buffers, out of the image.
+//! It calls exactly the public API the README shows: `szp::compress`/`decompress` resolve to
+//! the scalar path at compile time on these targets, so no SIMD fallback (nor its block
+//! buffers on the stack) is linked.
 #![no_std]
 
 use core::slice;
@@ -108,7 +108,7 @@ pub unsafe extern "C" fn fw_szp_encode(
             slice::from_raw_parts_mut(output, out_len),
         )
     };
-    szp::scalar::compress(i, &Config::abs(eb), o).map_or(-1, |l| l as isize)
+    szp::compress(i, &Config::abs(eb), o).map_or(-1, |l| l as isize)
 }
 
 /// SZp streaming encode of `n` values pushed in 128-value blocks; returns the length or -1.
@@ -161,5 +161,5 @@ pub unsafe extern "C" fn fw_szp_decode(
             slice::from_raw_parts_mut(output, n),
         )
     };
-    szp::scalar::decompress(i, o).map_or(-1, |l| l as isize)
+    szp::decompress(i, o).map_or(-1, |l| l as isize)
 }

@@ -293,6 +293,12 @@ pub fn check_config(cfg: &Config) -> Result<(), Error> {
     if cfg.block_size == 0 || cfg.block_size > MAX_BLOCK_SIZE {
         return Err(Error::InvalidBlockSize);
     }
+    if Layout::from_code(cfg.layout.code()).is_none() {
+        // A layout left out of this build (feature `layout-heads`).
+        return Err(Error::UnsupportedLayout {
+            layout: cfg.layout.code(),
+        });
+    }
     if !(cfg.error_bound.is_finite() && cfg.error_bound > 0.0) {
         return Err(Error::InvalidErrorBound);
     }
@@ -682,7 +688,7 @@ impl Header {
                     chunk: 0,
                 });
             }
-            if a[6] != LAYOUT_FZGM && a[6] != LAYOUT_HEADS {
+            if Layout::from_code(a[6]).is_none() {
                 return Err(Error::UnsupportedLayout { layout: a[6] });
             }
             if a[7] > 31 {

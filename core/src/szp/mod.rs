@@ -107,7 +107,8 @@ pub enum Layout {
     /// `d_0 = 0`), so its width covers only in-block deltas; the heads of every group of
     /// blocks follow the group's payloads, delta-coded at their own width (layout code 1).
     /// Smaller archives on smooth or offset data (a 1201×2401 terrain model: 7.4 vs 4.5 at
-    /// 1e-3 of its range).
+    /// 1e-3 of its range). Needs the crate feature `layout-heads` (on by default); without it
+    /// a config asking for it, and an archive in it, are [`Error::UnsupportedLayout`].
     Heads,
 }
 
@@ -120,10 +121,12 @@ impl Layout {
         }
     }
     /// The layout of code `code`.
+    /// `None` for unknown codes, and for [`Layout::Heads`] in builds without the feature
+    /// `layout-heads`.
     pub const fn from_code(code: u8) -> Option<Layout> {
         match code {
             LAYOUT_FZGM => Some(Layout::Fzgm),
-            LAYOUT_HEADS => Some(Layout::Heads),
+            LAYOUT_HEADS if cfg!(feature = "layout-heads") => Some(Layout::Heads),
             _ => None,
         }
     }
@@ -455,8 +458,15 @@ pub fn max_compressed_len(n: usize, block_size: u32, dtype: DType) -> Option<usi
 
 /// Compresses `input` into `out` (the fzpack archive) and returns the archive length, on the
 /// fastest path this CPU runs ([`Path::best`]); the bytes equal [`scalar::compress`]'s.
+///
+/// On targets without SIMD kernels (everything but x86_64 and aarch64: microcontrollers) this
+/// is the scalar path, chosen at compile time: no other kernel, and none of their block buffers
+/// on the stack, is linked.
 pub fn compress<T: SzpFloat>(input: &[T], cfg: &Config, out: &mut [u8]) -> Result<usize, Error> {
-    compress_with(Path::best(), input, cfg, out)
+    #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+    return compress_with(Path::best(), input, cfg, out);
+    #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+    return scalar::compress(input, cfg, out);
 }
 
 /// Decompresses an fzpack archive into `out` and returns the number of values written.
@@ -467,9 +477,10 @@ pub fn compress<T: SzpFloat>(input: &[T], cfg: &Config, out: &mut [u8]) -> Resul
 /// the header CRC and every chunk CRC are checked ([`Error::ChecksumMismatch`]; each chunk before
 /// it is decoded, so on that error `out` may hold the values of the chunks before it). Work is
 /// proportional to the archive and output sizes.
-/// Runs on [`Path::best`]; the decoded bits equal [`scalar::decompress`]'s.
+/// Runs on [`Path::best`] (the scalar path, at compile time, on targets without SIMD
+/// kernels); the decoded bits equal [`scalar::decompress`]'s.
 pub fn decompress<T: SzpFloat>(archive: &[u8], out: &mut [T]) -> Result<usize, Error> {
-    decompress_with(Path::best(), archive, out)
+    decompress_verify(archive, out, Verify::Checksums)
 }
 
 /// [`decompress`] with an explicit [`Verify`] choice ([`Verify::Skip`]: no CRCs, for callers
@@ -479,7 +490,17 @@ pub fn decompress_verify<T: SzpFloat>(
     out: &mut [T],
     verify: Verify,
 ) -> Result<usize, Error> {
-    decompress_with_verify(Path::best(), archive, out, verify)
+    // As in `compress`: the scalar path at compile time where no SIMD kernel exists.
+    #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+    return decompress_with_verify(Path::best(), archive, out, verify);
+    #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+    return engine::decompress(
+        crate::arch::generic::Reference::new(),
+        &engine::Serial,
+        archive,
+        out,
+        verify,
+    );
 }
 
 /// [`decompress`] without the CRC checks ([`Verify::Skip`]).

@@ -16,6 +16,51 @@ use crate::arch::szp::{BlockError, SzpKernel};
 use crate::bits::{self, HEAD_GROUP_MAX};
 
 /// A streaming SZp encoder writing into a borrowed buffer. No allocation.
+///
+/// # Requirements
+///
+/// * An absolute bound with a known magnitude: [`Config::abs`] and [`Config::with_max_abs`]
+///   (e.g. the ADC's full scale). Otherwise [`StreamEncoder::new`] returns
+///   [`Error::StreamingNeedsAbsAndMaxAbs`]: the encoder cannot look ahead for the data's
+///   range. A sample with `|x| > max_abs` is [`Error::ValueOutOfRange`].
+/// * The number of values `n`, fixed when the encoder starts.
+/// * Blocks of exactly [`StreamEncoder::next_block_len`] values (`block_size`, the last one
+///   the remainder), pushed in order; then [`StreamEncoder::finish`].
+/// * An output buffer of [`StreamEncoder::max_len`] bytes for `n` and the config: the archive
+///   never needs more, whatever the samples (within `max_abs`). It is far below the
+///   data-independent [`super::max_compressed_len`], as the levels are bounded by
+///   `max_abs / (2·bound)`.
+///
+/// The archive equals what [`super::compress`] writes for the same samples and config.
+///
+/// # Example
+///
+/// ```
+/// use fzpack_core::szp::{self, Config, StreamEncoder};
+///
+/// const N: usize = 1024;
+/// // A 16-bit ADC at 1/4096 V per count, full scale 8 V; keep every sample within 1 mV.
+/// let cfg = Config::abs(1e-3).with_max_abs(8.0);
+/// let cap = StreamEncoder::<f32>::max_len(N, &cfg)?;
+/// assert!(cap < szp::max_compressed_len(N, cfg.block_size, szp::DType::F32).unwrap() / 4);
+/// let mut archive = [0u8; 4096];
+/// let mut enc = StreamEncoder::<f32>::new(&mut archive[..cap], N, &cfg)?;
+/// let mut t = 0usize;
+/// let mut block = [0f32; 128];
+/// while enc.next_block_len() > 0 {
+///     let len = enc.next_block_len();
+///     for x in &mut block[..len] {
+///         // The next sample from the sensor.
+///         *x = (((t * 37) % 4096) as f32 - 2048.0) / 4096.0;
+///         t += 1;
+///     }
+///     enc.push_block(&block[..len])?;
+/// }
+/// let len = enc.finish()?;
+/// let mut back = [0f32; N];
+/// assert_eq!(szp::decompress(&archive[..len], &mut back)?, N);
+/// # Ok::<(), szp::Error>(())
+/// ```
 pub struct StreamEncoder<'a, T: SzpFloat> {
     out: &'a mut [u8],
     plan: Plan,
@@ -28,8 +73,8 @@ pub struct StreamEncoder<'a, T: SzpFloat> {
 }
 
 impl<'a, T: SzpFloat> StreamEncoder<'a, T> {
-    /// Starts an archive of `n` values in `out`.
-    pub fn new(out: &'a mut [u8], n: usize, cfg: &Config) -> Result<Self, Error> {
+    /// The plan of an archive of `n` values and its `max_abs`.
+    fn plan(n: usize, cfg: &Config) -> Result<(Plan, f64), Error> {
         let (Mode::Abs, Some(max_abs)) = (cfg.mode, cfg.max_abs) else {
             return Err(Error::StreamingNeedsAbsAndMaxAbs);
         };
@@ -38,6 +83,20 @@ impl<'a, T: SzpFloat> StreamEncoder<'a, T> {
         if max_abs / (2.0 * plan.quant_eb) >= crate::bits::LEVEL_LIMIT {
             return Err(Error::LevelOverflow { index: 0 });
         }
+        Ok((plan, max_abs))
+    }
+
+    /// The largest archive of `n` values with `cfg` (ABS and `max_abs`, as for
+    /// [`StreamEncoder::new`]): an output buffer this long always suffices. Every level is at
+    /// most `L = max_abs/(2·eb') + 2` in magnitude, so every width at most `bits(4L)`.
+    pub fn max_len(n: usize, cfg: &Config) -> Result<usize, Error> {
+        let (plan, max_abs) = Self::plan(n, cfg)?;
+        Ok(engine::worst_len(&plan, max_abs))
+    }
+
+    /// Starts an archive of `n` values in `out` (see the requirements above).
+    pub fn new(out: &'a mut [u8], n: usize, cfg: &Config) -> Result<Self, Error> {
+        let (plan, max_abs) = Self::plan(n, cfg)?;
         let start = plan.payload_offset();
         if out.len() < start {
             return Err(Error::OutputTooSmall { needed: start });
@@ -148,5 +207,90 @@ impl<'a, T: SzpFloat> StreamEncoder<'a, T> {
         );
         write_header(&self.plan, out)?;
         Ok(end)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{DType, Layout, max_compressed_len};
+    use super::*;
+
+    #[test]
+    fn max_len_holds_for_the_worst_samples_and_is_smaller() {
+        let mut buf = [0u8; 40_000];
+        let layouts: &[Layout] = if cfg!(feature = "layout-heads") {
+            &[Layout::Fzgm, Layout::Heads]
+        } else {
+            &[Layout::Fzgm]
+        };
+        for &layout in layouts {
+            for (bs, eb, max_abs) in [(128, 1e-3, 8.0), (7, 0.05, 100.0), (1, 1e-6, 1.0)] {
+                let cfg = Config::abs(eb)
+                    .with_max_abs(max_abs)
+                    .with_block_size(bs)
+                    .with_layout(layout);
+                let n = 1000;
+                let cap = StreamEncoder::<f32>::max_len(n, &cfg).unwrap();
+                assert!(cap < max_compressed_len(n, bs, DType::F32).unwrap());
+                // Full-scale swings: the largest deltas (and heads) the bound allows.
+                let x: [f32; 1000] = core::array::from_fn(|i| {
+                    let m = max_abs as f32;
+                    if (i / 3) % 2 == 0 { m } else { -m }
+                });
+                let mut enc = StreamEncoder::<f32>::new(&mut buf[..cap], n, &cfg).unwrap();
+                for b in x.chunks(bs as usize) {
+                    enc.push_block(b).unwrap();
+                }
+                let len = enc.finish().unwrap();
+                assert!(len <= cap, "{layout:?} bs {bs}: {len} > {cap}");
+                // Tight for such data in the stage layout (the block-head bound counts whole
+                // head groups of 32 blocks).
+                if layout == Layout::Fzgm {
+                    assert!(cap - len <= cap / 8, "bs {bs}: {len} vs {cap}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn new_requires_abs_and_max_abs() {
+        let mut buf = [0u8; 256];
+        for cfg in [Config::abs(1e-3), Config::noa(1e-3).with_max_abs(1.0)] {
+            assert_eq!(
+                StreamEncoder::<f32>::new(&mut buf, 10, &cfg).err(),
+                Some(Error::StreamingNeedsAbsAndMaxAbs)
+            );
+            assert_eq!(
+                StreamEncoder::<f32>::max_len(10, &cfg),
+                Err(Error::StreamingNeedsAbsAndMaxAbs)
+            );
+        }
+    }
+
+    /// Without the feature `layout-heads`, the block-head layout is a clear error on every
+    /// side: configs asking for it, and archives written in it.
+    #[cfg(not(feature = "layout-heads"))]
+    #[test]
+    fn the_block_head_layout_is_an_error_without_its_feature() {
+        use super::super::{HEADER_LEN_V1, LAYOUT_HEADS};
+        let heads = Config::abs(1e-3)
+            .with_max_abs(8.0)
+            .with_layout(Layout::Heads);
+        let err = Err(Error::UnsupportedLayout {
+            layout: LAYOUT_HEADS,
+        });
+        let mut buf = [0u8; 4096];
+        let x = [0.5f32; 300];
+        assert_eq!(StreamEncoder::<f32>::max_len(300, &heads), err);
+        assert_eq!(crate::szp::compress(&x, &heads, &mut buf), err);
+        assert_eq!(crate::szp::scalar::compress(&x, &heads, &mut buf), err);
+        // A stage-layout archive relabelled as block-head (header CRC fixed up).
+        let len = crate::szp::compress(&x, &Config::abs(1e-3), &mut buf).unwrap();
+        buf[6] = LAYOUT_HEADS;
+        let crc = crate::crc::hash(&buf[..HEADER_LEN_V1]);
+        buf[HEADER_LEN_V1..HEADER_LEN_V1 + 4].copy_from_slice(&crc.to_le_bytes());
+        let mut back = [0f32; 300];
+        assert_eq!(crate::szp::decompress(&buf[..len], &mut back), err);
+        assert_eq!(Layout::from_code(LAYOUT_HEADS), None);
     }
 }

@@ -230,6 +230,41 @@ fn call<R, F: FnOnce() -> R>(f: F) -> R {
     f()
 }
 
+/// The last stage marker called (written so that the markers are distinct functions).
+static MARK: core::sync::atomic::AtomicU32 = core::sync::atomic::AtomicU32::new(0);
+
+macro_rules! markers {
+    ($($name:ident = $v:literal),* $(,)?) => {$(
+        /// A stage marker: scripts/qemu-firmware.sh counts the instructions QEMU executes
+        /// between a `fw_mark_<stage>` call and the next `fw_mark_end` call.
+        #[unsafe(no_mangle)]
+        #[inline(never)]
+        pub extern "C" fn $name() {
+            MARK.store($v, core::sync::atomic::Ordering::Relaxed);
+        }
+    )*};
+}
+markers!(
+    fw_mark_pernix_compress = 1,
+    fw_mark_pernix_decompress = 2,
+    fw_mark_szp_stream_encode = 3,
+    fw_mark_szp_encode = 4,
+    fw_mark_szp_decode = 5,
+    fw_mark_end = 6,
+);
+
+/// Calls the marker of `stage`.
+#[inline(always)]
+fn mark_begin(stage: Stage) {
+    match stage {
+        Stage::PernixCompress => fw_mark_pernix_compress(),
+        Stage::PernixDecompress => fw_mark_pernix_decompress(),
+        Stage::SzpStream => fw_mark_szp_stream_encode(),
+        Stage::SzpEncode => fw_mark_szp_encode(),
+        Stage::SzpDecode => fw_mark_szp_decode(),
+    }
+}
+
 /// Stack painting: before each codec call the `PAINT` bytes below the stack pointer are filled
 /// with a pattern; afterwards the deepest overwritten word gives the call's peak use (its own
 /// frames plus those of [`call`], a few bytes).
@@ -249,7 +284,9 @@ impl Meter for StackMeter {
             unsafe { core::ptr::write_volatile(a as *mut u32, PATTERN) };
             a += 4;
         }
+        mark_begin(stage);
         let r = call(f);
+        fw_mark_end();
         let mut a = bottom;
         while a < sp {
             // SAFETY: as above; the callee has returned, so the words are free again.
@@ -296,6 +333,12 @@ pub extern "C" fn fw_main() -> ! {
                     .dec(meter.peak.get(s.index()).copied().unwrap_or(0) as u64)
                     .str(" B (painted peak)");
                 print(l.as_bytes());
+            }
+            // Every measured call ended with its end marker (this read also keeps the
+            // markers' stores, and with them the marker calls, in the image).
+            if MARK.load(core::sync::atomic::Ordering::Relaxed) != 6 {
+                print(b"instrument: FAIL stage markers out of order");
+                exit(false);
             }
             if meter.overflow {
                 print(b"instrument: FAIL stack use reached the painted depth");
