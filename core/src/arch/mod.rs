@@ -128,14 +128,21 @@ impl CpuFeatures {
 
 #[cfg(all(target_arch = "x86_64", not(miri)))]
 fn detect_uncached() -> u32 {
-    use core::arch::x86_64::{__cpuid, __cpuid_count};
+    use core::arch::x86_64::CpuidResult;
 
-    // `cpuid` exists on every x86_64 CPU (the intrinsic is safe); leaf 0 is always valid.
-    let max_leaf = __cpuid(0).eax;
+    // `cpuid` exists on every x86_64 CPU and every leaf may be queried (unknown leaves return
+    // the highest basic leaf's values), so the intrinsics are safe to call; recent Rust marks
+    // them safe, and the `unsafe` block keeps older compilers (the MSRV) building.
+    #[allow(unused_unsafe)]
+    fn cpuid(leaf: u32, sub: u32) -> CpuidResult {
+        // SAFETY: see above: `cpuid` is available and defined for every leaf on x86_64.
+        unsafe { core::arch::x86_64::__cpuid_count(leaf, sub) }
+    }
+    let max_leaf = cpuid(0, 0).eax;
     if max_leaf < 1 {
         return 0;
     }
-    let leaf1 = __cpuid(1);
+    let leaf1 = cpuid(1, 0);
     let osxsave = leaf1.ecx & (1 << 27) != 0;
     let avx = leaf1.ecx & (1 << 28) != 0;
     if !(osxsave && avx) {
@@ -148,7 +155,7 @@ fn detect_uncached() -> u32 {
     if !ymm || max_leaf < 7 {
         return 0;
     }
-    let leaf7 = __cpuid_count(7, 0);
+    let leaf7 = cpuid(7, 0);
     let mut bits = 0;
     if leaf7.ebx & (1 << 5) != 0 {
         bits |= CpuFeatures::AVX2;
