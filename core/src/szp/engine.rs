@@ -181,9 +181,12 @@ fn stats_range<K: SzpKernel, T: SzpFloat, J: Join>(k: K, j: &J, x: &[T]) -> Stat
 }
 
 /// The plan of `input` and a bound on `|x|`: the kernel's statistics pass (split by `j`),
-/// or — for irregular inputs (non-finite values, a configured `max_abs`, a level overflow) and
-/// for the reference kernel — [`blocks::plan`], which names the first offending index. The
-/// plan is the same value either way (same min, max and max |x|).
+/// or — for irregular inputs (non-finite values, a value above a configured `max_abs`, a level
+/// overflow) and for the reference kernel — [`blocks::plan`], which names the first offending
+/// index. The plan is the same value either way (same min, max and max |x|). A configured
+/// `max_abs` is checked on the statistics (every value is finite and `|x| <= max_abs` exactly
+/// when the pass saw no non-finite value and `max(|min|, |max|) <= max_abs`), so declaring it
+/// costs no scalar pass; only a failing check reruns [`blocks::plan`] to name the index.
 pub(crate) fn plan<K: SzpKernel, T: SzpFloat, J: Join>(
     k: K,
     j: &J,
@@ -201,7 +204,7 @@ pub(crate) fn plan_grid<K: SzpKernel, T: SzpFloat, J: Join>(
     cfg: &Config,
     grid: Grid,
 ) -> Result<(Plan, f64), Error> {
-    if K::EXACT_PLAN || cfg.max_abs.is_some() || input.is_empty() {
+    if K::EXACT_PLAN || input.is_empty() {
         return blocks::plan_mag(input, cfg, grid);
     }
     blocks::check_config(cfg)?;
@@ -209,12 +212,19 @@ pub(crate) fn plan_grid<K: SzpKernel, T: SzpFloat, J: Join>(
     if st.bad {
         return blocks::plan_mag(input, cfg, grid);
     }
+    // The data's largest magnitude: the statistics are exact, and |x| peaks at min or max.
     let mag = st.lo.abs().max(st.hi.abs());
-    let plan = blocks::resolve_grid(T::DTYPE, cfg, input.len(), st.hi - st.lo, mag, grid)?;
+    if let Some(m) = cfg.max_abs
+        && mag > m
+    {
+        return blocks::plan_mag(input, cfg, grid);
+    }
+    let bound = cfg.max_abs.unwrap_or(mag);
+    let plan = blocks::resolve_grid(T::DTYPE, cfg, input.len(), st.hi - st.lo, bound, grid)?;
     if mag / (2.0 * plan.quant_eb) >= LEVEL_LIMIT {
         return blocks::plan_mag(input, cfg, grid);
     }
-    Ok((plan, mag))
+    Ok((plan, bound))
 }
 
 /// Payload bytes of `input`'s blocks (the sizing pass; writes nothing).
