@@ -397,8 +397,8 @@ fn next_pow2(x: f64) -> f64 {
     f64::from_bits((e + 1) << 52)
 }
 
-/// The magnitude the strict tightening covers when the config declares no `max_abs` (issue
-/// #18: a grid that depends only on what the user states): `M = 2^k · bound` (`k` =
+/// The magnitude the strict tightening covers when the config declares no `max_abs` (a
+/// grid that depends only on what the user states): `M = 2^k · bound` (`k` =
 /// [`GRID_SHIFT_F32`] or [`GRID_SHIFT_F64`]) when the data's `max|x| <= M`; otherwise the
 /// next power of two `>= max|x|`, as long as it costs at most half the bound; otherwise
 /// `max|x|` itself. Archives of the first case with the same bound and dtype share one grid;

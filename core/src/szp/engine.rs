@@ -588,7 +588,7 @@ pub(crate) fn decode_chunks<K: SzpKernel, T: SzpFloat, J: Join>(
         // (a CRC pass, then the decode) reads the chunk from memory with nothing to overlap
         // that wait, while the decode's own reads overlap its arithmetic: the CRC then ran at
         // memory speed (~21 GB/s, up to 14 % of a verified decode at ratio ≈ 3 on Sapphire
-        // Rapids, BENCHMARKS.md, ninth session) instead of its ~90 GB/s in cache. The kernel
+        // Rapids, as measured) instead of its ~90 GB/s in cache. The kernel
         // gets the rest of the payload and reads only what the chunk's widths (and head
         // trailers) say, with every read bounds-checked, so any bytes decode safely; a CRC
         // mismatch is reported ahead of what the decoder found, which it explains, and an
