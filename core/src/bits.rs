@@ -11,7 +11,7 @@ pub(crate) const LEVEL_LIMIT: f64 = 4_611_686_018_427_387_904.0; // 2^62
 /// The quantized level of `x` (spec §1.2: f64 division, round half away from zero).
 ///
 /// On targets without an f64 FPU (Cortex-M4F, RV32 without D) f32 input goes through
-/// [`Quant32`], which gives the same level without f64 arithmetic.
+/// `Quant32` (crate-private), which gives the same level without f64 arithmetic.
 #[inline(always)]
 pub fn quantize<T: SzpFloat>(x: T, eb: f64) -> i64 {
     #[cfg(any(

@@ -11,6 +11,20 @@
 //! on user data. SIMD kernels live under [`arch`] behind runtime-checked proof tokens; the
 //! portable scalar paths ([`pernix::scalar`]) are the references every other path must match
 //! byte for byte.
+//!
+//! ```
+//! use fzpack_core::szp::{self, Config, DType, Layout};
+//!
+//! let data: [f32; 1000] = core::array::from_fn(|i| (i as f32 * 0.01).sin() * 40.0);
+//! let cfg = Config::abs(1e-3).with_layout(Layout::Heads); // |x - x'| <= 1e-3, every element
+//! let mut archive = [0u8; 8192];
+//! assert!(szp::max_compressed_len(data.len(), cfg.block_size, DType::F32).unwrap() <= 8192);
+//! let len = szp::compress(&data, &cfg, &mut archive)?;
+//! let mut back = [0f32; 1000];
+//! szp::decompress(&archive[..len], &mut back)?;
+//! assert!(data.iter().zip(&back).all(|(x, y)| (x - y).abs() <= 1e-3));
+//! # Ok::<(), szp::Error>(())
+//! ```
 #![no_std]
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(missing_docs)]

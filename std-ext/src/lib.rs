@@ -12,6 +12,19 @@
 //! * nothing else: the `fzpack` command-line tool is its own crate, `fzpack-cli` (`cli/`).
 //!
 //! Every path produces the bytes of the core's scalar reference.
+//!
+//! ```
+//! use fzpack::szp::{self, Config, Layout};
+//!
+//! let data: Vec<f64> = (0..100_000).map(|i| (i as f64 * 1e-3).sin() * 300.0).collect();
+//! let cfg = Config::noa(1e-4).with_layout(Layout::Heads); // 1e-4 of the value range
+//! let archive = szp::compress_vec(&data, &cfg)?;
+//! let back: Vec<f64> = szp::decompress_vec(&archive)?;
+//! let range = 600.0;
+//! assert!(data.iter().zip(&back).all(|(x, y)| (x - y).abs() <= 1e-4 * range));
+//! assert!(archive.len() < data.len() * 8 / 3);
+//! # Ok::<(), fzpack::Error>(())
+//! ```
 
 pub use fzpack_core::*;
 

@@ -924,7 +924,7 @@ pub(crate) fn parse_structure(archive: &[u8], verify: Verify) -> Result<ArchiveV
     parse_frame(archive, verify, true)
 }
 
-/// [`parse_structure`]; with `body == false` the payload's length is not walked (the sums are
+/// `parse_structure`; with `body == false` the payload's length is not walked (the sums are
 /// still split off the end; the count is still bounded by the width bytes present): for a
 /// caller that walks every length itself and checks that the walk ends exactly at the end of
 /// the payload (the decoders), or that only sizes its output from the view's `n`.

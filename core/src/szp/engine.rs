@@ -1,5 +1,5 @@
 //! The one SZp archive driver: plan, layout and block loop, generic over the block kernel
-//! (an ISA proof token, [`crate::arch::szp::SzpKernel`]) and over how block ranges are run
+//! (an ISA proof token, the crate-private `SzpKernel` trait) and over how block ranges are run
 //! ([`Join`]: [`Serial`] here, rayon in the `fzpack` crate). One-shot compression, the
 //! streaming encoder, FZM and the parallel driver all go through these functions.
 //!
@@ -15,11 +15,11 @@
 //! soon as the chunk is encoded, from cache, into the last bytes of the output; one move puts
 //! them behind the payload at the end.
 //!
-//! Decoding validates as it goes: [`decompress`] reads the frame once
+//! Decoding validates as it goes: `decompress` reads the frame once
 //! ([`super::blocks::parse_frame`]: header and its CRC, the count bounded by the width bytes);
-//! under verification each chunk's length and CRC are walked ([`super::blocks::chunk_walk`])
+//! under verification each chunk's length and CRC are walked (`blocks::chunk_walk`)
 //! before the chunk is decoded and the walk must end exactly at the end of the payload; with
-//! `Verify::Skip` the whole structure is checked first ([`super::blocks::parse_structure`]).
+//! `Verify::Skip` the whole structure is checked first (`blocks::parse_structure`).
 
 use super::blocks::{self, Grid, Plan, body_len, chunk_walk, le32, pieces, write_header};
 use super::{Config, Error, FORMAT_VERSION_V1, HEADER_LEN, Path, Verify, max_compressed_len};

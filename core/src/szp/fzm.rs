@@ -1,6 +1,6 @@
 //! FZGPUModules interop: a single-stage SZp `.fzm` archive (FZM v3.1, spec `szp.md` §2).
 //!
-//! Layout written by [`write`] (all little-endian):
+//! Layout written by [`write()`] (all little-endian):
 //!
 //! ```text
 //! [FZMHeaderCore 80 B][FZMStageInfo 256 B][FZMBufferEntry 256 B]   = 592-byte header

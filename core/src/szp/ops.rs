@@ -19,7 +19,7 @@
 //! The output is a valid fzpack archive on the same grid (same `eb`, dtype, length, block
 //! size), always in ABS mode, with the strict flag set when every input had it, and with the
 //! requested bound `Σ |cⱼ| · boundⱼ` where `boundⱼ` is input `j`'s absolute bound
-//! ([`Header::bound`]: the requested ABS bound, or requested × value range for NOA). For strict
+//! ([`Header::bound`](super::Header::bound): the requested ABS bound, or requested × value range for NOA). For strict
 //! inputs every element of the result's decoding meets
 //! `|Σ cⱼ·xⱼ − x'| ≤ Σ |cⱼ| · boundⱼ` against the original data `xⱼ`, and it differs from
 //! `Σ cⱼ·decompress(aⱼ)` by at most that bound as well (see `docs/szp-archive.md`,
