@@ -15,9 +15,10 @@ search path of h5py's HDF5 (``h5py.h5pl.prepend``).
 Other HDF5 libraries in the process (netCDF4-python's, h5netcdf goes through h5py) and other
 programs (h5dump, h5repack, C, netCDF) find the plugin through the ``HDF5_PLUGIN_PATH``
 environment variable. :func:`set_plugin_path` sets it for this process, as ``hdf5plugin`` does
-on import; HDF5 reads the variable once, when it first looks for a plugin, so call it (or
-import this module, which calls it) before ``import netCDF4`` and before the first read of a
-filtered dataset. Child processes inherit it. From a shell: ``HDF5_PLUGIN_PATH=$(python -c
+on import; HDF5 reads the variable once, when the library initializes (netCDF4-python's: on
+``import netCDF4``), so call it (or import this module, which calls it) before ``import
+netCDF4``; imported later, the read fails with "NetCDF: Filter error: undefined filter
+encountered". Child processes inherit it. From a shell: ``HDF5_PLUGIN_PATH=$(python -c
 'import fzpack.hdf5 as h; print(h.PLUGIN_PATH)')``.
 
 Filter id :data:`FILTER_ID` = 62025 is in the range HDF5 leaves to unregistered filters
@@ -136,10 +137,9 @@ def set_plugin_path() -> str:
     """Puts :data:`PLUGIN_PATH` first in this process's ``HDF5_PLUGIN_PATH`` (kept if already
     there; other entries stay) and returns the new value. Called on import of this module.
 
-    HDF5 reads the variable when it first searches for a plugin, so it only reaches an HDF5
-    library that has not yet done so: call it before ``import netCDF4`` (or anything else that
-    loads its own HDF5 and reads filtered data), or set the variable in the environment of a
-    subprocess. h5py's HDF5 does not need it (:func:`register` adds the path directly).
+    HDF5 reads the variable when the library initializes, so it only reaches an HDF5 library
+    loaded afterwards: call it before ``import netCDF4`` (or anything else that loads its own
+    HDF5), or set the variable in the environment of a subprocess. h5py's HDF5 does not need it (:func:`register` adds the path directly).
     """
     old = os.environ.get("HDF5_PLUGIN_PATH", "")
     parts = [p for p in old.split(os.pathsep) if p and p != PLUGIN_PATH]
