@@ -11,8 +11,9 @@
 # environment, as a user's `pip install fzpack-*.whl` would. FZPACK_REQUIRE_TOOLS=1 makes a missing h5dump, h5py,
 # xarray, netCDF4... fail instead of skipping.
 #
-# Idempotent: a second run reuses the build venv (FZPACK_FRESH_VENV=1 makes a new one) and the
-# cargo caches; the test venv is always made anew. Exits non-zero on any failure.
+# Idempotent: a second run reuses the build venv (FZPACK_FRESH_VENV=1, or a venv without pip,
+# e.g. half made by an interrupted run, makes a new one) and the cargo caches; the test venv is
+# always made anew. Exits non-zero on any failure.
 # Env: FZPACK_VENV (build venv, default target/python-venv), FZPACK_WHEEL_VENV (test venv,
 # default target/python-wheel-venv), CARGO_TARGET_DIR (default target/python), PYTHON (default
 # python3), FZPACK_SHARED (passed on to the tests: the folder of the real fields).
@@ -51,7 +52,7 @@ fi
 h5dump --version
 
 step "build venv $VENV (maturin)"
-if [ "${FZPACK_FRESH_VENV:-0}" != 0 ] || ! "$VENV/bin/python" -c 'import sys' >/dev/null 2>&1; then
+if [ "${FZPACK_FRESH_VENV:-0}" != 0 ] || ! "$VENV/bin/python" -m pip --version >/dev/null 2>&1; then
   rm -rf "$VENV"
   "$PYTHON" -m venv "$VENV"
 fi
