@@ -77,8 +77,11 @@ rm -rf "$WHEELS"
 "$VENV/bin/maturin" build --release -q -m python/Cargo.toml -i "$VENV/bin/python" --out "$WHEELS"
 WHEEL=$(ls "$WHEELS"/fzpack-*-abi3-*.whl)
 echo "$WHEEL ($(du -k "$WHEEL" | cut -f1) KiB)"
-"$VENV/bin/python" -m zipfile -l "$WHEEL" | grep -q 'fzpack/_plugins/libfzpack_hdf5.so' \
-  || { echo "the wheel lacks the HDF5 plugin" >&2; exit 1; }
+"$VENV/bin/python" - "$WHEEL" <<'EOF'
+import sys, zipfile
+names = zipfile.ZipFile(sys.argv[1]).namelist()
+assert "fzpack/_plugins/libfzpack_hdf5.so" in names, f"the wheel lacks the HDF5 plugin: {names}"
+EOF
 
 step "fresh venv $WVENV: pip install the wheel + test deps, with no cargo on PATH"
 rm -rf "$WVENV"
