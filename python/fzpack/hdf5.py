@@ -4,13 +4,22 @@
 
     import h5py, fzpack.hdf5
     with h5py.File("data.h5", "w") as f:
-        f.create_dataset("t", data=x, chunks=(180, 360), **fzpack.hdf5.SZp(eb=1e-3))
+        f.create_dataset("t", data=x, chunks=(180, 360), compression=fzpack.hdf5.SZp(eb=1e-3))
+        f.create_dataset("u", data=x, chunks=(180, 360), **fzpack.hdf5.SZp(eb=1e-3))
 
-``fzpack.hdf5.SZp(...)`` is a mapping ``{"compression": FILTER_ID, "compression_opts": (...)}``
-(the ``hdf5plugin`` convention). Importing this module adds :data:`PLUGIN_PATH` to the plugin
-search path of h5py's HDF5 (``h5py.h5pl.prepend``); other programs (h5dump, h5repack, C,
-netCDF) find the plugin with ``HDF5_PLUGIN_PATH=$(python -c 'import fzpack.hdf5 as h;
-print(h.PLUGIN_PATH)')``.
+``fzpack.hdf5.SZp(...)`` is an ``h5py.filters.FilterRefBase`` (the ``hdf5plugin`` convention):
+pass it as ``compression=``, or unpack it as the mapping ``{"compression": FILTER_ID,
+"compression_opts": (...)}``. Importing this module adds :data:`PLUGIN_PATH` to the plugin
+search path of h5py's HDF5 (``h5py.h5pl.prepend``).
+
+Other HDF5 libraries in the process (netCDF4-python's, h5netcdf goes through h5py) and other
+programs (h5dump, h5repack, C, netCDF) find the plugin through the ``HDF5_PLUGIN_PATH``
+environment variable. :func:`set_plugin_path` sets it for this process, as ``hdf5plugin`` does
+on import; HDF5 reads the variable once, when the library initializes (netCDF4-python's: on
+``import netCDF4``), so call it (or import this module, which calls it) before ``import
+netCDF4``; imported later, the read fails with "NetCDF: Filter error: undefined filter
+encountered". Child processes inherit it. From a shell: ``HDF5_PLUGIN_PATH=$(python -c
+'import fzpack.hdf5 as h; print(h.PLUGIN_PATH)')``.
 
 Filter id :data:`FILTER_ID` = 62025 is in the range HDF5 leaves to unregistered filters
 (32768-65535). ``cd_values`` layout version 1: ``(1, codec, mode|bits, block_size, eb_lo,
@@ -28,7 +37,7 @@ from collections.abc import Mapping
 
 import fzpack
 
-__all__ = ["SZp", "PERNIX", "FILTER_ID", "PLUGIN_PATH", "register"]
+__all__ = ["SZp", "PERNIX", "FILTER_ID", "PLUGIN_PATH", "register", "set_plugin_path"]
 
 #: The HDF5 filter id of the fzpack plugin.
 FILTER_ID = 62025
@@ -38,27 +47,54 @@ CD_VERSION = 1
 PLUGIN_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_plugins")
 
 
-class _Filter(Mapping):
-    """A read-only ``{"compression": ..., "compression_opts": ...}`` mapping."""
+try:  # h5py's base class: ``compression=SZp(...)`` then works, not only ``**SZp(...)``.
+    import h5py as _h5py
+
+    _Base = _h5py.filters.FilterRefBase  # h5py >= 3.0 (the module is h5py._hl.filters)
+except (ImportError, AttributeError):  # without h5py the objects are still the kwargs mapping
+
+    class _Base(Mapping):
+        """The parts of ``h5py.filters.FilterRefBase`` used here (h5py not installed)."""
+
+        filter_id = None
+        filter_options = ()
+
+        @property
+        def _kwargs(self):
+            return {"compression": self.filter_id, "compression_opts": self.filter_options}
+
+        def __hash__(self):
+            return hash((self.filter_id, self.filter_options))
+
+        def __eq__(self, other):
+            return (
+                isinstance(other, _Base)
+                and self.filter_id == other.filter_id
+                and self.filter_options == other.filter_options
+            )
+
+        def __len__(self):
+            return len(self._kwargs)
+
+        def __iter__(self):
+            return iter(self._kwargs)
+
+        def __getitem__(self, item):
+            return self._kwargs[item]
+
+
+class _Filter(_Base):
+    """``compression=`` value and read-only ``{"compression": ..., "compression_opts": ...}``
+    mapping (hashable, compared by filter id and options)."""
 
     filter_name = "fzpack"
     filter_id = FILTER_ID
 
     def __init__(self, options: tuple[int, ...]):
         self.filter_options = tuple(int(v) for v in options)
-        self._kwargs = {"compression": FILTER_ID, "compression_opts": self.filter_options}
-
-    def __getitem__(self, key):
-        return self._kwargs[key]
-
-    def __iter__(self):
-        return iter(self._kwargs)
-
-    def __len__(self):
-        return len(self._kwargs)
 
     def __repr__(self):
-        return f"{type(self).__name__}({self._kwargs!r})"
+        return f"{type(self).__name__}({dict(self)!r})"
 
 
 class SZp(_Filter):
@@ -97,6 +133,20 @@ class PERNIX(_Filter):
         register()
 
 
+def set_plugin_path() -> str:
+    """Puts :data:`PLUGIN_PATH` first in this process's ``HDF5_PLUGIN_PATH`` (kept if already
+    there; other entries stay) and returns the new value. Called on import of this module.
+
+    HDF5 reads the variable when the library initializes, so it only reaches an HDF5 library
+    loaded afterwards: call it before ``import netCDF4`` (or anything else that loads its own
+    HDF5), or set the variable in the environment of a subprocess. h5py's HDF5 does not need it (:func:`register` adds the path directly).
+    """
+    old = os.environ.get("HDF5_PLUGIN_PATH", "")
+    parts = [p for p in old.split(os.pathsep) if p and p != PLUGIN_PATH]
+    os.environ["HDF5_PLUGIN_PATH"] = os.pathsep.join([PLUGIN_PATH, *parts])
+    return os.environ["HDF5_PLUGIN_PATH"]
+
+
 _registered = False
 
 
@@ -117,4 +167,5 @@ def register() -> bool:
     return True
 
 
+set_plugin_path()
 register()

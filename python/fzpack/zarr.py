@@ -6,6 +6,16 @@ Use it as the serializer of a float32/float64 array::
     z = zarr.create_array("data.zarr", shape=(721, 1440), chunks=(180, 360), dtype="f4",
                           serializer=fzpack.zarr.SZp(eb=1e-3, mode="abs"))
 
+SZp turns the array's values into bytes, so it is the ``serializer=`` (zarr's one
+array-to-bytes codec), never one of the ``compressors=`` (bytes-to-bytes codecs such as zstd,
+which may follow it); zarr refuses it there, and the error names ``serializer=``. From xarray::
+
+    ds.to_zarr("data.zarr", encoding={"t": {"serializer": fzpack.zarr.SZp(eb=1e-3),
+                                            "fill_value": 0.0}})
+
+with a finite ``fill_value``: xarray's default fill value for floats is NaN, which zarr puts in
+the part of an edge chunk outside the array, and SZp cannot encode NaN yet.
+
 The array's ``zarr.json`` then names the codec ``"fzpack_szp"`` with configuration
 ``{"eb", "mode", "block_size"}``; fzpack registers that name with zarr's codec registry
 through the ``zarr.codecs`` entry point, so ``zarr.open_array("data.zarr")`` in a fresh
@@ -44,8 +54,21 @@ def _is_nan(value) -> bool:
         return False
 
 
+class _SerializerOnly(type(ArrayBytesCodec)):
+    """The codec class's repr carries the hint: zarr refuses an array-to-bytes codec given in
+    ``compressors=`` with ``Expected a BytesBytesCodec. Got {type(codec)} instead.``, so the
+    user reads there that it belongs in ``serializer=``."""
+
+    def __repr__(cls) -> str:
+        return (
+            f"<class '{cls.__module__}.{cls.__qualname__}'> (an array-to-bytes codec: pass it "
+            f"as serializer={cls.__qualname__}(...), in xarray encoding={{name: {{'serializer': "
+            f"{cls.__qualname__}(...)}}}}, not in compressors=)"
+        )
+
+
 @dataclass(frozen=True)
-class SZp(ArrayBytesCodec):
+class SZp(ArrayBytesCodec, metaclass=_SerializerOnly):
     """SZp as a Zarr v3 array-to-bytes codec (see the module docs).
 
     Args:

@@ -4,7 +4,7 @@ Fields: the real ones in ``shared/data`` (``FZPACK_SHARED`` names the ``shared``
 ``data`` folder; default ``../shared`` beside the repository root) when present, generated
 ones otherwise, so the suite passes on a checkout without ``shared``.
 
-Tools (h5py, h5dump, zarr, numcodecs): a test that needs a missing one is skipped with
+Tools (h5py, h5dump, zarr, numcodecs, xarray, h5netcdf, netCDF4, dask): a test that needs a missing one is skipped with
 ``skipped: <why>``; with ``FZPACK_REQUIRE_TOOLS=1`` (as ``scripts/python.sh`` sets in CI) it fails
 instead, as the C ABI tests do.
 """
@@ -41,6 +41,16 @@ def require_module(name: str):
         return __import__(name)
     except ImportError as e:
         require(False, f"python module {name} is not installed ({e})")
+
+
+def require_installed(*names: str) -> None:
+    """Skips/fails through :func:`require` unless every module in ``names`` is installed,
+    without importing it here (for modules that a test imports only in a fresh process, e.g.
+    netCDF4, whose own HDF5 library would otherwise load beside h5py's)."""
+    import importlib.util
+
+    missing = [n for n in names if importlib.util.find_spec(n) is None]
+    require(not missing, f"python module(s) {', '.join(missing)} not installed")
 
 
 def require_tool(name: str) -> str:

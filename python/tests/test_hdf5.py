@@ -12,7 +12,9 @@ import pytest
 
 import fzpack
 import fzpack.hdf5
-from helpers import FINITE_FIELDS, assert_bound, require, require_module, require_tool, run_python
+from helpers import (
+    FINITE_FIELDS, assert_bound, require, require_installed, require_module, require_tool, run_python,
+)
 
 
 @pytest.fixture
@@ -280,3 +282,95 @@ def test_require_tools_semantics(monkeypatch):
     monkeypatch.setenv("FZPACK_REQUIRE_TOOLS", "")
     with pytest.raises(pytest.skip.Exception, match="^skipped: a tool is missing$"):
         require(False, "a tool is missing")
+
+
+@pytest.mark.parametrize("make_filter", [
+    lambda: fzpack.hdf5.SZp(1e-3), lambda: fzpack.hdf5.SZp(1e-2, mode="noa", block_size=64),
+    lambda: fzpack.hdf5.PERNIX(16, 128)], ids=["szp_abs", "szp_noa", "pernix"])
+def test_compression_keyword_form(h5py, tmp_path, make_filter):
+    # The hdf5plugin form: the filter object itself as compression= (an h5py FilterRefBase),
+    # the same dataset creation property list as the ** form.
+    filt = make_filter()
+    assert isinstance(filt, h5py.filters.FilterRefBase)
+    assert hash(filt) == hash(make_filter()) and filt == make_filter() and filt != fzpack.hdf5.SZp(2)
+    x = make((100, 120), "f4")
+    with h5py.File(tmp_path / "k.h5", "w") as f:
+        a = f.create_dataset("a", data=x, chunks=(50, 60), compression=filt)
+        b = f.create_dataset("b", data=x, chunks=(50, 60), **filt)
+        for d in (a, b):
+            fid, flags, cd, _ = d.id.get_create_plist().get_filter(0)
+            assert fid == 62025 and cd[:6] == filt.filter_options and flags & 1 == 1
+    with h5py.File(tmp_path / "k.h5", "r") as f:  # reopened: not HDF5's chunk cache
+        assert [f["a"].id.get_chunk_info(i).filter_mask for i in range(4)] == [0] * 4
+        y = f["a"][...]
+        assert np.array_equal(y, f["b"][...])
+    assert os.path.getsize(tmp_path / "k.h5") < 2 * x.nbytes  # both compressed
+    assert not np.array_equal(y, x)  # lossy: the filter really ran
+    if isinstance(filt, fzpack.hdf5.SZp):
+        bound = filt.eb if filt.mode == "abs" else noa_bound_per_chunk(x, (50, 60), filt.eb)
+        assert_bound(x, y, bound, "compression=")
+
+
+def test_set_plugin_path(monkeypatch):
+    p = fzpack.hdf5.PLUGIN_PATH
+    monkeypatch.setenv("HDF5_PLUGIN_PATH", os.pathsep.join(["/a", p, "/b"]))
+    assert fzpack.hdf5.set_plugin_path() == os.pathsep.join([p, "/a", "/b"])
+    assert fzpack.hdf5.set_plugin_path() == os.environ["HDF5_PLUGIN_PATH"] == os.pathsep.join([p, "/a", "/b"])
+    monkeypatch.delenv("HDF5_PLUGIN_PATH")
+    assert fzpack.hdf5.set_plugin_path() == p == os.environ["HDF5_PLUGIN_PATH"]
+    # Importing the module sets it (as hdf5plugin does), in a process that had none.
+    r = run_python("import os, fzpack.hdf5 as h\nprint(os.environ['HDF5_PLUGIN_PATH'] == h.PLUGIN_PATH)",
+                   env={"PATH": os.environ.get("PATH", "")})
+    assert r.returncode == 0 and r.stdout.strip() == "True", r.stderr
+
+
+def write_netcdf_like(h5py, path, x):
+    """An HDF5 file as netCDF-4 readers expect it: coordinate variables as dimension scales,
+    the field filtered with compression=fzpack.hdf5.SZp(...)."""
+    with h5py.File(path, "w") as f:
+        f["lat"] = np.linspace(-89.5, 89.5, x.shape[0])
+        f["lon"] = np.linspace(0.0, 359.0, x.shape[1])
+        f["lat"].make_scale("lat")
+        f["lon"].make_scale("lon")
+        d = f.create_dataset("t", data=x, chunks=(32, 50), compression=fzpack.hdf5.SZp(1e-3))
+        d.dims[0].attach_scale(f["lat"])
+        d.dims[1].attach_scale(f["lon"])
+        d.attrs["units"] = "K"
+
+
+READERS = {
+    # xarray through h5netcdf (h5py's HDF5: the import of fzpack.hdf5 registers the plugin).
+    "h5netcdf": "import fzpack.hdf5, xarray as xr\n"
+                "ds = xr.open_dataset(P, engine='h5netcdf')\n"
+                "assert ds.t.dims == ('lat', 'lon') and ds.t.attrs['units'] == 'K', ds\n"
+                "v = ds.t.values\n",
+    # netCDF4-python (its own HDF5): HDF5_PLUGIN_PATH set before netCDF4 loads HDF5.
+    "netCDF4": "import fzpack.hdf5\nfzpack.hdf5.set_plugin_path()\nimport netCDF4\n"
+               "ds = netCDF4.Dataset(P)\n"
+               "assert ds['t'].dimensions == ('lat', 'lon') and ds['t'].units == 'K'\n"
+               "v = ds['t'][...].filled(np.nan)\n",
+}
+
+
+@pytest.mark.parametrize("reader", list(READERS))
+def test_netcdf_readers_in_fresh_process(h5py, tmp_path, reader):
+    require_installed(*(["xarray", "h5netcdf"] if reader == "h5netcdf" else ["netCDF4"]))
+    x = make((90, 120), "f4")
+    path, out = tmp_path / "nc.h5", tmp_path / "back.npy"
+    write_netcdf_like(h5py, path, x)
+    env = {"PATH": os.environ.get("PATH", "")}  # no HDF5_PLUGIN_PATH from outside
+    head = f"import numpy as np\nP = {str(path)!r}\n"
+    r = run_python(head + READERS[reader] + f"np.save({str(out)!r}, v)\n", env=env)
+    assert r.returncode == 0, r.stdout + r.stderr
+    y = np.load(out)
+    assert y.dtype == np.float32 and y.shape == x.shape
+    assert_bound(x, y, 1e-3, reader)
+    with h5py.File(path, "r") as f:
+        assert np.array_equal(f["t"][...], y)  # the same decoder's values
+    # Control: without fzpack the same read fails, so the plugin is what made it work.
+    bare = READERS[reader].replace("import fzpack.hdf5\nfzpack.hdf5.set_plugin_path()\n", "")
+    bare = bare.replace("import fzpack.hdf5, ", "import ")
+    assert "fzpack" not in bare
+    r = run_python(head + bare, env=env)
+    # netCDF4: "undefined filter encountered"; h5py: "can't open directory (<default plugin dir>)"
+    assert r.returncode != 0 and ("filter" in r.stderr or "plugin" in r.stderr), r.stdout + r.stderr
