@@ -3,31 +3,18 @@
 //! asserts: speeds are only checked to be positive and the ratios to be the stated quotients.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
 
 use serde_json::Value;
 
-fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_fzpack"))
-}
+mod common;
+use common::*;
 
 fn dir(name: &str) -> PathBuf {
-    let d = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("bench-{name}"));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
+    scratch("bench", name)
 }
 
-fn text(o: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
-}
-
-fn run(args: &[&str]) -> Output {
-    bin().args(args).output().expect("runs")
+fn fails(args: &[&str], code: i32, needle: &str) {
+    fails_with(args, code, &[needle]);
 }
 
 /// Runs `bench --json --min-time 0` with `args`; the rows.
@@ -41,13 +28,6 @@ fn rows(args: &[&str]) -> Vec<Value> {
     let v = v.as_array().expect("a JSON array").clone();
     assert!(!v.is_empty(), "{a:?}: no rows");
     v
-}
-
-fn fails(args: &[&str], code: i32, needle: &str) {
-    let o = run(args);
-    let t = text(&o);
-    assert_eq!(o.status.code(), Some(code), "{args:?}: {t}");
-    assert!(t.contains(needle), "{args:?}: expected {needle:?} in {t}");
 }
 
 fn write_f32(path: &Path, n: usize) {

@@ -2,44 +2,17 @@
 //! parsed back, the SVG plot.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Command;
 
-fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_fzpack"))
-}
+mod common;
+use common::*;
 
-/// A fresh directory for one test.
 fn dir(name: &str) -> PathBuf {
-    let d = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("cli-{name}"));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
+    scratch("cli", name)
 }
 
-fn run(args: &[&str]) -> Output {
-    bin().args(args).output().expect("runs")
-}
-
-fn text(o: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
-}
-
-fn ok(args: &[&str]) -> String {
-    let o = run(args);
-    assert!(o.status.success(), "{args:?} failed: {}", text(&o));
-    text(&o)
-}
-
-/// Expects failure with `code` and a message containing `needle`.
 fn fails(args: &[&str], code: i32, needle: &str) {
-    let o = run(args);
-    let t = text(&o);
-    assert_eq!(o.status.code(), Some(code), "{args:?}: {t}");
-    assert!(t.contains(needle), "{args:?}: expected {needle:?} in {t}");
+    fails_with(args, code, &[needle]);
 }
 
 fn write_f32(path: &Path, n: usize) -> Vec<f32> {
@@ -48,10 +21,6 @@ fn write_f32(path: &Path, n: usize) -> Vec<f32> {
         .collect();
     std::fs::write(path, fzpack::values_to_le_bytes(&v)).unwrap();
     v
-}
-
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
 }
 
 #[test]

@@ -13,49 +13,14 @@ use std::time::{Duration, Instant};
 use fzpack::pernix::Verify;
 use fzpack_cli::container;
 
-fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_fzpack"))
-}
+mod common;
+use common::*;
 
 fn dir(name: &str) -> PathBuf {
-    let d = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("front-{name}"));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
+    scratch("front", name)
 }
 
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
-}
-
-fn text(o: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
-}
-
-fn run(args: &[&str]) -> Output {
-    bin().args(args).output().expect("runs")
-}
-
-fn ok(args: &[&str]) -> String {
-    let o = run(args);
-    assert!(o.status.success(), "{args:?} failed: {}", text(&o));
-    text(&o)
-}
-
-/// Expects failure with `code` and a message containing every one of `needles`.
-fn fails(args: &[&str], code: i32, needles: &[&str]) -> String {
-    let o = run(args);
-    let t = text(&o);
-    assert_eq!(o.status.code(), Some(code), "{args:?}: {t}");
-    for n in needles {
-        assert!(t.contains(n), "{args:?}: expected {n:?} in {t}");
-    }
-    t
-}
+use common::fails_with as fails;
 
 fn write_f32(path: &Path, n: usize) -> Vec<f32> {
     let v: Vec<f32> = (0..n)

@@ -13,37 +13,11 @@ use fzpack::pernix::Verify;
 use fzpack::szp;
 use fzpack_cli::container;
 
-fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_fzpack"))
-}
+mod common;
+use common::*;
 
 fn dir(name: &str) -> PathBuf {
-    let d = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("safety-{name}"));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
-
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
-}
-
-fn text(o: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
-}
-
-fn run(args: &[&str]) -> Output {
-    bin().args(args).output().expect("runs")
-}
-
-fn ok(args: &[&str]) -> String {
-    let o = run(args);
-    assert!(o.status.success(), "{args:?} failed: {}", text(&o));
-    text(&o)
+    scratch("safety", name)
 }
 
 /// A random walk (what the speed targets are measured on), deterministic.

@@ -1,0 +1,56 @@
+//! Helpers every CLI test file shares: the binary, a scratch directory per test, running it
+//! and reading what it printed. (Each test file is its own crate and uses a subset.)
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// The `fzpack` binary under test.
+pub fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_fzpack"))
+}
+
+/// An empty scratch directory `<target tmp>/<prefix>-<name>`, removed and made anew.
+pub fn scratch(prefix: &str, name: &str) -> PathBuf {
+    let d = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("{prefix}-{name}"));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// A path as `&str` (the tests make only UTF-8 paths).
+pub fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+/// Standard output followed by standard error.
+pub fn text(o: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+/// Runs `fzpack ARGS`.
+pub fn run(args: &[&str]) -> Output {
+    bin().args(args).output().expect("runs")
+}
+
+/// Runs `fzpack ARGS`, expects success and returns what it printed.
+pub fn ok(args: &[&str]) -> String {
+    let o = run(args);
+    assert!(o.status.success(), "{args:?} failed: {}", text(&o));
+    text(&o)
+}
+
+/// Expects failure with `code` and a message containing every one of `needles`.
+pub fn fails_with(args: &[&str], code: i32, needles: &[&str]) -> String {
+    let o = run(args);
+    let t = text(&o);
+    assert_eq!(o.status.code(), Some(code), "{args:?}: {t}");
+    for n in needles {
+        assert!(t.contains(n), "{args:?}: expected {n:?} in {t}");
+    }
+    t
+}
