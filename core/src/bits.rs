@@ -456,6 +456,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(miri, ignore = "millions of sampled quotients: too slow for Miri")]
     fn quant32_equals_the_f64_rule_on_samples() {
         // Every 997th pattern for each bound, plus the neighbourhood of every level's tie
         // point (where both paths of `Quant32::level` meet) for a few thousand levels.
