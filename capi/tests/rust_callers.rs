@@ -124,8 +124,8 @@ fn pernix_blocks_round_trip_through_raw_pointers() {
         let mut z64 = vec![0u8; (bs * blocks) as usize];
         let mut back = vec![0f32; n + 1];
         let mut back64 = vec![0f64; n];
-        // SAFETY: every pointer covers the sizes the C ABI reads or writes for these
-        // arguments (n values, bs·blocks bytes), and nothing overlaps.
+        // Every pointer covers the sizes the C ABI reads or writes for these arguments.
+        // SAFETY: n values and bs·blocks bytes behind each pointer, and nothing overlaps.
         unsafe {
             let rc = pernix_compress_blocks_f32(
                 d,
@@ -211,8 +211,8 @@ fn pernix_blocks_round_trip_through_raw_pointers() {
     // Rejected arguments: checked before any slice is formed from the pointers.
     let x = [0f32; 64];
     let mut z = [0u8; 64];
-    // SAFETY: every non-null pointer is valid for what the call would touch; the calls are
-    // refused before touching anything.
+    // The calls are refused before touching anything.
+    // SAFETY: every non-null pointer is valid for what the call would touch.
     unsafe {
         let ok_in = x.as_ptr().cast::<c_void>();
         let out = z.as_mut_ptr().cast::<c_void>();

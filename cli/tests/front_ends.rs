@@ -336,8 +336,8 @@ fn limited(
     feed: Option<Box<dyn FnOnce(std::process::ChildStdin) + Send>>,
 ) -> Output {
     let lim = gib << 30;
-    // SAFETY: the closure runs in the child between fork and exec and only calls setrlimit,
-    // which is async-signal-safe.
+    // The closure runs in the child between fork and exec.
+    // SAFETY: it only calls setrlimit, which is async-signal-safe.
     unsafe {
         cmd.pre_exec(move || {
             let r = libc::rlimit {

@@ -267,8 +267,7 @@ mod wire {
     }
 
     fn null() -> ffi::MPI_Request {
-        // SAFETY: reading an immutable extern static that rsmpi's C shim initializes to
-        // MPI_REQUEST_NULL.
+        // SAFETY: an immutable extern static that rsmpi's C shim sets to MPI_REQUEST_NULL.
         unsafe { ffi::RSMPI_REQUEST_NULL }
     }
 
@@ -283,9 +282,9 @@ mod wire {
         pub(super) fn isend(comm: ffi::MPI_Comm, peer: i32, buf: Vec<u8>) -> Result<Msg> {
             let n = count(buf.len())?;
             let mut req = null();
-            // SAFETY: `buf` (n bytes, MPI_UINT8_T) moves into the returned Msg, which keeps the
-            // heap block alive and unwritten until the request completes (`test`/`wait`, or
-            // the wait in Drop); `comm` is a live communicator of the caller.
+            // `buf` moves into the returned Msg, which keeps the heap block alive and unwritten
+            // until the request completes (`test`/`wait`, or the wait in Drop).
+            // SAFETY: `buf` holds n MPI_UINT8_T that outlive the request; `comm` is live.
             let rc = unsafe {
                 ffi::MPI_Isend(
                     buf.as_ptr().cast(),
@@ -313,9 +312,9 @@ mod wire {
             let mut buf = vec![0u8; cap];
             let n = count(cap)?;
             let mut req = null();
-            // SAFETY: `buf` (cap bytes) moves into the returned Msg, which does not read,
-            // reallocate or free it until the request completes (`test`/`wait`, or the wait in
-            // Drop); `comm` is a live communicator of the caller.
+            // `buf` moves into the returned Msg, which does not read, reallocate or free it
+            // until the request completes (`test`/`wait`, or the wait in Drop).
+            // SAFETY: `buf` holds cap writable bytes that outlive the request; `comm` is live.
             let rc = unsafe {
                 ffi::MPI_Irecv(
                     buf.as_mut_ptr().cast(),
@@ -351,8 +350,9 @@ mod wire {
             }
             let mut flag = 0i32;
             let mut st = MaybeUninit::<ffi::MPI_Status>::uninit();
-            // SAFETY: `req` is this Msg's active request (or null after completion, which
-            // MPI_Test accepts); `st` is written by MPI when the request completes.
+            // `req` is this Msg's active request (or null after completion, which MPI_Test
+            // accepts); `st` is written by MPI when the request completes.
+            // SAFETY: valid request, flag and status pointers for the duration of the call.
             unsafe { ffi::MPI_Test(&mut self.req, &mut flag, st.as_mut_ptr()) };
             if flag != 0 {
                 self.finish(&st);
