@@ -176,6 +176,10 @@ pub(crate) trait SzpKernel: Copy + Send + Sync {
 pub(crate) struct Run {
     pub bs: usize,
     pub group: usize,
+    /// Decoding checks that every value is finite ([`crate::szp::engine`]'s `check_finite`):
+    /// set for strict archives, whose encoder guarantees it; a stage-compatible archive may
+    /// hold levels that reconstruct to ±inf, as FZGPUModules' own does.
+    pub finite: bool,
 }
 
 impl Run {

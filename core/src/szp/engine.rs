@@ -156,6 +156,7 @@ fn run_of(plan: &Plan) -> Run {
     Run {
         bs: plan.block_size.max(1) as usize,
         group: plan.head_group(),
+        finite: plan.strict,
     }
 }
 
@@ -515,7 +516,7 @@ pub(crate) fn decode_range<K: SzpKernel, T: SzpFloat, J: Join>(
     } else {
         k.decode_blocks(eb, run, widths, payload, out, &mut k.scratch())
             .map_err(decode_error)?;
-        check_finite(eb, out)
+        check_finite(eb, run, out)
     }
 }
 
@@ -531,8 +532,8 @@ fn may_overflow<T: SzpFloat>(eb: f64) -> bool {
 /// allows levels whose values are not finite ([`may_overflow`], never for the usual bounds,
 /// so the common decode pays one comparison per run), every decoded value of `out` is checked.
 #[inline]
-pub(crate) fn check_finite<T: SzpFloat>(eb: f64, out: &[T]) -> Result<(), Error> {
-    if may_overflow::<T>(eb) && !out.iter().all(|x| x.to_f64().is_finite()) {
+pub(crate) fn check_finite<T: SzpFloat>(eb: f64, run: Run, out: &[T]) -> Result<(), Error> {
+    if run.finite && may_overflow::<T>(eb) && !out.iter().all(|x| x.to_f64().is_finite()) {
         return Err(Error::Implausible {
             what: "a level whose value is not finite in the element type",
         });
@@ -609,7 +610,7 @@ pub(crate) fn decode_chunks<K: SzpKernel, T: SzpFloat, J: Join>(
                 });
             }
             decoded.map_err(decode_error)?;
-            check_finite(eb, o)?;
+            check_finite(eb, run, o)?;
             off += bytes;
             vo += vals;
             u = u.wrapping_add(1);
@@ -641,6 +642,7 @@ pub(crate) fn decompress<K: SzpKernel, T: SzpFloat, J: Join>(
     let run = Run {
         bs: view.header.block_size.max(1) as usize,
         group: view.header.head_group(),
+        finite: view.header.strict,
     };
     let eb = view.header.quant_eb;
     if checked && view.header.version != FORMAT_VERSION_V1 {
@@ -793,6 +795,7 @@ pub fn decode_blocks<T: SzpFloat, J: Join>(
     let run = Run {
         bs: block_size.max(1) as usize,
         group: head_group.min(bits::HEAD_GROUP_MAX),
+        finite: true,
     };
     if widths.len() != out.len().div_ceil(run.bs) {
         return Err(Error::Corrupt("width count differs from the block count"));

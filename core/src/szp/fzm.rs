@@ -113,6 +113,7 @@ fn write_on<K: SzpKernel, T: SzpFloat>(
     let run = Run {
         bs: plan.block_size as usize,
         group: 0,
+        finite: plan.strict,
     };
     // Sizing pass (no writes): the exact stage output size.
     let stage_len = nb + engine::payload_size(k, &Serial, &e, run, input);
@@ -400,7 +401,11 @@ pub fn read<T: SzpFloat>(archive: &[u8], out: &mut [T]) -> Result<usize, Error> 
         .get_mut(..n)
         .ok_or(Error::OutputTooSmall { needed: n })?;
     let (eb, bs) = (c.error_bound, bs as usize);
-    let run = Run { bs, group: 0 };
+    let run = Run {
+        bs,
+        group: 0,
+        finite: true,
+    };
     on_path!(Path::best(), k => engine::decode_range(k, &Serial, eb, run, widths, payload, out))?;
     Ok(n)
 }
