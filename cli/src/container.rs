@@ -179,7 +179,7 @@ pub fn decode_all<T: fzpack::Element>(bytes: &[u8], verify: Verify) -> Result<Ve
         ArchiveKind::Pernix => pernix::default_dispatcher().decompress_stream_with(bytes, verify),
         ArchiveKind::Szp => {
             let mut out = vec![T::ZERO; s.n as usize]; // bounded by check
-            szp::decompress_with_verify(szp::Path::Scalar, bytes, &mut out, szp_verify(verify))?;
+            szp::decompress_with_verify(szp::Kernel::Scalar, bytes, &mut out, szp_verify(verify))?;
             Ok(out)
         }
         ArchiveKind::Fzm => {

@@ -37,8 +37,8 @@ pub fn compress<T: Wrap>(
         return Ok(out);
     }
     let r = match path {
-        PathKind::Scalar => szp::compress_path_vec(values, &cfg, szp::Path::Scalar),
-        PathKind::Simd => szp::compress_path_vec(values, &cfg, szp::Path::best()),
+        PathKind::Scalar => szp::compress_path_vec(values, &cfg, szp::Kernel::Scalar),
+        PathKind::Simd => szp::compress_path_vec(values, &cfg, szp::Kernel::best()),
         PathKind::Parallel => szp::compress_par(values, &cfg, &eng.par),
     };
     r.map_err(|e| lib(name, e))
@@ -85,8 +85,8 @@ fn decode<T: Wrap>(
     eng: &Engines,
 ) -> Result<Vec<T>, Fail> {
     let r = match path {
-        PathKind::Scalar => szp::decompress_path_vec(bytes, szp::Path::Scalar),
-        PathKind::Simd => szp::decompress_path_vec(bytes, szp::Path::best()),
+        PathKind::Scalar => szp::decompress_path_vec(bytes, szp::Kernel::Scalar),
+        PathKind::Simd => szp::decompress_path_vec(bytes, szp::Kernel::best()),
         PathKind::Parallel => szp::decompress_par(bytes, &eng.par),
     };
     r.map_err(|e| lib(name, e))

@@ -23,7 +23,7 @@
 //! The bytes are exactly those of `fzpack::szp::compress_vec` (tests compare them).
 
 use fzpack::par::{Parallel, RayonJoin};
-use fzpack::szp::{self, Config, HEADER_LEN, Path as KPath, Plan, blocks, engine};
+use fzpack::szp::{self, Config, HEADER_LEN, Kernel, Plan, blocks, engine};
 
 use crate::codec::Wrap;
 use crate::fail::{Fail, Kind, lib};
@@ -52,11 +52,11 @@ fn batch_blocks(bs: usize, vb: usize, shift: u8) -> usize {
 }
 
 /// Worst-case payload bytes of one block under `plan` on `path`.
-fn worst_block(path: KPath, plan: &Plan, max_abs: f64) -> usize {
+fn worst_block(path: Kernel, plan: &Plan, max_abs: f64) -> usize {
     let bs = plan.block_size.max(1) as usize;
     // A block's share of its head group's trailer (block-head layout): at most 9 bytes.
     let heads = if plan.head_group() > 0 { 9 } else { 0 };
-    if path == KPath::Scalar {
+    if path == Kernel::Scalar {
         // the reference encoder parks 8 bytes per value in the payload slice
         return bs * 8 + heads;
     }
@@ -69,7 +69,7 @@ fn worst_block(path: KPath, plan: &Plan, max_abs: f64) -> usize {
 
 /// The reusable buffers and fixed parameters of one streamed compression.
 struct Encoder<'a, T> {
-    path: KPath,
+    path: Kernel,
     par: &'a Parallel,
     plan: Plan,
     max_abs: f64,
@@ -122,7 +122,7 @@ pub fn compress<T: Wrap>(
     out: &mut Output,
     err: impl Fn(szp::Error) -> Fail,
 ) -> Result<(), Fail> {
-    let path = KPath::best();
+    let path = Kernel::best();
     let join = RayonJoin::for_job(par, size_of_val(values));
     let (plan, max_abs) = par
         .install(|| engine::plan_on(path, &join, values, cfg))
@@ -198,7 +198,7 @@ pub fn decompress<T: Wrap>(
     if fzpack::DType::from(view.header.dtype) != T::TYPE {
         return Err(err(szp::Error::DTypeMismatch));
     }
-    let path = KPath::best();
+    let path = Kernel::best();
     let bs = view.header.block_size.max(1) as usize;
     let nb = view.widths.len();
     // Batches hold whole head groups (block-head layout: `2^min(5, chunk_shift)` blocks).
@@ -315,7 +315,7 @@ pub fn compress_stream<T: Wrap>(
         return Err(err(szp::Error::StreamingNeedsAbsAndMaxAbs));
     }
     let dtype: szp::DType = T::TYPE.into();
-    let path = KPath::best();
+    let path = Kernel::best();
     let probe = blocks::resolve(dtype, cfg, 0, 0.0, max_abs).map_err(&err)?;
     let bs = probe.block_size.max(1) as usize;
     let shift = probe.chunk_shift();

@@ -21,7 +21,7 @@
 use std::hint::black_box;
 
 use criterion::{Criterion, Throughput, criterion_group};
-use fzpack_core::szp::{self, Config, Layout, Path, SzpFloat};
+use fzpack_core::szp::{self, Config, Kernel, Layout, SzpFloat};
 
 mod common;
 use common::{best_of, le_f32, le_f64};
@@ -53,10 +53,10 @@ fn moon() -> (String, Vec<f64>) {
 }
 
 /// The SIMD paths of this CPU (the portable one left out).
-fn fast_paths() -> Vec<Path> {
-    Path::ALL
+fn fast_paths() -> Vec<Kernel> {
+    Kernel::ALL
         .into_iter()
-        .filter(|p| p.is_available() && *p != Path::Portable)
+        .filter(|p| p.is_available() && *p != Kernel::Portable)
         .collect()
 }
 
@@ -79,7 +79,7 @@ fn bench_type<T: SzpFloat>(c: &mut Criterion, label: &str, name: &str, data: &[T
         common::configure(&mut g, 300, 1200);
         let mut out = vec![0u8; cap];
         let mut back = vec![T::default(); data.len()];
-        for p in Path::ALL.into_iter().filter(|p| p.is_available()) {
+        for p in Kernel::ALL.into_iter().filter(|p| p.is_available()) {
             g.bench_function(format!("compress/{}", p.name()), |b| {
                 b.iter(|| szp::compress_with(p, black_box(data), &cfg, &mut out).unwrap())
             });

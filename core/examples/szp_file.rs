@@ -6,7 +6,7 @@
 //!
 //! `--fzm` writes a single-stage FZGPUModules `.fzm` (FZM v3.1) instead of the fzpack archive.
 
-use fzpack_core::szp::{self, Config, Mode, Path, SzpFloat, fzm};
+use fzpack_core::szp::{self, Config, Kernel, Mode, SzpFloat, fzm};
 use std::process::ExitCode;
 use std::time::Instant;
 
@@ -87,7 +87,7 @@ fn run<T: SzpFloat>(
         if as_fzm {
             "scalar"
         } else {
-            Path::best().name()
+            Kernel::best().name()
         }
     );
     Ok(())

@@ -12,7 +12,7 @@ use std::hint::black_box;
 use std::time::Instant;
 
 use fzpack_core::szp::engine::{self, Serial};
-use fzpack_core::szp::{self, Config, DType, Path, blocks};
+use fzpack_core::szp::{self, Config, DType, Kernel, blocks};
 
 fn walk(n: usize) -> Vec<f32> {
     let (mut s, mut acc) = (0x9E37_79B9_7F4A_7C15u64, 0.0f64);
@@ -38,7 +38,7 @@ fn bench(name: &str, x: &[f32], rounds: usize) {
     let m = lo.abs().max(hi.abs());
     let declared = Config::abs(1e-3 * (hi - lo)).with_max_abs(m);
     let plain = Config::abs(1e-3 * (hi - lo));
-    let path = Path::best();
+    let path = Kernel::best();
     let cap = szp::max_compressed_len(x.len(), 128, DType::F32).expect("size");
     let (mut a, mut b) = (vec![0u8; cap], vec![0u8; cap]);
     let bytes = size_of_val(x);

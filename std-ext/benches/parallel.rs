@@ -94,9 +94,9 @@ fn runs(c: &mut Criterion) {
 /// SZp serial (best single-thread path) against the rayon driver, warm: every iteration writes
 /// into the same reused buffers (`*_into`), so page faults of fresh allocations are not timed.
 fn szp(c: &mut Criterion) {
-    use fzpack::szp::{self, Config, Path};
+    use fzpack::szp::{self, Config, Kernel};
     let par = Parallel::new();
-    let best = Path::best();
+    let best = Kernel::best();
     for (label, bytes) in [("64MiB", 64usize << 20), ("64KiB", 64 << 10)] {
         let x = field(bytes / 4);
         let mut g = c.benchmark_group(format!("szp_f32_{label}"));

@@ -3,7 +3,7 @@
 use std::time::Instant;
 
 use fzpack::par::Parallel;
-use fzpack::szp::{self, Config, Path};
+use fzpack::szp::{self, Config, Kernel};
 
 fn main() {
     let x: Vec<f32> = (0..16 << 20)
@@ -35,7 +35,7 @@ fn main() {
     });
     let ccfg = Config::abs(0.1).stage_compatible();
     t("serial stage-compatible abs", &|| {
-        szp::compress_path_vec(&x, &ccfg, Path::best()).unwrap();
+        szp::compress_path_vec(&x, &ccfg, Kernel::best()).unwrap();
     });
     t("alloc 128 MiB zeroed", &|| {
         let v = vec![0u8; 128 << 20];

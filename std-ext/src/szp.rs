@@ -29,7 +29,7 @@ use crate::par::Parallel;
 use crate::{Error as FzError, Result as FzResult};
 
 /// Compresses `input` into an fzpack SZp archive on the fastest path of this CPU
-/// ([`Path::best`]); with feature `rayon`, in parallel on the global pool for inputs of at
+/// ([`Kernel::best`]); with feature `rayon`, in parallel on the global pool for inputs of at
 /// least two minimum chunks (the bytes do not depend on it).
 pub fn compress_vec<T: Element>(input: &[T], cfg: &Config) -> FzResult<Vec<u8>> {
     let mut out = Vec::new();
@@ -42,22 +42,22 @@ pub fn compress_vec<T: Element>(input: &[T], cfg: &Config) -> FzResult<Vec<u8>> 
 pub fn compress_into<T: Element>(input: &[T], cfg: &Config, out: &mut Vec<u8>) -> FzResult<usize> {
     #[cfg(feature = "rayon")]
     {
-        compress_par_into(input, cfg, &Parallel::new(), Path::best(), out)
+        compress_par_into(input, cfg, &Parallel::new(), Kernel::best(), out)
     }
     #[cfg(not(feature = "rayon"))]
     {
-        compress_path_into(input, cfg, Path::best(), out)
+        compress_path_into(input, cfg, Kernel::best(), out)
     }
 }
 
-/// Compresses on one thread with the fastest path of this CPU ([`Path::best`]) into a `Vec`.
+/// Compresses on one thread with the fastest path of this CPU ([`Kernel::best`]) into a `Vec`.
 pub fn compress_serial_vec<T: Element>(input: &[T], cfg: &Config) -> FzResult<Vec<u8>> {
-    compress_path_vec(input, cfg, Path::best())
+    compress_path_vec(input, cfg, Kernel::best())
 }
 
 /// Compresses on one thread on `path` into a `Vec` ([`Error::UnsupportedPath`] if this CPU
 /// cannot run it).
-pub fn compress_path_vec<T: Element>(input: &[T], cfg: &Config, path: Path) -> FzResult<Vec<u8>> {
+pub fn compress_path_vec<T: Element>(input: &[T], cfg: &Config, path: Kernel) -> FzResult<Vec<u8>> {
     let mut out = Vec::new();
     compress_path_into(input, cfg, path, &mut out)?;
     Ok(out)
@@ -69,7 +69,7 @@ pub fn compress_path_vec<T: Element>(input: &[T], cfg: &Config, path: Path) -> F
 pub fn compress_path_into<T: Element>(
     input: &[T],
     cfg: &Config,
-    path: Path,
+    path: Kernel,
     out: &mut Vec<u8>,
 ) -> FzResult<usize> {
     compress_planned_into(input, cfg, path, &engine::Serial, out)
@@ -82,7 +82,7 @@ pub fn compress_path_into<T: Element>(
 fn compress_planned_into<T: Element, J: engine::Join>(
     input: &[T],
     cfg: &Config,
-    path: Path,
+    path: Kernel,
     join: &J,
     out: &mut Vec<u8>,
 ) -> FzResult<usize> {
@@ -90,7 +90,7 @@ fn compress_planned_into<T: Element, J: engine::Join>(
         Ok(p) => p,
         Err(e) => return finish(out, Err(e)),
     };
-    let cap = if path == Path::Scalar {
+    let cap = if path == Kernel::Scalar {
         worst_len::<T>(input.len(), cfg)?
     } else {
         engine::worst_len(&plan, max_abs)
@@ -161,28 +161,28 @@ pub fn decompress_into_verify<T: Element>(
 ) -> FzResult<usize> {
     #[cfg(feature = "rayon")]
     {
-        decompress_par_into_verify(archive, &Parallel::new(), Path::best(), out, verify)
+        decompress_par_into_verify(archive, &Parallel::new(), Kernel::best(), out, verify)
     }
     #[cfg(not(feature = "rayon"))]
     {
-        decompress_path_into_verify(archive, Path::best(), out, verify)
+        decompress_path_into_verify(archive, Kernel::best(), out, verify)
     }
 }
 
 /// Decompresses on one thread with the fastest path of this CPU into a `Vec`.
 pub fn decompress_serial_vec<T: Element>(archive: &[u8]) -> FzResult<Vec<T>> {
-    decompress_path_vec(archive, Path::best())
+    decompress_path_vec(archive, Kernel::best())
 }
 
 /// Decompresses on one thread on `path` into a `Vec`.
-pub fn decompress_path_vec<T: Element>(archive: &[u8], path: Path) -> FzResult<Vec<T>> {
+pub fn decompress_path_vec<T: Element>(archive: &[u8], path: Kernel) -> FzResult<Vec<T>> {
     decompress_path_vec_verify(archive, path, Verify::Checksums)
 }
 
 /// [`decompress_path_vec`] with an explicit [`Verify`] choice.
 pub fn decompress_path_vec_verify<T: Element>(
     archive: &[u8],
-    path: Path,
+    path: Kernel,
     verify: Verify,
 ) -> FzResult<Vec<T>> {
     let mut out = Vec::new();
@@ -193,7 +193,7 @@ pub fn decompress_path_vec_verify<T: Element>(
 /// [`decompress_path_vec`] into `out` (capacity reused); returns the number of values.
 pub fn decompress_path_into<T: Element>(
     archive: &[u8],
-    path: Path,
+    path: Kernel,
     out: &mut Vec<T>,
 ) -> FzResult<usize> {
     decompress_path_into_verify(archive, path, out, Verify::Checksums)
@@ -203,7 +203,7 @@ pub fn decompress_path_into<T: Element>(
 /// right before the chunk is decoded).
 pub fn decompress_path_into_verify<T: Element>(
     archive: &[u8],
-    path: Path,
+    path: Kernel,
     out: &mut Vec<T>,
     verify: Verify,
 ) -> FzResult<usize> {
@@ -248,7 +248,7 @@ fn checked_view<T: Element>(archive: &[u8], verify: Verify) -> FzResult<ArchiveV
 /// one-thread pool) run serially. See [`compress_par_with`].
 #[cfg(feature = "rayon")]
 pub fn compress_par<T: Element>(input: &[T], cfg: &Config, par: &Parallel) -> FzResult<Vec<u8>> {
-    compress_par_with(input, cfg, par, Path::best())
+    compress_par_with(input, cfg, par, Kernel::best())
 }
 
 /// Compresses `input` with the parallel driver on the kernels of `path`: the core's archive
@@ -260,7 +260,7 @@ pub fn compress_par_with<T: Element>(
     input: &[T],
     cfg: &Config,
     par: &Parallel,
-    path: Path,
+    path: Kernel,
 ) -> FzResult<Vec<u8>> {
     let mut out = Vec::new();
     compress_par_into(input, cfg, par, path, &mut out)?;
@@ -274,7 +274,7 @@ pub fn compress_par_into<T: Element>(
     input: &[T],
     cfg: &Config,
     par: &Parallel,
-    path: Path,
+    path: Kernel,
     out: &mut Vec<u8>,
 ) -> FzResult<usize> {
     let Some(j) = par.join_for(size_of_val(input)) else {
@@ -298,7 +298,7 @@ pub fn compress_par_slice<T: Element>(
     input: &[T],
     cfg: &Config,
     par: &Parallel,
-    path: Path,
+    path: Kernel,
     out: &mut [u8],
 ) -> FzResult<usize> {
     let r = match par.join_for(size_of_val(input)) {
@@ -309,14 +309,14 @@ pub fn compress_par_slice<T: Element>(
 }
 
 /// The parallel encoder on the scalar reference kernels ([`compress_par_with`] on
-/// [`Path::Scalar`]).
+/// [`Kernel::Scalar`]).
 #[cfg(feature = "rayon")]
 pub fn compress_par_blocks<T: Element>(
     input: &[T],
     cfg: &Config,
     par: &Parallel,
 ) -> FzResult<Vec<u8>> {
-    compress_par_with(input, cfg, par, Path::Scalar)
+    compress_par_with(input, cfg, par, Kernel::Scalar)
 }
 
 /// Decompresses with the parallel driver `par` over the fastest path of this CPU. Same values
@@ -324,7 +324,7 @@ pub fn compress_par_blocks<T: Element>(
 /// before its chunk is decoded.
 #[cfg(feature = "rayon")]
 pub fn decompress_par<T: Element>(archive: &[u8], par: &Parallel) -> FzResult<Vec<T>> {
-    decompress_par_with(archive, par, Path::best())
+    decompress_par_with(archive, par, Kernel::best())
 }
 
 /// [`decompress_par`] with an explicit [`Verify`] choice.
@@ -335,7 +335,7 @@ pub fn decompress_par_verify<T: Element>(
     verify: Verify,
 ) -> FzResult<Vec<T>> {
     let mut out = Vec::new();
-    decompress_par_into_verify(archive, par, Path::best(), &mut out, verify)?;
+    decompress_par_into_verify(archive, par, Kernel::best(), &mut out, verify)?;
     Ok(out)
 }
 
@@ -345,7 +345,7 @@ pub fn decompress_par_verify<T: Element>(
 pub fn decompress_par_with<T: Element>(
     archive: &[u8],
     par: &Parallel,
-    path: Path,
+    path: Kernel,
 ) -> FzResult<Vec<T>> {
     let mut out = Vec::new();
     decompress_par_into(archive, par, path, &mut out)?;
@@ -357,7 +357,7 @@ pub fn decompress_par_with<T: Element>(
 pub fn decompress_par_into<T: Element>(
     archive: &[u8],
     par: &Parallel,
-    path: Path,
+    path: Kernel,
     out: &mut Vec<T>,
 ) -> FzResult<usize> {
     decompress_par_into_verify(archive, par, path, out, Verify::Checksums)
@@ -368,7 +368,7 @@ pub fn decompress_par_into<T: Element>(
 pub fn decompress_par_into_verify<T: Element>(
     archive: &[u8],
     par: &Parallel,
-    path: Path,
+    path: Kernel,
     out: &mut Vec<T>,
     verify: Verify,
 ) -> FzResult<usize> {
@@ -382,8 +382,8 @@ pub fn decompress_par_into_verify<T: Element>(
 }
 
 /// The parallel decoder on the scalar reference kernels ([`decompress_par_with`] on
-/// [`Path::Scalar`]).
+/// [`Kernel::Scalar`]).
 #[cfg(feature = "rayon")]
 pub fn decompress_par_blocks<T: Element>(archive: &[u8], par: &Parallel) -> FzResult<Vec<T>> {
-    decompress_par_with(archive, par, Path::Scalar)
+    decompress_par_with(archive, par, Kernel::Scalar)
 }

@@ -6,10 +6,10 @@
 //! test of the same promises; the full-size tests live in the other files.
 //!
 //! Under Miri CPU detection reports no SIMD features (`fzpack_core::arch`), so `Auto` and
-//! `Path::best()` resolve to the portable code; the `core::arch` kernels are not run here.
+//! `Kernel::best()` resolve to the portable code; the `core::arch` kernels are not run here.
 
 use fzpack_core::pernix::{Backend, BitWidth, BlockSize, Dispatcher, elements_per_block};
-use fzpack_core::szp::{self, Config, Error, Layout, Path, SzpFloat, fzm, ops};
+use fzpack_core::szp::{self, Config, Error, Kernel, Layout, SzpFloat, fzm, ops};
 
 /// A smooth field with some noise: `n` values from a 64-bit LCG.
 fn field(n: usize, seed: u64) -> Vec<f64> {
@@ -32,19 +32,22 @@ fn positions(len: usize) -> impl Iterator<Item = usize> {
 }
 
 /// The paths this build runs (under Miri: scalar and portable).
-fn paths() -> Vec<Path> {
-    let v: Vec<Path> = Path::ALL.into_iter().filter(|p| p.is_available()).collect();
+fn paths() -> Vec<Kernel> {
+    let v: Vec<Kernel> = Kernel::ALL
+        .into_iter()
+        .filter(|p| p.is_available())
+        .collect();
     if cfg!(miri) {
         assert_eq!(
             v,
-            [Path::Scalar, Path::Portable],
+            [Kernel::Scalar, Kernel::Portable],
             "Miri runs the portable paths only"
         );
     }
     v
 }
 
-fn encode_on<T: SzpFloat>(path: Path, data: &[T], cfg: &Config) -> Result<Vec<u8>, Error> {
+fn encode_on<T: SzpFloat>(path: Kernel, data: &[T], cfg: &Config) -> Result<Vec<u8>, Error> {
     let cap = szp::max_compressed_len(data.len(), cfg.block_size, T::DTYPE).unwrap();
     // A canary past the capacity: nothing may be written beyond the slice given.
     let mut out = vec![0xA5u8; cap + 16];
@@ -76,7 +79,7 @@ fn configs() -> Vec<Config> {
 /// parses; the streaming encoder equals the one-shot one; unverified and verified decodes agree.
 fn szp_case<T: SzpFloat>(x: &[T]) {
     for cfg in configs() {
-        let want = match encode_on(Path::Scalar, x, &cfg) {
+        let want = match encode_on(Kernel::Scalar, x, &cfg) {
             // NOA of a constant field: no range to be relative to.
             Err(Error::ZeroRange) if cfg.mode == szp::Mode::Noa => continue,
             r => r.unwrap(),
@@ -118,7 +121,7 @@ fn szp_case<T: SzpFloat>(x: &[T]) {
         if cfg.strict && cfg.mode == szp::Mode::Abs {
             let mag = x.iter().map(|v| v.to_f64().abs()).fold(0.0, f64::max);
             let c = cfg.with_max_abs(mag);
-            let one = encode_on(Path::Scalar, x, &c).unwrap();
+            let one = encode_on(Kernel::Scalar, x, &c).unwrap();
             let mut buf = vec![0u8; one.len() + 64];
             let mut enc = szp::StreamEncoder::<T>::new(&mut buf, x.len(), &c).unwrap();
             for b in x.chunks(c.block_size as usize) {
@@ -161,7 +164,7 @@ fn szp_parsers_on_truncated_and_flipped_archives() {
     let x: Vec<f32> = field(60, 2).iter().map(|&v| v as f32).collect();
     for layout in [Layout::Fzgm, Layout::Heads] {
         let cfg = Config::abs(1e-2).with_block_size(16).with_layout(layout);
-        let a = encode_on(Path::Scalar, &x, &cfg).unwrap();
+        let a = encode_on(Kernel::Scalar, &x, &cfg).unwrap();
         let mut out = vec![0f32; 64];
         let mut out64 = vec![0f64; 64];
         for cut in positions(a.len()) {
@@ -231,8 +234,8 @@ fn szp_ops_on_small_archives() {
         let cfg = Config::abs(1e-2).with_block_size(16).with_layout(layout);
         let x: Vec<f32> = field(70, 4).iter().map(|&v| v as f32).collect();
         let y: Vec<f32> = field(70, 5).iter().map(|&v| v as f32 * 0.5).collect();
-        let a = encode_on(Path::Scalar, &x, &cfg).unwrap();
-        let b = encode_on(Path::Scalar, &y, &cfg).unwrap();
+        let a = encode_on(Kernel::Scalar, &x, &cfg).unwrap();
+        let b = encode_on(Kernel::Scalar, &y, &cfg).unwrap();
         for (arch, coeffs) in [
             (vec![&a[..], &b[..]], vec![1, 1]),
             (vec![&a[..], &b[..]], vec![1, -1]),
@@ -258,7 +261,7 @@ fn szp_ops_on_small_archives() {
         assert!(ops::mean(&a).unwrap().is_some());
         assert!(ops::min_max_levels(&a).unwrap().is_some());
         // Mismatched inputs are errors.
-        let c = encode_on(Path::Scalar, &x[..60], &cfg).unwrap();
+        let c = encode_on(Kernel::Scalar, &x[..60], &cfg).unwrap();
         assert!(ops::add(&a, &c, &mut out).is_err());
     }
     // The fuzz target's check on a few derived inputs.

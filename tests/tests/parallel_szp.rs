@@ -59,16 +59,16 @@ fn check<T: Element>() {
         let x = field::<T>(n, k as u64);
         for cfg in &cfgs {
             // the scalar reference of the core
-            let serial = szp::compress_path_vec(&x, cfg, szp::Path::Scalar);
+            let serial = szp::compress_path_vec(&x, cfg, szp::Kernel::Scalar);
             let decoded: Option<Vec<T>> = serial
                 .as_ref()
                 .ok()
-                .map(|a| szp::decompress_path_vec(a, szp::Path::Scalar).unwrap());
+                .map(|a| szp::decompress_path_vec(a, szp::Kernel::Scalar).unwrap());
             for p in &pools {
                 for min_chunk in [0usize, 100, 1 << 20] {
                     let par = Parallel::with_pool(p.clone()).min_chunk_bytes(min_chunk);
                     let mut runs = vec![("blocks", szp::compress_par_blocks(&x, cfg, &par))];
-                    for path in szp::Path::ALL.into_iter().filter(|p| p.is_available()) {
+                    for path in szp::Kernel::ALL.into_iter().filter(|p| p.is_available()) {
                         runs.push((path.name(), szp::compress_par_with(&x, cfg, &par, path)));
                     }
                     for (what, got) in &runs {
@@ -83,7 +83,7 @@ fn check<T: Element>() {
                     if let (Ok(a), Some(ya)) = (&serial, &decoded) {
                         let yb: Vec<T> = szp::decompress_par_blocks(a, &par).unwrap();
                         assert_eq!(bits(ya), bits(&yb), "blocks n={n} {cfg:?}");
-                        for path in szp::Path::ALL.into_iter().filter(|p| p.is_available()) {
+                        for path in szp::Kernel::ALL.into_iter().filter(|p| p.is_available()) {
                             let yc: Vec<T> = szp::decompress_par_with(a, &par, path).unwrap();
                             assert_eq!(bits(ya), bits(&yc), "{} n={n} {cfg:?}", path.name());
                         }
@@ -121,7 +121,7 @@ fn large_inputs_move_the_same_bytes() {
             acc as f32
         })
         .collect();
-    let path = szp::Path::best();
+    let path = szp::Kernel::best();
     for cfg in [
         Config::noa(1e-2),
         Config::noa(1e-6),

@@ -12,7 +12,7 @@
 //! AVX2 + BMI2 every test prints `skipped: <why>` and checks that the path is refused.
 
 use fzpack_core::arch::CpuFeatures;
-use fzpack_core::szp::{self, Config, Error, Path, SzpFloat};
+use fzpack_core::szp::{self, Config, Error, Kernel, SzpFloat};
 
 /// Whether the AVX2 path runs here; prints why not.
 fn avx2() -> bool {
@@ -23,12 +23,12 @@ fn avx2() -> bool {
         | CpuFeatures::AVX512VL
         | CpuFeatures::AVX512VBMI;
     let narrowed = f.without(avx512);
-    assert!(!Path::Avx512.is_available_with(narrowed));
+    assert!(!Kernel::Avx512.is_available_with(narrowed));
     assert_eq!(
-        Path::Avx2.is_available_with(narrowed),
-        Path::Avx2.is_available()
+        Kernel::Avx2.is_available_with(narrowed),
+        Kernel::Avx2.is_available()
     );
-    if Path::Avx2.is_available() {
+    if Kernel::Avx2.is_available() {
         true
     } else {
         println!(
@@ -37,7 +37,7 @@ fn avx2() -> bool {
         );
         let mut out = [0u8; 256];
         assert_eq!(
-            szp::compress_with(Path::Avx2, &[1.0f32; 4], &Config::abs(0.1), &mut out),
+            szp::compress_with(Kernel::Avx2, &[1.0f32; 4], &Config::abs(0.1), &mut out),
             Err(Error::UnsupportedPath)
         );
         false
@@ -50,7 +50,7 @@ fn check<T: SzpFloat>(data: &[T], cfg: &Config, what: &str) -> Vec<u8> {
     let mut reference = vec![0u8; cap];
     let r = szp::scalar::compress(data, cfg, &mut reference);
     let mut out = vec![0xA5u8; cap + 64];
-    let got = szp::compress_with(Path::Avx2, data, cfg, &mut out[..cap]);
+    let got = szp::compress_with(Kernel::Avx2, data, cfg, &mut out[..cap]);
     assert_eq!(got, r, "{what}: result differs");
     assert!(out[cap..].iter().all(|&b| b == 0xA5), "{what}: wrote past");
     let Ok(len) = r else { return Vec::new() };
@@ -58,7 +58,7 @@ fn check<T: SzpFloat>(data: &[T], cfg: &Config, what: &str) -> Vec<u8> {
     // An output of exactly the archive's length (the sizing pass, in-place tails).
     let mut exact = vec![0u8; len];
     assert_eq!(
-        szp::compress_with(Path::Avx2, data, cfg, &mut exact),
+        szp::compress_with(Kernel::Avx2, data, cfg, &mut exact),
         Ok(len),
         "{what}: exact-length output"
     );
@@ -67,7 +67,7 @@ fn check<T: SzpFloat>(data: &[T], cfg: &Config, what: &str) -> Vec<u8> {
         let mut short = vec![0u8; len - 1];
         assert!(
             matches!(
-                szp::compress_with(Path::Avx2, data, cfg, &mut short),
+                szp::compress_with(Kernel::Avx2, data, cfg, &mut short),
                 Err(Error::OutputTooSmall { .. })
             ),
             "{what}: one byte short"
@@ -76,7 +76,7 @@ fn check<T: SzpFloat>(data: &[T], cfg: &Config, what: &str) -> Vec<u8> {
     let mut back_ref = vec![T::from_f64(0.0); data.len()];
     szp::scalar::decompress(&reference[..len], &mut back_ref).unwrap();
     let mut back = vec![T::from_f64(-7.5); data.len() + 9];
-    let n = szp::decompress_with(Path::Avx2, &reference[..len], &mut back).unwrap();
+    let n = szp::decompress_with(Kernel::Avx2, &reference[..len], &mut back).unwrap();
     assert_eq!(n, data.len(), "{what}");
     assert!(
         back[n..].iter().all(|x| x.to_f64() == -7.5),

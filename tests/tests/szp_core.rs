@@ -184,7 +184,7 @@ fn golden_v1_archives_still_decode() {
             }
         };
         let mut reference = Vec::new();
-        for path in szp::Path::ALL.into_iter().filter(|p| p.is_available()) {
+        for path in szp::Kernel::ALL.into_iter().filter(|p| p.is_available()) {
             for verify in [szp::Verify::Checksums, szp::Verify::Skip] {
                 let back: Vec<f64> = match h.dtype {
                     DType::F32 => {

@@ -5,7 +5,7 @@
 //! errors that name a range overflow instead of a precision problem (data near the element
 //! type's maximum, results that would be infinite).
 
-use fzpack_core::szp::{self, Config, DType, Error, Layout, Path, SzpFloat, Verify, ops};
+use fzpack_core::szp::{self, Config, DType, Error, Kernel, Layout, SzpFloat, Verify, ops};
 use fzpack_tests::checks::test_parallel;
 use fzpack_tests::ops_checks::{encode, linear_checked};
 
@@ -19,8 +19,11 @@ fn to<T: SzpFloat>(v: &[f64]) -> Vec<T> {
     v.iter().map(|&x| T::from_f64(x)).collect()
 }
 
-fn paths() -> Vec<Path> {
-    Path::ALL.into_iter().filter(|p| p.is_available()).collect()
+fn paths() -> Vec<Kernel> {
+    Kernel::ALL
+        .into_iter()
+        .filter(|p| p.is_available())
+        .collect()
 }
 
 /// Writes the f64 `v` at header offset `at` and recomputes the header CRC (version 2).

@@ -4,9 +4,9 @@
 //! bound holds; constant blocks cost their width byte only; the streaming encoder writes the
 //! same archive; golden archives are frozen; corrupt trailers and bit flips are errors.
 
-use fzpack_core::szp::{self, Config, DType, Error, Layout, Path, StreamEncoder, SzpFloat};
+use fzpack_core::szp::{self, Config, DType, Error, Kernel, Layout, StreamEncoder, SzpFloat};
 
-fn encode_on<T: SzpFloat>(path: Path, data: &[T], cfg: &Config) -> Result<Vec<u8>, Error> {
+fn encode_on<T: SzpFloat>(path: Kernel, data: &[T], cfg: &Config) -> Result<Vec<u8>, Error> {
     let cap = szp::max_compressed_len(data.len(), cfg.block_size, T::DTYPE).unwrap();
     let mut out = vec![0xA5u8; cap + 16];
     let len = szp::compress_with(path, data, cfg, &mut out[..cap])?;
@@ -18,7 +18,7 @@ fn encode_on<T: SzpFloat>(path: Path, data: &[T], cfg: &Config) -> Result<Vec<u8
     Ok(out)
 }
 
-fn decode_on<T: SzpFloat>(path: Path, archive: &[u8]) -> Result<Vec<T>, Error> {
+fn decode_on<T: SzpFloat>(path: Kernel, archive: &[u8]) -> Result<Vec<T>, Error> {
     let n = szp::header(archive)?.n as usize;
     let mut out = vec![T::from_f64(-7.25); n];
     assert_eq!(szp::decompress_with(path, archive, &mut out)?, n);
@@ -48,9 +48,9 @@ fn bits<T: SzpFloat>(v: &[T]) -> Vec<u64> {
 }
 
 fn check_paths<T: SzpFloat>(x: &[T], cfg: &Config) {
-    let reference = encode_on(Path::Scalar, x, cfg);
+    let reference = encode_on(Kernel::Scalar, x, cfg);
     let Ok(a) = &reference else {
-        for path in Path::ALL.into_iter().filter(|p| p.is_available()) {
+        for path in Kernel::ALL.into_iter().filter(|p| p.is_available()) {
             assert_eq!(
                 encode_on(path, x, cfg).err(),
                 reference.clone().err(),
@@ -61,13 +61,13 @@ fn check_paths<T: SzpFloat>(x: &[T], cfg: &Config) {
         return;
     };
     assert_eq!(a[6], 1, "layout byte");
-    let y: Vec<T> = decode_on(Path::Scalar, a).unwrap();
+    let y: Vec<T> = decode_on(Kernel::Scalar, a).unwrap();
     let bound = szp::header(a).unwrap().bound();
     for (i, (u, v)) in x.iter().zip(&y).enumerate() {
         let e = (u.to_f64() - v.to_f64()).abs();
         assert!(e <= bound, "element {i}: error {e} above {bound} ({cfg:?})");
     }
-    for path in Path::ALL.into_iter().filter(|p| p.is_available()) {
+    for path in Kernel::ALL.into_iter().filter(|p| p.is_available()) {
         let b = encode_on(path, x, cfg).unwrap();
         assert!(
             *a == b,
@@ -87,7 +87,7 @@ fn check_paths<T: SzpFloat>(x: &[T], cfg: &Config) {
 
 #[test]
 fn every_path_writes_the_reference_bytes() {
-    let skipped: Vec<_> = Path::ALL
+    let skipped: Vec<_> = Kernel::ALL
         .into_iter()
         .filter(|p| !p.is_available())
         .map(|p| p.name())
@@ -126,8 +126,8 @@ fn heads_beat_the_stage_layout_on_offset_data_and_constant_blocks_cost_a_byte() 
         .map(|&v| v as f32)
         .collect();
     let cfg = Config::abs(1e-2);
-    let fzgm = encode_on(Path::best(), &x, &cfg).unwrap();
-    let heads = encode_on(Path::best(), &x, &cfg.with_layout(Layout::Heads)).unwrap();
+    let fzgm = encode_on(Kernel::best(), &x, &cfg).unwrap();
+    let heads = encode_on(Kernel::best(), &x, &cfg.with_layout(Layout::Heads)).unwrap();
     assert!(
         (heads.len() as f64) < 0.8 * fzgm.len() as f64,
         "heads {} vs stage {} bytes",
@@ -138,7 +138,7 @@ fn heads_beat_the_stage_layout_on_offset_data_and_constant_blocks_cost_a_byte() 
     // heads equal: the first delta is the level, the others 0).
     let c = vec![77.0f32; 128 * 64];
     let a = encode_on(
-        Path::best(),
+        Kernel::best(),
         &c,
         &Config::abs(0.5).with_layout(Layout::Heads),
     )
@@ -152,7 +152,7 @@ fn heads_beat_the_stage_layout_on_offset_data_and_constant_blocks_cost_a_byte() 
         2 * (1 + (32 * hw).div_ceil(8)),
         "two groups of 32"
     );
-    let back: Vec<f32> = decode_on(Path::best(), &a).unwrap();
+    let back: Vec<f32> = decode_on(Kernel::best(), &a).unwrap();
     assert!(back.iter().all(|&b| (b - 77.0).abs() <= 0.5));
 }
 
@@ -164,7 +164,7 @@ fn streaming_equals_one_shot() {
             .with_block_size(bs)
             .with_max_abs(1000.0)
             .with_layout(Layout::Heads);
-        let one = encode_on(Path::Scalar, &d, &cfg).unwrap();
+        let one = encode_on(Kernel::Scalar, &d, &cfg).unwrap();
         let mut buf = vec![0x5Au8; szp::max_compressed_len(d.len(), bs, DType::F32).unwrap()];
         let mut enc = StreamEncoder::<f32>::new(&mut buf, d.len(), &cfg).unwrap();
         for block in d.chunks(bs as usize) {
@@ -185,7 +185,7 @@ fn golden_heads_archives_are_stable() {
         (
             "heads_abs_f32_bs128.v2.szp",
             encode_on(
-                Path::Scalar,
+                Kernel::Scalar,
                 &x32,
                 &Config::abs(1e-2).with_layout(Layout::Heads),
             ),
@@ -194,7 +194,7 @@ fn golden_heads_archives_are_stable() {
         (
             "heads_noa_f64_bs7.v2.szp",
             encode_on(
-                Path::Scalar,
+                Kernel::Scalar,
                 &x,
                 &Config::noa(1e-5)
                     .with_block_size(7)
@@ -218,14 +218,14 @@ fn golden_heads_archives_are_stable() {
         let bound = h.bound();
         let err = match dtype {
             DType::F32 => {
-                let y: Vec<f32> = decode_on(Path::Scalar, &want).unwrap();
+                let y: Vec<f32> = decode_on(Kernel::Scalar, &want).unwrap();
                 x32.iter()
                     .zip(&y)
                     .map(|(a, b)| f64::from((a - b).abs()))
                     .fold(0.0, f64::max)
             }
             DType::F64 => {
-                let y: Vec<f64> = decode_on(Path::Scalar, &want).unwrap();
+                let y: Vec<f64> = decode_on(Kernel::Scalar, &want).unwrap();
                 x.iter()
                     .zip(&y)
                     .map(|(a, b)| (a - b).abs())
@@ -240,7 +240,7 @@ fn golden_heads_archives_are_stable() {
 fn corrupt_trailers_and_bit_flips_are_errors() {
     let d: Vec<f32> = field(20_000, 21, 900.0).iter().map(|&v| v as f32).collect();
     let good = encode_on(
-        Path::best(),
+        Kernel::best(),
         &d,
         &Config::abs(1e-3)
             .with_block_size(64)

@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use fzpack::par::Parallel;
-use fzpack::szp::{self, Config, Error, Path};
+use fzpack::szp::{self, Config, Error, Kernel};
 
 fn pool(threads: usize) -> Arc<fzpack::par::rayon::ThreadPool> {
     Arc::new(
@@ -41,7 +41,7 @@ fn into_equals_vec_and_reuses_capacity() {
         let len = szp::compress_into(&x, &cfg, &mut archive).unwrap();
         assert_eq!(len, archive.len());
         assert_eq!(archive, v, "n={n}");
-        assert_eq!(szp::compress_path_vec(&x, &cfg, Path::Scalar).unwrap(), v);
+        assert_eq!(szp::compress_path_vec(&x, &cfg, Kernel::Scalar).unwrap(), v);
         let d: Vec<f32> = szp::decompress_vec(&v).unwrap();
         assert_eq!(szp::decompress_into(&v, &mut back).unwrap(), n);
         assert_eq!(
@@ -72,11 +72,11 @@ fn into_equals_vec_and_reuses_capacity() {
 fn every_thread_count_and_path_writes_the_same_bytes() {
     let x = field(600_000);
     let cfg = Config::abs(1e-2).with_block_size(64);
-    let reference = szp::compress_path_vec(&x, &cfg, Path::Scalar).unwrap();
-    let back: Vec<f32> = szp::decompress_path_vec(&reference, Path::Scalar).unwrap();
+    let reference = szp::compress_path_vec(&x, &cfg, Kernel::Scalar).unwrap();
+    let back: Vec<f32> = szp::decompress_path_vec(&reference, Kernel::Scalar).unwrap();
     for threads in 1..=4 {
         let par = Parallel::with_pool(pool(threads)).min_chunk_bytes(4096);
-        for path in Path::ALL {
+        for path in Kernel::ALL {
             let r = szp::compress_par_with(&x, &cfg, &par, path);
             if !path.is_available() {
                 assert!(
@@ -117,14 +117,14 @@ fn the_plans_worst_case_bounds_every_archive() {
             Config::abs(eb).with_block_size(bs),
             Config::noa(1e-4).with_block_size(bs).stage_compatible(),
         ] {
-            let Ok((plan, max_abs)) = engine::plan_on(Path::Scalar, &Serial, &x, &cfg) else {
+            let Ok((plan, max_abs)) = engine::plan_on(Kernel::Scalar, &Serial, &x, &cfg) else {
                 continue;
             };
             let worst = engine::worst_len(&plan, max_abs);
-            let a = szp::compress_path_vec(&x, &cfg, Path::Scalar).unwrap();
+            let a = szp::compress_path_vec(&x, &cfg, Kernel::Scalar).unwrap();
             assert!(a.len() <= worst, "{} > {worst} {cfg:?}", a.len());
             // A buffer of exactly the worst case is always enough, on every path.
-            for path in Path::ALL.into_iter().filter(|p| p.is_available()) {
+            for path in Kernel::ALL.into_iter().filter(|p| p.is_available()) {
                 let mut out = vec![0u8; worst];
                 let len =
                     szp::engine::compress_planned_on(path, &Serial, &plan, max_abs, &x, &mut out)
@@ -146,8 +146,8 @@ fn par_slice_equals_vec_and_fails_cleanly() {
         Config::noa(1e-3),
         Config::abs(1e-2).with_block_size(64).stage_compatible(),
     ] {
-        let reference = szp::compress_path_vec(&x, &cfg, Path::Scalar).unwrap();
-        let (plan, max_abs) = engine::plan_on(Path::Scalar, &Serial, &x, &cfg).unwrap();
+        let reference = szp::compress_path_vec(&x, &cfg, Kernel::Scalar).unwrap();
+        let (plan, max_abs) = engine::plan_on(Kernel::Scalar, &Serial, &x, &cfg).unwrap();
         let lens = [
             szp::max_compressed_len(x.len(), cfg.block_size, szp::DType::F32).unwrap(),
             engine::worst_len(&plan, max_abs),
@@ -155,7 +155,7 @@ fn par_slice_equals_vec_and_fails_cleanly() {
         ];
         for threads in [1, 2, 3] {
             let par = Parallel::with_pool(pool(threads)).min_chunk_bytes(4096);
-            for path in Path::ALL.into_iter().filter(|p| p.is_available()) {
+            for path in Kernel::ALL.into_iter().filter(|p| p.is_available()) {
                 for len in lens {
                     let mut out = vec![0xA5u8; len + 7];
                     let n = szp::compress_par_slice(&x, &cfg, &par, path, &mut out[..len])

@@ -7,7 +7,7 @@
 //! are still compared.
 
 use fzpack_core::arch::CpuFeatures;
-use fzpack_core::szp::{self, Config, Path, SzpFloat};
+use fzpack_core::szp::{self, Config, Kernel, SzpFloat};
 
 fn check<T: SzpFloat>(data: &[T], cfg: &Config, what: &str) {
     let cap = szp::max_compressed_len(data.len(), cfg.block_size, T::DTYPE).unwrap();
@@ -16,7 +16,7 @@ fn check<T: SzpFloat>(data: &[T], cfg: &Config, what: &str) {
         .unwrap_or_else(|e| panic!("{what}: scalar: {e:?}"));
     let mut back_ref = vec![T::from_f64(0.0); data.len()];
     szp::scalar::decompress(&reference[..len], &mut back_ref).unwrap();
-    for p in Path::ALL.into_iter().filter(|p| p.is_available()) {
+    for p in Kernel::ALL.into_iter().filter(|p| p.is_available()) {
         let mut out = vec![0x5Au8; cap + 64];
         let got = szp::compress_with(p, data, cfg, &mut out[..cap]);
         assert_eq!(got, Ok(len), "{what}: {p:?}");
@@ -44,7 +44,7 @@ fn check<T: SzpFloat>(data: &[T], cfg: &Config, what: &str) {
 
 fn report() {
     let vbmi = CpuFeatures::detect().has(CpuFeatures::AVX512VBMI);
-    let paths: Vec<&str> = Path::ALL
+    let paths: Vec<&str> = Kernel::ALL
         .iter()
         .filter(|p| p.is_available())
         .map(|p| p.name())
@@ -160,7 +160,7 @@ fn config_errors_match_the_reference_on_every_path() {
     for (data, cfg) in cases {
         let mut r = vec![0u8; 256];
         let want = szp::scalar::compress(data, &cfg, &mut r);
-        for p in Path::ALL.into_iter().filter(|p| p.is_available()) {
+        for p in Kernel::ALL.into_iter().filter(|p| p.is_available()) {
             let mut out = vec![0u8; 256];
             assert_eq!(
                 szp::compress_with(p, data, &cfg, &mut out),

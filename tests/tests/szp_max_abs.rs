@@ -9,7 +9,7 @@ use std::sync::Arc;
 use fzpack::Element;
 use fzpack::par::Parallel;
 use fzpack_core::szp::engine::{self, Serial};
-use fzpack_core::szp::{self, Config, Error, Layout, Path};
+use fzpack_core::szp::{self, Config, Error, Kernel, Layout};
 
 fn pool(threads: usize) -> Arc<fzpack::par::rayon::ThreadPool> {
     Arc::new(
@@ -39,8 +39,11 @@ fn mag<T: Element>(x: &[T]) -> f64 {
     x.iter().map(|v| v.to_f64().abs()).fold(0.0, f64::max)
 }
 
-fn paths() -> Vec<Path> {
-    Path::ALL.into_iter().filter(|p| p.is_available()).collect()
+fn paths() -> Vec<Kernel> {
+    Kernel::ALL
+        .into_iter()
+        .filter(|p| p.is_available())
+        .collect()
 }
 
 /// The core error of a std-facade error.
@@ -57,7 +60,7 @@ fn core_err(e: fzpack::Error) -> Error {
 /// rayon driver on each path with 1, 2 and 5 threads and small grains (so that the statistics
 /// pass splits). The plan and bound of `plan_on` match the scalar reference's on every path.
 fn check_all<T: Element>(x: &[T], cfg: &Config, want: &Result<Vec<u8>, Error>, what: &str) {
-    let plan_ref = engine::plan_on(Path::Scalar, &Serial, x, cfg);
+    let plan_ref = engine::plan_on(Kernel::Scalar, &Serial, x, cfg);
     match (&plan_ref, want) {
         (Ok((_, bound)), Ok(_)) => assert_eq!(Some(*bound), cfg.max_abs, "{what}"),
         (Err(a), Err(b)) => assert_eq!(a, b, "{what}"),
@@ -142,7 +145,7 @@ fn archives<T: Element>() {
                     max_abs: None,
                     ..cfg
                 };
-                let p = fzpack::szp::compress_path_vec(&x, &plain, Path::best()).unwrap();
+                let p = fzpack::szp::compress_path_vec(&x, &plain, Kernel::best()).unwrap();
                 if cfg.strict && n > 2 && m > mag(&x) {
                     assert!(Ok(&p) != want.as_ref(), "n={n} {cfg:?}");
                 }

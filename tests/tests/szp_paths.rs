@@ -3,7 +3,7 @@
 //! small inputs, lengths around block boundaries, f32/f64, ABS/NOA, widths up to 64, dirty
 //! output buffers, and the same errors for bad input.
 
-use fzpack_core::szp::{self, Config, Error, Layout, Path, SzpFloat};
+use fzpack_core::szp::{self, Config, Error, Kernel, Layout, SzpFloat};
 
 fn field(n: usize, seed: u64, scale: f64) -> Vec<f64> {
     let mut s = seed | 1;
@@ -23,7 +23,7 @@ fn check<T: SzpFloat>(data: &[T], cfg: &Config) {
     let cap = szp::max_compressed_len(data.len(), cfg.block_size, T::DTYPE).unwrap();
     let mut reference = vec![0u8; cap];
     let r = szp::scalar::compress(data, cfg, &mut reference);
-    let paths: Vec<Path> = Path::ALL
+    let paths: Vec<Kernel> = Kernel::ALL
         .iter()
         .copied()
         .filter(|p| p.is_available())
@@ -116,7 +116,7 @@ fn lengths_around_block_boundaries_and_all_widths() {
 fn bad_input_gives_the_same_error_on_every_path() {
     let mut d: Vec<f32> = (0..500).map(|i| i as f32).collect();
     d[333] = f32::NAN;
-    for p in Path::ALL {
+    for p in Kernel::ALL {
         let mut out = vec![0u8; 8192];
         if !p.is_available() {
             // No silent fallback: a path this CPU cannot run is an error, as in PERNIX.
@@ -124,7 +124,7 @@ fn bad_input_gives_the_same_error_on_every_path() {
             let r = szp::compress_with(p, &ok, &Config::abs(1e-2), &mut out);
             assert_eq!(r, Err(Error::UnsupportedPath), "{p:?}");
             let mut back = vec![0f32; 500];
-            let a = szp::compress_with(Path::Scalar, &ok, &Config::abs(1e-2), &mut out).unwrap();
+            let a = szp::compress_with(Kernel::Scalar, &ok, &Config::abs(1e-2), &mut out).unwrap();
             assert_eq!(
                 szp::decompress_with(p, &out[..a], &mut back),
                 Err(Error::UnsupportedPath),
@@ -173,7 +173,7 @@ fn exactly_sized_outputs_give_the_same_archive() {
                 .all(|(&x, &y)| (f64::from(x) - f64::from(y)).abs() <= bound * 1.001),
             "{layout:?}: bound missed"
         );
-        for p in Path::ALL.into_iter().filter(|p| p.is_available()) {
+        for p in Kernel::ALL.into_iter().filter(|p| p.is_available()) {
             let mut buf = vec![0xA5u8; len + 64];
             let n = szp::compress_with(p, &d32, &cfg, &mut buf[..len]).unwrap();
             assert_eq!(n, len, "{p:?} {layout:?}");
@@ -264,10 +264,10 @@ fn random_magnitudes_and_bounds_agree_with_the_scalar_reference() {
 #[test]
 fn neon_is_the_best_path_on_aarch64() {
     // NEON is architectural on aarch64, so the checks above always ran the NEON path there.
-    assert_eq!(Path::Neon.is_available(), cfg!(target_arch = "aarch64"));
-    assert_eq!(Path::Neon.name(), "neon");
+    assert_eq!(Kernel::Neon.is_available(), cfg!(target_arch = "aarch64"));
+    assert_eq!(Kernel::Neon.name(), "neon");
     if cfg!(target_arch = "aarch64") {
-        assert_eq!(Path::best(), Path::Neon);
+        assert_eq!(Kernel::best(), Kernel::Neon);
     } else {
         println!("not aarch64: the NEON path is not available here (checked: unavailable)");
     }

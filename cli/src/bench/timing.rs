@@ -16,7 +16,7 @@ use crate::fail::{Fail, Kind, lib};
 /// The kernels of the simd and parallel rows, from the (possibly narrowed) CPU features.
 pub struct Kernels {
     pub isa: &'static str,
-    pub szp: szp::Path,
+    pub szp: szp::Kernel,
     pernix_scalar: Dispatcher,
     pernix_simd: Dispatcher,
     pernix_par: Dispatcher,
@@ -80,12 +80,12 @@ fn narrow(isa: Option<IsaArg>, f: CpuFeatures) -> Result<(&'static str, CpuFeatu
     }
 }
 
-/// [`szp::Path::best`] for the features `f`.
-fn best_szp_path(f: CpuFeatures) -> szp::Path {
-    [szp::Path::Avx512, szp::Path::Avx2, szp::Path::Neon]
+/// [`szp::Kernel::best`] for the features `f`.
+fn best_szp_path(f: CpuFeatures) -> szp::Kernel {
+    [szp::Kernel::Avx512, szp::Kernel::Avx2, szp::Kernel::Neon]
         .into_iter()
         .find(|p| p.is_available_with(f))
-        .unwrap_or(szp::Path::Scalar)
+        .unwrap_or(szp::Kernel::Scalar)
 }
 
 pub fn backend_name(b: Backend) -> &'static str {
@@ -116,9 +116,9 @@ impl Kernels {
         })
     }
 
-    pub fn szp_path(&self, p: PathKind) -> szp::Path {
+    pub fn szp_path(&self, p: PathKind) -> szp::Kernel {
         match p {
-            PathKind::Scalar => szp::Path::Scalar,
+            PathKind::Scalar => szp::Kernel::Scalar,
             _ => self.szp,
         }
     }
@@ -398,7 +398,7 @@ pub fn time_szp<T: Wrap>(c: &Case<T>, cfg: &Config, r: &Run) -> Result<Vec<Timed
     let par = &r.eng.par;
     let clock = Cpu::of(path);
     let e = |e| lib(file, e);
-    let decompress = |p: szp::Path, v: &mut Vec<T>, verify: bool| {
+    let decompress = |p: szp::Kernel, v: &mut Vec<T>, verify: bool| {
         let verify = if verify {
             szp::Verify::Checksums
         } else {
@@ -441,7 +441,7 @@ pub fn time_szp<T: Wrap>(c: &Case<T>, cfg: &Config, r: &Run) -> Result<Vec<Timed
     // Into a slice of the format's worst case, allocated and touched once: the codec, as
     // lzbench times it. (`compress_*_into` re-zero a reused Vec's tail on every call; --e2e
     // times the allocating API.)
-    let compress = |p: szp::Path, out: &mut SliceArchive| {
+    let compress = |p: szp::Kernel, out: &mut SliceArchive| {
         out.len = match path {
             PathKind::Parallel => szp::compress_par_slice(values, cfg, par, p, &mut out.buf),
             _ => szp::compress_with(p, values, cfg, &mut out.buf).map_err(Into::into),
@@ -449,7 +449,7 @@ pub fn time_szp<T: Wrap>(c: &Case<T>, cfg: &Config, r: &Run) -> Result<Vec<Timed
         .map_err(e)?;
         Ok(())
     };
-    let paths: Vec<szp::Path> = ks.iter().map(|k| k.szp_path(path)).collect();
+    let paths: Vec<szp::Kernel> = ks.iter().map(|k| k.szp_path(path)).collect();
     let cap = szp::max_compressed_len(values.len(), cfg.block_size, T::TYPE.into())
         .ok_or_else(|| Fail::new(Kind::Input, format!("{file}: input too large")))?;
     let archs: Vec<SliceArchive> = (0..ks.len())

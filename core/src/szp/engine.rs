@@ -22,7 +22,7 @@
 //! `Verify::Skip` the whole structure is checked first (`blocks::parse_structure`).
 
 use super::blocks::{self, Grid, Plan, body_len, chunk_walk, le32, pieces, write_header};
-use super::{Config, Error, FORMAT_VERSION_V1, HEADER_LEN, Path, Verify, max_compressed_len};
+use super::{Config, Error, FORMAT_VERSION_V1, HEADER_LEN, Kernel, Verify, max_compressed_len};
 #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
 use crate::arch::CpuFeatures;
 use crate::arch::generic::{Portable, Reference};
@@ -86,26 +86,26 @@ impl Join for Serial {
 macro_rules! on_path {
     ($path:expr, $k:ident => $body:expr) => {
         match $path {
-            Path::Scalar => {
+            Kernel::Scalar => {
                 let $k = Reference::new();
                 $body
             }
-            Path::Portable => {
+            Kernel::Portable => {
                 let $k = Portable::new();
                 $body
             }
             #[cfg(target_arch = "x86_64")]
-            Path::Avx2 => match Bmi2::new(CpuFeatures::detect()) {
+            Kernel::Avx2 => match Bmi2::new(CpuFeatures::detect()) {
                 Some($k) => $body,
                 None => Err(Error::UnsupportedPath),
             },
             #[cfg(target_arch = "x86_64")]
-            Path::Avx512 => match Avx512Vbmi::new(CpuFeatures::detect()) {
+            Kernel::Avx512 => match Avx512Vbmi::new(CpuFeatures::detect()) {
                 Some($k) => $body,
                 None => Err(Error::UnsupportedPath),
             },
             #[cfg(target_arch = "aarch64")]
-            Path::Neon => match Neon::new(CpuFeatures::detect()) {
+            Kernel::Neon => match Neon::new(CpuFeatures::detect()) {
                 Some($k) => $body,
                 None => Err(Error::UnsupportedPath),
             },
@@ -684,7 +684,7 @@ pub(crate) fn decompress<K: SzpKernel, T: SzpFloat, J: Join>(
 /// `fzpack` crate's rayon driver). The bytes are the same for every path and every `join`.
 /// [`Error::UnsupportedPath`] if this CPU cannot run `path`.
 pub fn compress_on<T: SzpFloat, J: Join>(
-    path: Path,
+    path: Kernel,
     join: &J,
     input: &[T],
     cfg: &Config,
@@ -696,7 +696,7 @@ pub fn compress_on<T: SzpFloat, J: Join>(
 /// [`compress_on`] with a plan from [`plan_on`] (so that a caller can size `out` with
 /// [`worst_len`] first).
 pub fn compress_planned_on<T: SzpFloat, J: Join>(
-    path: Path,
+    path: Kernel,
     join: &J,
     plan: &Plan,
     max_abs: f64,
@@ -711,7 +711,7 @@ pub fn compress_planned_on<T: SzpFloat, J: Join>(
 
 /// [`super::decompress`] on `path` with block ranges run by `join`.
 pub fn decompress_on<T: SzpFloat, J: Join>(
-    path: Path,
+    path: Kernel,
     join: &J,
     archive: &[u8],
     out: &mut [T],
@@ -722,7 +722,7 @@ pub fn decompress_on<T: SzpFloat, J: Join>(
 /// [`decompress_on`] with an explicit [`Verify`] choice (the parallel driver verifies the chunk
 /// CRCs in parallel, each chunk right before it is decoded).
 pub fn decompress_verify_on<T: SzpFloat, J: Join>(
-    path: Path,
+    path: Kernel,
     join: &J,
     archive: &[u8],
     out: &mut [T],
@@ -734,7 +734,7 @@ pub fn decompress_verify_on<T: SzpFloat, J: Join>(
 /// The plan of `input` (statistics pass on `path`, split by `join`) and a bound on `|x|`
 /// (the data's largest magnitude, or the configured `max_abs`): what [`encode_blocks`] needs.
 pub fn plan_on<T: SzpFloat, J: Join>(
-    path: Path,
+    path: Kernel,
     join: &J,
     input: &[T],
     cfg: &Config,
@@ -749,7 +749,7 @@ pub fn plan_on<T: SzpFloat, J: Join>(
 /// [`plan_on`]). Errors name absolute element indices.
 #[allow(clippy::too_many_arguments)] // the run's plan, place in the input and place in the archive
 pub fn encode_blocks<T: SzpFloat, J: Join>(
-    path: Path,
+    path: Kernel,
     join: &J,
     plan: &Plan,
     max_abs: f64,
@@ -783,7 +783,7 @@ pub fn encode_blocks<T: SzpFloat, J: Join>(
 /// the run starts on a group boundary), quantizer bound `quant_eb` (the header's).
 #[allow(clippy::too_many_arguments)] // the run's archive fields and place
 pub fn decode_blocks<T: SzpFloat, J: Join>(
-    path: Path,
+    path: Kernel,
     join: &J,
     quant_eb: f64,
     block_size: u32,

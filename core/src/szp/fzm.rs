@@ -36,7 +36,7 @@
 
 use super::blocks::{self, Grid, Header};
 use super::engine::{self, Serial, on_path};
-use super::{Config, DType, Error, MAX_BLOCK_SIZE, Mode, Path, SzpFloat};
+use super::{Config, DType, Error, Kernel, MAX_BLOCK_SIZE, Mode, SzpFloat};
 #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
 use crate::arch::CpuFeatures;
 #[cfg(target_arch = "aarch64")]
@@ -97,7 +97,7 @@ pub struct StageConfig {
 /// exact archive size (at most [`max_fzm_len`]); if it does not, [`Error::OutputTooSmall`] is
 /// returned and nothing is written past `out`.
 pub fn write<T: SzpFloat>(input: &[T], cfg: &Config, out: &mut [u8]) -> Result<usize, Error> {
-    on_path!(Path::best(), k => write_on(k, input, cfg, out))
+    on_path!(Kernel::best(), k => write_on(k, input, cfg, out))
 }
 
 fn write_on<K: SzpKernel, T: SzpFloat>(
@@ -406,7 +406,7 @@ pub fn read<T: SzpFloat>(archive: &[u8], out: &mut [T]) -> Result<usize, Error> 
         group: 0,
         finite: true,
     };
-    on_path!(Path::best(), k => engine::decode_range(k, &Serial, eb, run, widths, payload, out))?;
+    on_path!(Kernel::best(), k => engine::decode_range(k, &Serial, eb, run, widths, payload, out))?;
     Ok(n)
 }
 

@@ -63,16 +63,16 @@ pub mod engine;
 pub mod fzm;
 // szp::ops predates the core's no-panic lints (its indexing is bounds-proved by its own
 // checks); its owner keeps it to the crate's other lints.
+mod kernel;
 #[allow(clippy::indexing_slicing, clippy::unwrap_used, clippy::panic)]
 pub mod ops;
-mod path;
 pub mod scalar;
 mod stream;
 
 pub use crate::types::{DType, SzpFloat};
 pub use blocks::{ArchiveView, Header, Plan};
-pub use path::{
-    Path, compress_portable, compress_with, decompress_portable, decompress_with,
+pub use kernel::{
+    Kernel, compress_portable, compress_with, decompress_portable, decompress_with,
     decompress_with_verify,
 };
 pub use stream::StreamEncoder;
@@ -310,7 +310,7 @@ pub enum Error {
     },
     /// `finish` was called before all blocks were pushed, or a block came after the last.
     StreamState,
-    /// The requested [`Path`] does not run on this CPU (or target).
+    /// The requested [`Kernel`] does not run on this CPU (or target).
     UnsupportedPath,
     /// Archives given to one [`ops`] operation differ in `what` (e.g. `"quantizer bound"`).
     OpsMismatch {
@@ -457,14 +457,14 @@ pub fn max_compressed_len(n: usize, block_size: u32, dtype: DType) -> Option<usi
 }
 
 /// Compresses `input` into `out` (the fzpack archive) and returns the archive length, on the
-/// fastest path this CPU runs ([`Path::best`]); the bytes equal [`scalar::compress`]'s.
+/// fastest path this CPU runs ([`Kernel::best`]); the bytes equal [`scalar::compress`]'s.
 ///
 /// On targets without SIMD kernels (everything but x86_64 and aarch64: microcontrollers) this
 /// is the scalar path, chosen at compile time: no other kernel, and none of their block buffers
 /// on the stack, is linked.
 pub fn compress<T: SzpFloat>(input: &[T], cfg: &Config, out: &mut [u8]) -> Result<usize, Error> {
     #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
-    return compress_with(Path::best(), input, cfg, out);
+    return compress_with(Kernel::best(), input, cfg, out);
     #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
     return scalar::compress(input, cfg, out);
 }
@@ -477,7 +477,7 @@ pub fn compress<T: SzpFloat>(input: &[T], cfg: &Config, out: &mut [u8]) -> Resul
 /// the header CRC and every chunk CRC are checked ([`Error::ChecksumMismatch`]; each chunk before
 /// it is decoded, so on that error `out` may hold the values of the chunks before it). Work is
 /// proportional to the archive and output sizes.
-/// Runs on [`Path::best`] (the scalar path, at compile time, on targets without SIMD
+/// Runs on [`Kernel::best`] (the scalar path, at compile time, on targets without SIMD
 /// kernels); the decoded bits equal [`scalar::decompress`]'s.
 pub fn decompress<T: SzpFloat>(archive: &[u8], out: &mut [T]) -> Result<usize, Error> {
     decompress_verify(archive, out, Verify::Checksums)
@@ -492,7 +492,7 @@ pub fn decompress_verify<T: SzpFloat>(
 ) -> Result<usize, Error> {
     // As in `compress`: the scalar path at compile time where no SIMD kernel exists.
     #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
-    return decompress_with_verify(Path::best(), archive, out, verify);
+    return decompress_with_verify(Kernel::best(), archive, out, verify);
     #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
     return engine::decompress(
         crate::arch::generic::Reference::new(),

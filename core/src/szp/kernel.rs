@@ -9,7 +9,7 @@ use crate::arch::CpuFeatures;
 /// An implementation path of the SZp codec.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
-pub enum Path {
+pub enum Kernel {
     /// The portable scalar reference ([`super::scalar`], token `arch::generic::Reference`).
     Scalar,
     /// The portable vectorization-friendly kernels, compiled for the target's baseline
@@ -24,14 +24,14 @@ pub enum Path {
     Neon,
 }
 
-impl Path {
+impl Kernel {
     /// Every path, slowest first.
-    pub const ALL: [Path; 5] = [
-        Path::Scalar,
-        Path::Portable,
-        Path::Avx2,
-        Path::Avx512,
-        Path::Neon,
+    pub const ALL: [Kernel; 5] = [
+        Kernel::Scalar,
+        Kernel::Portable,
+        Kernel::Avx2,
+        Kernel::Avx512,
+        Kernel::Neon,
     ];
 
     /// Whether this path runs on this CPU (detected once, [`CpuFeatures::detect`]).
@@ -43,10 +43,10 @@ impl Path {
     /// [`CpuFeatures::without`]).
     pub fn is_available_with(self, f: CpuFeatures) -> bool {
         match self {
-            Path::Scalar | Path::Portable => true,
-            Path::Avx2 => cfg!(target_arch = "x86_64") && f.avx2_bmi2(),
-            Path::Avx512 => cfg!(target_arch = "x86_64") && f.avx512_vbmi_avx2(),
-            Path::Neon => cfg!(target_arch = "aarch64") && f.neon(),
+            Kernel::Scalar | Kernel::Portable => true,
+            Kernel::Avx2 => cfg!(target_arch = "x86_64") && f.avx2_bmi2(),
+            Kernel::Avx512 => cfg!(target_arch = "x86_64") && f.avx512_vbmi_avx2(),
+            Kernel::Neon => cfg!(target_arch = "aarch64") && f.neon(),
         }
     }
 
@@ -54,71 +54,71 @@ impl Path {
     /// targets without SIMD paths (microcontrollers) it folds to `Scalar` and the portable
     /// kernels are not linked.
     #[inline]
-    pub fn best() -> Path {
-        if Path::Avx512.is_available() {
-            Path::Avx512
-        } else if Path::Avx2.is_available() {
-            Path::Avx2
-        } else if Path::Neon.is_available() {
-            Path::Neon
+    pub fn best() -> Kernel {
+        if Kernel::Avx512.is_available() {
+            Kernel::Avx512
+        } else if Kernel::Avx2.is_available() {
+            Kernel::Avx2
+        } else if Kernel::Neon.is_available() {
+            Kernel::Neon
         } else {
-            Path::Scalar
+            Kernel::Scalar
         }
     }
 
     /// A short lower-case name (`scalar`, `portable`, `avx2`, `avx512`, `neon`).
     pub const fn name(self) -> &'static str {
         match self {
-            Path::Scalar => "scalar",
-            Path::Portable => "portable",
-            Path::Avx2 => "avx2",
-            Path::Avx512 => "avx512",
-            Path::Neon => "neon",
+            Kernel::Scalar => "scalar",
+            Kernel::Portable => "portable",
+            Kernel::Avx2 => "avx2",
+            Kernel::Avx512 => "avx512",
+            Kernel::Neon => "neon",
         }
     }
 }
 
 /// [`super::compress`] on a given path, on the calling thread. A path this CPU cannot run is
-/// [`Error::UnsupportedPath`] (check [`Path::is_available`]).
+/// [`Error::UnsupportedPath`] (check [`Kernel::is_available`]).
 pub fn compress_with<T: SzpFloat>(
-    path: Path,
+    kernel: Kernel,
     input: &[T],
     cfg: &Config,
     out: &mut [u8],
 ) -> Result<usize, Error> {
-    engine::compress_on(path, &Serial, input, cfg, out)
+    engine::compress_on(kernel, &Serial, input, cfg, out)
 }
 
 /// [`super::decompress`] on a given path (unavailable paths are errors as in
 /// [`compress_with`]).
 pub fn decompress_with<T: SzpFloat>(
-    path: Path,
+    kernel: Kernel,
     archive: &[u8],
     out: &mut [T],
 ) -> Result<usize, Error> {
-    engine::decompress_on(path, &Serial, archive, out)
+    engine::decompress_on(kernel, &Serial, archive, out)
 }
 
 /// [`decompress_with`] with an explicit [`Verify`] choice.
 pub fn decompress_with_verify<T: SzpFloat>(
-    path: Path,
+    kernel: Kernel,
     archive: &[u8],
     out: &mut [T],
     verify: Verify,
 ) -> Result<usize, Error> {
-    engine::decompress_verify_on(path, &Serial, archive, out, verify)
+    engine::decompress_verify_on(kernel, &Serial, archive, out, verify)
 }
 
-/// [`compress_with`] on [`Path::Portable`].
+/// [`compress_with`] on [`Kernel::Portable`].
 pub fn compress_portable<T: SzpFloat>(
     input: &[T],
     cfg: &Config,
     out: &mut [u8],
 ) -> Result<usize, Error> {
-    compress_with(Path::Portable, input, cfg, out)
+    compress_with(Kernel::Portable, input, cfg, out)
 }
 
-/// [`decompress_with`] on [`Path::Portable`].
+/// [`decompress_with`] on [`Kernel::Portable`].
 pub fn decompress_portable<T: SzpFloat>(archive: &[u8], out: &mut [T]) -> Result<usize, Error> {
-    decompress_with(Path::Portable, archive, out)
+    decompress_with(Kernel::Portable, archive, out)
 }
