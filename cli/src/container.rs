@@ -141,7 +141,7 @@ pub fn check(bytes: &[u8], verify: Verify) -> Result<Summary, Error> {
             let v = szp::blocks::parse_with(bytes, szp_verify(verify))?;
             Ok(Summary {
                 kind: ArchiveKind::Szp,
-                dtype: v.header.dtype.into(),
+                dtype: v.header.dtype,
                 n: v.header.n,
             })
         }
@@ -155,7 +155,7 @@ pub fn check(bytes: &[u8], verify: Verify) -> Result<Summary, Error> {
             }
             Ok(Summary {
                 kind: ArchiveKind::Fzm,
-                dtype: c.dtype.into(),
+                dtype: c.dtype,
                 n: c.n,
             })
         }
@@ -265,7 +265,7 @@ pub fn describe(bytes: &[u8], verify: Verify) -> Result<Vec<(String, String)>, E
         }
         ArchiveKind::Fzm => {
             let c = szp::fzm::config(bytes)?;
-            let dtype: DType = c.dtype.into();
+            let dtype: DType = c.dtype;
             let mode = match c.mode {
                 Mode::Abs => "ABS".to_string(),
                 Mode::Noa => format!("NOA (value range {:.6e})", c.value_base),
@@ -292,7 +292,7 @@ pub fn describe(bytes: &[u8], verify: Verify) -> Result<Vec<(String, String)>, E
         ArchiveKind::Szp => {
             let v = szp::blocks::parse_with(bytes, szp::Verify::Skip)?;
             let h = v.header;
-            let dtype: DType = h.dtype.into();
+            let dtype: DType = h.dtype;
             let mode = match h.mode {
                 Mode::Abs => format!("ABS {:.6e}", h.requested),
                 Mode::Noa => format!(

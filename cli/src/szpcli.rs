@@ -29,7 +29,7 @@ pub fn compress<T: Wrap>(
     let cfg = config(mode, eb, block, layout);
     if fzm {
         // FZGPUModules .fzm: the core's single-stage writer (one thread, scalar kernels).
-        let cap = szp::fzm::max_fzm_len(values.len(), block, T::TYPE.into())
+        let cap = szp::fzm::max_fzm_len(values.len(), block, T::TYPE)
             .ok_or_else(|| Fail::new(Kind::Usage, "input too large"))?;
         let mut out = vec![0u8; cap];
         let len = szp::fzm::write(values, &cfg, &mut out).map_err(|e| lib(name, e.into()))?;

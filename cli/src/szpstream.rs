@@ -195,7 +195,7 @@ pub fn decompress<T: Wrap>(
     mut write: impl FnMut(&mut Output, &[T]) -> Result<(), Fail>,
 ) -> Result<(), Fail> {
     let view = blocks::parse_with(bytes, szp::Verify::Skip).map_err(&err)?;
-    if fzpack::DType::from(view.header.dtype) != T::TYPE {
+    if view.header.dtype != T::TYPE {
         return Err(err(szp::Error::DTypeMismatch));
     }
     let path = Kernel::best();
@@ -314,7 +314,7 @@ pub fn compress_stream<T: Wrap>(
     if cfg.mode != szp::Mode::Abs {
         return Err(err(szp::Error::StreamingNeedsAbsAndMaxAbs));
     }
-    let dtype: szp::DType = T::TYPE.into();
+    let dtype: szp::DType = T::TYPE;
     let path = Kernel::best();
     let probe = blocks::resolve(dtype, cfg, 0, 0.0, max_abs).map_err(&err)?;
     let bs = probe.block_size.max(1) as usize;

@@ -380,7 +380,7 @@ macro_rules! impl_float {
 impl_float!(f32, u32);
 impl_float!(f64, u64);
 
-/// Element type of an SZp stream.
+/// Element type of an archive or stream: `f32` or `f64`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum DType {
     /// IEEE binary32 (FZM DataType 8).
@@ -412,6 +412,31 @@ impl DType {
             DType::F64 => 8,
         }
     }
+    /// `"f32"` or `"f64"`.
+    pub const fn name(self) -> &'static str {
+        match self {
+            DType::F32 => "f32",
+            DType::F64 => "f64",
+        }
+    }
+}
+
+impl core::fmt::Display for DType {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Whether a decoder verifies an archive's checksums (SZp format version 2, PERNIX streams
+/// version 2; older versions have none). One type for both codecs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub enum Verify {
+    /// Verify the header CRC and every chunk CRC: the default.
+    #[default]
+    Checksums,
+    /// Skip the CRCs, for callers that checksum the bytes elsewhere. Every structural check
+    /// (header fields, layout, widths or scales, exact length) still runs.
+    Skip,
 }
 
 /// An SZp element type: `f32` or `f64` (sealed).

@@ -1,60 +1,9 @@
 //! The element types fzpack works on and their little-endian byte forms.
 
-use std::fmt;
-
 use fzpack_core::pernix::PernixFloat;
 use fzpack_core::szp::SzpFloat;
 
-/// The element type of a file or container: `f32` or `f64`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum DType {
-    /// IEEE-754 binary32.
-    F32,
-    /// IEEE-754 binary64.
-    F64,
-}
-
-impl DType {
-    /// Size of one element in bytes.
-    pub const fn size(self) -> usize {
-        match self {
-            DType::F32 => 4,
-            DType::F64 => 8,
-        }
-    }
-
-    /// `"f32"` or `"f64"`.
-    pub const fn name(self) -> &'static str {
-        match self {
-            DType::F32 => "f32",
-            DType::F64 => "f64",
-        }
-    }
-}
-
-impl From<fzpack_core::szp::DType> for DType {
-    fn from(d: fzpack_core::szp::DType) -> Self {
-        match d {
-            fzpack_core::szp::DType::F32 => DType::F32,
-            fzpack_core::szp::DType::F64 => DType::F64,
-        }
-    }
-}
-
-impl From<DType> for fzpack_core::szp::DType {
-    fn from(d: DType) -> Self {
-        match d {
-            DType::F32 => fzpack_core::szp::DType::F32,
-            DType::F64 => fzpack_core::szp::DType::F64,
-        }
-    }
-}
-
-impl fmt::Display for DType {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
+pub use fzpack_core::types::DType;
 
 mod sealed {
     pub trait Sealed {}
@@ -66,7 +15,7 @@ mod sealed {
 /// generic over.
 ///
 /// It combines the core's [`PernixFloat`] and [`SzpFloat`] (whose `to_f64`/`from_f64` it uses).
-pub trait Element: PernixFloat + SzpFloat + Send + Sync + fmt::Debug + sealed::Sealed {
+pub trait Element: PernixFloat + SzpFloat + Send + Sync + std::fmt::Debug + sealed::Sealed {
     /// The runtime tag of this type.
     const TYPE: DType;
     /// `|self|`.

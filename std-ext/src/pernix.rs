@@ -315,17 +315,6 @@ pub const CHUNK_TARGET_BYTES: usize = 64 << 10;
 /// Frames per decoding unit of a version 1 stream (which has no chunks).
 const V1_UNIT_FRAMES: usize = 1024;
 
-/// Whether a decoder verifies the stream's checksums.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
-pub enum Verify {
-    /// Verify the header and every chunk checksum before decoding the chunk (the default).
-    #[default]
-    Checksums,
-    /// Skip the checksums (for callers that checksum the bytes elsewhere). Every structural
-    /// check (header fields, exact length, scales) still runs.
-    Skip,
-}
-
 /// The CRC-32 (IEEE, as in gzip and `.fzm`) of `unit`'s index and bytes: the index makes a
 /// swapped or repeated chunk fail too.
 fn unit_sum(unit: u64, bytes: &[u8]) -> u32 {

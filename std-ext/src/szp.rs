@@ -102,8 +102,7 @@ fn compress_planned_into<T: Element, J: engine::Join>(
 
 /// The archive's worst-case length, or the block-size error.
 fn worst_len<T: Element>(n: usize, cfg: &Config) -> FzResult<usize> {
-    max_compressed_len(n, cfg.block_size, T::TYPE.into())
-        .ok_or(FzError::Szp(Error::InvalidBlockSize))
+    max_compressed_len(n, cfg.block_size, T::TYPE).ok_or(FzError::Szp(Error::InvalidBlockSize))
 }
 
 /// Makes `out` exactly `len` elements of `zero`, reusing its capacity; a fresh allocation is
@@ -233,7 +232,7 @@ fn decode_into<T: Element>(
 /// would read a cold archive twice.
 fn checked_view<T: Element>(archive: &[u8], verify: Verify) -> FzResult<ArchiveView<'_>> {
     let view = blocks::parse_frame(archive, verify, false)?;
-    let stored: crate::DType = view.header.dtype.into();
+    let stored: crate::DType = view.header.dtype;
     if stored != T::TYPE {
         return Err(FzError::DTypeMismatch {
             stored,

@@ -450,7 +450,7 @@ pub fn time_szp<T: Wrap>(c: &Case<T>, cfg: &Config, r: &Run) -> Result<Vec<Timed
         Ok(())
     };
     let paths: Vec<szp::Kernel> = ks.iter().map(|k| k.szp_path(path)).collect();
-    let cap = szp::max_compressed_len(values.len(), cfg.block_size, T::TYPE.into())
+    let cap = szp::max_compressed_len(values.len(), cfg.block_size, T::TYPE)
         .ok_or_else(|| Fail::new(Kind::Input, format!("{file}: input too large")))?;
     let archs: Vec<SliceArchive> = (0..ks.len())
         .map(|_| SliceArchive {

@@ -66,7 +66,7 @@ pub mod scalar;
 
 mod types;
 
-pub use crate::types::{BitWidth, BlockSize, PernixFloat, Run, elements_per_block};
+pub use crate::types::{BitWidth, BlockSize, PernixFloat, Run, Verify, elements_per_block};
 pub use types::{Backend, Error, Status, compressed_block_size, status_string};
 
 /// Forward (decompression) scale for a block whose largest magnitude is `bmax`:

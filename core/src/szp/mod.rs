@@ -69,7 +69,7 @@ pub mod ops;
 pub mod scalar;
 mod stream;
 
-pub use crate::types::{DType, SzpFloat};
+pub use crate::types::{DType, SzpFloat, Verify};
 pub use blocks::{ArchiveView, Header, Plan};
 pub use kernel::{
     Kernel, compress_portable, compress_with, decompress_portable, decompress_with,
@@ -135,17 +135,6 @@ impl Layout {
 /// with `2^s · block_size >= 16384` (64 KiB of f32), so a chunk is verified while in cache.
 pub const CHUNK_TARGET_VALUES: usize = 16384;
 
-/// Whether a decoder verifies an archive's checksums (format version 2; version 1 archives have
-/// none).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
-pub enum Verify {
-    /// Verify the header CRC and every chunk CRC (each chunk before it is decoded): the default.
-    #[default]
-    Checksums,
-    /// Skip the CRCs, for callers that checksum the bytes elsewhere. Every structural check
-    /// (header fields, layout, widths, exact length) still runs.
-    Skip,
-}
 /// Largest accepted block size.
 pub const MAX_BLOCK_SIZE: u32 = 4096;
 
