@@ -530,7 +530,7 @@ fn with_scratch(
 fn exec<T: Element>(job: Job<'_, T>, cfg: &Config) -> Done {
     match job {
         Job::Compress(id, src) => {
-            let cap = szp::max_compressed_len(src.len(), cfg.block_size, T::TYPE.into())
+            let cap = szp::max_compressed_len(src.len(), cfg.block_size, T::TYPE)
                 .ok_or(Error::Szp(szp::Error::InvalidBlockSize));
             Done::Node(
                 id,
@@ -903,7 +903,7 @@ fn reduce_start<T: Element, C: Communicator>(
     let mine = Status {
         n: data.len() as u64,
         max_abs: local.as_ref().map_or(0.0, |l| l.1),
-        dtype: szp::DType::from(T::TYPE).code(),
+        dtype: T::TYPE.code(),
         chunk: local.as_ref().map_or(0, |l| l.0),
         err: local.as_ref().err().map(|e| e.to_string()),
     };
@@ -911,7 +911,7 @@ fn reduce_start<T: Element, C: Communicator>(
     check_lengths(&st)?;
     let global = st.iter().map(|s| s.max_abs).fold(0.0, f64::max);
     // A config error is the same on every rank: every rank reports it.
-    grid(cfg, szp::DType::from(T::TYPE), global)
+    grid(cfg, T::TYPE, global)
 }
 
 /// [`allreduce_sum_with`] with `Config::abs(eb)` (block size 128, `max_abs` agreed globally).
@@ -1016,7 +1016,7 @@ pub fn bcast<T: Element, C: Communicator + AsRaw<Raw = ffi::MPI_Comm>>(
     if is_root {
         head = [
             data.len() as u64,
-            u64::from(szp::DType::from(T::TYPE).code()),
+            u64::from(T::TYPE.code()),
             pipe.chunk as u64,
         ];
     }
@@ -1043,7 +1043,7 @@ pub fn bcast<T: Element, C: Communicator + AsRaw<Raw = ffi::MPI_Comm>>(
     let mut out = vec![T::ZERO; n];
     let src: &[T] = if v == 0 { data } else { &[] };
     run(raw, rank, p, src, &cfg, &mut out)?;
-    if head[1] != u64::from(szp::DType::from(T::TYPE).code()) {
+    if head[1] != u64::from(T::TYPE.code()) {
         return Err(Error::InvalidArgument(
             "bcast: this rank's element type differs from the root's".into(),
         ));
@@ -1066,7 +1066,7 @@ pub fn allgather<T: Element, C: Communicator + AsRaw<Raw = ffi::MPI_Comm>>(
     let mine = Status {
         n: data.len() as u64,
         max_abs: 0.0,
-        dtype: szp::DType::from(T::TYPE).code(),
+        dtype: T::TYPE.code(),
         chunk: local.as_ref().map_or(0, |c| *c),
         err: local.as_ref().err().map(|e| e.to_string()),
     };
