@@ -28,6 +28,7 @@
 
 pub use fzpack_core::*;
 
+pub mod archive;
 mod element;
 mod error;
 pub mod io;
