@@ -176,7 +176,10 @@ fn decompress_t<T: Wrap>(
             Ok(())
         }
         ArchiveKind::Szp => {
-            // Validated whole by container::check; decoded a batch of blocks at a time.
+            // Checked structurally by container::check; decoded a batch of blocks at a time.
+            // The batch decoder does not verify the chunk CRCs itself yet: one verifying parse
+            // ahead of it keeps `decompress` rejecting a damaged archive.
+            fzpack::szp::blocks::parse_with(bytes, verify).map_err(|e| lib(nm, e.into()))?;
             let pb = bar(out_len::<T>(bytes), "decompressing");
             let r = szpstream::decompress(
                 bytes,
