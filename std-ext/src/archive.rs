@@ -368,3 +368,85 @@ pub fn describe(bytes: &[u8], verify: Verify) -> Result<Vec<(String, String)>, E
     rows.extend(ratio_row(raw, bytes.len(), s.n));
     Ok(rows)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::pernix::{BitWidth, BlockSize};
+
+    /// A flipped body bit: `check` (structural) passes, the decoder and a verifying
+    /// `describe` (what `fzpack info` prints) reject it, and without checksums both accept it.
+    #[test]
+    fn check_is_structural_and_describe_and_decode_verify() {
+        let x: Vec<f32> = (0..5000).map(|i| (i as f32 * 0.01).sin() * 9.0).collect();
+        let pnx = pernix::compress(&x, BitWidth::new(12).unwrap(), BlockSize::B64).unwrap();
+        let cfg = szp::Config::abs(1e-3);
+        let cap = szp::max_compressed_len(x.len(), cfg.block_size, DType::F32).unwrap();
+        let mut szp = vec![0u8; cap];
+        let len = szp::compress(&x, &cfg, &mut szp).unwrap();
+        szp.truncate(len);
+        for (name, good) in [("pnx", pnx), ("szp", szp)] {
+            let mut bad = good.clone();
+            let at = bad.len() - 9; // inside the last chunk's data
+            bad[at] ^= 0x20;
+            let s = check(&bad, Verify::Checksums).unwrap();
+            assert_eq!((s.n, s.dtype), (5000, DType::F32), "{name}");
+            assert!(describe(&bad, Verify::Checksums).is_err(), "{name}");
+            assert!(
+                decode_all::<f32>(&bad, Verify::Checksums).is_err(),
+                "{name}"
+            );
+            let rows = describe(&bad, Verify::Skip).unwrap();
+            assert!(
+                rows.iter()
+                    .any(|(k, v)| k == "integrity" && v.contains("not verified")),
+                "{name}"
+            );
+            let rows = describe(&good, Verify::Checksums).unwrap();
+            assert!(
+                rows.iter()
+                    .any(|(k, v)| k == "integrity" && v.ends_with(": verified")),
+                "{name}"
+            );
+            assert_eq!(
+                decode_all::<f32>(&good, Verify::Checksums).unwrap().len(),
+                5000
+            );
+            assert!(
+                check(&good[..good.len() - 1], Verify::Skip).is_err(),
+                "{name}"
+            );
+        }
+    }
+
+    /// `info`'s `.pnx` rows come from iterating the scales: the worst bound holds for every
+    /// value, and a non-positive scale is an error (of inspection and the decoder, not of the
+    /// structural check).
+    #[test]
+    fn pnx_rows_bound_the_error() {
+        let x: Vec<f64> = (0..3000).map(|i| ((i * 7) % 101) as f64 - 50.3).collect();
+        let s = pernix::compress(&x, BitWidth::new(10).unwrap(), BlockSize::B128).unwrap();
+        let ins = pernix::inspect(&s, Verify::Checksums).unwrap();
+        let y: Vec<f64> = pernix::decompress(&s).unwrap();
+        let worst = x
+            .iter()
+            .zip(&y)
+            .map(|(a, b)| (a - b).abs())
+            .fold(0.0, f64::max);
+        assert!(worst > 0.0 && worst <= ins.max_error_bound);
+        let (lo, hi) = ins.scale_range.unwrap();
+        assert!(lo > 0.0 && lo <= hi && hi <= 50.3 / 511.0 * (1.0 + 1e-12));
+        assert_eq!(ins.blocks, 3000usize.div_ceil(102));
+        let rows = describe(&s, Verify::Checksums).unwrap();
+        let row = |k: &str| rows.iter().find(|(r, _)| r == k).map(|(_, v)| v.clone());
+        assert_eq!(row("blocks"), Some(ins.blocks.to_string()));
+        let bound = format!("{:.6e}", ins.max_error_bound);
+        assert_eq!(row("max error bound"), Some(bound));
+        let mut neg = s.clone();
+        neg[32..40].copy_from_slice(&(-1.0f64).to_le_bytes()); // block 0's scale
+        let e = pernix::inspect(&neg, Verify::Skip).unwrap_err();
+        assert!(e.to_string().contains("block 0 has scale -1.0"), "{e}");
+        assert!(check(&neg, Verify::Skip).is_ok());
+        assert!(decode_all::<f64>(&neg, Verify::Skip).is_err());
+    }
+}
