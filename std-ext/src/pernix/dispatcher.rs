@@ -45,7 +45,7 @@ pub struct Dispatcher {
 
 impl Dispatcher {
     /// Resolves `backend`. [`Backend::FallbackStdpar`] is served by the rayon driver (feature
-    /// `rayon`; without it, [`Error::UnsupportedImplementation`] as in the core); every other
+    /// `rayon`; without it, [`Error::UnsupportedImplementation`](super::Error::UnsupportedImplementation) as in the core); every other
     /// value is resolved by the core.
     pub fn new(backend: Backend) -> Result<Self, fzpack_core::pernix::Error> {
         #[cfg(feature = "rayon")]
