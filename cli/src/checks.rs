@@ -13,30 +13,52 @@ use crate::container::{self, ArchiveKind};
 /// span many checksum chunks and CLI batches (the batch path below cuts 3 units at a time).
 pub const MAX_DECODE_VALUES: u64 = 1 << 16;
 
-/// The `.pnx` stream reader: header parse, whole-stream check, scales, one-shot decode with
-/// and without checksums, and the CLI's batch decode by units — all agree.
+/// The `.pnx` stream reader: header parse, whole-stream check, inspection (scales, CRCs),
+/// one-shot decode with and without checksums, and the CLI's batch decode by units — all agree.
 pub fn pnx_stream(data: &[u8]) {
-    let d = pernix::default_dispatcher();
     let checked = StreamHeader::check(data, Verify::Checksums);
     let skip = StreamHeader::check(data, Verify::Skip);
     if checked.is_ok() {
         assert!(skip.is_ok(), "header passes with checksums but not without");
     }
-    let _ = pernix::stream_scales(data);
-    let _ = pernix::verify_stream(data);
+    let inspected = pernix::inspect(data, Verify::Checksums).is_ok();
+    let inspected_skip = pernix::inspect(data, Verify::Skip).is_ok();
+    if inspected {
+        assert!(
+            checked.is_ok() && inspected_skip,
+            "inspection disagrees with the check"
+        );
+    }
     let Ok(h) = skip else { return };
     if h.n > MAX_DECODE_VALUES {
         return;
     }
+    let ok = (checked.is_ok(), inspected, inspected_skip);
     match h.dtype {
-        DType::F32 => pnx_decode::<f32>(d, &h, data, checked.is_ok()),
-        DType::F64 => pnx_decode::<f64>(d, &h, data, checked.is_ok()),
+        DType::F32 => pnx_decode::<f32>(&h, data, ok),
+        DType::F64 => pnx_decode::<f64>(&h, data, ok),
     }
 }
 
-fn pnx_decode<T: Element>(d: &pernix::Dispatcher, h: &StreamHeader, data: &[u8], sums_ok: bool) {
-    let all = d.decompress_stream_with::<T>(data, Verify::Checksums);
-    let raw = d.decompress_stream_with::<T>(data, Verify::Skip);
+fn pnx_decode<T: Element>(
+    h: &StreamHeader,
+    data: &[u8],
+    (sums_ok, ins, ins_skip): (bool, bool, bool),
+) {
+    let d = pernix::Decoder::new();
+    let all = d.to_vec::<T>(data);
+    let raw = d.clone().verify(Verify::Skip).to_vec::<T>(data);
+    // Inspection (what `fzpack info` runs) accepts exactly what the decoders accept.
+    assert_eq!(
+        all.is_ok(),
+        ins,
+        "inspection and the verified decode disagree"
+    );
+    assert_eq!(
+        raw.is_ok(),
+        ins_skip,
+        "inspection and the unverified decode disagree"
+    );
     if let Ok(v) = &all {
         assert!(
             sums_ok,
@@ -62,9 +84,7 @@ fn pnx_decode<T: Element>(d: &pernix::Dispatcher, h: &StreamHeader, data: &[u8],
             failed = true;
             break;
         };
-        if d.decompress_stream_units(h, body, u0, &mut buf, Verify::Checksums)
-            .is_err()
-        {
+        if d.units(h, body, u0, &mut buf).is_err() {
             failed = true;
             break;
         }
@@ -94,9 +114,11 @@ fn same<T: Element>(a: &[T], b: &[T]) -> bool {
             .all(|(x, y)| x.to_f64().to_bits() == y.to_f64().to_bits())
 }
 
-/// The CLI's container detection and validation (`fzpack info` / `decompress`): `check` and
-/// `describe` agree, with and without checksums; a checked archive's count is bounded by its
-/// bytes; decoding agrees with the summary.
+/// The CLI's container detection and validation (`fzpack info` / `decompress`): `check`
+/// (structural, no CRC pass) agrees with and without checksums and never rejects what
+/// `describe` (which verifies) accepts; a checked archive's count is bounded by its bytes;
+/// decoding agrees with the summary, and for `.pnx` `describe` accepts exactly what the
+/// decoder accepts.
 pub fn container(data: &[u8]) {
     let kind = container::detect(data);
     let c = container::check(data, Verify::Checksums);
@@ -111,31 +133,45 @@ pub fn container(data: &[u8]) {
             Some(sum),
             "check differs without checksums"
         );
-        assert!(
-            container::describe(data, Verify::Checksums).is_ok(),
-            "check passes, describe fails"
-        );
         // No format stores more than 4096 values per archive byte (SZp: a width byte per
         // block of at most 4096 values; PERNIX and .fzm need more).
         assert!(sum.n <= (data.len() as u64).saturating_mul(4096));
-    } else if container::describe(data, Verify::Checksums).is_ok() {
-        panic!("describe passes, check fails");
+    }
+    let dc = container::describe(data, Verify::Checksums).is_ok();
+    let ds = container::describe(data, Verify::Skip).is_ok();
+    if dc {
+        assert!(c.is_ok(), "describe passes, check fails");
+        assert!(ds, "describe passes with checksums, fails without");
+    }
+    if ds {
+        assert!(s.is_ok(), "describe passes without checksums, check fails");
     }
     let Ok(sum) = s else { return };
     if sum.n > MAX_DECODE_VALUES {
         return;
     }
     match sum.dtype {
-        DType::F32 => decode_agrees::<f32>(data, sum.kind, sum.n, c.is_ok()),
-        DType::F64 => decode_agrees::<f64>(data, sum.kind, sum.n, c.is_ok()),
+        DType::F32 => decode_agrees::<f32>(data, sum.kind, sum.n, (c.is_ok(), dc, ds)),
+        DType::F64 => decode_agrees::<f64>(data, sum.kind, sum.n, (c.is_ok(), dc, ds)),
     }
 }
 
-fn decode_agrees<T: Element>(data: &[u8], kind: ArchiveKind, n: u64, sums_ok: bool) {
+fn decode_agrees<T: Element>(
+    data: &[u8],
+    kind: ArchiveKind,
+    n: u64,
+    (sums_ok, dc, ds): (bool, bool, bool),
+) {
     let v = container::decode_all::<T>(data, Verify::Checksums);
     if let Ok(v) = &v {
         assert!(sums_ok, "{kind:?}: decoded although the checks failed");
+        assert!(dc, "{kind:?}: decoded although describe fails");
         assert_eq!(v.len() as u64, n);
+    }
+    if kind == ArchiveKind::Pernix {
+        let raw = container::decode_all::<T>(data, Verify::Skip);
+        assert_eq!(v.is_ok(), dc, "info and the verified decode disagree");
+        assert_eq!(raw.is_ok(), ds, "info and the unverified decode disagree");
     }
     // The other element type is refused.
     match T::TYPE {

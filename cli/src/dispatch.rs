@@ -5,7 +5,7 @@
 use std::ops::Range;
 
 use fzpack::DType;
-use fzpack::pernix::{self, StreamHeader};
+use fzpack::pernix::{self, StreamHeader, Verify};
 use fzpack_cli::container::{self, ArchiveKind};
 
 use crate::codec::{Bound, Engines, PathKind, Setting, Values, Wrap};
@@ -33,9 +33,9 @@ pub fn compress<T: Wrap>(
     fzm: bool,
 ) -> Result<Vec<u8>, Fail> {
     match *setting {
-        Setting::Pernix { bits, block } => eng
-            .pernix(path)
-            .compress_stream(values, bits, block)
+        Setting::Pernix { bits, block } => pernix::Encoder::new(bits, block)
+            .dispatcher(eng.pernix(path))
+            .to_vec(values)
             .map_err(|e| lib(name, e)),
         Setting::Szp {
             mode,
@@ -51,10 +51,10 @@ pub fn decompress(name: &str, bytes: &[u8], path: PathKind, eng: &Engines) -> Re
     match detect(name, bytes)? {
         ArchiveKind::Pernix => {
             let h = pernix::stream_header(bytes).map_err(|e| lib(name, e))?;
-            let d = eng.pernix(path);
+            let d = pernix::Decoder::new().dispatcher(eng.pernix(path));
             Ok(match h.dtype {
-                DType::F32 => Values::F32(d.decompress_stream(bytes).map_err(|e| lib(name, e))?),
-                DType::F64 => Values::F64(d.decompress_stream(bytes).map_err(|e| lib(name, e))?),
+                DType::F32 => Values::F32(d.to_vec(bytes).map_err(|e| lib(name, e))?),
+                DType::F64 => Values::F64(d.to_vec(bytes).map_err(|e| lib(name, e))?),
             })
         }
         k => szpcli::decompress(name, bytes, k, path, eng),
@@ -65,14 +65,11 @@ pub fn decompress(name: &str, bytes: &[u8], path: PathKind, eng: &Engines) -> Re
 pub fn bound(name: &str, bytes: &[u8]) -> Result<Bound, Fail> {
     match detect(name, bytes)? {
         ArchiveKind::Pernix => {
-            let h = pernix::stream_header(bytes).map_err(|e| lib(name, e))?;
-            let scales = pernix::stream_scales(bytes).map_err(|e| lib(name, e))?;
-            let bounds = scales
-                .iter()
-                .map(|&s| match h.dtype {
-                    DType::F32 => pernix::block_error_bound(s as f32, h.bits),
-                    DType::F64 => pernix::block_error_bound(s, h.bits),
-                })
+            // The per-block bounds `verify` looks values up in, from the scales one at a time.
+            let h = StreamHeader::check(bytes, Verify::Skip).map_err(|e| lib(name, e.into()))?;
+            let bounds = h
+                .scales(bytes)
+                .map(|s| pernix::block_error_bound_of(h.dtype, s, h.bits))
                 .collect();
             Ok(Bound::PerBlock {
                 per: h.elements_per_block(),

@@ -506,8 +506,8 @@ fn hostile_counts_under_a_one_gib_address_space_limit() {
         fzpack::pernix::BlockSize::B64,
         1 << 40,
     );
-    let mut pnx_bytes = pnx.to_bytes().to_vec();
-    pnx_bytes.extend_from_slice(&[0u8; 64]);
+    let mut pnx_bytes = vec![0u8; 32 + 64];
+    assert_eq!(pnx.write(&mut pnx_bytes), Ok(32));
     for (name, bytes) in [("huge.szp", &szp_bytes), ("huge.pnx", &pnx_bytes)] {
         let p = d.join(name);
         std::fs::write(&p, bytes).unwrap();

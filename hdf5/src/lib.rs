@@ -248,7 +248,7 @@ fn encode_typed<T: Element>(p: Params, bytes: &[u8]) -> Result<Vec<u8>, String> 
     let v: Vec<T> = values(bytes);
     let mut out = match p {
         Params::Szp(cfg) => fzpack::szp::compress_vec(&v, &cfg),
-        Params::Pernix(bits, bs) => fzpack::pernix::compress_vec(&v, bits, bs),
+        Params::Pernix(bits, bs) => fzpack::pernix::compress(&v, bits, bs),
     }
     .map_err(|e| format!("fzpack filter: {e}"))?;
     let crc = fzpack::szp::fzm::crc32(&out);
@@ -273,7 +273,7 @@ pub fn encode_chunk(p: Params, dtype: DType, bytes: &[u8]) -> Result<Vec<u8>, St
 fn decode_typed<T: Element>(p: Params, archive: &[u8]) -> Result<Vec<u8>, String> {
     let v: Vec<T> = match p {
         Params::Szp(_) => fzpack::szp::decompress_vec(archive),
-        Params::Pernix(..) => fzpack::pernix::decompress_vec(archive),
+        Params::Pernix(..) => fzpack::pernix::decompress(archive),
     }
     .map_err(|e| format!("fzpack filter: {e}"))?;
     Ok(fzpack::values_to_le_bytes(&v))

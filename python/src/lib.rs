@@ -202,11 +202,11 @@ fn pernix_compress<'py>(
     let out = match Floats::extract(arr)? {
         Floats::F32(a) => {
             let s = slice(&a)?;
-            detached(py, || fzpack::pernix::compress_vec(s, bits, bs))?
+            detached(py, || fzpack::pernix::compress(s, bits, bs))?
         }
         Floats::F64(a) => {
             let s = slice(&a)?;
-            detached(py, || fzpack::pernix::compress_vec(s, bits, bs))?
+            detached(py, || fzpack::pernix::compress(s, bits, bs))?
         }
     };
     Ok(to_bytes(py, out))
@@ -221,8 +221,8 @@ fn pernix_decompress<'py>(
     let b = bytes_of(&buf)?;
     let h = fzpack::pernix::stream_header(b).map_err(err)?;
     match h.dtype {
-        DType::F32 => decoded::<f32>(py, || fzpack::pernix::decompress_vec(b)),
-        DType::F64 => decoded::<f64>(py, || fzpack::pernix::decompress_vec(b)),
+        DType::F32 => decoded::<f32>(py, || fzpack::pernix::decompress(b)),
+        DType::F64 => decoded::<f64>(py, || fzpack::pernix::decompress(b)),
     }
 }
 
@@ -233,14 +233,14 @@ fn pernix_block_bounds<'py>(
     buf: PyReadonlyArray1<'py, u8>,
 ) -> PyResult<(Bound<'py, PyArray1<f64>>, usize)> {
     let b = bytes_of(&buf)?;
-    let h = fzpack::pernix::stream_header(b).map_err(err)?;
-    let scales = fzpack::pernix::stream_scales(b).map_err(err)?;
-    let bounds: Vec<f64> = scales
-        .iter()
-        .map(|&s| match h.dtype {
-            DType::F32 => fzpack::pernix::block_error_bound(s as f32, h.bits),
-            DType::F64 => fzpack::pernix::block_error_bound(s, h.bits),
-        })
+    let h = fzpack::pernix::Decoder::new()
+        .verify(fzpack::pernix::Verify::Skip)
+        .header(b)
+        .map_err(err)?;
+    // the caller's array of bounds, from the scales one at a time
+    let bounds: Vec<f64> = h
+        .scales(b)
+        .map(|s| fzpack::pernix::block_error_bound_of(h.dtype, s, h.bits))
         .collect();
     Ok((bounds.into_pyarray(py), h.elements_per_block()))
 }

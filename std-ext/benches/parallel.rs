@@ -9,7 +9,9 @@ use std::time::Duration;
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use fzpack::par::Parallel;
-use fzpack::pernix::{Backend, BitWidth, BlockSize, Dispatcher, elements_per_block};
+use fzpack::pernix::{
+    Backend, BitWidth, BlockSize, Decoder, Dispatcher, Encoder, elements_per_block,
+};
 
 fn field(n: usize) -> Vec<f32> {
     (0..n)
@@ -36,27 +38,22 @@ fn stream(c: &mut Criterion) {
         for bits in [8u8, 16] {
             let bits = BitWidth::new(bits).unwrap();
             let serial = Dispatcher::new(Backend::Auto).unwrap();
-            let archive = serial.compress_stream(&x, bits, bs).unwrap();
+            let archive = Encoder::new(bits, bs)
+                .dispatcher(&serial)
+                .to_vec(&x)
+                .unwrap();
             let mut out = vec![0u8; archive.len()];
             let mut back = vec![0f32; x.len()];
             for (name, d) in drivers() {
+                let enc = Encoder::new(bits, bs).dispatcher(&d);
+                let dec = Decoder::new().dispatcher(&d);
                 g.bench_function(
                     BenchmarkId::new(format!("compress_{name}"), bits.get()),
-                    |b| {
-                        b.iter(|| {
-                            d.compress_stream_into(black_box(&x), bits, bs, &mut out)
-                                .unwrap()
-                        })
-                    },
+                    |b| b.iter(|| enc.into_slice(black_box(&x), &mut out).unwrap()),
                 );
                 g.bench_function(
                     BenchmarkId::new(format!("decompress_{name}"), bits.get()),
-                    |b| {
-                        b.iter(|| {
-                            d.decompress_stream_into(black_box(&archive), &mut back)
-                                .unwrap()
-                        })
-                    },
+                    |b| b.iter(|| dec.into_slice(black_box(&archive), &mut back).unwrap()),
                 );
             }
         }

@@ -31,20 +31,11 @@ use std::io::{self, Read, Write};
 
 use crate::element::{DType, Element};
 use crate::pernix::{
-    BitWidth, BlockSize, Dispatcher, STREAM_HEADER_LEN, STREAM_HEADER_LEN_V2, STREAM_VERSION_V1,
-    StreamHeader, Verify, default_dispatcher,
+    BitWidth, BlockSize, Decoder, Dispatcher, Encoder, STREAM_HEADER_LEN, STREAM_HEADER_LEN_V2,
+    STREAM_VERSION_V1, StreamHeader, Verify, batch_units, default_dispatcher,
 };
 use crate::szp::Config;
 use crate::{Error, Result};
-
-/// Input bytes compressed (or output bytes decoded) per batch by the streaming adaptors:
-/// large enough for the parallel driver to split, small enough to bound memory.
-const BATCH_BYTES: usize = 8 << 20;
-
-/// Whole units (checksummed chunks) per batch for a header.
-fn batch_units(h: &StreamHeader) -> usize {
-    (BATCH_BYTES / (h.unit_values().max(1) * h.dtype.size())).max(1)
-}
 
 /// A writer's `finish` check: no bytes of a partial `T` left over.
 fn no_partial_value<T: Element>(pending: &[u8]) -> Result<()> {
@@ -66,7 +57,7 @@ fn no_partial_value<T: Element>(pending: &[u8]) -> Result<()> {
 pub struct PernixWriter<W: Write, T: Element> {
     inner: W,
     header: StreamHeader,
-    dispatcher: Dispatcher,
+    encoder: Encoder,
     pending: Vec<u8>,
     values: Vec<T>,
     frames: Vec<u8>,
@@ -93,11 +84,13 @@ impl<W: Write, T: Element> PernixWriter<W, T> {
         if header.stream_len().is_none() {
             return Err(Error::InvalidArgument(format!("n = {n} is too large")));
         }
-        inner.write_all(&header.to_bytes())?;
+        let mut head = [0u8; STREAM_HEADER_LEN_V2];
+        let at = header.write(&mut head)?;
+        inner.write_all(&head[..at])?;
         Ok(PernixWriter {
             inner,
             header,
-            dispatcher,
+            encoder: Encoder::new(bits, block_size).dispatcher(&dispatcher),
             pending: Vec::new(),
             values: Vec::new(),
             frames: Vec::new(),
@@ -120,12 +113,8 @@ impl<W: Write, T: Element> PernixWriter<W, T> {
         let units = take.div_ceil(uv);
         let (bytes, _) = self.header.unit_span(first..first + units);
         self.frames.resize(bytes.len(), 0);
-        self.dispatcher.compress_stream_units(
-            &self.header,
-            &self.values[..take],
-            first,
-            &mut self.frames,
-        )?;
+        self.encoder
+            .units(&self.header, &self.values[..take], first, &mut self.frames)?;
         self.inner.write_all(&self.frames)?;
         self.values.drain(..take);
         self.written += take as u64;
@@ -194,8 +183,7 @@ impl<W: Write, T: Element> Write for PernixWriter<W, T> {
 pub struct PernixReader<R: Read> {
     inner: R,
     header: StreamHeader,
-    dispatcher: Dispatcher,
-    verify: Verify,
+    decoder: Decoder,
     units_done: usize,
     units: usize,
     out: Vec<u8>,
@@ -225,15 +213,14 @@ impl<R: Read> PernixReader<R> {
         } else {
             STREAM_HEADER_LEN
         };
-        let header = StreamHeader::parse(&h[..len])?;
+        let header = StreamHeader::parse(&h[..len], Verify::Checksums)?;
         let units = header
             .units()
             .ok_or_else(|| Error::Corrupt(format!("PERNIX stream: n = {} too large", header.n)))?;
         Ok(PernixReader {
             inner,
             header,
-            dispatcher,
-            verify: Verify::Checksums,
+            decoder: Decoder::new().dispatcher(&dispatcher),
             units_done: 0,
             units,
             out: Vec::new(),
@@ -244,7 +231,7 @@ impl<R: Read> PernixReader<R> {
 
     /// Verify the chunk checksums (the default) or skip them.
     pub fn verify(mut self, verify: Verify) -> Self {
-        self.verify = verify;
+        self.decoder = self.decoder.verify(verify);
         self
     }
 
@@ -275,13 +262,8 @@ impl<R: Read> PernixReader<R> {
 
     fn decode<T: Element>(&mut self, values: usize, units: std::ops::Range<usize>) -> Result<()> {
         let mut v = vec![T::ZERO; values];
-        self.dispatcher.decompress_stream_units(
-            &self.header,
-            &self.frames,
-            units.start,
-            &mut v,
-            self.verify,
-        )?;
+        self.decoder
+            .units(&self.header, &self.frames, units.start, &mut v)?;
         self.out.resize(values * T::BYTES, 0);
         for (o, x) in self.out.chunks_exact_mut(T::BYTES).zip(&v) {
             x.write_le(o);
@@ -417,7 +399,7 @@ impl<R: Read> Read for SzpReader<R> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::pernix::{Backend, compress_vec};
+    use crate::pernix::{Backend, compress as compress_vec};
 
     fn values(n: usize) -> Vec<f64> {
         (0..n).map(|i| (i as f64 * 0.37).sin() * 1e3).collect()
@@ -444,7 +426,7 @@ mod tests {
                 .unwrap()
                 .read_to_end(&mut back)
                 .unwrap();
-            let expect: Vec<f64> = crate::pernix::decompress_vec(&whole).unwrap();
+            let expect: Vec<f64> = crate::pernix::decompress(&whole).unwrap();
             assert_eq!(back, crate::values_to_le_bytes(&expect));
         }
     }

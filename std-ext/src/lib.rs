@@ -2,7 +2,7 @@
 //!
 //! The std facade of fzpack: everything of [`fzpack_core`] re-exported, plus
 //!
-//! * `Vec`-returning helpers ([`pernix::compress_vec`], [`szp::compress_vec`], …) that pick the
+//! * `Vec`-returning helpers ([`pernix::compress`], [`szp::compress_vec`], …) that pick the
 //!   fastest kernel of the running CPU with no setup;
 //! * [`io`] adaptors: `std::io::Write` compressors and `std::io::Read` decompressors for SZp
 //!   archives and PERNIX block streams;
@@ -28,6 +28,7 @@
 
 pub use fzpack_core::*;
 
+pub mod archive;
 mod element;
 mod error;
 pub mod io;

@@ -8,15 +8,14 @@
 //!
 //! ```
 //! use fzpack::par::Parallel;
-//! use fzpack::pernix::{BitWidth, BlockSize, Dispatcher, Backend};
+//! use fzpack::pernix::{BitWidth, BlockSize, Dispatcher, Backend, Encoder};
 //!
 //! let pool = std::sync::Arc::new(fzpack::par::rayon::ThreadPoolBuilder::new().num_threads(2).build().unwrap());
 //! let par = Parallel::with_pool(pool).min_chunk_bytes(4096);
-//! let d = Dispatcher::with_parallel(Backend::Auto, par)?;
 //! let values: Vec<f32> = (0..100_000).map(|i| (i as f32 * 0.01).sin()).collect();
-//! let stream = d.compress_stream(&values, BitWidth::new(12)?, BlockSize::B64)?;
-//! let serial = Dispatcher::new(Backend::Fallback)?
-//!     .compress_stream(&values, BitWidth::new(12)?, BlockSize::B64)?;
+//! let enc = Encoder::new(BitWidth::new(12)?, BlockSize::B64);
+//! let stream = enc.clone().threads(&par).to_vec(&values)?;
+//! let serial = enc.dispatcher(&Dispatcher::new(Backend::Fallback)?).to_vec(&values)?;
 //! assert_eq!(stream, serial);
 //! # Ok::<(), fzpack::Error>(())
 //! ```

@@ -343,30 +343,28 @@ fn pnx_streams_round_trip_and_reject_damage() {
     use fzpack::pernix::{self as px, StreamHeader, Verify};
     let d = fzpack::pernix::Dispatcher::new(Backend::Fallback).unwrap();
     let x: Vec<f32> = field(200, 6).iter().map(|&v| v as f32).collect();
-    let s = d
-        .compress_stream(&x, BitWidth::new(12).unwrap(), BlockSize::B64)
+    let s = px::Encoder::new(BitWidth::new(12).unwrap(), BlockSize::B64)
+        .dispatcher(&d)
+        .to_vec(&x)
         .unwrap();
     let h = px::stream_header(&s).unwrap();
     assert_eq!(h.n, 200);
-    let back: Vec<f32> = d.decompress_stream(&s).unwrap();
+    let dec = px::Decoder::new().dispatcher(&d);
+    let skip = dec.clone().verify(Verify::Skip);
+    let back: Vec<f32> = dec.to_vec(&s).unwrap();
     assert_eq!(back.len(), 200);
-    assert!(px::verify_stream(&s).is_ok());
-    assert!(!px::stream_scales(&s).unwrap().is_empty());
+    assert!(px::inspect(&s, Verify::Checksums).unwrap().blocks > 0);
     for cut in positions(s.len()) {
-        assert!(d.decompress_stream::<f32>(&s[..cut]).is_err(), "cut {cut}");
+        assert!(dec.to_vec::<f32>(&s[..cut]).is_err(), "cut {cut}");
     }
     for i in positions(s.len()) {
         let mut b = s.clone();
         b[i] ^= 1 << (i % 8);
         let _ = StreamHeader::check(&b, Verify::Skip);
-        let _ = px::stream_scales(&b);
-        assert!(
-            d.decompress_stream_with::<f32>(&b, Verify::Checksums)
-                .is_err(),
-            "flip {i}"
-        );
-        let _ = d.decompress_stream_with::<f32>(&b, Verify::Skip);
-        let _ = d.decompress_stream_with::<f64>(&b, Verify::Skip);
+        let _ = px::inspect(&b, Verify::Skip);
+        assert!(dec.to_vec::<f32>(&b).is_err(), "flip {i}");
+        let _ = skip.to_vec::<f32>(&b);
+        let _ = skip.to_vec::<f64>(&b);
     }
 }
 
@@ -396,15 +394,16 @@ fn fuzz_seed_corpora() {
     }
     use fzpack::pernix::{self as px, StreamHeader, Verify};
     let d = fzpack::pernix::Dispatcher::new(Backend::Fallback).unwrap();
+    let dec = px::Decoder::new().dispatcher(&d);
     for s in seeds("pnx_stream_decode") {
         let _ = StreamHeader::check(&s, Verify::Checksums);
-        let _ = px::stream_scales(&s);
-        let _ = px::verify_stream(&s);
+        let _ = px::inspect(&s, Verify::Skip);
+        let _ = px::inspect(&s, Verify::Checksums);
         if let Ok(h) = StreamHeader::check(&s, Verify::Skip)
             && h.n <= 1 << 12
         {
-            let _ = d.decompress_stream_with::<f32>(&s, Verify::Skip);
-            let _ = d.decompress_stream_with::<f64>(&s, Verify::Checksums);
+            let _ = dec.clone().verify(Verify::Skip).to_vec::<f32>(&s);
+            let _ = dec.to_vec::<f64>(&s);
         }
     }
 }

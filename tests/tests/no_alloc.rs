@@ -131,3 +131,45 @@ fn szp_ops_never_allocate() {
     });
     assert_eq!(n, 0, "szp::ops allocated {n} times");
 }
+
+/// The `.pnx` stream writer and reader (header, batches of chunks, CRCs, a partial last block,
+/// a corrupt chunk's error) on caller buffers only.
+#[test]
+fn pnx_stream_never_allocates() {
+    use fzpack_core::pernix::Verify;
+    use fzpack_core::pernix::stream::{Scratch, StreamHeader, StreamReader, StreamWriter};
+    let x: Vec<f32> = (0..150_001)
+        .map(|i| (i as f32 * 0.01).sin() * 3.0)
+        .collect();
+    let bits = BitWidth::new(8).unwrap();
+    let h = StreamHeader::new::<f32>(bits, BlockSize::B64, x.len() as u64);
+    let mut s = vec![0u8; h.stream_len().unwrap()];
+    let mut scaled = vec![0f32; h.unit_values()];
+    let mut blocks = vec![0u8; h.unit_frames() * 64];
+    let mut back = vec![0f32; x.len()];
+    let mut tail = vec![0f32; h.elements_per_block()];
+    let d = Dispatcher::new(Backend::Auto).unwrap();
+    let ((), n) = count_allocations(|| {
+        let at = h.write(&mut s).unwrap();
+        let mut w = StreamWriter::new(&d, h);
+        let (mut o, per) = (at, 2 * h.unit_values());
+        for vals in x.chunks(per) {
+            let sc = Scratch::new(&mut scaled, &mut blocks);
+            o += w.batch(vals, &mut s[o..], sc).unwrap();
+        }
+        let h = StreamHeader::check(&s, Verify::Checksums).unwrap();
+        let mut r = StreamReader::new(&d, h, Verify::Checksums);
+        r.batch(&s[at..], &mut back, &mut tail).unwrap();
+        assert!(h.scales(&s).all(|v| v > 0.0));
+        s[at + 5] ^= 1;
+        let r = StreamReader::new(&d, h, Verify::Checksums);
+        assert!(r.units_at(0, &s[at..], &mut back, &mut tail).is_err());
+        s[at + 5] ^= 1;
+    });
+    assert_eq!(n, 0, "the .pnx stream allocated {n} times");
+    assert!(
+        x.iter()
+            .zip(&back)
+            .all(|(a, b)| (a - b).abs() <= 3.0 / 127.0)
+    );
+}

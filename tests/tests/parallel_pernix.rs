@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use fzpack::Element;
 use fzpack::par::Parallel;
-use fzpack::pernix::{Backend, BitWidth, BlockSize, Dispatcher, elements_per_block};
+use fzpack::pernix::{self, Backend, BitWidth, BlockSize, Dispatcher, elements_per_block};
 
 fn pool(threads: usize) -> Arc<fzpack::par::rayon::ThreadPool> {
     Arc::new(
@@ -42,14 +42,16 @@ fn check_streams<T: Element>() {
                 let x = field::<T>(n, k as u64);
                 for (bits, bs) in [(1u8, 64u32), (5, 64), (12, 128), (16, 64), (23, 1024)] {
                     let (bits, bs) = (BitWidth::new(bits).unwrap(), BlockSize::new(bs).unwrap());
-                    let a = serial.compress_stream(&x, bits, bs).unwrap();
-                    let b = d.compress_stream(&x, bits, bs).unwrap();
+                    let enc = pernix::Encoder::new(bits, bs);
+                    let a = enc.clone().dispatcher(&serial).to_vec(&x).unwrap();
+                    let b = enc.dispatcher(&d).to_vec(&x).unwrap();
                     assert_eq!(
                         a, b,
                         "n={n} threads={threads} chunk={min_chunk} {bits:?} {bs:?}"
                     );
-                    let ya: Vec<T> = serial.decompress_stream(&a).unwrap();
-                    let yb: Vec<T> = d.decompress_stream(&a).unwrap();
+                    let dec = pernix::Decoder::new();
+                    let ya: Vec<T> = dec.clone().dispatcher(&serial).to_vec(&a).unwrap();
+                    let yb: Vec<T> = dec.dispatcher(&d).to_vec(&a).unwrap();
                     assert_eq!(
                         ya.iter().map(|v| v.to_bits_u64()).collect::<Vec<_>>(),
                         yb.iter().map(|v| v.to_bits_u64()).collect::<Vec<_>>()
@@ -144,8 +146,9 @@ fn first_non_finite_index_is_deterministic() {
             Parallel::with_pool(pool(threads)).min_chunk_bytes(0),
         )
         .unwrap();
-        let err = d
-            .compress_stream(&x, BitWidth::new(8).unwrap(), BlockSize::B64)
+        let err = pernix::Encoder::new(BitWidth::new(8).unwrap(), BlockSize::B64)
+            .dispatcher(&d)
+            .to_vec(&x)
             .unwrap_err();
         assert!(
             matches!(err, fzpack::Error::NonFinite { index: 31_234 }),

@@ -6,7 +6,7 @@ use std::hint::black_box;
 use std::time::Instant;
 
 use fzpack::arch::CpuFeatures;
-use fzpack::pernix::{self, Backend, BitWidth, BlockSize, Dispatcher, StreamHeader, Verify};
+use fzpack::pernix::{self, Backend, BitWidth, BlockSize, Dispatcher, Verify};
 use fzpack::szp::{self, Config};
 
 use super::args::IsaArg;
@@ -486,26 +486,28 @@ pub fn time_pernix<T: Wrap>(
             .iter()
             .map(|k| {
                 let d = k.pernix(path);
-                let c = best_time(r.min_time, false, clock, || {
-                    d.compress_stream(values, bits, block).map_err(e)
-                })?;
+                let enc = pernix::Encoder::new(bits, block).dispatcher(d);
+                let dec = pernix::Decoder::new().dispatcher(d);
+                let skip = dec.clone().verify(Verify::Skip);
+                let c = best_time(r.min_time, false, clock, || enc.to_vec(values).map_err(e))?;
                 let dd = best_time(r.min_time, false, clock, || {
-                    d.decompress_stream::<T>(reference).map_err(e)
+                    dec.to_vec::<T>(reference).map_err(e)
                 })?;
                 let (tn, _) = best_time(r.min_time, false, clock, || {
-                    d.decompress_stream_with::<T>(reference, Verify::Skip)
-                        .map_err(e)
+                    skip.to_vec::<T>(reference).map_err(e)
                 })?;
                 Ok(e2e_timed(c, dd, tn, reference, ref_bits))
             })
             .collect();
     }
-    let h = StreamHeader::new::<T>(bits, block, values.len() as u64);
+    let h = pernix::Encoder::new(bits, block).header::<T>(values.len() as u64);
     let len = h
         .stream_len()
         .ok_or_else(|| Fail::new(Kind::Input, format!("{file}: input too large")))?;
     let compress = |d: &Dispatcher, out: &mut Vec<u8>| {
-        d.compress_stream_into(values, bits, block, out)
+        pernix::Encoder::new(bits, block)
+            .dispatcher(d)
+            .into_slice(values, out)
             .map(|_| ())
             .map_err(e)
     };
@@ -515,7 +517,10 @@ pub fn time_pernix<T: Wrap>(
         } else {
             Verify::Skip
         };
-        d.decompress_stream_into_with(reference, v, verify)
+        pernix::Decoder::new()
+            .dispatcher(d)
+            .verify(verify)
+            .into_slice(reference, v)
             .map(|_| ())
             .map_err(e)
     };

@@ -6,7 +6,7 @@
 
 use std::path::{Path, PathBuf};
 
-use fzpack::pernix::{BitWidth, BlockSize, StreamHeader};
+use fzpack::pernix::{self, BitWidth, BlockSize};
 use fzpack::{DType, Element};
 use fzpack_cli::container;
 
@@ -572,18 +572,20 @@ fn compress_t<T: GpuElem>(
     match *setting {
         Setting::Pernix { bits, block } => {
             // Streamed in batches of whole checksummed chunks: memory is one batch.
-            let h = StreamHeader::new::<T>(bits, block, values.len() as u64);
+            let d = pernix::Encoder::new(bits, block).dispatcher(eng.pernix(PathKind::Parallel));
+            let h = d.header::<T>(values.len() as u64);
             let units = h
                 .units()
                 .filter(|_| h.stream_len().is_some())
                 .ok_or_else(|| Fail::new(Kind::Input, format!("{nm}: input too large")))?;
-            out.write_all(&h.to_bytes())?;
-            let d = eng.pernix(PathKind::Parallel);
+            let mut head = [0u8; pernix::STREAM_HEADER_LEN_V2];
+            let at = h.write(&mut head).map_err(|e| lib(&nm, e.into()))?;
+            out.write_all(&head[..at])?;
             let pb = bar(size_of_val(values) as u64, "compressing");
             let mut buf = Vec::new();
             for (u0, span, vals) in dispatch::pnx_batches::<T>(&h, units) {
                 buf.resize(span.len(), 0u8);
-                d.compress_stream_units(&h, &values[vals.clone()], u0, &mut buf)
+                d.units(&h, &values[vals.clone()], u0, &mut buf)
                     .map_err(|e| {
                         // indices in errors are global already
                         input_err(&nm, values, e)

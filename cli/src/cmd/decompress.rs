@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use fzpack::DType;
-use fzpack::pernix::{StreamHeader, Verify};
+use fzpack::pernix::{self, Verify};
 use fzpack_cli::container::{self, ArchiveKind};
 
 use crate::codec::{Engines, PathKind, Wrap, verify_of};
@@ -156,15 +156,18 @@ fn decompress_t<T: Wrap>(
 ) -> Result<(), Fail> {
     match kind {
         ArchiveKind::Pernix => {
-            // Streamed in batches of whole chunks, each verified (in the call) before it is written.
-            let h = StreamHeader::check(bytes, verify).map_err(|e| lib(nm, e))?;
+            // Streamed in batches of whole chunks; the decoder verifies each chunk once, right
+            // after decoding it (from cache), before the batch is written.
+            let d = pernix::Decoder::new()
+                .dispatcher(eng.pernix(PathKind::Parallel))
+                .verify(verify);
+            let h = d.header(bytes).map_err(|e| lib(nm, e))?;
             let units = h.units().unwrap_or(0);
-            let d = eng.pernix(PathKind::Parallel);
             let pb = bar(h.n * T::BYTES as u64, "decompressing");
             let mut buf: Vec<T> = Vec::new();
             for (u0, span, vals) in dispatch::pnx_batches::<T>(&h, units) {
                 buf.resize(vals.len(), T::ZERO);
-                d.decompress_stream_units(&h, &bytes[span], u0, &mut buf, verify)
+                d.units(&h, &bytes[span], u0, &mut buf)
                     .map_err(|e| lib(nm, e))?;
                 write_values(out, &buf)?;
                 pb.inc((vals.len() * T::BYTES) as u64);
@@ -173,7 +176,10 @@ fn decompress_t<T: Wrap>(
             Ok(())
         }
         ArchiveKind::Szp => {
-            // Validated whole by container::check; decoded a batch of blocks at a time.
+            // Checked structurally by container::check; decoded a batch of blocks at a time.
+            // The batch decoder does not verify the chunk CRCs itself yet: one verifying parse
+            // ahead of it keeps `decompress` rejecting a damaged archive.
+            fzpack::szp::blocks::parse_with(bytes, verify).map_err(|e| lib(nm, e.into()))?;
             let pb = bar(out_len::<T>(bytes), "decompressing");
             let r = szpstream::decompress(
                 bytes,

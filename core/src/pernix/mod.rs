@@ -63,6 +63,7 @@
 //! ```
 
 pub mod scalar;
+pub mod stream;
 
 mod types;
 
