@@ -1,0 +1,938 @@
+//! Entropy coding of one checksum chunk of quantized SZp levels (the codec of an optional
+//! entropy-coded block layout: ratio at high speed).
+//!
+//! A chunk of `n` levels `q₀ … q_{n−1}` (the levels the SZp quantizer gives,
+//! [`levels_of`]) is coded as its first level and the `m = n − 1` zigzagged 1-D Lorenzo
+//! residuals `uᵢ = zigzag(qᵢ − qᵢ₋₁)` (wrapping `i64` arithmetic, so every `i64` sequence
+//! round-trips). Each residual maps to a symbol of a 136-letter alphabet: `u < 16` is its own
+//! symbol; a larger `u` of bit length `k` (5..=64) is symbol `16 + 2(k − 5) + b`, `b` the bit
+//! below its leading one, followed by its `k − 2` low bits as raw *extra bits* (the zstd
+//! scheme). Symbols are coded by a 4-way interleaved rANS (32-bit states, 16-bit
+//! renormalization, 12-bit probabilities) against a frequency table stored in the chunk; a chunk
+//! where that does not pay is stored at one fixed width instead.
+//!
+//! # Byte layout of a coded chunk
+//!
+//! The coded chunk's length is known to the reader (the container stores it); `n` is too.
+//! `n = 0` is the empty string. Otherwise:
+//!
+//! | bytes | content |
+//! |---|---|
+//! | 1 | mode: 0 = rANS, 1 = fixed width |
+//! | 1..=10 | `zigzag(q₀)` as LEB128 (7 bits a byte, low first, high bit = more) |
+//!
+//! Mode 1 (fixed width): one byte `w` (0..=64), then the `m` residuals `uᵢ` at `w` bits each,
+//! LSB-first, `ceil(m·w / 8)` bytes, pad bits zero; `w` is the bit length of the largest `uᵢ`.
+//!
+//! Mode 0 (rANS), `M = 2¹²`:
+//! 1. one byte `S` (1..=136): the symbols are `0..S`, `S − 1` the largest that occurs;
+//! 2. the frequencies of symbols `0..S−1` as an LSB-first bit string: per symbol a 4-bit
+//!    length `ℓ` (0 for frequency 0), then, if `ℓ > 0`, the `ℓ − 1` bits of the frequency
+//!    below its leading one; padded with zero bits to a byte. The last symbol's frequency is
+//!    `M` minus the others' sum, and must be at least 1;
+//! 3. LEB128 `E`, then `E` bytes of extra bits: for `i = 1 … m`, the extra bits of the symbol
+//!    of `uᵢ` (if any), LSB-first, padded with zero bits (`E = ceil(total / 8)`);
+//! 4. the rANS stream to the end of the chunk: four `u32` LE initial states `x₀ … x₃`, then
+//!    `u16` LE words. Residual `i` (1-based) is decoded from state `j = (i − 1) mod 4`: with
+//!    `slot = x_j mod M`, the symbol `s` is the one with `cum(s) ≤ slot < cum(s) + f(s)`
+//!    (`cum` = the sum of the frequencies of smaller symbols), then
+//!    `x_j ← f(s)·⌊x_j / M⌋ + slot − cum(s)`, and if `x_j < 2¹⁶` the next word `w` gives
+//!    `x_j ← x_j·2¹⁶ + w`. After the last residual every word is consumed and every state is
+//!    `2¹⁶` (anything else is [`Error::Corrupt`]).
+//!
+//! # Resources
+//!
+//! No allocation, no panics on any input. The encoder keeps a 1 KiB histogram and the coding
+//! tables on the stack; the decoder a 16 KiB slot table (`M` entries of 4 bytes). The coded
+//! size never exceeds [`max_coded_len`]`(n)`.
+
+use super::Error;
+use super::blocks::{quantize, reconstruct};
+use crate::types::SzpFloat;
+
+/// Probability bits of the rANS coder (`M = 2^PROB_BITS`).
+pub const PROB_BITS: u32 = 12;
+const M: u32 = 1 << PROB_BITS;
+/// Residuals below this are their own symbol.
+const DIRECT: u64 = 16;
+const DIRECT_BITS: u32 = 4; // log2(DIRECT)
+/// Letters of the symbol alphabet: 16 direct, 2 per bit length 5..=64.
+pub const ALPHABET: usize = DIRECT as usize + 2 * (64 - DIRECT_BITS as usize);
+/// Lower end of the rANS state interval `[L, 2³²)`.
+const RANS_L: u32 = 1 << 16;
+/// Interleaved rANS states.
+const WAYS: usize = 4;
+
+/// Mode byte of an rANS-coded chunk.
+pub const MODE_RANS: u8 = 0;
+/// Mode byte of a fixed-width chunk.
+pub const MODE_FIXED: u8 = 1;
+
+/// The largest coded size of a chunk of `n` levels: mode byte, a 10-byte first level, a width
+/// byte and 8 bytes a residual (`12 + 8n`, saturating).
+pub const fn max_coded_len(n: usize) -> usize {
+    n.saturating_mul(8).saturating_add(12)
+}
+
+/// The SZp levels of `values` under the quantizer bound `quant_eb` (a plan's
+/// [`super::Plan::quant_eb`]): `levels[i] = quantize(values[i], quant_eb)`, the levels every
+/// SZp kernel forms (the plan has already checked the values are finite and in range).
+/// [`Error::OutputTooSmall`] if `levels` is shorter than `values`.
+pub fn levels_of<T: SzpFloat>(
+    values: &[T],
+    quant_eb: f64,
+    levels: &mut [i64],
+) -> Result<(), Error> {
+    let Some(levels) = levels.get_mut(..values.len()) else {
+        return Err(Error::OutputTooSmall {
+            needed: values.len(),
+        });
+    };
+    for (q, &x) in levels.iter_mut().zip(values) {
+        *q = quantize(x, quant_eb);
+    }
+    Ok(())
+}
+
+#[inline(always)]
+fn zz(d: i64) -> u64 {
+    ((d << 1) ^ (d >> 63)) as u64
+}
+
+#[inline(always)]
+fn unzz(u: u64) -> i64 {
+    ((u >> 1) as i64) ^ -((u & 1) as i64)
+}
+
+/// The symbol of residual `u` and its count of extra bits.
+#[inline(always)]
+fn symbol(u: u64) -> (usize, u32) {
+    if u < DIRECT {
+        (u as usize, 0)
+    } else {
+        let k = 64 - u.leading_zeros(); // 5..=64
+        let b = ((u >> (k - 2)) & 1) as usize;
+        (
+            DIRECT as usize + 2 * (k - DIRECT_BITS - 1) as usize + b,
+            k - 2,
+        )
+    }
+}
+
+/// The base value (leading bits) and extra-bit count of symbol `s < ALPHABET`.
+const fn sym_base(s: usize) -> (u64, u32) {
+    if s < DIRECT as usize {
+        (s as u64, 0)
+    } else {
+        let r = s - DIRECT as usize;
+        let k = (r / 2) as u32 + DIRECT_BITS + 1;
+        let b = (r % 2) as u64;
+        ((1u64 << (k - 1)) | (b << (k - 2)), k - 2)
+    }
+}
+
+const BASES: [(u64, u32); ALPHABET] = {
+    let mut t = [(0u64, 0u32); ALPHABET];
+    let mut s = 0;
+    while s < ALPHABET {
+        t[s] = sym_base(s);
+        s += 1;
+    }
+    t
+};
+
+fn leb_len(v: u64) -> usize {
+    (64 - (v | 1).leading_zeros()).div_ceil(7) as usize
+}
+
+fn put_leb(out: &mut [u8], mut pos: usize, mut v: u64) -> Option<usize> {
+    loop {
+        let b = (v & 0x7f) as u8;
+        v >>= 7;
+        *out.get_mut(pos)? = b | if v != 0 { 0x80 } else { 0 };
+        pos += 1;
+        if v == 0 {
+            return Some(pos);
+        }
+    }
+}
+
+fn get_leb(inp: &[u8], mut pos: usize) -> Result<(u64, usize), Error> {
+    let mut v = 0u64;
+    for shift in (0..64).step_by(7) {
+        let b = *inp.get(pos).ok_or(Error::Truncated)?;
+        pos += 1;
+        let bits = u64::from(b & 0x7f);
+        if shift == 63 && bits > 1 {
+            return Err(Error::Corrupt("entropy chunk: varint overflow"));
+        }
+        v |= bits << shift;
+        if b & 0x80 == 0 {
+            return Ok((v, pos));
+        }
+    }
+    Err(Error::Corrupt("entropy chunk: varint overflow"))
+}
+
+/// An LSB-first bit writer into a byte slice (whole bytes as they fill).
+struct BitWriter<'a> {
+    out: &'a mut [u8],
+    pos: usize,
+    acc: u64,
+    cnt: u32,
+}
+
+impl<'a> BitWriter<'a> {
+    fn new(out: &'a mut [u8], pos: usize) -> Self {
+        BitWriter {
+            out,
+            pos,
+            acc: 0,
+            cnt: 0,
+        }
+    }
+    /// Appends the low `w` bits of `v` (`w ≤ 32`; higher bits of `v` must be zero).
+    #[inline(always)]
+    fn put32(&mut self, v: u64, w: u32) -> Option<()> {
+        self.acc |= v << self.cnt;
+        self.cnt += w;
+        while self.cnt >= 8 {
+            *self.out.get_mut(self.pos)? = self.acc as u8;
+            self.pos += 1;
+            self.acc >>= 8;
+            self.cnt -= 8;
+        }
+        Some(())
+    }
+    /// Appends the low `w` bits of `v` (`w ≤ 64`).
+    #[inline(always)]
+    fn put(&mut self, v: u64, w: u32) -> Option<()> {
+        if w > 32 {
+            self.put32(v & 0xffff_ffff, 32)?;
+            self.put32(v >> 32, w - 32)
+        } else {
+            self.put32(v & mask(w), w)
+        }
+    }
+    /// Flushes the last partial byte; the position after it.
+    fn finish(mut self) -> Option<usize> {
+        if self.cnt > 0 {
+            *self.out.get_mut(self.pos)? = self.acc as u8;
+            self.pos += 1;
+        }
+        Some(self.pos)
+    }
+}
+
+#[inline(always)]
+fn mask(w: u32) -> u64 {
+    if w >= 64 { u64::MAX } else { (1u64 << w) - 1 }
+}
+
+/// An LSB-first bit reader over a byte slice; reading past its end is an error.
+struct BitReader<'a> {
+    inp: &'a [u8],
+    pos: usize,
+    acc: u64,
+    cnt: u32,
+}
+
+impl<'a> BitReader<'a> {
+    fn new(inp: &'a [u8]) -> Self {
+        BitReader {
+            inp,
+            pos: 0,
+            acc: 0,
+            cnt: 0,
+        }
+    }
+    #[inline(always)]
+    fn refill(&mut self) {
+        if let Some(w) = self.inp.get(self.pos..self.pos + 8) {
+            let mut b = [0u8; 8];
+            b.copy_from_slice(w);
+            self.acc |= u64::from_le_bytes(b) << self.cnt;
+            self.pos += ((63 - self.cnt) / 8) as usize;
+            self.cnt |= 56;
+        } else {
+            while self.cnt <= 56 {
+                let Some(&b) = self.inp.get(self.pos) else {
+                    break;
+                };
+                self.acc |= u64::from(b) << self.cnt;
+                self.pos += 1;
+                self.cnt += 8;
+            }
+        }
+    }
+    /// Reads `w ≤ 32` bits.
+    #[inline(always)]
+    fn get32(&mut self, w: u32) -> Result<u64, Error> {
+        if self.cnt < w {
+            self.refill();
+            if self.cnt < w {
+                return Err(Error::Corrupt("entropy chunk: extra bits end early"));
+            }
+        }
+        let v = self.acc & mask(w);
+        self.acc >>= w;
+        self.cnt -= w;
+        Ok(v)
+    }
+    /// Reads `w ≤ 64` bits.
+    #[inline(always)]
+    fn get(&mut self, w: u32) -> Result<u64, Error> {
+        if w > 32 {
+            let lo = self.get32(32)?;
+            Ok(lo | (self.get32(w - 32)? << 32))
+        } else {
+            self.get32(w)
+        }
+    }
+    /// Bits consumed so far.
+    fn consumed(&self) -> usize {
+        self.pos * 8 - self.cnt as usize
+    }
+    /// Whether the bits from the last one consumed to the end of its byte are zero (the
+    /// padding rule).
+    fn pad_is_zero(&self) -> bool {
+        let pad = (8 - self.consumed() % 8) % 8;
+        self.acc & mask(pad as u32) == 0
+    }
+}
+
+/// Scales the histogram `count` (summing to `total > 0`) to frequencies summing to `M`, every
+/// occurring symbol at least 1.
+fn normalize(count: &[u64; ALPHABET], total: u64, freq: &mut [u32; ALPHABET]) {
+    let mut sum = 0i64;
+    let (mut big, mut big_f) = (0usize, 0u32);
+    for (s, (f, &c)) in freq.iter_mut().zip(count).enumerate() {
+        *f = if c == 0 {
+            0
+        } else {
+            let v = (u128::from(c) * u128::from(M) + u128::from(total / 2)) / u128::from(total);
+            (v as u32).max(1)
+        };
+        sum += i64::from(*f);
+        if *f > big_f {
+            (big, big_f) = (s, *f);
+        }
+    }
+    // The largest frequency absorbs the difference while it can; otherwise every symbol above
+    // 1 gives one in turn (the forced ones total at most ALPHABET < M, so this ends).
+    let mut diff = i64::from(M) - sum;
+    if let Some(f) = freq.get_mut(big) {
+        let d = diff.max(1 - i64::from(*f));
+        *f = (i64::from(*f) + d) as u32;
+        diff -= d;
+    }
+    while diff < 0 {
+        for f in freq.iter_mut() {
+            if diff < 0 && *f > 1 {
+                *f -= 1;
+                diff += 1;
+            }
+        }
+    }
+}
+
+/// Exact `floor(x / f)` for every `x < 2³²` as `(x·rcp) >> shift` (Granlund–Montgomery with a
+/// 33-bit multiplier).
+#[derive(Clone, Copy, Default)]
+struct Recip {
+    rcp: u64,
+    shift: u32,
+}
+
+impl Recip {
+    fn new(f: u32) -> Recip {
+        let l = 32 - (f.max(1) - 1).leading_zeros(); // ceil(log2 f)
+        let shift = 32 + l;
+        Recip {
+            rcp: ((1u128 << shift) / u128::from(f.max(1))) as u64 + 1,
+            shift,
+        }
+    }
+    #[inline(always)]
+    fn div(self, x: u32) -> u32 {
+        ((u128::from(x) * u128::from(self.rcp)) >> self.shift) as u32
+    }
+}
+
+/// Encodes the levels of one chunk into `out`; returns the coded length (at most
+/// [`max_coded_len`]`(levels.len())`). [`Error::OutputTooSmall`] (nothing usable written) if
+/// `out` cannot hold it.
+pub fn encode_chunk(levels: &[i64], out: &mut [u8]) -> Result<usize, Error> {
+    let Some((&first, rest)) = levels.split_first() else {
+        return Ok(0);
+    };
+    let m = rest.len();
+    let mut count = [0u64; ALPHABET];
+    let mut any = 0u64;
+    let mut prev = first;
+    for &q in rest {
+        let u = zz(q.wrapping_sub(prev));
+        prev = q;
+        any |= u;
+        let (s, _) = symbol(u);
+        if let Some(c) = count.get_mut(s) {
+            *c += 1;
+        }
+    }
+    let width = 64 - any.leading_zeros();
+    let head = 1 + leb_len(zz(first));
+    let fixed_len = head + 1 + (m * width as usize).div_ceil(8);
+    let too_small = |needed| Error::OutputTooSmall { needed };
+    if m > 0
+        && let Some(n) = encode_rans(first, rest, &count, out, head, fixed_len)
+    {
+        return Ok(n);
+    }
+    if out.len() < fixed_len {
+        return Err(too_small(fixed_len));
+    }
+    // Fixed width.
+    let mut pos = put_leb(out, 1, zz(first)).ok_or(too_small(fixed_len))?;
+    if let Some(b) = out.first_mut() {
+        *b = MODE_FIXED;
+    }
+    *out.get_mut(pos).ok_or(too_small(fixed_len))? = width as u8;
+    pos += 1;
+    let mut w = BitWriter::new(out, pos);
+    let mut prev = first;
+    for &q in rest {
+        w.put(zz(q.wrapping_sub(prev)), width)
+            .ok_or(too_small(fixed_len))?;
+        prev = q;
+    }
+    w.finish().ok_or(too_small(fixed_len))
+}
+
+/// The rANS form, if it fits `out` and is shorter than `limit` bytes.
+fn encode_rans(
+    first: i64,
+    rest: &[i64],
+    count: &[u64; ALPHABET],
+    out: &mut [u8],
+    head: usize,
+    limit: usize,
+) -> Option<usize> {
+    let m = rest.len() as u64;
+    let mut freq = [0u32; ALPHABET];
+    normalize(count, m, &mut freq);
+    let syms = freq.iter().rposition(|&f| f > 0)? + 1;
+    let extra_bits: u64 = count
+        .iter()
+        .zip(BASES.iter())
+        .map(|(&c, &(_, e))| c * u64::from(e))
+        .sum();
+    let extra_len = extra_bits.div_ceil(8) as usize;
+    // Header, symbol count, table.
+    if let Some(b) = out.first_mut() {
+        *b = MODE_RANS;
+    }
+    let mut pos = put_leb(out, 1, zz(first))?;
+    debug_assert_eq!(pos, head);
+    *out.get_mut(pos)? = syms as u8;
+    pos += 1;
+    let mut w = BitWriter::new(out, pos);
+    for &f in freq.get(..syms - 1)? {
+        if f == 0 {
+            w.put32(0, 4)?;
+        } else {
+            let l = 32 - f.leading_zeros();
+            w.put32(u64::from(l), 4)?;
+            w.put32(u64::from(f) & mask(l - 1), l - 1)?;
+        }
+    }
+    pos = w.finish()?;
+    pos = put_leb(out, pos, extra_len as u64)?;
+    // Extra bits, forward.
+    let mut w = BitWriter::new(out, pos);
+    let mut prev = first;
+    for &q in rest {
+        let u = zz(q.wrapping_sub(prev));
+        prev = q;
+        let (_, e) = symbol(u);
+        if e > 0 {
+            w.put(u & mask(e), e)?;
+        }
+    }
+    let start = w.finish()?;
+    if start != pos + extra_len || start + 4 * WAYS >= limit {
+        return None;
+    }
+    // rANS, backward from the end of `out`.
+    let mut cum = [0u32; ALPHABET];
+    let mut rcp = [Recip::default(); ALPHABET];
+    let mut c = 0u32;
+    for ((cu, r), &f) in cum.iter_mut().zip(rcp.iter_mut()).zip(freq.iter()) {
+        *cu = c;
+        *r = Recip::new(f);
+        c += f;
+    }
+    let mut end = out.len();
+    let floor = start + 4 * WAYS;
+    let mut x = [RANS_L; WAYS];
+    for (i, &q) in rest.iter().enumerate().rev() {
+        let p = if i == 0 { first } else { *rest.get(i - 1)? };
+        let (s, _) = symbol(zz(q.wrapping_sub(p)));
+        let f = *freq.get(s)?;
+        let xs = x.get_mut(i % WAYS)?;
+        if u64::from(*xs) >= u64::from(f) << (32 - PROB_BITS) {
+            if end < floor + 2 {
+                return None;
+            }
+            end -= 2;
+            out.get_mut(end..end + 2)?
+                .copy_from_slice(&(*xs as u16).to_le_bytes());
+            *xs >>= 16;
+        }
+        let r = *rcp.get(s)?;
+        let qt = r.div(*xs);
+        *xs = (qt << PROB_BITS) + (*xs - qt * f) + *cum.get(s)?;
+    }
+    for &xs in x.iter().rev() {
+        if end < start + 4 {
+            return None;
+        }
+        end -= 4;
+        out.get_mut(end..end + 4)?
+            .copy_from_slice(&xs.to_le_bytes());
+    }
+    let total = start + (out.len() - end);
+    if total >= limit {
+        return None;
+    }
+    out.copy_within(end.., start);
+    Some(total)
+}
+
+/// Decodes a coded chunk into `levels` (its length is the chunk's `n`).
+/// [`Error::Corrupt`] or [`Error::Truncated`] if `coded` is not exactly the coding of
+/// `levels.len()` levels.
+pub fn decode_chunk(coded: &[u8], levels: &mut [i64]) -> Result<(), Error> {
+    decode_into(coded, levels, |q| q)
+}
+
+/// Decodes a coded chunk straight to values: `out[i] = reconstruct(qᵢ, quant_eb)`, the SZp
+/// reconstruction every kernel applies (bit-identical to decoding levels, then values).
+pub fn decode_chunk_values<T: SzpFloat>(
+    coded: &[u8],
+    quant_eb: f64,
+    out: &mut [T],
+) -> Result<(), Error> {
+    decode_into(coded, out, |q| reconstruct::<T>(q, quant_eb))
+}
+
+fn decode_into<O: Copy>(coded: &[u8], out: &mut [O], conv: impl Fn(i64) -> O) -> Result<(), Error> {
+    let Some((o0, orest)) = out.split_first_mut() else {
+        return if coded.is_empty() {
+            Ok(())
+        } else {
+            Err(Error::Corrupt("entropy chunk: bytes for no values"))
+        };
+    };
+    let (&mode, _) = coded.split_first().ok_or(Error::Truncated)?;
+    let (zf, mut pos) = get_leb(coded, 1)?;
+    let first = unzz(zf);
+    *o0 = conv(first);
+    match mode {
+        MODE_FIXED => {
+            let width = u32::from(*coded.get(pos).ok_or(Error::Truncated)?);
+            pos += 1;
+            if width > 64 {
+                return Err(Error::Corrupt("entropy chunk: width above 64"));
+            }
+            let body = coded.get(pos..).ok_or(Error::Truncated)?;
+            if body.len() != (orest.len() * width as usize).div_ceil(8) {
+                return Err(Error::Corrupt("entropy chunk: fixed-width length"));
+            }
+            let mut r = BitReader::new(body);
+            let mut q = first;
+            for o in orest.iter_mut() {
+                q = q.wrapping_add(unzz(r.get(width)?));
+                *o = conv(q);
+            }
+            if !r.pad_is_zero() {
+                return Err(Error::Corrupt("entropy chunk: fixed-width padding"));
+            }
+            Ok(())
+        }
+        MODE_RANS => decode_rans(coded, pos, first, orest, conv),
+        _ => Err(Error::Corrupt("entropy chunk: unknown mode")),
+    }
+}
+
+fn decode_rans<O: Copy>(
+    coded: &[u8],
+    mut pos: usize,
+    first: i64,
+    out: &mut [O],
+    conv: impl Fn(i64) -> O,
+) -> Result<(), Error> {
+    let syms = usize::from(*coded.get(pos).ok_or(Error::Truncated)?);
+    pos += 1;
+    if syms == 0 || syms > ALPHABET {
+        return Err(Error::Corrupt("entropy chunk: symbol count"));
+    }
+    // Table.
+    let mut freq = [0u32; ALPHABET];
+    let mut r = BitReader::new(coded.get(pos..).ok_or(Error::Truncated)?);
+    let mut sum = 0u32;
+    for f in freq.iter_mut().take(syms - 1) {
+        let l = r.get32(4)? as u32;
+        if l > PROB_BITS + 1 {
+            return Err(Error::Corrupt("entropy chunk: frequency length"));
+        }
+        if l > 0 {
+            *f = (1 << (l - 1)) | r.get32(l - 1)? as u32;
+        }
+        sum += *f;
+    }
+    if sum >= M {
+        return Err(Error::Corrupt(
+            "entropy chunk: frequencies exceed the total",
+        ));
+    }
+    *freq.get_mut(syms - 1).ok_or(Error::Truncated)? = M - sum;
+    if !r.pad_is_zero() {
+        return Err(Error::Corrupt("entropy chunk: table padding"));
+    }
+    pos += r.consumed().div_ceil(8);
+    let (extra_len, p) = get_leb(coded, pos)?;
+    pos = p;
+    let extra_end = usize::try_from(extra_len)
+        .ok()
+        .and_then(|e| pos.checked_add(e))
+        .ok_or(Error::Truncated)?;
+    let extra = coded.get(pos..extra_end).ok_or(Error::Truncated)?;
+    let stream = coded.get(extra_end..).ok_or(Error::Truncated)?;
+    // Slot table: (f − 1) | (slot − cum) << 12 | symbol << 24.
+    let mut table = [0u32; M as usize];
+    let mut c = 0usize;
+    for (s, &f) in freq.iter().enumerate().take(syms) {
+        let e = table
+            .get_mut(c..c + f as usize)
+            .ok_or(Error::Corrupt("entropy chunk: table"))?;
+        for (b, t) in e.iter_mut().enumerate() {
+            *t = (f - 1) | (b as u32) << PROB_BITS | (s as u32) << 24;
+        }
+        c += f as usize;
+    }
+    let (st, words) = stream.split_at_checked(4 * WAYS).ok_or(Error::Truncated)?;
+    let mut x = [0u32; WAYS];
+    for (xs, b) in x.iter_mut().zip(st.chunks_exact(4)) {
+        *xs = u32::from_le_bytes([
+            b.first().copied().unwrap_or(0),
+            b.get(1).copied().unwrap_or(0),
+            b.get(2).copied().unwrap_or(0),
+            b.get(3).copied().unwrap_or(0),
+        ]);
+    }
+    let mut wp = 0usize;
+    let mut bits = BitReader::new(extra);
+    let mut q = first;
+    let short = Error::Corrupt("entropy chunk: rANS stream ends early");
+    let step = |xs: &mut u32, wp: &mut usize, bits: &mut BitReader<'_>| -> Result<u64, Error> {
+        let e = table.get((*xs & (M - 1)) as usize).copied().unwrap_or(0);
+        let f = (e & (M - 1)) + 1;
+        let bias = (e >> PROB_BITS) & (M - 1);
+        let s = (e >> 24) as usize;
+        *xs = f.wrapping_mul(*xs >> PROB_BITS).wrapping_add(bias);
+        if *xs < RANS_L {
+            let w = words.get(*wp..*wp + 2).ok_or(short)?;
+            *xs = (*xs << 16)
+                | u32::from(u16::from_le_bytes([
+                    w.first().copied().unwrap_or(0),
+                    w.get(1).copied().unwrap_or(0),
+                ]));
+            *wp += 2;
+        }
+        let (base, eb) = BASES.get(s).copied().unwrap_or((0, 0));
+        Ok(if eb == 0 { base } else { base | bits.get(eb)? })
+    };
+    let mut groups = out.chunks_exact_mut(WAYS);
+    for g in &mut groups {
+        let [x0, x1, x2, x3] = &mut x;
+        let u0 = step(x0, &mut wp, &mut bits)?;
+        let u1 = step(x1, &mut wp, &mut bits)?;
+        let u2 = step(x2, &mut wp, &mut bits)?;
+        let u3 = step(x3, &mut wp, &mut bits)?;
+        for (o, u) in g.iter_mut().zip([u0, u1, u2, u3]) {
+            q = q.wrapping_add(unzz(u));
+            *o = conv(q);
+        }
+    }
+    for (o, xs) in groups.into_remainder().iter_mut().zip(x.iter_mut()) {
+        let u = step(xs, &mut wp, &mut bits)?;
+        q = q.wrapping_add(unzz(u));
+        *o = conv(q);
+    }
+    if wp != words.len() || x.iter().any(|&xs| xs != RANS_L) {
+        return Err(Error::Corrupt(
+            "entropy chunk: rANS stream does not end in its initial state",
+        ));
+    }
+    if bits.consumed().div_ceil(8) != extra.len() || !bits.pad_is_zero() {
+        return Err(Error::Corrupt("entropy chunk: extra bits length"));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const N: usize = 4096;
+    const CAP: usize = max_coded_len(N);
+
+    /// xorshift64*
+    struct Rng(u64);
+    impl Rng {
+        fn next(&mut self) -> u64 {
+            self.0 ^= self.0 >> 12;
+            self.0 ^= self.0 << 25;
+            self.0 ^= self.0 >> 27;
+            self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+        }
+        fn below(&mut self, n: u64) -> u64 {
+            self.next() % n
+        }
+    }
+
+    /// Encodes, checks the size bound and the exact round trip; returns the coded length.
+    fn round_trip(levels: &[i64]) -> usize {
+        let mut coded = [0u8; CAP];
+        let len = encode_chunk(levels, &mut coded).unwrap();
+        assert!(len <= max_coded_len(levels.len()), "{len} > bound");
+        let mut back = [0i64; N];
+        decode_chunk(&coded[..len], &mut back[..levels.len()]).unwrap();
+        assert_eq!(&back[..levels.len()], levels);
+        len
+    }
+
+    #[test]
+    fn adversarial_sequences_round_trip() {
+        let mut q = [0i64; N];
+        assert_eq!(round_trip(&q[..0]), 0);
+        for n in [1, 2, 3, 4, 5, 7, 8, 9, 100, N] {
+            // all equal (zero and far from zero)
+            for v in [0, 7, -1, i64::MAX, i64::MIN, 1 << 62] {
+                q[..n].fill(v);
+                round_trip(&q[..n]);
+            }
+            // alternating small and huge
+            for (a, b) in [
+                (1, -1),
+                (0, 1 << 62),
+                (-(1 << 62), 1 << 62),
+                (i64::MIN, i64::MAX),
+            ] {
+                for (i, x) in q[..n].iter_mut().enumerate() {
+                    *x = if i % 2 == 0 { a } else { b };
+                }
+                round_trip(&q[..n]);
+            }
+            // a ramp with one huge jump in the middle
+            for (i, x) in q[..n].iter_mut().enumerate() {
+                *x = i as i64 + if i > n / 2 { (1 << 62) - 5 } else { 0 };
+            }
+            round_trip(&q[..n]);
+        }
+    }
+
+    #[test]
+    fn generated_sequences_round_trip() {
+        let mut rng = Rng(0x1234_5678_9ABC_DEF1);
+        let mut q = [0i64; N];
+        for case in 0..400 {
+            let n = match case % 4 {
+                0 => rng.below(20) as usize,
+                1 => rng.below(N as u64 + 1) as usize,
+                _ => N - rng.below(8) as usize,
+            };
+            // residual magnitude scale (bits), outlier rate, zero rate
+            let scale = rng.below(64) as u32;
+            let outliers = rng.below(50);
+            let zeros = rng.below(100);
+            let mut acc = rng.next() as i64 >> rng.below(64);
+            for x in q[..n].iter_mut() {
+                let d = if rng.below(100) < zeros {
+                    0
+                } else if rng.below(1000) < outliers {
+                    rng.next() as i64
+                } else {
+                    (rng.next() >> (63 - scale.min(62))) as i64 - (1i64 << scale.min(62) >> 1)
+                };
+                acc = acc.wrapping_add(d);
+                *x = acc;
+            }
+            round_trip(&q[..n]);
+        }
+    }
+
+    #[test]
+    fn smooth_chunks_code_below_one_bit_per_value() {
+        // 97 % zero residuals, the rest ±1..3: entropy ~0.25 bits; a fixed width needs 3.
+        let mut rng = Rng(99);
+        let mut q = [0i64; N];
+        let mut acc = 1_000_000i64;
+        for x in q.iter_mut() {
+            if rng.below(100) >= 97 {
+                acc += rng.below(7) as i64 - 3;
+            }
+            *x = acc;
+        }
+        let mut coded = [0u8; CAP];
+        let len = encode_chunk(&q, &mut coded).unwrap();
+        assert_eq!(coded[0], MODE_RANS);
+        assert!(
+            len * 8 < N * 2 / 5,
+            "{} bits per value",
+            len as f64 * 8.0 / N as f64
+        );
+        round_trip(&q);
+    }
+
+    #[test]
+    fn noise_falls_back_to_fixed_width() {
+        let mut rng = Rng(5);
+        let mut q = [0i64; N];
+        for x in q.iter_mut() {
+            *x = rng.next() as i64;
+        }
+        let mut coded = [0u8; CAP];
+        let len = encode_chunk(&q, &mut coded).unwrap();
+        assert_eq!(coded[0], MODE_FIXED);
+        assert_eq!(len, 1 + leb_len(zz(q[0])) + 1 + (N - 1) * 8);
+        round_trip(&q);
+    }
+
+    #[test]
+    fn short_outputs_are_errors_not_overruns() {
+        let mut rng = Rng(11);
+        let mut q = [0i64; 300];
+        let mut acc = 0i64;
+        for x in q.iter_mut() {
+            acc += rng.below(9) as i64 - 4;
+            *x = acc;
+        }
+        let mut full = [0u8; 4000];
+        let len = encode_chunk(&q, &mut full).unwrap();
+        for cap in 0..len {
+            let mut out = [0u8; 4000];
+            match encode_chunk(&q, &mut out[..cap]) {
+                Err(Error::OutputTooSmall { needed }) => assert!(needed > cap),
+                Ok(l) => {
+                    // A shorter slice may still hold the other form.
+                    assert!(l <= cap);
+                    let mut back = [0i64; 300];
+                    decode_chunk(&out[..l], &mut back).unwrap();
+                    assert_eq!(back, q);
+                }
+                Err(e) => panic!("{e:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn damaged_chunks_are_errors_or_other_levels_never_panics() {
+        let mut rng = Rng(3);
+        let mut q = [0i64; 257];
+        let mut acc = 0i64;
+        for x in q.iter_mut() {
+            acc += if rng.below(10) == 0 {
+                rng.below(1 << 20) as i64
+            } else {
+                rng.below(3) as i64 - 1
+            };
+            *x = acc;
+        }
+        let mut coded = [0u8; 4000];
+        let len = encode_chunk(&q, &mut coded).unwrap();
+        assert_eq!(coded[0], MODE_RANS);
+        let mut back = [0i64; 257];
+        let mut detected = 0;
+        for i in 0..len {
+            for bit in 0..8 {
+                let mut bad = coded;
+                bad[i] ^= 1 << bit;
+                match decode_chunk(&bad[..len], &mut back) {
+                    Err(_) => detected += 1,
+                    Ok(()) => assert_ne!(back, q, "flip at byte {i} bit {bit} went unseen"),
+                }
+            }
+            // truncation and one extra byte
+            assert!(decode_chunk(&coded[..i], &mut back).is_err());
+        }
+        assert!(decode_chunk(&coded[..len + 1], &mut back).is_err());
+        // wrong n
+        assert!(decode_chunk(&coded[..len], &mut back[..256]).is_err());
+        assert!(
+            detected > len * 4,
+            "{detected} of {} flips detected",
+            len * 8
+        );
+    }
+
+    #[test]
+    fn values_decode_equals_levels_then_reconstruct() {
+        let eb = 1e-3;
+        let x: [f32; 1000] = core::array::from_fn(|i| ((i as f32) * 0.37).sin() * 20.0);
+        let mut q = [0i64; 1000];
+        levels_of(&x, eb, &mut q).unwrap();
+        let mut coded = [0u8; CAP];
+        let len = encode_chunk(&q, &mut coded).unwrap();
+        let mut v = [0f32; 1000];
+        decode_chunk_values(&coded[..len], eb, &mut v).unwrap();
+        for (a, &l) in v.iter().zip(&q) {
+            assert_eq!(a.to_bits(), reconstruct::<f32>(l, eb).to_bits());
+        }
+        assert!(levels_of(&x, eb, &mut q[..999]).is_err());
+    }
+
+    #[test]
+    fn reciprocal_division_is_exact() {
+        let mut rng = Rng(77);
+        for f in 1..=M {
+            let r = Recip::new(f);
+            for x in [
+                0,
+                1,
+                f - 1,
+                f,
+                f + 1,
+                u32::MAX,
+                u32::MAX - 1,
+                u32::MAX / f * f,
+                u32::MAX / f * f - 1,
+            ] {
+                assert_eq!(r.div(x), x / f, "x {x} f {f}");
+            }
+            for _ in 0..64 {
+                let x = rng.next() as u32;
+                assert_eq!(r.div(x), x / f, "x {x} f {f}");
+            }
+        }
+    }
+
+    #[test]
+    fn symbols_cover_every_residual() {
+        let mut rng = Rng(8);
+        for k in 0..=64u32 {
+            for _ in 0..50 {
+                let u = if k == 0 {
+                    0
+                } else {
+                    (1u64 << (k - 1)) | (rng.next() & mask(k - 1))
+                };
+                let (s, e) = symbol(u);
+                assert!(s < ALPHABET);
+                let (base, eb) = BASES[s];
+                assert_eq!(eb, e);
+                assert_eq!(base | (u & mask(e)), u);
+            }
+        }
+    }
+}
