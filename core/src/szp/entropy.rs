@@ -67,6 +67,10 @@ const WAYS: usize = 4;
 pub const MODE_RANS: u8 = 0;
 /// Mode byte of a fixed-width chunk.
 pub const MODE_FIXED: u8 = 1;
+/// Predictor bits of the mode byte (bits 4..=7): order-1 Lorenzo.
+pub const PRED_ORDER1: u8 = 0x00;
+/// Predictor bits of the mode byte: order-2 Lorenzo.
+pub const PRED_ORDER2: u8 = 0x10;
 
 /// The largest coded size of a chunk of `n` levels: mode byte, a 10-byte first level, a width
 /// byte and 8 bytes a residual (`12 + 8n`, saturating).
@@ -359,34 +363,110 @@ impl Recip {
     }
 }
 
+/// The zigzagged residuals `u₁ … u_{n−1}` of `levels` under the order-1 (`O2 = false`:
+/// `qᵢ − qᵢ₋₁`) or order-2 (`O2 = true`: `qᵢ − 2qᵢ₋₁ + qᵢ₋₂`, with `q₋₁ = q₀`, so `u₁` is
+/// the same for both) Lorenzo predictor; wrapping arithmetic.
+fn residuals<const O2: bool>(levels: &[i64]) -> impl DoubleEndedIterator<Item = u64> + Clone + '_ {
+    let n = levels.len();
+    let a = levels.get(..n.saturating_sub(2)).unwrap_or(&[]);
+    let b = levels.get(1..n.saturating_sub(1)).unwrap_or(&[]);
+    let c = levels.get(2..).unwrap_or(&[]);
+    let first = match levels {
+        [x, y, ..] => Some(zz(y.wrapping_sub(*x))),
+        _ => None,
+    };
+    first
+        .into_iter()
+        .chain(a.iter().zip(b).zip(c).map(|((&a, &b), &c)| {
+            if O2 {
+                zz(c.wrapping_sub(b).wrapping_sub(b.wrapping_sub(a)))
+            } else {
+                zz(c.wrapping_sub(b))
+            }
+        }))
+}
+
+/// `log2(x)` in 16.16 fixed point, the mantissa interpolated linearly (within 0.09 bits; a
+/// cost estimate only).
+fn log2_q16(x: u64) -> u64 {
+    if x == 0 {
+        return 0;
+    }
+    let k = 63 - x.leading_zeros();
+    let frac = if k >= 16 {
+        (x >> (k - 16)) & 0xffff
+    } else {
+        (x << (16 - k)) & 0xffff
+    };
+    (u64::from(k) << 16) | frac
+}
+
+/// Estimated coded bits (16.16) of `m` residuals with histogram `count`: order-0 entropy plus
+/// extra bits.
+fn cost_q16(count: &[u64; ALPHABET], m: u64) -> u64 {
+    let lm = log2_q16(m);
+    count
+        .iter()
+        .zip(BASES.iter())
+        .map(|(&c, &(_, e))| c * (lm - log2_q16(c).min(lm)) + (c * u64::from(e) << 16))
+        .sum()
+}
+
 /// Encodes the levels of one chunk into `out`; returns the coded length (at most
 /// [`max_coded_len`]`(levels.len())`). [`Error::OutputTooSmall`] (nothing usable written) if
-/// `out` cannot hold it.
+/// `out` cannot hold it. The predictor (order-1 or order-2 Lorenzo) is the one whose residuals
+/// are estimated to code smaller.
 pub fn encode_chunk(levels: &[i64], out: &mut [u8]) -> Result<usize, Error> {
-    let Some((&first, rest)) = levels.split_first() else {
+    let Some(&first) = levels.first() else {
         return Ok(0);
     };
-    let m = rest.len();
-    let mut count = [0u64; ALPHABET];
-    let mut any = 0u64;
-    let mut prev = first;
-    for &q in rest {
-        let u = zz(q.wrapping_sub(prev));
-        prev = q;
-        any |= u;
-        let (s, _) = symbol(u);
-        if let Some(c) = count.get_mut(s) {
+    let m = levels.len() - 1;
+    let mut count = [[0u64; ALPHABET]; 2];
+    let mut any = [0u64; 2];
+    let [c1, c2] = &mut count;
+    for (u1, u2) in residuals::<false>(levels).zip(residuals::<true>(levels)) {
+        any[0] |= u1;
+        any[1] |= u2;
+        if let Some(c) = c1.get_mut(symbol(u1).0) {
+            *c += 1;
+        }
+        if let Some(c) = c2.get_mut(symbol(u2).0) {
             *c += 1;
         }
     }
+    let o2 = cost_q16(c2, m as u64) < cost_q16(c1, m as u64);
+    let (count, any) = if o2 { (c2, any[1]) } else { (c1, any[0]) };
+    let pbits = if o2 { PRED_ORDER2 } else { PRED_ORDER1 };
     let width = 64 - any.leading_zeros();
     let head = 1 + leb_len(zz(first));
     let fixed_len = head + 1 + (m * width as usize).div_ceil(8);
     let too_small = |needed| Error::OutputTooSmall { needed };
-    if m > 0
-        && let Some(n) = encode_rans(first, rest, &count, out, head, fixed_len)
-    {
-        return Ok(n);
+    if m > 0 {
+        let r = if o2 {
+            encode_rans(
+                first,
+                residuals::<true>(levels),
+                count,
+                out,
+                head,
+                fixed_len,
+            )
+        } else {
+            encode_rans(
+                first,
+                residuals::<false>(levels),
+                count,
+                out,
+                head,
+                fixed_len,
+            )
+        };
+        if let Some(n) = r {
+            if let Some(b) = out.first_mut() {
+                *b = MODE_RANS | pbits;
+            }
+            return Ok(n);
+        }
     }
     if out.len() < fixed_len {
         return Err(too_small(fixed_len));
@@ -394,30 +474,31 @@ pub fn encode_chunk(levels: &[i64], out: &mut [u8]) -> Result<usize, Error> {
     // Fixed width.
     let mut pos = put_leb(out, 1, zz(first)).ok_or(too_small(fixed_len))?;
     if let Some(b) = out.first_mut() {
-        *b = MODE_FIXED;
+        *b = MODE_FIXED | pbits;
     }
     *out.get_mut(pos).ok_or(too_small(fixed_len))? = width as u8;
     pos += 1;
     let mut w = BitWriter::new(out, pos);
-    let mut prev = first;
-    for &q in rest {
-        w.put(zz(q.wrapping_sub(prev)), width)
-            .ok_or(too_small(fixed_len))?;
-        prev = q;
+    let put = |w: &mut BitWriter<'_>, u| w.put(u, width).ok_or(too_small(fixed_len));
+    if o2 {
+        residuals::<true>(levels).try_for_each(|u| put(&mut w, u))?;
+    } else {
+        residuals::<false>(levels).try_for_each(|u| put(&mut w, u))?;
     }
     w.finish().ok_or(too_small(fixed_len))
 }
 
-/// The rANS form, if it fits `out` and is shorter than `limit` bytes.
-fn encode_rans(
+/// The rANS form of the residuals `res` (after the header's first level), if it fits `out`
+/// and is shorter than `limit` bytes; the caller writes the mode byte.
+fn encode_rans<I: DoubleEndedIterator<Item = u64> + Clone>(
     first: i64,
-    rest: &[i64],
+    res: I,
     count: &[u64; ALPHABET],
     out: &mut [u8],
     head: usize,
     limit: usize,
 ) -> Option<usize> {
-    let m = rest.len() as u64;
+    let m: u64 = count.iter().sum();
     let mut freq = [0u32; ALPHABET];
     normalize(count, m, &mut freq);
     let syms = freq.iter().rposition(|&f| f > 0)? + 1;
@@ -428,9 +509,6 @@ fn encode_rans(
         .sum();
     let extra_len = extra_bits.div_ceil(8) as usize;
     // Header, symbol count, table.
-    if let Some(b) = out.first_mut() {
-        *b = MODE_RANS;
-    }
     let mut pos = put_leb(out, 1, zz(first))?;
     debug_assert_eq!(pos, head);
     *out.get_mut(pos)? = syms as u8;
@@ -449,10 +527,7 @@ fn encode_rans(
     pos = put_leb(out, pos, extra_len as u64)?;
     // Extra bits, forward.
     let mut w = BitWriter::new(out, pos);
-    let mut prev = first;
-    for &q in rest {
-        let u = zz(q.wrapping_sub(prev));
-        prev = q;
+    for u in res.clone() {
         let (_, e) = symbol(u);
         if e > 0 {
             w.put(u & mask(e), e)?;
@@ -474,9 +549,10 @@ fn encode_rans(
     let mut end = out.len();
     let floor = start + 4 * WAYS;
     let mut x = [RANS_L; WAYS];
-    for (i, &q) in rest.iter().enumerate().rev() {
-        let p = if i == 0 { first } else { *rest.get(i - 1)? };
-        let (s, _) = symbol(zz(q.wrapping_sub(p)));
+    let mut i = m as usize;
+    for u in res.rev() {
+        i -= 1;
+        let (s, _) = symbol(u);
         let f = *freq.get(s)?;
         let xs = x.get_mut(i % WAYS)?;
         if u64::from(*xs) >= u64::from(f) << (32 - PROB_BITS) {
@@ -534,10 +610,46 @@ fn decode_into<O: Copy>(coded: &[u8], out: &mut [O], conv: impl Fn(i64) -> O) ->
         };
     };
     let (&mode, _) = coded.split_first().ok_or(Error::Truncated)?;
-    let (zf, mut pos) = get_leb(coded, 1)?;
+    let (zf, pos) = get_leb(coded, 1)?;
     let first = unzz(zf);
     *o0 = conv(first);
-    match mode {
+    match (mode & 0x0f, mode & 0xf0) {
+        (c, PRED_ORDER1) => decode_coded::<O, false>(c, coded, pos, first, orest, conv),
+        (c, PRED_ORDER2) => decode_coded::<O, true>(c, coded, pos, first, orest, conv),
+        _ => Err(Error::Corrupt("entropy chunk: unknown predictor")),
+    }
+}
+
+/// The running level of a predictor: order 1 adds the residual to the level, order 2 to the
+/// delta, the delta to the level.
+#[derive(Clone, Copy)]
+struct Integ<const O2: bool> {
+    q: i64,
+    d: i64,
+}
+
+impl<const O2: bool> Integ<O2> {
+    #[inline(always)]
+    fn push(&mut self, u: u64) -> i64 {
+        if O2 {
+            self.d = self.d.wrapping_add(unzz(u));
+            self.q = self.q.wrapping_add(self.d);
+        } else {
+            self.q = self.q.wrapping_add(unzz(u));
+        }
+        self.q
+    }
+}
+
+fn decode_coded<O: Copy, const O2: bool>(
+    coding: u8,
+    coded: &[u8],
+    mut pos: usize,
+    first: i64,
+    orest: &mut [O],
+    conv: impl Fn(i64) -> O,
+) -> Result<(), Error> {
+    match coding {
         MODE_FIXED => {
             let width = u32::from(*coded.get(pos).ok_or(Error::Truncated)?);
             pos += 1;
@@ -549,22 +661,21 @@ fn decode_into<O: Copy>(coded: &[u8], out: &mut [O], conv: impl Fn(i64) -> O) ->
                 return Err(Error::Corrupt("entropy chunk: fixed-width length"));
             }
             let mut r = BitReader::new(body);
-            let mut q = first;
+            let mut q = Integ::<O2> { q: first, d: 0 };
             for o in orest.iter_mut() {
-                q = q.wrapping_add(unzz(r.get(width)?));
-                *o = conv(q);
+                *o = conv(q.push(r.get(width)?));
             }
             if !r.pad_is_zero() {
                 return Err(Error::Corrupt("entropy chunk: fixed-width padding"));
             }
             Ok(())
         }
-        MODE_RANS => decode_rans(coded, pos, first, orest, conv),
+        MODE_RANS => decode_rans::<O, O2>(coded, pos, first, orest, conv),
         _ => Err(Error::Corrupt("entropy chunk: unknown mode")),
     }
 }
 
-fn decode_rans<O: Copy>(
+fn decode_rans<O: Copy, const O2: bool>(
     coded: &[u8],
     mut pos: usize,
     first: i64,
@@ -632,7 +743,7 @@ fn decode_rans<O: Copy>(
     }
     let mut wp = 0usize;
     let mut bits = BitReader::new(extra);
-    let mut q = first;
+    let mut q = Integ::<O2> { q: first, d: 0 };
     let short = Error::Corrupt("entropy chunk: rANS stream ends early");
     let step = |xs: &mut u32, wp: &mut usize, bits: &mut BitReader<'_>| -> Result<u64, Error> {
         let e = table.get((*xs & (M - 1)) as usize).copied().unwrap_or(0);
@@ -660,14 +771,12 @@ fn decode_rans<O: Copy>(
         let u2 = step(x2, &mut wp, &mut bits)?;
         let u3 = step(x3, &mut wp, &mut bits)?;
         for (o, u) in g.iter_mut().zip([u0, u1, u2, u3]) {
-            q = q.wrapping_add(unzz(u));
-            *o = conv(q);
+            *o = conv(q.push(u));
         }
     }
     for (o, xs) in groups.into_remainder().iter_mut().zip(x.iter_mut()) {
         let u = step(xs, &mut wp, &mut bits)?;
-        q = q.wrapping_add(unzz(u));
-        *o = conv(q);
+        *o = conv(q.push(u));
     }
     if wp != words.len() || x.iter().any(|&xs| xs != RANS_L) {
         return Err(Error::Corrupt(
@@ -703,13 +812,18 @@ mod tests {
 
     /// Encodes, checks the size bound and the exact round trip; returns the coded length.
     fn round_trip(levels: &[i64]) -> usize {
+        round_trip_mode(levels).0
+    }
+
+    /// [`round_trip`], and the mode byte.
+    fn round_trip_mode(levels: &[i64]) -> (usize, u8) {
         let mut coded = [0u8; CAP];
         let len = encode_chunk(levels, &mut coded).unwrap();
         assert!(len <= max_coded_len(levels.len()), "{len} > bound");
         let mut back = [0i64; N];
         decode_chunk(&coded[..len], &mut back[..levels.len()]).unwrap();
         assert_eq!(&back[..levels.len()], levels);
-        len
+        (len, coded[0])
     }
 
     #[test]
@@ -746,6 +860,7 @@ mod tests {
     fn generated_sequences_round_trip() {
         let mut rng = Rng(0x1234_5678_9ABC_DEF1);
         let mut q = [0i64; N];
+        let mut modes = [0usize; 256];
         for case in 0..400 {
             let n = match case % 4 {
                 0 => rng.below(20) as usize,
@@ -768,7 +883,29 @@ mod tests {
                 acc = acc.wrapping_add(d);
                 *x = acc;
             }
-            round_trip(&q[..n]);
+            if case % 3 == 0 {
+                // integrate once more: a curved signal, where order 2 predicts better
+                let mut s = 0i64;
+                for x in q[..n].iter_mut() {
+                    s = s.wrapping_add(*x >> 8);
+                    *x = s;
+                }
+            }
+            let (len, mode) = round_trip_mode(&q[..n]);
+            if len > 0 {
+                modes[usize::from(mode)] += 1;
+            }
+        }
+        // every coding and predictor was exercised
+        for m in [MODE_RANS, MODE_FIXED] {
+            for p in [PRED_ORDER1, PRED_ORDER2] {
+                assert!(
+                    modes[usize::from(m | p)] > 5,
+                    "mode {:#x}: {}",
+                    m | p,
+                    modes[usize::from(m | p)]
+                );
+            }
         }
     }
 
@@ -804,7 +941,7 @@ mod tests {
         }
         let mut coded = [0u8; CAP];
         let len = encode_chunk(&q, &mut coded).unwrap();
-        assert_eq!(coded[0], MODE_FIXED);
+        assert_eq!(coded[0] & 0x0f, MODE_FIXED);
         assert_eq!(len, 1 + leb_len(zz(q[0])) + 1 + (N - 1) * 8);
         round_trip(&q);
     }

@@ -1,0 +1,256 @@
+//! Ratio and single-thread speed of the entropy-coded chunk codec (`szp::entropy`) against the
+//! block-head layout, on raw little-endian fields whose names end in `_D1xD2….f32|f64`.
+//!
+//! `cargo run --release -p fzpack-core --example entropy_study -- [DIR] [SZ3_CSV]`
+//! (defaults `/work/shared/data` and `benchmarks/results/amd-epyc/2026-12-06.csv`).
+//!
+//! For each field and ABS bound `rel × (max − min)`, rel in 1e-2, 1e-3, 1e-4: the strict SZp
+//! plan of `Config::abs(bound).with_layout(Layout::Heads)` (its `quant_eb`), the levels
+//! `entropy::levels_of`, and each 16384-value chunk coded by `entropy::encode_chunk`. The
+//! entropy layout's size counts the 52-byte header and, per chunk, a 4-byte coded length and a
+//! 4-byte CRC. Every chunk is decoded back to values and every element checked against the
+//! bound. Speeds are best of 5, single thread: encode = levels → bytes (the quantizer pass is
+//! the same as today's and not counted), decode = bytes → values. Fields with non-finite
+//! values are skipped (said so). SZ3's and the block-head layout's geometric means are over
+//! the same fields, SZ3's from the CSV (rows `codec = sz3`).
+
+use std::collections::HashMap;
+use std::hint::black_box;
+use std::time::Instant;
+
+use fzpack_core::szp::{self, Config, Layout, SzpFloat, blocks, entropy};
+
+const CHUNK: usize = szp::CHUNK_TARGET_VALUES;
+const RELS: [f64; 3] = [1e-2, 1e-3, 1e-4];
+
+struct Row {
+    heads: f64,
+    ent: f64,
+    enc_gbs: f64,
+    dec_gbs: f64,
+    rans_chunks: usize,
+    chunks: usize,
+}
+
+fn best<F: FnMut()>(mut f: F) -> f64 {
+    (0..5)
+        .map(|_| {
+            let s = Instant::now();
+            f();
+            s.elapsed().as_secs_f64()
+        })
+        .fold(f64::INFINITY, f64::min)
+}
+
+fn encode_all(
+    levels: &[i64],
+    coded: &mut [u8],
+    lens: &mut [usize],
+    stride: usize,
+) -> Result<(), String> {
+    for ((q, out), len) in levels
+        .chunks(CHUNK)
+        .zip(coded.chunks_mut(stride))
+        .zip(lens.iter_mut())
+    {
+        *len = entropy::encode_chunk(q, out).map_err(|e| e.to_string())?;
+    }
+    Ok(())
+}
+
+fn decode_all<T: SzpFloat>(
+    coded: &[u8],
+    lens: &[usize],
+    stride: usize,
+    eb: f64,
+    back: &mut [T],
+) -> Result<(), String> {
+    for ((out, c), &len) in back.chunks_mut(CHUNK).zip(coded.chunks(stride)).zip(lens) {
+        entropy::decode_chunk_values(&c[..len], eb, out).map_err(|e| e.to_string())?;
+    }
+    Ok(())
+}
+
+fn study<T: SzpFloat>(x: &[T], rel: f64) -> Result<Row, String> {
+    let (lo, hi) = x.iter().fold((f64::MAX, f64::MIN), |(a, b), v| {
+        (a.min(v.to_f64()), b.max(v.to_f64()))
+    });
+    let cfg = Config::abs(rel * (hi - lo)).with_layout(Layout::Heads);
+    let plan = blocks::plan(x, &cfg).map_err(|e| e.to_string())?;
+    let cap = szp::max_compressed_len(x.len(), 128, T::DTYPE).ok_or("size")?;
+    let mut arch = vec![0u8; cap];
+    let heads_len = szp::compress(x, &cfg, &mut arch).map_err(|e| e.to_string())?;
+    let bytes = size_of_val(x);
+
+    let mut levels = vec![0i64; x.len()];
+    entropy::levels_of(x, plan.quant_eb, &mut levels).map_err(|e| e.to_string())?;
+    let nch = x.len().div_ceil(CHUNK);
+    let mut coded = vec![0u8; entropy::max_coded_len(CHUNK) * nch];
+    let mut lens = vec![0usize; nch];
+    let stride = entropy::max_coded_len(CHUNK);
+    encode_all(&levels, &mut coded, &mut lens, stride)?;
+    let enc_t = best(|| {
+        encode_all(&levels, &mut coded, &mut lens, stride).expect("encode");
+        black_box(&coded);
+    });
+    let mut back = vec![T::default(); x.len()];
+    decode_all(&coded, &lens, stride, plan.quant_eb, &mut back)?;
+    for (i, (a, b)) in x.iter().zip(&back).enumerate() {
+        if (a.to_f64() - b.to_f64()).abs() > plan.bound {
+            return Err(format!("bound missed at {i}"));
+        }
+    }
+    let dec_t = best(|| {
+        decode_all(&coded, &lens, stride, plan.quant_eb, &mut back).expect("decode");
+        black_box(&back);
+    });
+    let rans_chunks = coded
+        .chunks(stride)
+        .zip(&lens)
+        .filter(|(c, l)| **l > 0 && c[0] == entropy::MODE_RANS)
+        .count();
+    let ent_len = szp::HEADER_LEN + lens.iter().sum::<usize>() + 8 * nch;
+    Ok(Row {
+        heads: bytes as f64 / heads_len as f64,
+        ent: bytes as f64 / ent_len as f64,
+        enc_gbs: bytes as f64 / enc_t / 1e9,
+        dec_gbs: bytes as f64 / dec_t / 1e9,
+        rans_chunks,
+        chunks: nch,
+    })
+}
+
+fn read<T: SzpFloat>(raw: &[u8], from: fn([u8; 8]) -> T, w: usize) -> Vec<T> {
+    raw.chunks_exact(w)
+        .map(|c| {
+            let mut b = [0u8; 8];
+            b[..w].copy_from_slice(c);
+            from(b)
+        })
+        .collect()
+}
+
+fn geomean(v: &[f64]) -> f64 {
+    (v.iter().map(|r| r.ln()).sum::<f64>() / v.len() as f64).exp()
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let dir = args.get(1).map_or("/work/shared/data", String::as_str);
+    let csv = args
+        .get(2)
+        .map_or("benchmarks/results/amd-epyc/2026-12-06.csv", String::as_str);
+    // SZ3 ratios: (field, rel) -> ratio
+    let mut sz3: HashMap<(String, String), f64> = HashMap::new();
+    match std::fs::read_to_string(csv) {
+        Ok(text) => {
+            let mut lines = text.lines();
+            let head: Vec<&str> = lines.next().unwrap_or("").split(',').collect();
+            let col = |n: &str| head.iter().position(|h| *h == n);
+            if let (Some(f), Some(c), Some(r), Some(ra)) =
+                (col("field"), col("codec"), col("rel"), col("ratio"))
+            {
+                for l in lines {
+                    let v: Vec<&str> = l.split(',').collect();
+                    if v.get(c) == Some(&"sz3")
+                        && let (Some(ratio), Some(rel)) = (
+                            v.get(ra).and_then(|s| s.parse::<f64>().ok()),
+                            v.get(r).and_then(|s| s.parse::<f64>().ok()),
+                        )
+                    {
+                        sz3.insert((v[f].to_string(), format!("{rel:e}")), ratio);
+                    }
+                }
+            }
+        }
+        Err(e) => println!("no SZ3 results ({csv}: {e})"),
+    }
+    let mut files: Vec<_> = std::fs::read_dir(dir)
+        .map(|d| d.filter_map(|e| e.ok().map(|e| e.path())).collect())
+        .unwrap_or_default();
+    files.sort();
+    println!(
+        "| field | rel | heads | entropy | SZ3 | entropy/SZ3 | rANS chunks | enc GB/s | dec GB/s |"
+    );
+    println!("|---|---|---|---|---|---|---|---|---|");
+    let mut per: Vec<(Vec<f64>, Vec<f64>, Vec<f64>, Vec<f64>, Vec<f64>)> =
+        vec![Default::default(); RELS.len()];
+    for p in files {
+        let name = p
+            .file_stem()
+            .and_then(|s| s.to_str())
+            .unwrap_or("")
+            .to_string();
+        let ext = p.extension().and_then(|s| s.to_str()).unwrap_or("");
+        let Ok(raw) = std::fs::read(&p) else { continue };
+        for (k, &rel) in RELS.iter().enumerate() {
+            let r = match ext {
+                "f32" => {
+                    let x = read(&raw, |b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]), 4);
+                    if x.iter().any(|v| !v.is_finite()) {
+                        if k == 0 {
+                            println!("| {name} | skipped: non-finite values |||||||");
+                        }
+                        continue;
+                    }
+                    study(&x, rel)
+                }
+                "f64" => study(&read(&raw, f64::from_le_bytes, 8), rel),
+                _ => continue,
+            };
+            let r = match r {
+                Ok(r) => r,
+                Err(e) => {
+                    println!("| {name} | {rel:e} | error: {e} |||||||");
+                    continue;
+                }
+            };
+            let s = sz3.get(&(name.clone(), format!("{rel:e}"))).copied();
+            println!(
+                "| {name} | {rel:e} | {:.2} | {:.2} | {} | {} | {}/{} | {:.2} | {:.2} |",
+                r.heads,
+                r.ent,
+                s.map_or("-".into(), |s| format!("{s:.2}")),
+                s.map_or("-".into(), |s| format!("{:.2}", r.ent / s)),
+                r.rans_chunks,
+                r.chunks,
+                r.enc_gbs,
+                r.dec_gbs
+            );
+            let g = &mut per[k];
+            g.0.push(r.heads);
+            g.1.push(r.ent);
+            if let Some(s) = s {
+                g.2.push(s);
+            }
+            g.3.push(r.enc_gbs);
+            g.4.push(r.dec_gbs);
+        }
+    }
+    println!();
+    println!(
+        "| rel | fields | heads geomean | entropy geomean | SZ3 geomean | entropy/SZ3 | enc GB/s geomean | dec GB/s geomean |"
+    );
+    println!("|---|---|---|---|---|---|---|---|");
+    for (k, rel) in RELS.iter().enumerate() {
+        let g = &per[k];
+        if g.1.is_empty() {
+            continue;
+        }
+        let s = if g.2.len() == g.1.len() {
+            geomean(&g.2)
+        } else {
+            f64::NAN
+        };
+        println!(
+            "| {rel:e} | {} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} |",
+            g.1.len(),
+            geomean(&g.0),
+            geomean(&g.1),
+            s,
+            geomean(&g.1) / s,
+            geomean(&g.3),
+            geomean(&g.4)
+        );
+    }
+}
