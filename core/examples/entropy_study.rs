@@ -2,7 +2,8 @@
 //! block-head layout, on raw little-endian fields whose names end in `_D1xD2….f32|f64`.
 //!
 //! `cargo run --release -p fzpack-core --example entropy_study -- [DIR] [SZ3_CSV]`
-//! (defaults `/work/shared/data` and `benchmarks/results/amd-epyc/2026-12-06.csv`).
+//! `[FILTER]` (defaults `/work/shared/data` and `benchmarks/results/amd-epyc/2026-12-06.csv`;
+//! only fields whose names contain FILTER).
 //!
 //! For each field and ABS bound `rel × (max − min)`, rel in 1e-2, 1e-3, 1e-4: the strict SZp
 //! plan of `Config::abs(bound).with_layout(Layout::Heads)` (its `quant_eb`), the levels
@@ -33,7 +34,10 @@ struct Row {
 }
 
 fn best<F: FnMut()>(mut f: F) -> f64 {
-    (0..5)
+    (0..std::env::var("ROUNDS")
+        .ok()
+        .and_then(|r| r.parse().ok())
+        .unwrap_or(5))
         .map(|_| {
             let s = Instant::now();
             f();
@@ -107,7 +111,7 @@ fn study<T: SzpFloat>(x: &[T], rel: f64) -> Result<Row, String> {
     let rans_chunks = coded
         .chunks(stride)
         .zip(&lens)
-        .filter(|(c, l)| **l > 0 && c[0] == entropy::MODE_RANS)
+        .filter(|(c, l)| **l > 0 && c[0] & 0x0f == entropy::MODE_RANS)
         .count();
     let ent_len = szp::HEADER_LEN + lens.iter().sum::<usize>() + 8 * nch;
     Ok(Row {
@@ -165,6 +169,7 @@ fn main() {
         }
         Err(e) => println!("no SZ3 results ({csv}: {e})"),
     }
+    let only = args.get(3).cloned().unwrap_or_default();
     let mut files: Vec<_> = std::fs::read_dir(dir)
         .map(|d| d.filter_map(|e| e.ok().map(|e| e.path())).collect())
         .unwrap_or_default();
@@ -181,6 +186,9 @@ fn main() {
             .and_then(|s| s.to_str())
             .unwrap_or("")
             .to_string();
+        if !name.contains(&only) {
+            continue;
+        }
         let ext = p.extension().and_then(|s| s.to_str()).unwrap_or("");
         let Ok(raw) = std::fs::read(&p) else { continue };
         for (k, &rel) in RELS.iter().enumerate() {

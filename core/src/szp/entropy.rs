@@ -49,6 +49,7 @@
 use super::Error;
 use super::blocks::{quantize, reconstruct};
 use crate::types::SzpFloat;
+use core::hint::select_unpredictable;
 
 /// Probability bits of the rANS coder (`M = 2^PROB_BITS`).
 pub const PROB_BITS: u32 = 12;
@@ -108,19 +109,18 @@ fn unzz(u: u64) -> i64 {
     ((u >> 1) as i64) ^ -((u & 1) as i64)
 }
 
-/// The symbol of residual `u` and its count of extra bits.
+/// The symbol of residual `u` and its count of extra bits (branch-free: small and large
+/// residuals mix unpredictably).
 #[inline(always)]
 fn symbol(u: u64) -> (usize, u32) {
-    if u < DIRECT {
-        (u as usize, 0)
-    } else {
-        let k = 64 - u.leading_zeros(); // 5..=64
-        let b = ((u >> (k - 2)) & 1) as usize;
-        (
-            DIRECT as usize + 2 * (k - DIRECT_BITS - 1) as usize + b,
-            k - 2,
-        )
-    }
+    let small = u < DIRECT;
+    let k = 64 - (u | DIRECT).leading_zeros(); // 5..=64
+    let b = ((u >> (k - 2)) & 1) as usize;
+    let big = DIRECT as usize + 2 * (k - DIRECT_BITS - 1) as usize + b;
+    (
+        select_unpredictable(small, u as usize, big),
+        select_unpredictable(small, 0, k - 2),
+    )
 }
 
 /// The base value (leading bits) and extra-bit count of symbol `s < ALPHABET`.
@@ -200,11 +200,13 @@ impl<'a> BitWriter<'a> {
     fn put32(&mut self, v: u64, w: u32) -> Option<()> {
         self.acc |= v << self.cnt;
         self.cnt += w;
-        while self.cnt >= 8 {
-            *self.out.get_mut(self.pos)? = self.acc as u8;
-            self.pos += 1;
-            self.acc >>= 8;
-            self.cnt -= 8;
+        if self.cnt >= 32 {
+            self.out
+                .get_mut(self.pos..self.pos + 4)?
+                .copy_from_slice(&(self.acc as u32).to_le_bytes());
+            self.pos += 4;
+            self.acc >>= 32;
+            self.cnt -= 32;
         }
         Some(())
     }
@@ -213,18 +215,18 @@ impl<'a> BitWriter<'a> {
     fn put(&mut self, v: u64, w: u32) -> Option<()> {
         if w > 32 {
             self.put32(v & 0xffff_ffff, 32)?;
-            self.put32(v >> 32, w - 32)
+            self.put32(v >> 32 & mask(w - 32), w - 32)
         } else {
             self.put32(v & mask(w), w)
         }
     }
-    /// Flushes the last partial byte; the position after it.
-    fn finish(mut self) -> Option<usize> {
-        if self.cnt > 0 {
-            *self.out.get_mut(self.pos)? = self.acc as u8;
-            self.pos += 1;
-        }
-        Some(self.pos)
+    /// Flushes the last partial bytes; the position after them.
+    fn finish(self) -> Option<usize> {
+        let n = self.cnt.div_ceil(8) as usize;
+        self.out
+            .get_mut(self.pos..self.pos + n)?
+            .copy_from_slice(self.acc.to_le_bytes().get(..n)?);
+        Some(self.pos + n)
     }
 }
 
@@ -259,14 +261,18 @@ impl<'a> BitReader<'a> {
             self.pos += ((63 - self.cnt) / 8) as usize;
             self.cnt |= 56;
         } else {
-            while self.cnt <= 56 {
-                let Some(&b) = self.inp.get(self.pos) else {
-                    break;
-                };
-                self.acc |= u64::from(b) << self.cnt;
-                self.pos += 1;
-                self.cnt += 8;
-            }
+            self.refill_tail();
+        }
+    }
+    #[cold]
+    fn refill_tail(&mut self) {
+        while self.cnt <= 56 {
+            let Some(&b) = self.inp.get(self.pos) else {
+                break;
+            };
+            self.acc |= u64::from(b) << self.cnt;
+            self.pos += 1;
+            self.cnt += 8;
         }
     }
     /// Reads `w ≤ 32` bits.
@@ -275,10 +281,10 @@ impl<'a> BitReader<'a> {
         if self.cnt < w {
             self.refill();
             if self.cnt < w {
-                return Err(Error::Corrupt("entropy chunk: extra bits end early"));
+                return Err(Error::Corrupt("entropy chunk: bit string ends early"));
             }
         }
-        let v = self.acc & mask(w);
+        let v = self.acc & ((1u64 << w) - 1);
         self.acc >>= w;
         self.cnt -= w;
         Ok(v)
@@ -287,11 +293,15 @@ impl<'a> BitReader<'a> {
     #[inline(always)]
     fn get(&mut self, w: u32) -> Result<u64, Error> {
         if w > 32 {
-            let lo = self.get32(32)?;
-            Ok(lo | (self.get32(w - 32)? << 32))
+            self.get_wide(w)
         } else {
             self.get32(w)
         }
+    }
+    #[cold]
+    fn get_wide(&mut self, w: u32) -> Result<u64, Error> {
+        let lo = self.get32(32)?;
+        Ok(lo | (self.get32(w - 32)? << 32))
     }
     /// Bits consumed so far.
     fn consumed(&self) -> usize {
@@ -338,6 +348,16 @@ fn normalize(count: &[u64; ALPHABET], total: u64, freq: &mut [u32; ALPHABET]) {
             }
         }
     }
+}
+
+/// What the encoder needs of one symbol.
+#[derive(Clone, Copy, Default)]
+struct EncSym {
+    freq: u32,
+    cum: u32,
+    /// Renormalize (emit 16 bits) when the state is at least this.
+    xmax: u64,
+    r: Recip,
 }
 
 /// Exact `floor(x / f)` for every `x < 2³²` as `(x·rcp) >> shift` (Granlund–Montgomery with a
@@ -538,12 +558,15 @@ fn encode_rans<I: DoubleEndedIterator<Item = u64> + Clone>(
         return None;
     }
     // rANS, backward from the end of `out`.
-    let mut cum = [0u32; ALPHABET];
-    let mut rcp = [Recip::default(); ALPHABET];
+    let mut enc = [EncSym::default(); ALPHABET];
     let mut c = 0u32;
-    for ((cu, r), &f) in cum.iter_mut().zip(rcp.iter_mut()).zip(freq.iter()) {
-        *cu = c;
-        *r = Recip::new(f);
+    for (e, &f) in enc.iter_mut().zip(freq.iter()) {
+        *e = EncSym {
+            freq: f,
+            cum: c,
+            xmax: u64::from(f) << (32 - PROB_BITS),
+            r: Recip::new(f),
+        };
         c += f;
     }
     let mut end = out.len();
@@ -552,21 +575,20 @@ fn encode_rans<I: DoubleEndedIterator<Item = u64> + Clone>(
     let mut i = m as usize;
     for u in res.rev() {
         i -= 1;
-        let (s, _) = symbol(u);
-        let f = *freq.get(s)?;
+        let e = *enc.get(symbol(u).0)?;
         let xs = x.get_mut(i % WAYS)?;
-        if u64::from(*xs) >= u64::from(f) << (32 - PROB_BITS) {
-            if end < floor + 2 {
-                return None;
-            }
-            end -= 2;
-            out.get_mut(end..end + 2)?
-                .copy_from_slice(&(*xs as u16).to_le_bytes());
-            *xs >>= 16;
+        // Renormalize without a branch: the low half goes below `end` either way and only
+        // counts when the state is too large.
+        if end < floor + 2 {
+            return None;
         }
-        let r = *rcp.get(s)?;
-        let qt = r.div(*xs);
-        *xs = (qt << PROB_BITS) + (*xs - qt * f) + *cum.get(s)?;
+        out.get_mut(end - 2..end)?
+            .copy_from_slice(&(*xs as u16).to_le_bytes());
+        let emit = u64::from(*xs) >= e.xmax;
+        end -= 2 * usize::from(emit);
+        *xs = select_unpredictable(emit, *xs >> 16, *xs);
+        let qt = e.r.div(*xs);
+        *xs = (qt << PROB_BITS) + (*xs - qt * e.freq) + e.cum;
     }
     for &xs in x.iter().rev() {
         if end < start + 4 {
@@ -744,24 +766,21 @@ fn decode_rans<O: Copy, const O2: bool>(
     let mut wp = 0usize;
     let mut bits = BitReader::new(extra);
     let mut q = Integ::<O2> { q: first, d: 0 };
-    let short = Error::Corrupt("entropy chunk: rANS stream ends early");
     let step = |xs: &mut u32, wp: &mut usize, bits: &mut BitReader<'_>| -> Result<u64, Error> {
         let e = table.get((*xs & (M - 1)) as usize).copied().unwrap_or(0);
         let f = (e & (M - 1)) + 1;
         let bias = (e >> PROB_BITS) & (M - 1);
         let s = (e >> 24) as usize;
         *xs = f.wrapping_mul(*xs >> PROB_BITS).wrapping_add(bias);
-        if *xs < RANS_L {
-            let w = words.get(*wp..*wp + 2).ok_or(short)?;
-            *xs = (*xs << 16)
-                | u32::from(u16::from_le_bytes([
-                    w.first().copied().unwrap_or(0),
-                    w.get(1).copied().unwrap_or(0),
-                ]));
-            *wp += 2;
-        }
+        // Renormalize without a branch; reading past the words gives zeros and leaves `wp`
+        // beyond them, which the end check rejects.
+        let w = u32::from(words.get(*wp).copied().unwrap_or(0))
+            | u32::from(words.get(*wp + 1).copied().unwrap_or(0)) << 8;
+        let need = *xs < RANS_L;
+        *xs = select_unpredictable(need, (*xs << 16) | w, *xs);
+        *wp += 2 * usize::from(need);
         let (base, eb) = BASES.get(s).copied().unwrap_or((0, 0));
-        Ok(if eb == 0 { base } else { base | bits.get(eb)? })
+        Ok(base | bits.get(eb)?)
     };
     let mut groups = out.chunks_exact_mut(WAYS);
     for g in &mut groups {
