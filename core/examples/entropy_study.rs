@@ -89,9 +89,9 @@ fn study<T: SzpFloat>(x: &[T], rel: f64) -> Result<Row, String> {
     let mut levels = vec![0i64; x.len()];
     entropy::levels_of(x, plan.quant_eb, &mut levels).map_err(|e| e.to_string())?;
     let nch = x.len().div_ceil(CHUNK);
-    let mut coded = vec![0u8; entropy::max_coded_len(CHUNK) * nch];
+    let mut coded = vec![0u8; entropy::encode_buffer_len(CHUNK) * nch];
     let mut lens = vec![0usize; nch];
-    let stride = entropy::max_coded_len(CHUNK);
+    let stride = entropy::encode_buffer_len(CHUNK);
     encode_all(&levels, &mut coded, &mut lens, stride)?;
     let enc_t = best(|| {
         encode_all(&levels, &mut coded, &mut lens, stride).expect("encode");

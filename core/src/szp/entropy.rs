@@ -350,6 +350,33 @@ fn normalize(count: &[u64; ALPHABET], total: u64, freq: &mut [u32; ALPHABET]) {
     }
 }
 
+/// Encodes residual `u` into state `xs`, a renormalization word going below `end` (never below
+/// `floor`).
+#[inline(always)]
+fn enc_step(
+    xs: &mut u32,
+    u: u64,
+    enc: &[EncSym; ALPHABET],
+    out: &mut [u8],
+    end: &mut usize,
+    floor: usize,
+) -> Option<()> {
+    let e = *enc.get(symbol(u).0)?;
+    // Renormalize without a branch: the low half goes below `end` either way and only counts
+    // when the state is too large.
+    if *end < floor + 2 {
+        return None;
+    }
+    out.get_mut(*end - 2..*end)?
+        .copy_from_slice(&(*xs as u16).to_le_bytes());
+    let emit = u64::from(*xs) >= e.xmax;
+    *end -= 2 * usize::from(emit);
+    *xs = select_unpredictable(emit, *xs >> 16, *xs);
+    let qt = e.r.div(*xs);
+    *xs = (qt << PROB_BITS) + (*xs - qt * e.freq) + e.cum;
+    Some(())
+}
+
 /// What the encoder needs of one symbol.
 #[derive(Clone, Copy, Default)]
 struct EncSym {
@@ -433,101 +460,127 @@ fn cost_q16(count: &[u64; ALPHABET], m: u64) -> u64 {
 }
 
 /// Encodes the levels of one chunk into `out`; returns the coded length (at most
-/// [`max_coded_len`]`(levels.len())`). [`Error::OutputTooSmall`] (nothing usable written) if
-/// `out` cannot hold it. The predictor (order-1 or order-2 Lorenzo) is the one whose residuals
-/// are estimated to code smaller.
+/// [`max_coded_len`]`(levels.len())`). An `out` of [`encode_buffer_len`]`(levels.len())`
+/// bytes always suffices; a shorter one may still (else [`Error::OutputTooSmall`], with
+/// `out` scratch). The predictor (order-1 or order-2 Lorenzo) is the one whose residuals, on
+/// a sample of every fourth, are estimated to code smaller.
 pub fn encode_chunk(levels: &[i64], out: &mut [u8]) -> Result<usize, Error> {
+    let n = levels.len();
+    if n == 0 {
+        return Ok(0);
+    }
+    let step = if n < 256 { 1 } else { 4 };
+    let mut count = [[0u64; ALPHABET]; 2];
+    let [c1, c2] = &mut count;
+    let mut m = 0u64;
+    for w in levels.windows(3).step_by(step) {
+        if let [a, b, c] = *w {
+            let d = c.wrapping_sub(b);
+            let u1 = zz(d);
+            let u2 = zz(d.wrapping_sub(b.wrapping_sub(a)));
+            if let Some(c) = c1.get_mut(symbol(u1).0) {
+                *c += 1;
+            }
+            if let Some(c) = c2.get_mut(symbol(u2).0) {
+                *c += 1;
+            }
+            m += 1;
+        }
+    }
+    if cost_q16(c2, m) < cost_q16(c1, m) {
+        encode_with::<true>(levels, out)
+    } else {
+        encode_with::<false>(levels, out)
+    }
+}
+
+/// Bytes the rANS form reserves before its extra bits while the table is not yet known: the
+/// symbol count, the longest table (4 + 12 bits for each of 135 frequencies) and a LEB128 length.
+const TABLE_RESERVE: usize = 1 + (ALPHABET - 1) * 16 / 8 + 10;
+
+/// The output length [`encode_chunk`] needs to be sure to succeed for `n` levels: the rANS
+/// form is written in place with room for the longest table.
+pub const fn encode_buffer_len(n: usize) -> usize {
+    max_coded_len(n).saturating_add(TABLE_RESERVE)
+}
+
+fn encode_with<const O2: bool>(levels: &[i64], out: &mut [u8]) -> Result<usize, Error> {
     let Some(&first) = levels.first() else {
         return Ok(0);
     };
     let m = levels.len() - 1;
-    let mut count = [[0u64; ALPHABET]; 2];
-    let mut any = [0u64; 2];
-    let [c1, c2] = &mut count;
-    for (u1, u2) in residuals::<false>(levels).zip(residuals::<true>(levels)) {
-        any[0] |= u1;
-        any[1] |= u2;
-        if let Some(c) = c1.get_mut(symbol(u1).0) {
-            *c += 1;
-        }
-        if let Some(c) = c2.get_mut(symbol(u2).0) {
-            *c += 1;
-        }
-    }
-    let o2 = cost_q16(c2, m as u64) < cost_q16(c1, m as u64);
-    let (count, any) = if o2 { (c2, any[1]) } else { (c1, any[0]) };
-    let pbits = if o2 { PRED_ORDER2 } else { PRED_ORDER1 };
-    let width = 64 - any.leading_zeros();
     let head = 1 + leb_len(zz(first));
-    let fixed_len = head + 1 + (m * width as usize).div_ceil(8);
-    let too_small = |needed| Error::OutputTooSmall { needed };
-    if m > 0 {
-        let r = if o2 {
-            encode_rans(
-                first,
-                residuals::<true>(levels),
-                count,
-                out,
-                head,
-                fixed_len,
-            )
-        } else {
-            encode_rans(
-                first,
-                residuals::<false>(levels),
-                count,
-                out,
-                head,
-                fixed_len,
-            )
-        };
-        if let Some(n) = r {
-            if let Some(b) = out.first_mut() {
-                *b = MODE_RANS | pbits;
+    // One pass: histogram, the OR of all residuals, and the extra bits, written where they
+    // would go after the longest table (moved down once the table is known).
+    let mut count = [0u64; ALPHABET];
+    let mut any = 0u64;
+    let provisional = head + TABLE_RESERVE;
+    let mut extra_end = None;
+    if let Some(tail) = out.get_mut(provisional..) {
+        let mut w = BitWriter::new(tail, 0);
+        let mut ok = true;
+        for u in residuals::<O2>(levels) {
+            any |= u;
+            let (s, e) = symbol(u);
+            if let Some(c) = count.get_mut(s) {
+                *c += 1;
             }
-            return Ok(n);
+            ok &= w.put(u & mask(e), e).is_some();
+        }
+        if ok {
+            extra_end = w.finish();
+        }
+    } else {
+        for u in residuals::<O2>(levels) {
+            any |= u;
+            if let Some(c) = count.get_mut(symbol(u).0) {
+                *c += 1;
+            }
         }
     }
-    if out.len() < fixed_len {
-        return Err(too_small(fixed_len));
+    let width = 64 - any.leading_zeros();
+    let fixed_len = head + 1 + (m * width as usize).div_ceil(8);
+    let pbits = if O2 { PRED_ORDER2 } else { PRED_ORDER1 };
+    if m > 0
+        && let Some(extra_len) = extra_end
+        && let Some(n) = encode_rans::<O2>(first, levels, &count, out, head, extra_len, fixed_len)
+    {
+        if let Some(b) = out.first_mut() {
+            *b = MODE_RANS | pbits;
+        }
+        return Ok(n);
     }
     // Fixed width.
-    let mut pos = put_leb(out, 1, zz(first)).ok_or(too_small(fixed_len))?;
+    let too_small = Error::OutputTooSmall { needed: fixed_len };
+    if out.len() < fixed_len {
+        return Err(too_small);
+    }
+    let mut pos = put_leb(out, 1, zz(first)).ok_or(too_small)?;
     if let Some(b) = out.first_mut() {
         *b = MODE_FIXED | pbits;
     }
-    *out.get_mut(pos).ok_or(too_small(fixed_len))? = width as u8;
+    *out.get_mut(pos).ok_or(too_small)? = width as u8;
     pos += 1;
     let mut w = BitWriter::new(out, pos);
-    let put = |w: &mut BitWriter<'_>, u| w.put(u, width).ok_or(too_small(fixed_len));
-    if o2 {
-        residuals::<true>(levels).try_for_each(|u| put(&mut w, u))?;
-    } else {
-        residuals::<false>(levels).try_for_each(|u| put(&mut w, u))?;
-    }
-    w.finish().ok_or(too_small(fixed_len))
+    residuals::<O2>(levels).try_for_each(|u| w.put(u, width).ok_or(too_small))?;
+    w.finish().ok_or(too_small)
 }
 
-/// The rANS form of the residuals `res` (after the header's first level), if it fits `out`
-/// and is shorter than `limit` bytes; the caller writes the mode byte.
-fn encode_rans<I: DoubleEndedIterator<Item = u64> + Clone>(
+/// The rANS form, its extra bits (`extra_len` bytes) already at `head + TABLE_RESERVE`, if it
+/// fits `out` and is shorter than `limit` bytes; the caller writes the mode byte.
+fn encode_rans<const O2: bool>(
     first: i64,
-    res: I,
+    levels: &[i64],
     count: &[u64; ALPHABET],
     out: &mut [u8],
     head: usize,
+    extra_len: usize,
     limit: usize,
 ) -> Option<usize> {
     let m: u64 = count.iter().sum();
     let mut freq = [0u32; ALPHABET];
     normalize(count, m, &mut freq);
     let syms = freq.iter().rposition(|&f| f > 0)? + 1;
-    let extra_bits: u64 = count
-        .iter()
-        .zip(BASES.iter())
-        .map(|(&c, &(_, e))| c * u64::from(e))
-        .sum();
-    let extra_len = extra_bits.div_ceil(8) as usize;
     // Header, symbol count, table.
     let mut pos = put_leb(out, 1, zz(first))?;
     debug_assert_eq!(pos, head);
@@ -545,16 +598,13 @@ fn encode_rans<I: DoubleEndedIterator<Item = u64> + Clone>(
     }
     pos = w.finish()?;
     pos = put_leb(out, pos, extra_len as u64)?;
-    // Extra bits, forward.
-    let mut w = BitWriter::new(out, pos);
-    for u in res.clone() {
-        let (_, e) = symbol(u);
-        if e > 0 {
-            w.put(u & mask(e), e)?;
-        }
+    let provisional = head + TABLE_RESERVE;
+    if pos > provisional || out.len() < provisional + extra_len {
+        return None;
     }
-    let start = w.finish()?;
-    if start != pos + extra_len || start + 4 * WAYS >= limit {
+    out.copy_within(provisional..provisional + extra_len, pos);
+    let start = pos + extra_len;
+    if start + 4 * WAYS >= limit {
         return None;
     }
     // rANS, backward from the end of `out`.
@@ -572,23 +622,20 @@ fn encode_rans<I: DoubleEndedIterator<Item = u64> + Clone>(
     let mut end = out.len();
     let floor = start + 4 * WAYS;
     let mut x = [RANS_L; WAYS];
-    let mut i = m as usize;
-    for u in res.rev() {
-        i -= 1;
-        let e = *enc.get(symbol(u).0)?;
-        let xs = x.get_mut(i % WAYS)?;
-        // Renormalize without a branch: the low half goes below `end` either way and only
-        // counts when the state is too large.
-        if end < floor + 2 {
-            return None;
-        }
-        out.get_mut(end - 2..end)?
-            .copy_from_slice(&(*xs as u16).to_le_bytes());
-        let emit = u64::from(*xs) >= e.xmax;
-        end -= 2 * usize::from(emit);
-        *xs = select_unpredictable(emit, *xs >> 16, *xs);
-        let qt = e.r.div(*xs);
-        *xs = (qt << PROB_BITS) + (*xs - qt * e.freq) + e.cum;
+    // Residual i goes to state i mod 4; the encoder runs backward, so the last m mod 4
+    // residuals come first, then whole groups (states 3, 2, 1, 0) with the states in
+    // registers.
+    let mut res = residuals::<O2>(levels).rev();
+    let tail = (m % WAYS as u64) as usize;
+    for xs in x.iter_mut().take(tail).rev() {
+        enc_step(xs, res.next()?, &enc, out, &mut end, floor)?;
+    }
+    let [x0, x1, x2, x3] = &mut x;
+    while let Some(u3) = res.next() {
+        enc_step(x3, u3, &enc, out, &mut end, floor)?;
+        enc_step(x2, res.next()?, &enc, out, &mut end, floor)?;
+        enc_step(x1, res.next()?, &enc, out, &mut end, floor)?;
+        enc_step(x0, res.next()?, &enc, out, &mut end, floor)?;
     }
     for &xs in x.iter().rev() {
         if end < start + 4 {
@@ -813,7 +860,7 @@ mod tests {
     use super::*;
 
     const N: usize = 4096;
-    const CAP: usize = max_coded_len(N);
+    const CAP: usize = encode_buffer_len(N);
 
     /// xorshift64*
     struct Rng(u64);
@@ -837,7 +884,7 @@ mod tests {
     /// [`round_trip`], and the mode byte.
     fn round_trip_mode(levels: &[i64]) -> (usize, u8) {
         let mut coded = [0u8; CAP];
-        let len = encode_chunk(levels, &mut coded).unwrap();
+        let len = encode_chunk(levels, &mut coded[..encode_buffer_len(levels.len())]).unwrap();
         assert!(len <= max_coded_len(levels.len()), "{len} > bound");
         let mut back = [0i64; N];
         decode_chunk(&coded[..len], &mut back[..levels.len()]).unwrap();
