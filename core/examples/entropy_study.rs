@@ -27,6 +27,8 @@ const RELS: [f64; 3] = [1e-2, 1e-3, 1e-4];
 struct Row {
     heads: f64,
     ent: f64,
+    ent1d: f64,
+    plane_chunks: usize,
     enc_gbs: f64,
     dec_gbs: f64,
     rans_chunks: usize,
@@ -48,6 +50,7 @@ fn best<F: FnMut()>(mut f: F) -> f64 {
 
 fn encode_all(
     levels: &[i64],
+    row: usize,
     coded: &mut [u8],
     lens: &mut [usize],
     stride: usize,
@@ -57,7 +60,7 @@ fn encode_all(
         .zip(coded.chunks_mut(stride))
         .zip(lens.iter_mut())
     {
-        *len = entropy::encode_chunk(q, out).map_err(|e| e.to_string())?;
+        *len = entropy::encode_chunk_rows(q, row, out).map_err(|e| e.to_string())?;
     }
     Ok(())
 }
@@ -75,7 +78,7 @@ fn decode_all<T: SzpFloat>(
     Ok(())
 }
 
-fn study<T: SzpFloat>(x: &[T], rel: f64) -> Result<Row, String> {
+fn study<T: SzpFloat>(x: &[T], row: usize, rel: f64) -> Result<Row, String> {
     let (lo, hi) = x.iter().fold((f64::MAX, f64::MIN), |(a, b), v| {
         (a.min(v.to_f64()), b.max(v.to_f64()))
     });
@@ -92,9 +95,11 @@ fn study<T: SzpFloat>(x: &[T], rel: f64) -> Result<Row, String> {
     let mut coded = vec![0u8; entropy::encode_buffer_len(CHUNK) * nch];
     let mut lens = vec![0usize; nch];
     let stride = entropy::encode_buffer_len(CHUNK);
-    encode_all(&levels, &mut coded, &mut lens, stride)?;
+    encode_all(&levels, 0, &mut coded, &mut lens, stride)?;
+    let ent1d_len = szp::HEADER_LEN + lens.iter().sum::<usize>() + 8 * nch;
+    encode_all(&levels, row, &mut coded, &mut lens, stride)?;
     let enc_t = best(|| {
-        encode_all(&levels, &mut coded, &mut lens, stride).expect("encode");
+        encode_all(&levels, row, &mut coded, &mut lens, stride).expect("encode");
         black_box(&coded);
     });
     let mut back = vec![T::default(); x.len()];
@@ -108,6 +113,11 @@ fn study<T: SzpFloat>(x: &[T], rel: f64) -> Result<Row, String> {
         decode_all(&coded, &lens, stride, plan.quant_eb, &mut back).expect("decode");
         black_box(&back);
     });
+    let plane_chunks = coded
+        .chunks(stride)
+        .zip(&lens)
+        .filter(|(c, l)| **l > 0 && c[0] & 0xf0 == entropy::PRED_PLANE)
+        .count();
     let rans_chunks = coded
         .chunks(stride)
         .zip(&lens)
@@ -117,6 +127,8 @@ fn study<T: SzpFloat>(x: &[T], rel: f64) -> Result<Row, String> {
     Ok(Row {
         heads: bytes as f64 / heads_len as f64,
         ent: bytes as f64 / ent_len as f64,
+        ent1d: bytes as f64 / ent1d_len as f64,
+        plane_chunks,
         enc_gbs: bytes as f64 / enc_t / 1e9,
         dec_gbs: bytes as f64 / dec_t / 1e9,
         rans_chunks,
@@ -175,10 +187,11 @@ fn main() {
         .unwrap_or_default();
     files.sort();
     println!(
-        "| field | rel | heads | entropy | SZ3 | entropy/SZ3 | rANS chunks | enc GB/s | dec GB/s |"
+        "| field | rel | heads | entropy 1-D | entropy rows | SZ3 | entropy rows/SZ3 | rANS / plane / chunks | enc GB/s | dec GB/s |"
     );
-    println!("|---|---|---|---|---|---|---|---|---|");
-    let mut per: Vec<(Vec<f64>, Vec<f64>, Vec<f64>, Vec<f64>, Vec<f64>)> =
+    println!("|---|---|---|---|---|---|---|---|---|---|");
+    #[allow(clippy::type_complexity)]
+    let mut per: Vec<(Vec<f64>, Vec<f64>, Vec<f64>, Vec<f64>, Vec<f64>, Vec<f64>)> =
         vec![Default::default(); RELS.len()];
     for p in files {
         let name = p
@@ -190,6 +203,19 @@ fn main() {
             continue;
         }
         let ext = p.extension().and_then(|s| s.to_str()).unwrap_or("");
+        // the fastest dimension: the last of `_D1xD2x…` (none for 1-D fields)
+        let dims: Vec<usize> = name
+            .rsplit('_')
+            .next()
+            .unwrap_or("")
+            .split('x')
+            .filter_map(|d| d.parse().ok())
+            .collect();
+        let row = if dims.len() >= 2 {
+            dims[dims.len() - 1]
+        } else {
+            0
+        };
         let Ok(raw) = std::fs::read(&p) else { continue };
         for (k, &rel) in RELS.iter().enumerate() {
             let r = match ext {
@@ -201,9 +227,9 @@ fn main() {
                         }
                         continue;
                     }
-                    study(&x, rel)
+                    study(&x, row, rel)
                 }
-                "f64" => study(&read(&raw, f64::from_le_bytes, 8), rel),
+                "f64" => study(&read(&raw, f64::from_le_bytes, 8), row, rel),
                 _ => continue,
             };
             let r = match r {
@@ -215,12 +241,14 @@ fn main() {
             };
             let s = sz3.get(&(name.clone(), format!("{rel:e}"))).copied();
             println!(
-                "| {name} | {rel:e} | {:.2} | {:.2} | {} | {} | {}/{} | {:.2} | {:.2} |",
+                "| {name} | {rel:e} | {:.2} | {:.2} | {:.2} | {} | {} | {}/{}/{} | {:.2} | {:.2} |",
                 r.heads,
+                r.ent1d,
                 r.ent,
                 s.map_or("-".into(), |s| format!("{s:.2}")),
                 s.map_or("-".into(), |s| format!("{:.2}", r.ent / s)),
                 r.rans_chunks,
+                r.plane_chunks,
                 r.chunks,
                 r.enc_gbs,
                 r.dec_gbs
@@ -228,6 +256,7 @@ fn main() {
             let g = &mut per[k];
             g.0.push(r.heads);
             g.1.push(r.ent);
+            g.5.push(r.ent1d);
             if let Some(s) = s {
                 g.2.push(s);
             }
@@ -237,9 +266,9 @@ fn main() {
     }
     println!();
     println!(
-        "| rel | fields | heads geomean | entropy geomean | SZ3 geomean | entropy/SZ3 | enc GB/s geomean | dec GB/s geomean |"
+        "| rel | fields | heads geomean | entropy 1-D geomean | entropy rows geomean | SZ3 geomean | entropy rows/SZ3 | enc GB/s geomean | dec GB/s geomean |"
     );
-    println!("|---|---|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|---|---|");
     for (k, rel) in RELS.iter().enumerate() {
         let g = &per[k];
         if g.1.is_empty() {
@@ -251,9 +280,10 @@ fn main() {
             f64::NAN
         };
         println!(
-            "| {rel:e} | {} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} |",
+            "| {rel:e} | {} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} |",
             g.1.len(),
             geomean(&g.0),
+            geomean(&g.5),
             geomean(&g.1),
             s,
             geomean(&g.1) / s,

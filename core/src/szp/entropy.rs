@@ -72,6 +72,8 @@ pub const MODE_FIXED: u8 = 1;
 pub const PRED_ORDER1: u8 = 0x00;
 /// Predictor bits of the mode byte: order-2 Lorenzo.
 pub const PRED_ORDER2: u8 = 0x10;
+/// Predictor bits of the mode byte: 2-D Lorenzo within the chunk (row length in the header).
+pub const PRED_PLANE: u8 = 0x20;
 
 /// The largest coded size of a chunk of `n` levels: mode byte, a 10-byte first level, a width
 /// byte and 8 bytes a residual (`12 + 8n`, saturating).
@@ -433,6 +435,88 @@ fn residuals<const O2: bool>(levels: &[i64]) -> impl DoubleEndedIterator<Item = 
         }))
 }
 
+/// Ring of recent levels the plane decoder keeps (power of two).
+const RING: usize = 8192;
+/// The longest row the plane predictor takes (the ring holds a row and two levels).
+pub const MAX_PLANE_ROW: usize = RING - 2;
+
+/// An encoder-side predictor: its residuals, mode bits and header parameter.
+trait Predict: Copy {
+    /// Bits 4..=7 of the mode byte.
+    const BITS: u8;
+    /// The zigzagged residuals `u₁ … u_{n−1}`.
+    fn res(self, levels: &[i64]) -> impl DoubleEndedIterator<Item = u64> + Clone + '_;
+    /// A number written after the first level (the plane's row length).
+    fn param(self) -> Option<u64> {
+        None
+    }
+}
+
+#[derive(Clone, Copy)]
+struct Order1;
+#[derive(Clone, Copy)]
+struct Order2;
+/// 2-D Lorenzo within the chunk: `qᵢ − qᵢ₋₁ − qᵢ₋ᵣ + qᵢ₋ᵣ₋₁` for `i > r` (`r` the row
+/// length), order 1 for `i ≤ r`.
+#[derive(Clone, Copy)]
+struct Plane {
+    row: usize,
+}
+
+impl Predict for Order1 {
+    const BITS: u8 = PRED_ORDER1;
+    fn res(self, levels: &[i64]) -> impl DoubleEndedIterator<Item = u64> + Clone + '_ {
+        residuals::<false>(levels)
+    }
+}
+
+impl Predict for Order2 {
+    const BITS: u8 = PRED_ORDER2;
+    fn res(self, levels: &[i64]) -> impl DoubleEndedIterator<Item = u64> + Clone + '_ {
+        residuals::<true>(levels)
+    }
+}
+
+impl Predict for Plane {
+    const BITS: u8 = PRED_PLANE;
+    fn res(self, levels: &[i64]) -> impl DoubleEndedIterator<Item = u64> + Clone + '_ {
+        let (n, r) = (levels.len(), self.row);
+        let head = residuals::<false>(levels.get(..(r + 1).min(n)).unwrap_or(&[]));
+        let (q, w, up, nw) = if n > r + 1 {
+            (
+                levels.get(r + 1..).unwrap_or(&[]),
+                levels.get(r..n - 1).unwrap_or(&[]),
+                levels.get(1..n - r).unwrap_or(&[]),
+                levels.get(..n - r - 1).unwrap_or(&[]),
+            )
+        } else {
+            (&[][..], &[][..], &[][..], &[][..])
+        };
+        head.chain(
+            q.iter()
+                .zip(w)
+                .zip(up)
+                .zip(nw)
+                .map(|(((&q, &w), &up), &nw)| {
+                    zz(q.wrapping_sub(w).wrapping_sub(up).wrapping_add(nw))
+                }),
+        )
+    }
+    fn param(self) -> Option<u64> {
+        Some(self.row as u64)
+    }
+}
+
+/// Writes the mode byte's placeholder, the first level and the predictor's parameter; the
+/// position after them.
+fn put_head<P: Predict>(out: &mut [u8], first: i64, p: P) -> Option<usize> {
+    let pos = put_leb(out, 1, zz(first))?;
+    match p.param() {
+        Some(v) => put_leb(out, pos, v),
+        None => Some(pos),
+    }
+}
+
 /// `log2(x)` in 16.16 fixed point, the mantissa interpolated linearly (within 0.09 bits; a
 /// cost estimate only).
 fn log2_q16(x: u64) -> u64 {
@@ -465,13 +549,21 @@ fn cost_q16(count: &[u64; ALPHABET], m: u64) -> u64 {
 /// `out` scratch). The predictor (order-1 or order-2 Lorenzo) is the one whose residuals, on
 /// a sample of every fourth, are estimated to code smaller.
 pub fn encode_chunk(levels: &[i64], out: &mut [u8]) -> Result<usize, Error> {
+    encode_chunk_rows(levels, 0, out)
+}
+
+/// [`encode_chunk`] for a field stored in rows of `row` values (its fastest dimension; the
+/// chunk need not start a row): the 2-D Lorenzo predictor within the chunk is a third
+/// candidate when `2 ≤ row ≤ `[`MAX_PLANE_ROW`] and the chunk holds more than two rows. `row = 0`
+/// is [`encode_chunk`]. The decoder needs nothing more: the row length is in the chunk.
+pub fn encode_chunk_rows(levels: &[i64], row: usize, out: &mut [u8]) -> Result<usize, Error> {
     let n = levels.len();
     if n == 0 {
         return Ok(0);
     }
     let step = if n < 256 { 1 } else { 4 };
-    let mut count = [[0u64; ALPHABET]; 2];
-    let [c1, c2] = &mut count;
+    let mut count = [[0u64; ALPHABET]; 3];
+    let [c1, c2, c3] = &mut count;
     let mut m = 0u64;
     for w in levels.windows(3).step_by(step) {
         if let [a, b, c] = *w {
@@ -487,10 +579,36 @@ pub fn encode_chunk(levels: &[i64], out: &mut [u8]) -> Result<usize, Error> {
             m += 1;
         }
     }
-    if cost_q16(c2, m) < cost_q16(c1, m) {
-        encode_with::<true>(levels, out)
+    let (k1, k2) = (cost_q16(c1, m), cost_q16(c2, m));
+    if (2..=MAX_PLANE_ROW).contains(&row) && n > 2 * row + 2 {
+        // Plane residuals of every fourth value past the first row; the first row costs
+        // what order 1 does.
+        let mut mp = 0u64;
+        for w in levels.windows(row + 2).step_by(step) {
+            if let (Some(&nw), Some(&up), Some(&wv), Some(&q)) =
+                (w.first(), w.get(1), w.get(row), w.get(row + 1))
+            {
+                let u = zz(q.wrapping_sub(wv).wrapping_sub(up).wrapping_add(nw));
+                if let Some(c) = c3.get_mut(symbol(u).0) {
+                    *c += 1;
+                }
+                mp += 1;
+            }
+        }
+        let total = (n - 1) as u64;
+        let per = |k: u64, m: u64| u128::from(k) * u128::from(total) / u128::from(m.max(1));
+        let kp = u128::from(k1) * row as u128 / u128::from(m.max(1))
+            + u128::from(cost_q16(c3, mp)) * u128::from(total - row as u64) / u128::from(mp.max(1));
+        // Only a clear win: the estimate ignores the first row's own statistics and the
+        // sampled table's cost (measured on the shared fields: ties cost ratio).
+        if kp < per(k1, m).min(per(k2, m)) / 32 * 31 {
+            return encode_with(levels, Plane { row }, out);
+        }
+    }
+    if k2 < k1 {
+        encode_with(levels, Order2, out)
     } else {
-        encode_with::<false>(levels, out)
+        encode_with(levels, Order1, out)
     }
 }
 
@@ -504,12 +622,12 @@ pub const fn encode_buffer_len(n: usize) -> usize {
     max_coded_len(n).saturating_add(TABLE_RESERVE)
 }
 
-fn encode_with<const O2: bool>(levels: &[i64], out: &mut [u8]) -> Result<usize, Error> {
+fn encode_with<P: Predict>(levels: &[i64], p: P, out: &mut [u8]) -> Result<usize, Error> {
     let Some(&first) = levels.first() else {
         return Ok(0);
     };
     let m = levels.len() - 1;
-    let head = 1 + leb_len(zz(first));
+    let head = 1 + leb_len(zz(first)) + p.param().map_or(0, leb_len);
     // One pass: histogram, the OR of all residuals, and the extra bits, written where they
     // would go after the longest table (moved down once the table is known).
     let mut count = [0u64; ALPHABET];
@@ -519,7 +637,7 @@ fn encode_with<const O2: bool>(levels: &[i64], out: &mut [u8]) -> Result<usize, 
     if let Some(tail) = out.get_mut(provisional..) {
         let mut w = BitWriter::new(tail, 0);
         let mut ok = true;
-        for u in residuals::<O2>(levels) {
+        for u in p.res(levels) {
             any |= u;
             let (s, e) = symbol(u);
             if let Some(c) = count.get_mut(s) {
@@ -531,7 +649,7 @@ fn encode_with<const O2: bool>(levels: &[i64], out: &mut [u8]) -> Result<usize, 
             extra_end = w.finish();
         }
     } else {
-        for u in residuals::<O2>(levels) {
+        for u in p.res(levels) {
             any |= u;
             if let Some(c) = count.get_mut(symbol(u).0) {
                 *c += 1;
@@ -540,10 +658,10 @@ fn encode_with<const O2: bool>(levels: &[i64], out: &mut [u8]) -> Result<usize, 
     }
     let width = 64 - any.leading_zeros();
     let fixed_len = head + 1 + (m * width as usize).div_ceil(8);
-    let pbits = if O2 { PRED_ORDER2 } else { PRED_ORDER1 };
+    let pbits = P::BITS;
     if m > 0
         && let Some(extra_len) = extra_end
-        && let Some(n) = encode_rans::<O2>(first, levels, &count, out, head, extra_len, fixed_len)
+        && let Some(n) = encode_rans(first, levels, p, &count, out, head, extra_len, fixed_len)
     {
         if let Some(b) = out.first_mut() {
             *b = MODE_RANS | pbits;
@@ -555,22 +673,25 @@ fn encode_with<const O2: bool>(levels: &[i64], out: &mut [u8]) -> Result<usize, 
     if out.len() < fixed_len {
         return Err(too_small);
     }
-    let mut pos = put_leb(out, 1, zz(first)).ok_or(too_small)?;
+    let mut pos = put_head(out, first, p).ok_or(too_small)?;
     if let Some(b) = out.first_mut() {
         *b = MODE_FIXED | pbits;
     }
     *out.get_mut(pos).ok_or(too_small)? = width as u8;
     pos += 1;
     let mut w = BitWriter::new(out, pos);
-    residuals::<O2>(levels).try_for_each(|u| w.put(u, width).ok_or(too_small))?;
+    p.res(levels)
+        .try_for_each(|u| w.put(u, width).ok_or(too_small))?;
     w.finish().ok_or(too_small)
 }
 
 /// The rANS form, its extra bits (`extra_len` bytes) already at `head + TABLE_RESERVE`, if it
 /// fits `out` and is shorter than `limit` bytes; the caller writes the mode byte.
-fn encode_rans<const O2: bool>(
+#[allow(clippy::too_many_arguments)]
+fn encode_rans<P: Predict>(
     first: i64,
     levels: &[i64],
+    p: P,
     count: &[u64; ALPHABET],
     out: &mut [u8],
     head: usize,
@@ -582,7 +703,7 @@ fn encode_rans<const O2: bool>(
     normalize(count, m, &mut freq);
     let syms = freq.iter().rposition(|&f| f > 0)? + 1;
     // Header, symbol count, table.
-    let mut pos = put_leb(out, 1, zz(first))?;
+    let mut pos = put_head(out, first, p)?;
     debug_assert_eq!(pos, head);
     *out.get_mut(pos)? = syms as u8;
     pos += 1;
@@ -625,7 +746,7 @@ fn encode_rans<const O2: bool>(
     // Residual i goes to state i mod 4; the encoder runs backward, so the last m mod 4
     // residuals come first, then whole groups (states 3, 2, 1, 0) with the states in
     // registers.
-    let mut res = residuals::<O2>(levels).rev();
+    let mut res = p.res(levels).rev();
     let tail = (m % WAYS as u64) as usize;
     for xs in x.iter_mut().take(tail).rev() {
         enc_step(xs, res.next()?, &enc, out, &mut end, floor)?;
@@ -683,38 +804,103 @@ fn decode_into<O: Copy>(coded: &[u8], out: &mut [O], conv: impl Fn(i64) -> O) ->
     let first = unzz(zf);
     *o0 = conv(first);
     match (mode & 0x0f, mode & 0xf0) {
-        (c, PRED_ORDER1) => decode_coded::<O, false>(c, coded, pos, first, orest, conv),
-        (c, PRED_ORDER2) => decode_coded::<O, true>(c, coded, pos, first, orest, conv),
+        (c, PRED_ORDER1) => decode_coded(c, coded, pos, &mut Int1 { q: first }, orest, conv),
+        (c, PRED_ORDER2) => decode_coded(c, coded, pos, &mut Int2 { q: first, d: 0 }, orest, conv),
+        (c, PRED_PLANE) => decode_plane(c, coded, pos, first, orest, conv),
         _ => Err(Error::Corrupt("entropy chunk: unknown predictor")),
     }
 }
 
-/// The running level of a predictor: order 1 adds the residual to the level, order 2 to the
-/// delta, the delta to the level.
-#[derive(Clone, Copy)]
-struct Integ<const O2: bool> {
+/// The decoder side of a predictor: the next level from the next residual.
+trait Integrate {
+    fn push(&mut self, u: u64) -> i64;
+}
+
+/// Order 1: the residual adds to the level.
+struct Int1 {
+    q: i64,
+}
+
+/// Order 2: the residual adds to the delta, the delta to the level.
+struct Int2 {
     q: i64,
     d: i64,
 }
 
-impl<const O2: bool> Integ<O2> {
+/// The plane predictor over a ring of the last levels.
+struct IntPlane {
+    ring: [i64; RING],
+    j: usize,
+    row: usize,
+}
+
+impl Integrate for Int1 {
     #[inline(always)]
     fn push(&mut self, u: u64) -> i64 {
-        if O2 {
-            self.d = self.d.wrapping_add(unzz(u));
-            self.q = self.q.wrapping_add(self.d);
-        } else {
-            self.q = self.q.wrapping_add(unzz(u));
-        }
+        self.q = self.q.wrapping_add(unzz(u));
         self.q
     }
 }
 
-fn decode_coded<O: Copy, const O2: bool>(
+impl Integrate for Int2 {
+    #[inline(always)]
+    fn push(&mut self, u: u64) -> i64 {
+        self.d = self.d.wrapping_add(unzz(u));
+        self.q = self.q.wrapping_add(self.d);
+        self.q
+    }
+}
+
+impl Integrate for IntPlane {
+    #[inline(always)]
+    fn push(&mut self, u: u64) -> i64 {
+        const MASK: usize = RING - 1;
+        self.j += 1;
+        let j = self.j;
+        let at = |k: usize| self.ring.get(k & MASK).copied().unwrap_or(0);
+        let w = at(j - 1);
+        let pred = if j > self.row {
+            w.wrapping_add(at(j - self.row))
+                .wrapping_sub(at(j - self.row - 1))
+        } else {
+            w
+        };
+        let q = pred.wrapping_add(unzz(u));
+        if let Some(r) = self.ring.get_mut(j & MASK) {
+            *r = q;
+        }
+        q
+    }
+}
+
+/// Decodes a plane-predicted chunk (the ring lives only in this frame).
+#[inline(never)]
+fn decode_plane<O: Copy>(
+    coding: u8,
+    coded: &[u8],
+    pos: usize,
+    first: i64,
+    orest: &mut [O],
+    conv: impl Fn(i64) -> O,
+) -> Result<(), Error> {
+    let (row, pos) = get_leb(coded, pos)?;
+    let row = usize::try_from(row)
+        .ok()
+        .filter(|r| (2..=MAX_PLANE_ROW).contains(r))
+        .ok_or(Error::Corrupt("entropy chunk: plane row length"))?;
+    let mut ring = [0i64; RING];
+    if let Some(r) = ring.first_mut() {
+        *r = first;
+    }
+    let mut q = IntPlane { ring, j: 0, row };
+    decode_coded(coding, coded, pos, &mut q, orest, conv)
+}
+
+fn decode_coded<O: Copy, I: Integrate>(
     coding: u8,
     coded: &[u8],
     mut pos: usize,
-    first: i64,
+    q: &mut I,
     orest: &mut [O],
     conv: impl Fn(i64) -> O,
 ) -> Result<(), Error> {
@@ -730,7 +916,6 @@ fn decode_coded<O: Copy, const O2: bool>(
                 return Err(Error::Corrupt("entropy chunk: fixed-width length"));
             }
             let mut r = BitReader::new(body);
-            let mut q = Integ::<O2> { q: first, d: 0 };
             for o in orest.iter_mut() {
                 *o = conv(q.push(r.get(width)?));
             }
@@ -739,15 +924,15 @@ fn decode_coded<O: Copy, const O2: bool>(
             }
             Ok(())
         }
-        MODE_RANS => decode_rans::<O, O2>(coded, pos, first, orest, conv),
+        MODE_RANS => decode_rans(coded, pos, q, orest, conv),
         _ => Err(Error::Corrupt("entropy chunk: unknown mode")),
     }
 }
 
-fn decode_rans<O: Copy, const O2: bool>(
+fn decode_rans<O: Copy, I: Integrate>(
     coded: &[u8],
     mut pos: usize,
-    first: i64,
+    q: &mut I,
     out: &mut [O],
     conv: impl Fn(i64) -> O,
 ) -> Result<(), Error> {
@@ -812,7 +997,6 @@ fn decode_rans<O: Copy, const O2: bool>(
     }
     let mut wp = 0usize;
     let mut bits = BitReader::new(extra);
-    let mut q = Integ::<O2> { q: first, d: 0 };
     let step = |xs: &mut u32, wp: &mut usize, bits: &mut BitReader<'_>| -> Result<u64, Error> {
         let e = table.get((*xs & (M - 1)) as usize).copied().unwrap_or(0);
         let f = (e & (M - 1)) + 1;
@@ -883,8 +1067,14 @@ mod tests {
 
     /// [`round_trip`], and the mode byte.
     fn round_trip_mode(levels: &[i64]) -> (usize, u8) {
+        round_trip_rows(levels, 0)
+    }
+
+    /// [`round_trip_mode`] with rows of `row` levels.
+    fn round_trip_rows(levels: &[i64], row: usize) -> (usize, u8) {
         let mut coded = [0u8; CAP];
-        let len = encode_chunk(levels, &mut coded[..encode_buffer_len(levels.len())]).unwrap();
+        let buf = &mut coded[..encode_buffer_len(levels.len())];
+        let len = encode_chunk_rows(levels, row, buf).unwrap();
         assert!(len <= max_coded_len(levels.len()), "{len} > bound");
         let mut back = [0i64; N];
         decode_chunk(&coded[..len], &mut back[..levels.len()]).unwrap();
@@ -919,6 +1109,9 @@ mod tests {
                 *x = i as i64 + if i > n / 2 { (1 << 62) - 5 } else { 0 };
             }
             round_trip(&q[..n]);
+            for row in [2, 3, 5, 64] {
+                round_trip_rows(&q[..n], row);
+            }
         }
     }
 
@@ -927,7 +1120,7 @@ mod tests {
         let mut rng = Rng(0x1234_5678_9ABC_DEF1);
         let mut q = [0i64; N];
         let mut modes = [0usize; 256];
-        for case in 0..400 {
+        for case in 0..600 {
             let n = match case % 4 {
                 0 => rng.below(20) as usize,
                 1 => rng.below(N as u64 + 1) as usize,
@@ -957,16 +1150,24 @@ mod tests {
                     *x = s;
                 }
             }
-            let (len, mode) = round_trip_mode(&q[..n]);
+            // rows: none, degenerate, typical, longer than the chunk, beyond the ring
+            let row = [0, 1, 2, 3, 7, 64, 100, 1000, n, N + 5, MAX_PLANE_ROW + 1][case % 11];
+            if case % 5 == 1 {
+                // a 2-D field: rows that repeat with a slow drift, where the plane predicts
+                for i in row.max(1)..n {
+                    q[i] = q[i - row.max(1)].wrapping_add((rng.below(3) as i64) - 1);
+                }
+            }
+            let (len, mode) = round_trip_rows(&q[..n], row);
             if len > 0 {
                 modes[usize::from(mode)] += 1;
             }
         }
         // every coding and predictor was exercised
         for m in [MODE_RANS, MODE_FIXED] {
-            for p in [PRED_ORDER1, PRED_ORDER2] {
+            for p in [PRED_ORDER1, PRED_ORDER2, PRED_PLANE] {
                 assert!(
-                    modes[usize::from(m | p)] > 5,
+                    modes[usize::from(m | p)] > 2,
                     "mode {:#x}: {}",
                     m | p,
                     modes[usize::from(m | p)]
@@ -996,6 +1197,34 @@ mod tests {
             len as f64 * 8.0 / N as f64
         );
         round_trip(&q);
+    }
+
+    #[test]
+    fn plane_predictor_wins_on_a_smooth_two_d_field() {
+        // q = a(i) + b(j) on 64-wide rows: the plane residual is 0 everywhere past the first
+        // row, order 1 and 2 see the row profile.
+        let mut rng = Rng(21);
+        let mut row_profile = [0i64; 64];
+        let mut acc = 0i64;
+        for v in row_profile.iter_mut() {
+            acc += rng.below(41) as i64 - 20;
+            *v = acc;
+        }
+        let mut q = [0i64; N];
+        for (k, x) in q.iter_mut().enumerate() {
+            *x = row_profile[k % 64] + 3 * (k / 64) as i64;
+        }
+        let (len2d, mode) = round_trip_rows(&q, 64);
+        assert_eq!(mode & 0xf0, PRED_PLANE);
+        let (len1d, mode) = round_trip_mode(&q);
+        assert_ne!(mode & 0xf0, PRED_PLANE);
+        assert!(len2d * 4 < len1d, "{len2d} vs {len1d}");
+        // the decoder learns the row length from the chunk
+        let mut coded = [0u8; CAP];
+        let len = encode_chunk_rows(&q, 64, &mut coded).unwrap();
+        let mut v = [0f64; N];
+        decode_chunk_values(&coded[..len], 0.5, &mut v).unwrap();
+        assert!(v.iter().zip(&q).all(|(a, &b)| *a == b as f64));
     }
 
     #[test]
@@ -1052,9 +1281,25 @@ mod tests {
             };
             *x = acc;
         }
+        damage(&q, 0);
+        // rows of 16 that repeat with small changes and jumps: the plane predictor
+        for i in 16..257 {
+            q[i] = q[i - 16]
+                + if rng.below(10) == 0 {
+                    rng.below(1 << 20) as i64
+                } else {
+                    rng.below(3) as i64 - 1
+                };
+        }
+        damage(&q, 16);
+    }
+
+    fn damage(q: &[i64; 257], row: usize) {
+        let q = *q;
         let mut coded = [0u8; 4000];
-        let len = encode_chunk(&q, &mut coded).unwrap();
-        assert_eq!(coded[0], MODE_RANS);
+        let len = encode_chunk_rows(&q, row, &mut coded).unwrap();
+        assert_eq!(coded[0] & 0x0f, MODE_RANS);
+        assert_eq!(coded[0] & 0xf0 == PRED_PLANE, row > 0);
         let mut back = [0i64; 257];
         let mut detected = 0;
         for i in 0..len {
