@@ -7,7 +7,7 @@
 //!
 //! For each field and ABS bound `rel × (max − min)`, rel in 1e-2, 1e-3, 1e-4: the strict SZp
 //! plan of `Config::abs(bound).with_layout(Layout::Heads)` (its `quant_eb`), the levels
-//! `entropy::levels_of`, and each 16384-value chunk coded by `entropy::encode_chunk`. The
+//! `entropy::levels_checked` (with the strict check of the SZp kernels), and each 16384-value chunk coded by `entropy::encode_chunk`. The
 //! entropy layout's size counts the 52-byte header and, per chunk, a 4-byte coded length and a
 //! 4-byte CRC. Every chunk is decoded back to values and every element checked against the
 //! bound. Speeds are best of 5, single thread: encode = levels → bytes (the quantizer pass is
@@ -90,7 +90,7 @@ fn study<T: SzpFloat>(x: &[T], row: usize, rel: f64) -> Result<Row, String> {
     let bytes = size_of_val(x);
 
     let mut levels = vec![0i64; x.len()];
-    entropy::levels_of(x, plan.quant_eb, &mut levels).map_err(|e| e.to_string())?;
+    entropy::levels_checked(x, &plan, 0, &mut levels).map_err(|e| e.to_string())?;
     let nch = x.len().div_ceil(CHUNK);
     let mut coded = vec![0u8; entropy::encode_buffer_len(CHUNK) * nch];
     let mut lens = vec![0usize; nch];

@@ -2,9 +2,13 @@
 //! entropy-coded block layout: ratio at high speed).
 //!
 //! A chunk of `n` levels `q₀ … q_{n−1}` (the levels the SZp quantizer gives,
-//! [`levels_of`]) is coded as its first level and the `m = n − 1` zigzagged 1-D Lorenzo
-//! residuals `uᵢ = zigzag(qᵢ − qᵢ₋₁)` (wrapping `i64` arithmetic, so every `i64` sequence
-//! round-trips). Each residual maps to a symbol of a 136-letter alphabet: `u < 16` is its own
+//! [`levels_of`] / [`levels_checked`]) is coded as its first level and the `m = n − 1`
+//! zigzagged residuals `uᵢ = zigzag(qᵢ − predᵢ)` of one of three Lorenzo predictors, chosen per
+//! chunk by estimated size: order 1 (`predᵢ = qᵢ₋₁`), order 2 (`predᵢ = 2qᵢ₋₁ − qᵢ₋₂`, with
+//! `q₋₁ = q₀`) or, when the caller gives the field's row length `r`
+//! ([`encode_chunk_rows`]), the 2-D plane within the chunk (`predᵢ = qᵢ₋₁ + qᵢ₋ᵣ − qᵢ₋ᵣ₋₁`
+//! for `i > r`, `qᵢ₋₁` for `i ≤ r`). All arithmetic wraps in `i64`, so every `i64` sequence
+//! round-trips. Each residual maps to a symbol of a 136-letter alphabet: `u < 16` is its own
 //! symbol; a larger `u` of bit length `k` (5..=64) is symbol `16 + 2(k − 5) + b`, `b` the bit
 //! below its leading one, followed by its `k − 2` low bits as raw *extra bits* (the zstd
 //! scheme). Symbols are coded by a 4-way interleaved rANS (32-bit states, 16-bit
@@ -18,18 +22,19 @@
 //!
 //! | bytes | content |
 //! |---|---|
-//! | 1 | mode: 0 = rANS, 1 = fixed width |
+//! | 1 | mode: bits 0..=3 the coding (0 = rANS, 1 = fixed width), bits 4..=7 the predictor (0 = order 1, 1 = order 2, 2 = plane); other values are [`Error::Corrupt`] |
 //! | 1..=10 | `zigzag(q₀)` as LEB128 (7 bits a byte, low first, high bit = more) |
+//! | 1..=10 | plane only: the row length `r` as LEB128, 2..=[`MAX_PLANE_ROW`] |
 //!
-//! Mode 1 (fixed width): one byte `w` (0..=64), then the `m` residuals `uᵢ` at `w` bits each,
+//! Fixed width: one byte `w` (0..=64), then the `m` residuals `uᵢ` at `w` bits each,
 //! LSB-first, `ceil(m·w / 8)` bytes, pad bits zero; `w` is the bit length of the largest `uᵢ`.
 //!
-//! Mode 0 (rANS), `M = 2¹²`:
+//! rANS, `M = 2¹²`:
 //! 1. one byte `S` (1..=136): the symbols are `0..S`, `S − 1` the largest that occurs;
 //! 2. the frequencies of symbols `0..S−1` as an LSB-first bit string: per symbol a 4-bit
-//!    length `ℓ` (0 for frequency 0), then, if `ℓ > 0`, the `ℓ − 1` bits of the frequency
-//!    below its leading one; padded with zero bits to a byte. The last symbol's frequency is
-//!    `M` minus the others' sum, and must be at least 1;
+//!    length `ℓ` (0 for frequency 0, else 1..=13), then, if `ℓ > 0`, the `ℓ − 1` bits of the
+//!    frequency below its leading one; padded with zero bits to a byte. The last symbol's
+//!    frequency is `M` minus the others' sum, and must be at least 1;
 //! 3. LEB128 `E`, then `E` bytes of extra bits: for `i = 1 … m`, the extra bits of the symbol
 //!    of `uᵢ` (if any), LSB-first, padded with zero bits (`E = ceil(total / 8)`);
 //! 4. the rANS stream to the end of the chunk: four `u32` LE initial states `x₀ … x₃`, then
@@ -40,11 +45,16 @@
 //!    `x_j ← x_j·2¹⁶ + w`. After the last residual every word is consumed and every state is
 //!    `2¹⁶` (anything else is [`Error::Corrupt`]).
 //!
+//! The encoder's choices (predictor, rANS or fixed width, the normalization of the table)
+//! are not part of the format: any chunk that follows these rules decodes.
+//!
 //! # Resources
 //!
-//! No allocation, no panics on any input. The encoder keeps a 1 KiB histogram and the coding
-//! tables on the stack; the decoder a 16 KiB slot table (`M` entries of 4 bytes). The coded
-//! size never exceeds [`max_coded_len`]`(n)`.
+//! No allocation, no panics on any input. The encoder keeps its histograms and coding tables
+//! on the stack (about 10 KiB); the decoder a 16 KiB slot table (`M` entries of 4 bytes) and,
+//! for plane chunks, a 64 KiB ring of levels. The coded size never exceeds
+//! [`max_coded_len`]`(n)`; the encoder wants [`encode_buffer_len`]`(n)` bytes to be sure to
+//! succeed (it writes the extra bits before the table is known).
 
 use super::Error;
 use super::blocks::{quantize, reconstruct};
@@ -101,6 +111,30 @@ pub fn levels_of<T: SzpFloat>(
     Ok(())
 }
 
+/// [`levels_of`] with the strict check of a plan: each reconstruction must be within
+/// `plan.bound` of its value (when `plan.strict`), else [`Error::BoundViolated`] at
+/// `first_index + i`, the element's index in the field. Returns nothing else: `levels` holds
+/// the levels of `values`.
+pub fn levels_checked<T: SzpFloat>(
+    values: &[T],
+    plan: &super::Plan,
+    first_index: usize,
+    levels: &mut [i64],
+) -> Result<(), Error> {
+    levels_of(values, plan.quant_eb, levels)?;
+    if plan.strict {
+        for (i, (&x, &q)) in values.iter().zip(levels.iter()).enumerate() {
+            let err = (x.to_f64() - reconstruct::<T>(q, plan.quant_eb).to_f64()).abs();
+            if err.is_nan() || err > plan.bound {
+                return Err(Error::BoundViolated {
+                    index: first_index + i,
+                });
+            }
+        }
+    }
+    Ok(())
+}
+
 #[inline(always)]
 fn zz(d: i64) -> u64 {
     ((d << 1) ^ (d >> 63)) as u64
@@ -137,6 +171,8 @@ const fn sym_base(s: usize) -> (u64, u32) {
     }
 }
 
+// Evaluated at compile time: an index out of range would fail the build, not panic.
+#[allow(clippy::indexing_slicing)]
 const BASES: [(u64, u32); ALPHABET] = {
     let mut t = [(0u64, 0u32); ALPHABET];
     let mut s = 0;
@@ -539,7 +575,7 @@ fn cost_q16(count: &[u64; ALPHABET], m: u64) -> u64 {
     count
         .iter()
         .zip(BASES.iter())
-        .map(|(&c, &(_, e))| c * (lm - log2_q16(c).min(lm)) + (c * u64::from(e) << 16))
+        .map(|(&c, &(_, e))| c * (lm - log2_q16(c).min(lm)) + ((c * u64::from(e)) << 16))
         .sum()
 }
 
@@ -657,7 +693,7 @@ fn encode_with<P: Predict>(levels: &[i64], p: P, out: &mut [u8]) -> Result<usize
         }
     }
     let width = 64 - any.leading_zeros();
-    let fixed_len = head + 1 + (m * width as usize).div_ceil(8);
+    let fixed_len = head + 1 + m.saturating_mul(width as usize).div_ceil(8);
     let pbits = P::BITS;
     if m > 0
         && let Some(extra_len) = extra_end
@@ -912,7 +948,7 @@ fn decode_coded<O: Copy, I: Integrate>(
                 return Err(Error::Corrupt("entropy chunk: width above 64"));
             }
             let body = coded.get(pos..).ok_or(Error::Truncated)?;
-            if body.len() != (orest.len() * width as usize).div_ceil(8) {
+            if body.len() != orest.len().saturating_mul(width as usize).div_ceil(8) {
                 return Err(Error::Corrupt("entropy chunk: fixed-width length"));
             }
             let mut r = BitReader::new(body);
@@ -1338,6 +1374,18 @@ mod tests {
             assert_eq!(a.to_bits(), reconstruct::<f32>(l, eb).to_bits());
         }
         assert!(levels_of(&x, eb, &mut q[..999]).is_err());
+        // the strict check: the plan's own bound passes, a bound below the quantizer's fails
+        let cfg = crate::szp::Config::abs(1e-3);
+        let mut plan = crate::szp::blocks::plan(&x, &cfg).unwrap();
+        let mut q2 = [0i64; 1000];
+        levels_checked(&x, &plan, 0, &mut q2).unwrap();
+        levels_of(&x, plan.quant_eb, &mut q).unwrap();
+        assert_eq!(q, q2);
+        plan.bound = plan.quant_eb / 4.0;
+        assert!(matches!(
+            levels_checked(&x, &plan, 5000, &mut q2),
+            Err(Error::BoundViolated { index }) if index >= 5000
+        ));
     }
 
     #[test]
