@@ -6,14 +6,17 @@
 //! only fields whose names contain FILTER).
 //!
 //! For each field and ABS bound `rel × (max − min)`, rel in 1e-2, 1e-3, 1e-4: the strict SZp
-//! plan of `Config::abs(bound).with_layout(Layout::Heads)` (its `quant_eb`), the levels
-//! `entropy::levels_checked` (with the strict check of the SZp kernels), and each 16384-value chunk coded by `entropy::encode_chunk`. The
-//! entropy layout's size counts the 52-byte header and, per chunk, a 4-byte coded length and a
-//! 4-byte CRC. Every chunk is decoded back to values and every element checked against the
-//! bound. Speeds are best of 5, single thread: encode = levels → bytes (the quantizer pass is
-//! the same as today's and not counted), decode = bytes → values. Fields with non-finite
-//! values are skipped (said so). SZ3's and the block-head layout's geometric means are over
-//! the same fields, SZ3's from the CSV (rows `codec = sz3`).
+//! plan of `Config::abs(bound).with_layout(Layout::Heads)` (its `quant_eb`), then, per
+//! 16384-value chunk, the levels by `entropy::levels_checked` (the strict per-element check)
+//! and the coded chunk by `entropy::encode_chunk` ("entropy 1-D") or
+//! `entropy::encode_chunk_rows` with the fastest dimension of the file name ("entropy rows").
+//! The entropy layout's size counts the 52-byte header and, per chunk, a 4-byte coded length
+//! and a 4-byte CRC. Every chunk is decoded back to values and every element checked against
+//! the bound. Speeds are single thread, best of `ROUNDS` (environment, default 5), of the
+//! "rows" variant: encode = values → coded chunks (quantization and check included, as a
+//! writer runs them), decode = coded chunks → values; the block-head layout's
+//! `szp::compress`/`szp::decompress` speeds in the same run are the yardstick. Fields with
+//! non-finite values are skipped (said so). SZ3's ratios are the CSV's rows `codec = sz3`.
 
 use std::collections::HashMap;
 use std::hint::black_box;
@@ -26,10 +29,13 @@ const RELS: [f64; 3] = [1e-2, 1e-3, 1e-4];
 
 struct Row {
     heads: f64,
+    heads_enc_gbs: f64,
+    heads_dec_gbs: f64,
     ent: f64,
     ent1d: f64,
     plane_chunks: usize,
     enc_gbs: f64,
+    coder_gbs: f64,
     dec_gbs: f64,
     rans_chunks: usize,
     chunks: usize,
@@ -48,32 +54,40 @@ fn best<F: FnMut()>(mut f: F) -> f64 {
         .fold(f64::INFINITY, f64::min)
 }
 
-fn encode_all(
-    levels: &[i64],
+/// Compresses `x` chunk by chunk as a writer would: the chunk's levels (with the strict
+/// check) into a reused scratch, the coded chunk into a reused scratch, then appended to
+/// `coded`; `ends[k]` is the end of chunk `k`.
+fn encode_all<T: SzpFloat>(
+    x: &[T],
+    plan: &szp::Plan,
     row: usize,
-    coded: &mut [u8],
-    lens: &mut [usize],
-    stride: usize,
+    levels: &mut [i64],
+    scratch: &mut [u8],
+    coded: &mut Vec<u8>,
+    ends: &mut Vec<usize>,
 ) -> Result<(), String> {
-    for ((q, out), len) in levels
-        .chunks(CHUNK)
-        .zip(coded.chunks_mut(stride))
-        .zip(lens.iter_mut())
-    {
-        *len = entropy::encode_chunk_rows(q, row, out).map_err(|e| e.to_string())?;
+    coded.clear();
+    ends.clear();
+    for (k, xs) in x.chunks(CHUNK).enumerate() {
+        let lv = &mut levels[..xs.len()];
+        entropy::levels_checked(xs, plan, k * CHUNK, lv).map_err(|e| e.to_string())?;
+        let len = entropy::encode_chunk_rows(lv, row, scratch).map_err(|e| e.to_string())?;
+        coded.extend_from_slice(&scratch[..len]);
+        ends.push(coded.len());
     }
     Ok(())
 }
 
 fn decode_all<T: SzpFloat>(
     coded: &[u8],
-    lens: &[usize],
-    stride: usize,
+    ends: &[usize],
     eb: f64,
     back: &mut [T],
 ) -> Result<(), String> {
-    for ((out, c), &len) in back.chunks_mut(CHUNK).zip(coded.chunks(stride)).zip(lens) {
-        entropy::decode_chunk_values(&c[..len], eb, out).map_err(|e| e.to_string())?;
+    let mut start = 0;
+    for (out, &end) in back.chunks_mut(CHUNK).zip(ends) {
+        entropy::decode_chunk_values(&coded[start..end], eb, out).map_err(|e| e.to_string())?;
+        start = end;
     }
     Ok(())
 }
@@ -88,48 +102,96 @@ fn study<T: SzpFloat>(x: &[T], row: usize, rel: f64) -> Result<Row, String> {
     let mut arch = vec![0u8; cap];
     let heads_len = szp::compress(x, &cfg, &mut arch).map_err(|e| e.to_string())?;
     let bytes = size_of_val(x);
+    // The block-head layout's own speed in the same run (single thread, this CPU's best
+    // kernel; quantization included, as in every SZp compress): a yardstick for the load.
+    let heads_enc_t = best(|| {
+        black_box(szp::compress(x, &cfg, &mut arch).expect("compress"));
+    });
+    let mut hback = vec![T::default(); x.len()];
+    let heads_dec_t = best(|| {
+        black_box(szp::decompress(&arch[..heads_len], &mut hback).expect("decompress"));
+    });
 
-    let mut levels = vec![0i64; x.len()];
-    entropy::levels_checked(x, &plan, 0, &mut levels).map_err(|e| e.to_string())?;
     let nch = x.len().div_ceil(CHUNK);
-    let mut coded = vec![0u8; entropy::encode_buffer_len(CHUNK) * nch];
-    let mut lens = vec![0usize; nch];
-    let stride = entropy::encode_buffer_len(CHUNK);
-    encode_all(&levels, 0, &mut coded, &mut lens, stride)?;
-    let ent1d_len = szp::HEADER_LEN + lens.iter().sum::<usize>() + 8 * nch;
-    encode_all(&levels, row, &mut coded, &mut lens, stride)?;
+    let mut levels = vec![0i64; CHUNK];
+    let mut scratch = vec![0u8; entropy::encode_buffer_len(CHUNK)];
+    let (mut coded, mut ends) = (Vec::with_capacity(bytes * 2), Vec::with_capacity(nch));
+    encode_all(
+        x,
+        &plan,
+        0,
+        &mut levels,
+        &mut scratch,
+        &mut coded,
+        &mut ends,
+    )?;
+    let ent1d_len = szp::HEADER_LEN + coded.len() + 8 * nch;
+    encode_all(
+        x,
+        &plan,
+        row,
+        &mut levels,
+        &mut scratch,
+        &mut coded,
+        &mut ends,
+    )?;
     let enc_t = best(|| {
-        encode_all(&levels, row, &mut coded, &mut lens, stride).expect("encode");
+        encode_all(
+            x,
+            &plan,
+            row,
+            &mut levels,
+            &mut scratch,
+            &mut coded,
+            &mut ends,
+        )
+        .expect("encode");
         black_box(&coded);
     });
+    // The coder alone: levels of the whole field in advance, each chunk coded into the scratch.
+    let mut all = vec![0i64; x.len()];
+    entropy::levels_checked(x, &plan, 0, &mut all).map_err(|e| e.to_string())?;
+    let coder_t = best(|| {
+        for lv in all.chunks(CHUNK) {
+            black_box(entropy::encode_chunk_rows(lv, row, &mut scratch).expect("encode"));
+        }
+    });
     let mut back = vec![T::default(); x.len()];
-    decode_all(&coded, &lens, stride, plan.quant_eb, &mut back)?;
+    decode_all(&coded, &ends, plan.quant_eb, &mut back)?;
     for (i, (a, b)) in x.iter().zip(&back).enumerate() {
         if (a.to_f64() - b.to_f64()).abs() > plan.bound {
             return Err(format!("bound missed at {i}"));
         }
     }
     let dec_t = best(|| {
-        decode_all(&coded, &lens, stride, plan.quant_eb, &mut back).expect("decode");
+        decode_all(&coded, &ends, plan.quant_eb, &mut back).expect("decode");
         black_box(&back);
     });
-    let plane_chunks = coded
-        .chunks(stride)
-        .zip(&lens)
-        .filter(|(c, l)| **l > 0 && c[0] & 0xf0 == entropy::PRED_PLANE)
+    // first byte of each non-empty chunk: its mode
+    let modes: Vec<u8> = std::iter::once(0)
+        .chain(ends.iter().copied())
+        .zip(&ends)
+        .filter(|(s, e)| **e > *s)
+        .map(|(s, _)| coded[s])
+        .collect();
+    let plane_chunks = modes
+        .iter()
+        .filter(|m| *m & 0xf0 == entropy::PRED_PLANE)
         .count();
-    let rans_chunks = coded
-        .chunks(stride)
-        .zip(&lens)
-        .filter(|(c, l)| **l > 0 && c[0] & 0x0f == entropy::MODE_RANS)
+    let rans_chunks = modes
+        .iter()
+        .filter(|m| *m & 0x0f == entropy::MODE_RANS)
         .count();
-    let ent_len = szp::HEADER_LEN + lens.iter().sum::<usize>() + 8 * nch;
+    let ent_len = szp::HEADER_LEN + coded.len() + 8 * nch;
     Ok(Row {
         heads: bytes as f64 / heads_len as f64,
+        heads_enc_gbs: bytes as f64 / heads_enc_t / 1e9,
+        heads_dec_gbs: bytes as f64 / heads_dec_t / 1e9,
         ent: bytes as f64 / ent_len as f64,
         ent1d: bytes as f64 / ent1d_len as f64,
         plane_chunks,
         enc_gbs: bytes as f64 / enc_t / 1e9,
+        coder_gbs: bytes as f64 / coder_t / 1e9,
         dec_gbs: bytes as f64 / dec_t / 1e9,
         rans_chunks,
         chunks: nch,
@@ -187,12 +249,21 @@ fn main() {
         .unwrap_or_default();
     files.sort();
     println!(
-        "| field | rel | heads | entropy 1-D | entropy rows | SZ3 | entropy rows/SZ3 | rANS / plane / chunks | enc GB/s | dec GB/s |"
+        "| field | rel | heads | entropy 1-D | entropy rows | SZ3 | entropy rows/SZ3 | rANS / plane / chunks | enc GB/s | coder GB/s | dec GB/s | heads enc GB/s | heads dec GB/s |"
     );
-    println!("|---|---|---|---|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|");
     #[allow(clippy::type_complexity)]
-    let mut per: Vec<(Vec<f64>, Vec<f64>, Vec<f64>, Vec<f64>, Vec<f64>, Vec<f64>)> =
-        vec![Default::default(); RELS.len()];
+    let mut per: Vec<(
+        Vec<f64>,
+        Vec<f64>,
+        Vec<f64>,
+        Vec<f64>,
+        Vec<f64>,
+        Vec<f64>,
+        Vec<f64>,
+        Vec<f64>,
+        Vec<f64>,
+    )> = vec![Default::default(); RELS.len()];
     for p in files {
         let name = p
             .file_stem()
@@ -241,7 +312,7 @@ fn main() {
             };
             let s = sz3.get(&(name.clone(), format!("{rel:e}"))).copied();
             println!(
-                "| {name} | {rel:e} | {:.2} | {:.2} | {:.2} | {} | {} | {}/{}/{} | {:.2} | {:.2} |",
+                "| {name} | {rel:e} | {:.2} | {:.2} | {:.2} | {} | {} | {}/{}/{} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} |",
                 r.heads,
                 r.ent1d,
                 r.ent,
@@ -251,11 +322,17 @@ fn main() {
                 r.plane_chunks,
                 r.chunks,
                 r.enc_gbs,
-                r.dec_gbs
+                r.coder_gbs,
+                r.dec_gbs,
+                r.heads_enc_gbs,
+                r.heads_dec_gbs
             );
             let g = &mut per[k];
             g.0.push(r.heads);
             g.1.push(r.ent);
+            g.6.push(r.heads_enc_gbs);
+            g.8.push(r.coder_gbs);
+            g.7.push(r.heads_dec_gbs);
             g.5.push(r.ent1d);
             if let Some(s) = s {
                 g.2.push(s);
@@ -266,9 +343,9 @@ fn main() {
     }
     println!();
     println!(
-        "| rel | fields | heads geomean | entropy 1-D geomean | entropy rows geomean | SZ3 geomean | entropy rows/SZ3 | enc GB/s geomean | dec GB/s geomean |"
+        "| rel | fields | heads geomean | entropy 1-D geomean | entropy rows geomean | SZ3 geomean | entropy rows/SZ3 | enc GB/s geomean | coder GB/s geomean | dec GB/s geomean | heads enc GB/s | heads dec GB/s |"
     );
-    println!("|---|---|---|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|---|");
     for (k, rel) in RELS.iter().enumerate() {
         let g = &per[k];
         if g.1.is_empty() {
@@ -280,7 +357,7 @@ fn main() {
             f64::NAN
         };
         println!(
-            "| {rel:e} | {} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} |",
+            "| {rel:e} | {} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} |",
             g.1.len(),
             geomean(&g.0),
             geomean(&g.5),
@@ -288,7 +365,10 @@ fn main() {
             s,
             geomean(&g.1) / s,
             geomean(&g.3),
-            geomean(&g.4)
+            geomean(&g.8),
+            geomean(&g.4),
+            geomean(&g.6),
+            geomean(&g.7)
         );
     }
 }

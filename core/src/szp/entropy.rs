@@ -430,21 +430,20 @@ struct EncSym {
 #[derive(Clone, Copy, Default)]
 struct Recip {
     rcp: u64,
-    shift: u32,
 }
 
 impl Recip {
+    /// One shift for every frequency (`32 + PROB_BITS`, at least `32 + ceil(log2 f)` as the
+    /// method needs), so the division is a multiply and a constant shift.
+    const SHIFT: u32 = 32 + PROB_BITS;
     fn new(f: u32) -> Recip {
-        let l = 32 - (f.max(1) - 1).leading_zeros(); // ceil(log2 f)
-        let shift = 32 + l;
         Recip {
-            rcp: ((1u128 << shift) / u128::from(f.max(1))) as u64 + 1,
-            shift,
+            rcp: ((1u128 << Self::SHIFT) / u128::from(f.max(1))) as u64 + 1,
         }
     }
     #[inline(always)]
     fn div(self, x: u32) -> u32 {
-        ((u128::from(x) * u128::from(self.rcp)) >> self.shift) as u32
+        ((u128::from(x) * u128::from(self.rcp)) >> Self::SHIFT) as u32
     }
 }
 
@@ -679,7 +678,8 @@ fn encode_with<P: Predict>(levels: &[i64], p: P, out: &mut [u8]) -> Result<usize
             if let Some(c) = count.get_mut(s) {
                 *c += 1;
             }
-            ok &= w.put(u & mask(e), e).is_some();
+            // e <= 62: the mask needs no branch
+            ok &= w.put(u & ((1u64 << e) - 1), e).is_some();
         }
         if ok {
             extra_end = w.finish();
@@ -868,6 +868,7 @@ struct IntPlane {
     ring: [i64; RING],
     j: usize,
     row: usize,
+    q: i64,
 }
 
 impl Integrate for Int1 {
@@ -893,19 +894,19 @@ impl Integrate for IntPlane {
         const MASK: usize = RING - 1;
         self.j += 1;
         let j = self.j;
-        let at = |k: usize| self.ring.get(k & MASK).copied().unwrap_or(0);
-        let w = at(j - 1);
-        let pred = if j > self.row {
-            w.wrapping_add(at(j - self.row))
-                .wrapping_sub(at(j - self.row - 1))
+        // The previous level stays in a register (`q`); the ring gives the row above, which
+        // is far enough back not to wait on the store just made.
+        let grad = if j > self.row {
+            let at = |k: usize| self.ring.get(k & MASK).copied().unwrap_or(0);
+            at(j - self.row).wrapping_sub(at(j - self.row - 1))
         } else {
-            w
+            0
         };
-        let q = pred.wrapping_add(unzz(u));
+        self.q = self.q.wrapping_add(grad).wrapping_add(unzz(u));
         if let Some(r) = self.ring.get_mut(j & MASK) {
-            *r = q;
+            *r = self.q;
         }
-        q
+        self.q
     }
 }
 
@@ -928,7 +929,12 @@ fn decode_plane<O: Copy>(
     if let Some(r) = ring.first_mut() {
         *r = first;
     }
-    let mut q = IntPlane { ring, j: 0, row };
+    let mut q = IntPlane {
+        ring,
+        j: 0,
+        row,
+        q: first,
+    };
     decode_coded(coding, coded, pos, &mut q, orest, conv)
 }
 
