@@ -1367,6 +1367,39 @@ mod tests {
     }
 
     #[test]
+    fn random_bytes_never_panic() {
+        // Arbitrary chunks with a valid-looking mode byte and header reach the table, extra-bit
+        // and rANS paths; each must end in an error or in some levels, never a panic.
+        let mut rng = Rng(0xDEC0DE);
+        let mut buf = [0u8; 600];
+        let mut back = [0i64; 700];
+        let mut vals = [0f32; 700];
+        let mut errors = 0;
+        for case in 0..3000 {
+            let len = rng.below(buf.len() as u64) as usize;
+            for b in buf[..len].iter_mut() {
+                *b = rng.next() as u8;
+            }
+            if len > 0 {
+                buf[0] = [0x00, 0x01, 0x10, 0x11, 0x20, 0x21][case % 6];
+            }
+            if len > 3 && case % 2 == 0 {
+                // a short first level and a small symbol count / width / row
+                buf[1] = rng.below(128) as u8;
+                buf[2] = if buf[0] & 0xf0 == PRED_PLANE {
+                    2 + rng.below(100) as u8
+                } else {
+                    rng.below(137) as u8
+                };
+            }
+            let n = rng.below(back.len() as u64) as usize;
+            errors += usize::from(decode_chunk(&buf[..len], &mut back[..n]).is_err());
+            let _ = decode_chunk_values(&buf[..len], 0.25, &mut vals[..n]);
+        }
+        assert!(errors > 2900, "{errors} of 3000 random chunks rejected");
+    }
+
+    #[test]
     fn values_decode_equals_levels_then_reconstruct() {
         let eb = 1e-3;
         let x: [f32; 1000] = core::array::from_fn(|i| ((i as f32) * 0.37).sin() * 20.0);
