@@ -60,6 +60,7 @@
 
 pub mod blocks;
 pub mod engine;
+pub mod entropy;
 pub mod fzm;
 // szp::ops predates the core's no-panic lints (its indexing is bounds-proved by its own
 // checks); its owner keeps it to the crate's other lints.

@@ -1,0 +1,1473 @@
+//! Entropy coding of one checksum chunk of quantized SZp levels (the codec of an optional
+//! entropy-coded block layout: ratio at high speed).
+//!
+//! A chunk of `n` levels `q₀ … q_{n−1}` (the levels the SZp quantizer gives,
+//! [`levels_of`] / [`levels_checked`]) is coded as its first level and the `m = n − 1`
+//! zigzagged residuals `uᵢ = zigzag(qᵢ − predᵢ)` of one of three Lorenzo predictors, chosen per
+//! chunk by estimated size: order 1 (`predᵢ = qᵢ₋₁`), order 2 (`predᵢ = 2qᵢ₋₁ − qᵢ₋₂`, with
+//! `q₋₁ = q₀`) or, when the caller gives the field's row length `r`
+//! ([`encode_chunk_rows`]), the 2-D plane within the chunk (`predᵢ = qᵢ₋₁ + qᵢ₋ᵣ − qᵢ₋ᵣ₋₁`
+//! for `i > r`, `qᵢ₋₁` for `i ≤ r`). All arithmetic wraps in `i64`, so every `i64` sequence
+//! round-trips. Each residual maps to a symbol of a 136-letter alphabet: `u < 16` is its own
+//! symbol; a larger `u` of bit length `k` (5..=64) is symbol `16 + 2(k − 5) + b`, `b` the bit
+//! below its leading one, followed by its `k − 2` low bits as raw *extra bits* (the zstd
+//! scheme). Symbols are coded by a 4-way interleaved rANS (32-bit states, 16-bit
+//! renormalization, 12-bit probabilities) against a frequency table stored in the chunk; a chunk
+//! where that does not pay is stored at one fixed width instead.
+//!
+//! # Byte layout of a coded chunk
+//!
+//! The coded chunk's length is known to the reader (the container stores it); `n` is too.
+//! `n = 0` is the empty string. Otherwise:
+//!
+//! | bytes | content |
+//! |---|---|
+//! | 1 | mode: bits 0..=3 the coding (0 = rANS, 1 = fixed width), bits 4..=7 the predictor (0 = order 1, 1 = order 2, 2 = plane); other values are [`Error::Corrupt`] |
+//! | 1..=10 | `zigzag(q₀)` as LEB128 (7 bits a byte, low first, high bit = more) |
+//! | 1..=10 | plane only: the row length `r` as LEB128, 2..=[`MAX_PLANE_ROW`] |
+//!
+//! Fixed width: one byte `w` (0..=64), then the `m` residuals `uᵢ` at `w` bits each,
+//! LSB-first, `ceil(m·w / 8)` bytes, pad bits zero; `w` is the bit length of the largest `uᵢ`.
+//!
+//! rANS, `M = 2¹²`:
+//! 1. one byte `S` (1..=136): the symbols are `0..S`, `S − 1` the largest that occurs;
+//! 2. the frequencies of symbols `0..S−1` as an LSB-first bit string: per symbol a 4-bit
+//!    length `ℓ` (0 for frequency 0, else 1..=13), then, if `ℓ > 0`, the `ℓ − 1` bits of the
+//!    frequency below its leading one; padded with zero bits to a byte. The last symbol's
+//!    frequency is `M` minus the others' sum, and must be at least 1;
+//! 3. LEB128 `E`, then `E` bytes of extra bits: for `i = 1 … m`, the extra bits of the symbol
+//!    of `uᵢ` (if any), LSB-first, padded with zero bits (`E = ceil(total / 8)`);
+//! 4. the rANS stream to the end of the chunk: four `u32` LE initial states `x₀ … x₃`, then
+//!    `u16` LE words. Residual `i` (1-based) is decoded from state `j = (i − 1) mod 4`: with
+//!    `slot = x_j mod M`, the symbol `s` is the one with `cum(s) ≤ slot < cum(s) + f(s)`
+//!    (`cum` = the sum of the frequencies of smaller symbols), then
+//!    `x_j ← f(s)·⌊x_j / M⌋ + slot − cum(s)`, and if `x_j < 2¹⁶` the next word `w` gives
+//!    `x_j ← x_j·2¹⁶ + w`. After the last residual every word is consumed and every state is
+//!    `2¹⁶` (anything else is [`Error::Corrupt`]).
+//!
+//! The encoder's choices (predictor, rANS or fixed width, the normalization of the table)
+//! are not part of the format: any chunk that follows these rules decodes.
+//!
+//! # Resources
+//!
+//! No allocation, no panics on any input. The encoder keeps its histograms and coding tables
+//! on the stack (about 10 KiB); the decoder a 16 KiB slot table (`M` entries of 4 bytes) and,
+//! for plane chunks, a 64 KiB ring of levels. The coded size never exceeds
+//! [`max_coded_len`]`(n)`; the encoder wants [`encode_buffer_len`]`(n)` bytes to be sure to
+//! succeed (it writes the extra bits before the table is known).
+
+use super::Error;
+use super::blocks::{quantize, reconstruct};
+use crate::types::SzpFloat;
+use core::hint::select_unpredictable;
+
+/// Probability bits of the rANS coder (`M = 2^PROB_BITS`).
+pub const PROB_BITS: u32 = 12;
+const M: u32 = 1 << PROB_BITS;
+/// Residuals below this are their own symbol.
+const DIRECT: u64 = 16;
+const DIRECT_BITS: u32 = 4; // log2(DIRECT)
+/// Letters of the symbol alphabet: 16 direct, 2 per bit length 5..=64.
+pub const ALPHABET: usize = DIRECT as usize + 2 * (64 - DIRECT_BITS as usize);
+/// Lower end of the rANS state interval `[L, 2³²)`.
+const RANS_L: u32 = 1 << 16;
+/// Interleaved rANS states.
+const WAYS: usize = 4;
+
+/// Mode byte of an rANS-coded chunk.
+pub const MODE_RANS: u8 = 0;
+/// Mode byte of a fixed-width chunk.
+pub const MODE_FIXED: u8 = 1;
+/// Predictor bits of the mode byte (bits 4..=7): order-1 Lorenzo.
+pub const PRED_ORDER1: u8 = 0x00;
+/// Predictor bits of the mode byte: order-2 Lorenzo.
+pub const PRED_ORDER2: u8 = 0x10;
+/// Predictor bits of the mode byte: 2-D Lorenzo within the chunk (row length in the header).
+pub const PRED_PLANE: u8 = 0x20;
+
+/// The largest coded size of a chunk of `n` levels: mode byte, a 10-byte first level, a width
+/// byte and 8 bytes a residual (`12 + 8n`, saturating).
+pub const fn max_coded_len(n: usize) -> usize {
+    n.saturating_mul(8).saturating_add(12)
+}
+
+/// The SZp levels of `values` under the quantizer bound `quant_eb` (a plan's
+/// [`super::Plan::quant_eb`]): `levels[i] = quantize(values[i], quant_eb)`, the levels every
+/// SZp kernel forms (the plan has already checked the values are finite and in range).
+/// [`Error::OutputTooSmall`] if `levels` is shorter than `values`.
+pub fn levels_of<T: SzpFloat>(
+    values: &[T],
+    quant_eb: f64,
+    levels: &mut [i64],
+) -> Result<(), Error> {
+    let Some(levels) = levels.get_mut(..values.len()) else {
+        return Err(Error::OutputTooSmall {
+            needed: values.len(),
+        });
+    };
+    for (q, &x) in levels.iter_mut().zip(values) {
+        *q = quantize(x, quant_eb);
+    }
+    Ok(())
+}
+
+/// [`levels_of`] with the strict check of a plan: each reconstruction must be within
+/// `plan.bound` of its value (when `plan.strict`), else [`Error::BoundViolated`] at
+/// `first_index + i`, the element's index in the field. Returns nothing else: `levels` holds
+/// the levels of `values`.
+pub fn levels_checked<T: SzpFloat>(
+    values: &[T],
+    plan: &super::Plan,
+    first_index: usize,
+    levels: &mut [i64],
+) -> Result<(), Error> {
+    levels_of(values, plan.quant_eb, levels)?;
+    if plan.strict {
+        for (i, (&x, &q)) in values.iter().zip(levels.iter()).enumerate() {
+            let err = (x.to_f64() - reconstruct::<T>(q, plan.quant_eb).to_f64()).abs();
+            if err.is_nan() || err > plan.bound {
+                return Err(Error::BoundViolated {
+                    index: first_index + i,
+                });
+            }
+        }
+    }
+    Ok(())
+}
+
+#[inline(always)]
+fn zz(d: i64) -> u64 {
+    ((d << 1) ^ (d >> 63)) as u64
+}
+
+#[inline(always)]
+fn unzz(u: u64) -> i64 {
+    ((u >> 1) as i64) ^ -((u & 1) as i64)
+}
+
+/// The symbol of residual `u` and its count of extra bits (branch-free: small and large
+/// residuals mix unpredictably).
+#[inline(always)]
+fn symbol(u: u64) -> (usize, u32) {
+    let small = u < DIRECT;
+    let k = 64 - (u | DIRECT).leading_zeros(); // 5..=64
+    let b = ((u >> (k - 2)) & 1) as usize;
+    let big = DIRECT as usize + 2 * (k - DIRECT_BITS - 1) as usize + b;
+    (
+        select_unpredictable(small, u as usize, big),
+        select_unpredictable(small, 0, k - 2),
+    )
+}
+
+/// The base value (leading bits) and extra-bit count of symbol `s < ALPHABET`.
+const fn sym_base(s: usize) -> (u64, u32) {
+    if s < DIRECT as usize {
+        (s as u64, 0)
+    } else {
+        let r = s - DIRECT as usize;
+        let k = (r / 2) as u32 + DIRECT_BITS + 1;
+        let b = (r % 2) as u64;
+        ((1u64 << (k - 1)) | (b << (k - 2)), k - 2)
+    }
+}
+
+// Evaluated at compile time: an index out of range would fail the build, not panic.
+#[allow(clippy::indexing_slicing)]
+const BASES: [(u64, u32); ALPHABET] = {
+    let mut t = [(0u64, 0u32); ALPHABET];
+    let mut s = 0;
+    while s < ALPHABET {
+        t[s] = sym_base(s);
+        s += 1;
+    }
+    t
+};
+
+fn leb_len(v: u64) -> usize {
+    (64 - (v | 1).leading_zeros()).div_ceil(7) as usize
+}
+
+fn put_leb(out: &mut [u8], mut pos: usize, mut v: u64) -> Option<usize> {
+    loop {
+        let b = (v & 0x7f) as u8;
+        v >>= 7;
+        *out.get_mut(pos)? = b | if v != 0 { 0x80 } else { 0 };
+        pos += 1;
+        if v == 0 {
+            return Some(pos);
+        }
+    }
+}
+
+fn get_leb(inp: &[u8], mut pos: usize) -> Result<(u64, usize), Error> {
+    let mut v = 0u64;
+    for shift in (0..64).step_by(7) {
+        let b = *inp.get(pos).ok_or(Error::Truncated)?;
+        pos += 1;
+        let bits = u64::from(b & 0x7f);
+        if shift == 63 && bits > 1 {
+            return Err(Error::Corrupt("entropy chunk: varint overflow"));
+        }
+        v |= bits << shift;
+        if b & 0x80 == 0 {
+            return Ok((v, pos));
+        }
+    }
+    Err(Error::Corrupt("entropy chunk: varint overflow"))
+}
+
+/// An LSB-first bit writer into a byte slice (whole bytes as they fill).
+struct BitWriter<'a> {
+    out: &'a mut [u8],
+    pos: usize,
+    acc: u64,
+    cnt: u32,
+}
+
+impl<'a> BitWriter<'a> {
+    fn new(out: &'a mut [u8], pos: usize) -> Self {
+        BitWriter {
+            out,
+            pos,
+            acc: 0,
+            cnt: 0,
+        }
+    }
+    /// Appends the low `w` bits of `v` (`w ≤ 32`; higher bits of `v` must be zero).
+    #[inline(always)]
+    fn put32(&mut self, v: u64, w: u32) -> Option<()> {
+        self.acc |= v << self.cnt;
+        self.cnt += w;
+        if self.cnt >= 32 {
+            self.out
+                .get_mut(self.pos..self.pos + 4)?
+                .copy_from_slice(&(self.acc as u32).to_le_bytes());
+            self.pos += 4;
+            self.acc >>= 32;
+            self.cnt -= 32;
+        }
+        Some(())
+    }
+    /// Appends the low `w` bits of `v` (`w ≤ 64`).
+    #[inline(always)]
+    fn put(&mut self, v: u64, w: u32) -> Option<()> {
+        if w > 32 {
+            self.put32(v & 0xffff_ffff, 32)?;
+            self.put32(v >> 32 & mask(w - 32), w - 32)
+        } else {
+            self.put32(v & mask(w), w)
+        }
+    }
+    /// Flushes the last partial bytes; the position after them.
+    fn finish(self) -> Option<usize> {
+        let n = self.cnt.div_ceil(8) as usize;
+        self.out
+            .get_mut(self.pos..self.pos + n)?
+            .copy_from_slice(self.acc.to_le_bytes().get(..n)?);
+        Some(self.pos + n)
+    }
+}
+
+#[inline(always)]
+fn mask(w: u32) -> u64 {
+    if w >= 64 { u64::MAX } else { (1u64 << w) - 1 }
+}
+
+/// An LSB-first bit reader over a byte slice; reading past its end is an error.
+struct BitReader<'a> {
+    inp: &'a [u8],
+    pos: usize,
+    acc: u64,
+    cnt: u32,
+}
+
+impl<'a> BitReader<'a> {
+    fn new(inp: &'a [u8]) -> Self {
+        BitReader {
+            inp,
+            pos: 0,
+            acc: 0,
+            cnt: 0,
+        }
+    }
+    #[inline(always)]
+    fn refill(&mut self) {
+        if let Some(w) = self.inp.get(self.pos..self.pos + 8) {
+            let mut b = [0u8; 8];
+            b.copy_from_slice(w);
+            self.acc |= u64::from_le_bytes(b) << self.cnt;
+            self.pos += ((63 - self.cnt) / 8) as usize;
+            self.cnt |= 56;
+        } else {
+            self.refill_tail();
+        }
+    }
+    #[cold]
+    fn refill_tail(&mut self) {
+        while self.cnt <= 56 {
+            let Some(&b) = self.inp.get(self.pos) else {
+                break;
+            };
+            self.acc |= u64::from(b) << self.cnt;
+            self.pos += 1;
+            self.cnt += 8;
+        }
+    }
+    /// Reads `w ≤ 32` bits.
+    #[inline(always)]
+    fn get32(&mut self, w: u32) -> Result<u64, Error> {
+        if self.cnt < w {
+            self.refill();
+            if self.cnt < w {
+                return Err(Error::Corrupt("entropy chunk: bit string ends early"));
+            }
+        }
+        let v = self.acc & ((1u64 << w) - 1);
+        self.acc >>= w;
+        self.cnt -= w;
+        Ok(v)
+    }
+    /// Reads `w ≤ 64` bits.
+    #[inline(always)]
+    fn get(&mut self, w: u32) -> Result<u64, Error> {
+        if w > 32 {
+            self.get_wide(w)
+        } else {
+            self.get32(w)
+        }
+    }
+    #[cold]
+    fn get_wide(&mut self, w: u32) -> Result<u64, Error> {
+        let lo = self.get32(32)?;
+        Ok(lo | (self.get32(w - 32)? << 32))
+    }
+    /// Bits consumed so far.
+    fn consumed(&self) -> usize {
+        self.pos * 8 - self.cnt as usize
+    }
+    /// Whether the bits from the last one consumed to the end of its byte are zero (the
+    /// padding rule).
+    fn pad_is_zero(&self) -> bool {
+        let pad = (8 - self.consumed() % 8) % 8;
+        self.acc & mask(pad as u32) == 0
+    }
+}
+
+/// Scales the histogram `count` (summing to `total > 0`) to frequencies summing to `M`, every
+/// occurring symbol at least 1.
+fn normalize(count: &[u64; ALPHABET], total: u64, freq: &mut [u32; ALPHABET]) {
+    let mut sum = 0i64;
+    let (mut big, mut big_f) = (0usize, 0u32);
+    for (s, (f, &c)) in freq.iter_mut().zip(count).enumerate() {
+        *f = if c == 0 {
+            0
+        } else {
+            let v = (u128::from(c) * u128::from(M) + u128::from(total / 2)) / u128::from(total);
+            (v as u32).max(1)
+        };
+        sum += i64::from(*f);
+        if *f > big_f {
+            (big, big_f) = (s, *f);
+        }
+    }
+    // The largest frequency absorbs the difference while it can; otherwise every symbol above
+    // 1 gives one in turn (the forced ones total at most ALPHABET < M, so this ends).
+    let mut diff = i64::from(M) - sum;
+    if let Some(f) = freq.get_mut(big) {
+        let d = diff.max(1 - i64::from(*f));
+        *f = (i64::from(*f) + d) as u32;
+        diff -= d;
+    }
+    while diff < 0 {
+        for f in freq.iter_mut() {
+            if diff < 0 && *f > 1 {
+                *f -= 1;
+                diff += 1;
+            }
+        }
+    }
+}
+
+/// Encodes residual `u` into state `xs`, a renormalization word going below `end` (never below
+/// `floor`).
+#[inline(always)]
+fn enc_step(
+    xs: &mut u32,
+    u: u64,
+    enc: &[EncSym; ALPHABET],
+    out: &mut [u8],
+    end: &mut usize,
+    floor: usize,
+) -> Option<()> {
+    let e = *enc.get(symbol(u).0)?;
+    // Renormalize without a branch: the low half goes below `end` either way and only counts
+    // when the state is too large.
+    if *end < floor + 2 {
+        return None;
+    }
+    out.get_mut(*end - 2..*end)?
+        .copy_from_slice(&(*xs as u16).to_le_bytes());
+    let emit = u64::from(*xs) >= e.xmax;
+    *end -= 2 * usize::from(emit);
+    *xs = select_unpredictable(emit, *xs >> 16, *xs);
+    let qt = e.r.div(*xs);
+    *xs = (qt << PROB_BITS) + (*xs - qt * e.freq) + e.cum;
+    Some(())
+}
+
+/// What the encoder needs of one symbol.
+#[derive(Clone, Copy, Default)]
+struct EncSym {
+    freq: u32,
+    cum: u32,
+    /// Renormalize (emit 16 bits) when the state is at least this.
+    xmax: u64,
+    r: Recip,
+}
+
+/// Exact `floor(x / f)` for every `x < 2³²` as `(x·rcp) >> shift` (Granlund–Montgomery with a
+/// 33-bit multiplier).
+#[derive(Clone, Copy, Default)]
+struct Recip {
+    rcp: u64,
+}
+
+impl Recip {
+    /// One shift for every frequency (`32 + PROB_BITS`, at least `32 + ceil(log2 f)` as the
+    /// method needs), so the division is a multiply and a constant shift.
+    const SHIFT: u32 = 32 + PROB_BITS;
+    fn new(f: u32) -> Recip {
+        Recip {
+            rcp: ((1u128 << Self::SHIFT) / u128::from(f.max(1))) as u64 + 1,
+        }
+    }
+    #[inline(always)]
+    fn div(self, x: u32) -> u32 {
+        ((u128::from(x) * u128::from(self.rcp)) >> Self::SHIFT) as u32
+    }
+}
+
+/// The zigzagged residuals `u₁ … u_{n−1}` of `levels` under the order-1 (`O2 = false`:
+/// `qᵢ − qᵢ₋₁`) or order-2 (`O2 = true`: `qᵢ − 2qᵢ₋₁ + qᵢ₋₂`, with `q₋₁ = q₀`, so `u₁` is
+/// the same for both) Lorenzo predictor; wrapping arithmetic.
+fn residuals<const O2: bool>(levels: &[i64]) -> impl DoubleEndedIterator<Item = u64> + Clone + '_ {
+    let n = levels.len();
+    let a = levels.get(..n.saturating_sub(2)).unwrap_or(&[]);
+    let b = levels.get(1..n.saturating_sub(1)).unwrap_or(&[]);
+    let c = levels.get(2..).unwrap_or(&[]);
+    let first = match levels {
+        [x, y, ..] => Some(zz(y.wrapping_sub(*x))),
+        _ => None,
+    };
+    first
+        .into_iter()
+        .chain(a.iter().zip(b).zip(c).map(|((&a, &b), &c)| {
+            if O2 {
+                zz(c.wrapping_sub(b).wrapping_sub(b.wrapping_sub(a)))
+            } else {
+                zz(c.wrapping_sub(b))
+            }
+        }))
+}
+
+/// Ring of recent levels the plane decoder keeps (power of two).
+const RING: usize = 8192;
+/// The longest row the plane predictor takes (the ring holds a row and two levels).
+pub const MAX_PLANE_ROW: usize = RING - 2;
+
+/// An encoder-side predictor: its residuals, mode bits and header parameter.
+trait Predict: Copy {
+    /// Bits 4..=7 of the mode byte.
+    const BITS: u8;
+    /// The zigzagged residuals `u₁ … u_{n−1}`.
+    fn res(self, levels: &[i64]) -> impl DoubleEndedIterator<Item = u64> + Clone + '_;
+    /// A number written after the first level (the plane's row length).
+    fn param(self) -> Option<u64> {
+        None
+    }
+}
+
+#[derive(Clone, Copy)]
+struct Order1;
+#[derive(Clone, Copy)]
+struct Order2;
+/// 2-D Lorenzo within the chunk: `qᵢ − qᵢ₋₁ − qᵢ₋ᵣ + qᵢ₋ᵣ₋₁` for `i > r` (`r` the row
+/// length), order 1 for `i ≤ r`.
+#[derive(Clone, Copy)]
+struct Plane {
+    row: usize,
+}
+
+impl Predict for Order1 {
+    const BITS: u8 = PRED_ORDER1;
+    fn res(self, levels: &[i64]) -> impl DoubleEndedIterator<Item = u64> + Clone + '_ {
+        residuals::<false>(levels)
+    }
+}
+
+impl Predict for Order2 {
+    const BITS: u8 = PRED_ORDER2;
+    fn res(self, levels: &[i64]) -> impl DoubleEndedIterator<Item = u64> + Clone + '_ {
+        residuals::<true>(levels)
+    }
+}
+
+impl Predict for Plane {
+    const BITS: u8 = PRED_PLANE;
+    fn res(self, levels: &[i64]) -> impl DoubleEndedIterator<Item = u64> + Clone + '_ {
+        let (n, r) = (levels.len(), self.row);
+        let head = residuals::<false>(levels.get(..(r + 1).min(n)).unwrap_or(&[]));
+        let (q, w, up, nw) = if n > r + 1 {
+            (
+                levels.get(r + 1..).unwrap_or(&[]),
+                levels.get(r..n - 1).unwrap_or(&[]),
+                levels.get(1..n - r).unwrap_or(&[]),
+                levels.get(..n - r - 1).unwrap_or(&[]),
+            )
+        } else {
+            (&[][..], &[][..], &[][..], &[][..])
+        };
+        head.chain(
+            q.iter()
+                .zip(w)
+                .zip(up)
+                .zip(nw)
+                .map(|(((&q, &w), &up), &nw)| {
+                    zz(q.wrapping_sub(w).wrapping_sub(up).wrapping_add(nw))
+                }),
+        )
+    }
+    fn param(self) -> Option<u64> {
+        Some(self.row as u64)
+    }
+}
+
+/// Writes the mode byte's placeholder, the first level and the predictor's parameter; the
+/// position after them.
+fn put_head<P: Predict>(out: &mut [u8], first: i64, p: P) -> Option<usize> {
+    let pos = put_leb(out, 1, zz(first))?;
+    match p.param() {
+        Some(v) => put_leb(out, pos, v),
+        None => Some(pos),
+    }
+}
+
+/// `log2(x)` in 16.16 fixed point, the mantissa interpolated linearly (within 0.09 bits; a
+/// cost estimate only).
+fn log2_q16(x: u64) -> u64 {
+    if x == 0 {
+        return 0;
+    }
+    let k = 63 - x.leading_zeros();
+    let frac = if k >= 16 {
+        (x >> (k - 16)) & 0xffff
+    } else {
+        (x << (16 - k)) & 0xffff
+    };
+    (u64::from(k) << 16) | frac
+}
+
+/// Estimated coded bits (16.16) of `m` residuals with histogram `count`: order-0 entropy plus
+/// extra bits.
+fn cost_q16(count: &[u64; ALPHABET], m: u64) -> u64 {
+    let lm = log2_q16(m);
+    count
+        .iter()
+        .zip(BASES.iter())
+        .map(|(&c, &(_, e))| c * (lm - log2_q16(c).min(lm)) + ((c * u64::from(e)) << 16))
+        .sum()
+}
+
+/// Encodes the levels of one chunk into `out`; returns the coded length (at most
+/// [`max_coded_len`]`(levels.len())`). An `out` of [`encode_buffer_len`]`(levels.len())`
+/// bytes always suffices; a shorter one may still (else [`Error::OutputTooSmall`], with
+/// `out` scratch). The predictor (order-1 or order-2 Lorenzo) is the one whose residuals, on
+/// a sample of every fourth, are estimated to code smaller.
+pub fn encode_chunk(levels: &[i64], out: &mut [u8]) -> Result<usize, Error> {
+    encode_chunk_rows(levels, 0, out)
+}
+
+/// [`encode_chunk`] for a field stored in rows of `row` values (its fastest dimension; the
+/// chunk need not start a row): the 2-D Lorenzo predictor within the chunk is a third
+/// candidate when `2 ≤ row ≤ `[`MAX_PLANE_ROW`] and the chunk holds more than two rows. `row = 0`
+/// is [`encode_chunk`]. The decoder needs nothing more: the row length is in the chunk.
+pub fn encode_chunk_rows(levels: &[i64], row: usize, out: &mut [u8]) -> Result<usize, Error> {
+    let n = levels.len();
+    if n == 0 {
+        return Ok(0);
+    }
+    let step = if n < 256 { 1 } else { 4 };
+    let mut count = [[0u64; ALPHABET]; 3];
+    let [c1, c2, c3] = &mut count;
+    let mut m = 0u64;
+    for w in levels.windows(3).step_by(step) {
+        if let [a, b, c] = *w {
+            let d = c.wrapping_sub(b);
+            let u1 = zz(d);
+            let u2 = zz(d.wrapping_sub(b.wrapping_sub(a)));
+            if let Some(c) = c1.get_mut(symbol(u1).0) {
+                *c += 1;
+            }
+            if let Some(c) = c2.get_mut(symbol(u2).0) {
+                *c += 1;
+            }
+            m += 1;
+        }
+    }
+    let (k1, k2) = (cost_q16(c1, m), cost_q16(c2, m));
+    if (2..=MAX_PLANE_ROW).contains(&row) && n > 2 * row + 2 {
+        // Plane residuals of every fourth value past the first row; the first row costs
+        // what order 1 does.
+        let mut mp = 0u64;
+        for w in levels.windows(row + 2).step_by(step) {
+            if let (Some(&nw), Some(&up), Some(&wv), Some(&q)) =
+                (w.first(), w.get(1), w.get(row), w.get(row + 1))
+            {
+                let u = zz(q.wrapping_sub(wv).wrapping_sub(up).wrapping_add(nw));
+                if let Some(c) = c3.get_mut(symbol(u).0) {
+                    *c += 1;
+                }
+                mp += 1;
+            }
+        }
+        let total = (n - 1) as u64;
+        let per = |k: u64, m: u64| u128::from(k) * u128::from(total) / u128::from(m.max(1));
+        let kp = u128::from(k1) * row as u128 / u128::from(m.max(1))
+            + u128::from(cost_q16(c3, mp)) * u128::from(total - row as u64) / u128::from(mp.max(1));
+        // Only a clear win: the estimate ignores the first row's own statistics and the
+        // sampled table's cost (measured on the shared fields: ties cost ratio).
+        if kp < per(k1, m).min(per(k2, m)) / 32 * 31 {
+            return encode_with(levels, Plane { row }, out);
+        }
+    }
+    if k2 < k1 {
+        encode_with(levels, Order2, out)
+    } else {
+        encode_with(levels, Order1, out)
+    }
+}
+
+/// Bytes the rANS form reserves before its extra bits while the table is not yet known: the
+/// symbol count, the longest table (4 + 12 bits for each of 135 frequencies) and a LEB128 length.
+const TABLE_RESERVE: usize = 1 + (ALPHABET - 1) * 16 / 8 + 10;
+
+/// The output length [`encode_chunk`] needs to be sure to succeed for `n` levels: the rANS
+/// form is written in place with room for the longest table.
+pub const fn encode_buffer_len(n: usize) -> usize {
+    max_coded_len(n).saturating_add(TABLE_RESERVE)
+}
+
+fn encode_with<P: Predict>(levels: &[i64], p: P, out: &mut [u8]) -> Result<usize, Error> {
+    let Some(&first) = levels.first() else {
+        return Ok(0);
+    };
+    let m = levels.len() - 1;
+    let head = 1 + leb_len(zz(first)) + p.param().map_or(0, leb_len);
+    // One pass: histogram, the OR of all residuals, and the extra bits, written where they
+    // would go after the longest table (moved down once the table is known).
+    let mut count = [0u64; ALPHABET];
+    let mut any = 0u64;
+    let provisional = head + TABLE_RESERVE;
+    let mut extra_end = None;
+    if let Some(tail) = out.get_mut(provisional..) {
+        let mut w = BitWriter::new(tail, 0);
+        let mut ok = true;
+        for u in p.res(levels) {
+            any |= u;
+            let (s, e) = symbol(u);
+            if let Some(c) = count.get_mut(s) {
+                *c += 1;
+            }
+            // e <= 62: the mask needs no branch
+            ok &= w.put(u & ((1u64 << e) - 1), e).is_some();
+        }
+        if ok {
+            extra_end = w.finish();
+        }
+    } else {
+        for u in p.res(levels) {
+            any |= u;
+            if let Some(c) = count.get_mut(symbol(u).0) {
+                *c += 1;
+            }
+        }
+    }
+    let width = 64 - any.leading_zeros();
+    let fixed_len = head + 1 + m.saturating_mul(width as usize).div_ceil(8);
+    let pbits = P::BITS;
+    if m > 0
+        && let Some(extra_len) = extra_end
+        && let Some(n) = encode_rans(first, levels, p, &count, out, head, extra_len, fixed_len)
+    {
+        if let Some(b) = out.first_mut() {
+            *b = MODE_RANS | pbits;
+        }
+        return Ok(n);
+    }
+    // Fixed width.
+    let too_small = Error::OutputTooSmall { needed: fixed_len };
+    if out.len() < fixed_len {
+        return Err(too_small);
+    }
+    let mut pos = put_head(out, first, p).ok_or(too_small)?;
+    if let Some(b) = out.first_mut() {
+        *b = MODE_FIXED | pbits;
+    }
+    *out.get_mut(pos).ok_or(too_small)? = width as u8;
+    pos += 1;
+    let mut w = BitWriter::new(out, pos);
+    p.res(levels)
+        .try_for_each(|u| w.put(u, width).ok_or(too_small))?;
+    w.finish().ok_or(too_small)
+}
+
+/// The rANS form, its extra bits (`extra_len` bytes) already at `head + TABLE_RESERVE`, if it
+/// fits `out` and is shorter than `limit` bytes; the caller writes the mode byte.
+#[allow(clippy::too_many_arguments)]
+fn encode_rans<P: Predict>(
+    first: i64,
+    levels: &[i64],
+    p: P,
+    count: &[u64; ALPHABET],
+    out: &mut [u8],
+    head: usize,
+    extra_len: usize,
+    limit: usize,
+) -> Option<usize> {
+    let m: u64 = count.iter().sum();
+    let mut freq = [0u32; ALPHABET];
+    normalize(count, m, &mut freq);
+    let syms = freq.iter().rposition(|&f| f > 0)? + 1;
+    // Header, symbol count, table.
+    let mut pos = put_head(out, first, p)?;
+    debug_assert_eq!(pos, head);
+    *out.get_mut(pos)? = syms as u8;
+    pos += 1;
+    let mut w = BitWriter::new(out, pos);
+    for &f in freq.get(..syms - 1)? {
+        if f == 0 {
+            w.put32(0, 4)?;
+        } else {
+            let l = 32 - f.leading_zeros();
+            w.put32(u64::from(l), 4)?;
+            w.put32(u64::from(f) & mask(l - 1), l - 1)?;
+        }
+    }
+    pos = w.finish()?;
+    pos = put_leb(out, pos, extra_len as u64)?;
+    let provisional = head + TABLE_RESERVE;
+    if pos > provisional || out.len() < provisional + extra_len {
+        return None;
+    }
+    out.copy_within(provisional..provisional + extra_len, pos);
+    let start = pos + extra_len;
+    if start + 4 * WAYS >= limit {
+        return None;
+    }
+    // rANS, backward from the end of `out`.
+    let mut enc = [EncSym::default(); ALPHABET];
+    let mut c = 0u32;
+    for (e, &f) in enc.iter_mut().zip(freq.iter()) {
+        *e = EncSym {
+            freq: f,
+            cum: c,
+            xmax: u64::from(f) << (32 - PROB_BITS),
+            r: Recip::new(f),
+        };
+        c += f;
+    }
+    let mut end = out.len();
+    let floor = start + 4 * WAYS;
+    let mut x = [RANS_L; WAYS];
+    // Residual i goes to state i mod 4; the encoder runs backward, so the last m mod 4
+    // residuals come first, then whole groups (states 3, 2, 1, 0) with the states in
+    // registers.
+    let mut res = p.res(levels).rev();
+    let tail = (m % WAYS as u64) as usize;
+    for xs in x.iter_mut().take(tail).rev() {
+        enc_step(xs, res.next()?, &enc, out, &mut end, floor)?;
+    }
+    let [x0, x1, x2, x3] = &mut x;
+    while let Some(u3) = res.next() {
+        enc_step(x3, u3, &enc, out, &mut end, floor)?;
+        enc_step(x2, res.next()?, &enc, out, &mut end, floor)?;
+        enc_step(x1, res.next()?, &enc, out, &mut end, floor)?;
+        enc_step(x0, res.next()?, &enc, out, &mut end, floor)?;
+    }
+    for &xs in x.iter().rev() {
+        if end < start + 4 {
+            return None;
+        }
+        end -= 4;
+        out.get_mut(end..end + 4)?
+            .copy_from_slice(&xs.to_le_bytes());
+    }
+    let total = start + (out.len() - end);
+    if total >= limit {
+        return None;
+    }
+    out.copy_within(end.., start);
+    Some(total)
+}
+
+/// Decodes a coded chunk into `levels` (its length is the chunk's `n`).
+/// [`Error::Corrupt`] or [`Error::Truncated`] if `coded` is not exactly the coding of
+/// `levels.len()` levels.
+pub fn decode_chunk(coded: &[u8], levels: &mut [i64]) -> Result<(), Error> {
+    decode_into(coded, levels, |q| q)
+}
+
+/// Decodes a coded chunk straight to values: `out[i] = reconstruct(qᵢ, quant_eb)`, the SZp
+/// reconstruction every kernel applies (bit-identical to decoding levels, then values).
+pub fn decode_chunk_values<T: SzpFloat>(
+    coded: &[u8],
+    quant_eb: f64,
+    out: &mut [T],
+) -> Result<(), Error> {
+    decode_into(coded, out, |q| reconstruct::<T>(q, quant_eb))
+}
+
+fn decode_into<O: Copy>(coded: &[u8], out: &mut [O], conv: impl Fn(i64) -> O) -> Result<(), Error> {
+    let Some((o0, orest)) = out.split_first_mut() else {
+        return if coded.is_empty() {
+            Ok(())
+        } else {
+            Err(Error::Corrupt("entropy chunk: bytes for no values"))
+        };
+    };
+    let (&mode, _) = coded.split_first().ok_or(Error::Truncated)?;
+    let (zf, pos) = get_leb(coded, 1)?;
+    let first = unzz(zf);
+    *o0 = conv(first);
+    match (mode & 0x0f, mode & 0xf0) {
+        (c, PRED_ORDER1) => decode_coded(c, coded, pos, &mut Int1 { q: first }, orest, conv),
+        (c, PRED_ORDER2) => decode_coded(c, coded, pos, &mut Int2 { q: first, d: 0 }, orest, conv),
+        (c, PRED_PLANE) => decode_plane(c, coded, pos, first, orest, conv),
+        _ => Err(Error::Corrupt("entropy chunk: unknown predictor")),
+    }
+}
+
+/// The decoder side of a predictor: the next level from the next residual.
+trait Integrate {
+    fn push(&mut self, u: u64) -> i64;
+}
+
+/// Order 1: the residual adds to the level.
+struct Int1 {
+    q: i64,
+}
+
+/// Order 2: the residual adds to the delta, the delta to the level.
+struct Int2 {
+    q: i64,
+    d: i64,
+}
+
+/// The plane predictor over a ring of the last levels.
+struct IntPlane {
+    ring: [i64; RING],
+    j: usize,
+    row: usize,
+    q: i64,
+}
+
+impl Integrate for Int1 {
+    #[inline(always)]
+    fn push(&mut self, u: u64) -> i64 {
+        self.q = self.q.wrapping_add(unzz(u));
+        self.q
+    }
+}
+
+impl Integrate for Int2 {
+    #[inline(always)]
+    fn push(&mut self, u: u64) -> i64 {
+        self.d = self.d.wrapping_add(unzz(u));
+        self.q = self.q.wrapping_add(self.d);
+        self.q
+    }
+}
+
+impl Integrate for IntPlane {
+    #[inline(always)]
+    fn push(&mut self, u: u64) -> i64 {
+        const MASK: usize = RING - 1;
+        self.j += 1;
+        let j = self.j;
+        // The previous level stays in a register (`q`); the ring gives the row above, which
+        // is far enough back not to wait on the store just made.
+        let grad = if j > self.row {
+            let at = |k: usize| self.ring.get(k & MASK).copied().unwrap_or(0);
+            at(j - self.row).wrapping_sub(at(j - self.row - 1))
+        } else {
+            0
+        };
+        self.q = self.q.wrapping_add(grad).wrapping_add(unzz(u));
+        if let Some(r) = self.ring.get_mut(j & MASK) {
+            *r = self.q;
+        }
+        self.q
+    }
+}
+
+/// Decodes a plane-predicted chunk (the ring lives only in this frame).
+#[inline(never)]
+fn decode_plane<O: Copy>(
+    coding: u8,
+    coded: &[u8],
+    pos: usize,
+    first: i64,
+    orest: &mut [O],
+    conv: impl Fn(i64) -> O,
+) -> Result<(), Error> {
+    let (row, pos) = get_leb(coded, pos)?;
+    let row = usize::try_from(row)
+        .ok()
+        .filter(|r| (2..=MAX_PLANE_ROW).contains(r))
+        .ok_or(Error::Corrupt("entropy chunk: plane row length"))?;
+    let mut ring = [0i64; RING];
+    if let Some(r) = ring.first_mut() {
+        *r = first;
+    }
+    let mut q = IntPlane {
+        ring,
+        j: 0,
+        row,
+        q: first,
+    };
+    decode_coded(coding, coded, pos, &mut q, orest, conv)
+}
+
+fn decode_coded<O: Copy, I: Integrate>(
+    coding: u8,
+    coded: &[u8],
+    mut pos: usize,
+    q: &mut I,
+    orest: &mut [O],
+    conv: impl Fn(i64) -> O,
+) -> Result<(), Error> {
+    match coding {
+        MODE_FIXED => {
+            let width = u32::from(*coded.get(pos).ok_or(Error::Truncated)?);
+            pos += 1;
+            if width > 64 {
+                return Err(Error::Corrupt("entropy chunk: width above 64"));
+            }
+            let body = coded.get(pos..).ok_or(Error::Truncated)?;
+            if body.len() != orest.len().saturating_mul(width as usize).div_ceil(8) {
+                return Err(Error::Corrupt("entropy chunk: fixed-width length"));
+            }
+            let mut r = BitReader::new(body);
+            for o in orest.iter_mut() {
+                *o = conv(q.push(r.get(width)?));
+            }
+            if !r.pad_is_zero() {
+                return Err(Error::Corrupt("entropy chunk: fixed-width padding"));
+            }
+            Ok(())
+        }
+        MODE_RANS => decode_rans(coded, pos, q, orest, conv),
+        _ => Err(Error::Corrupt("entropy chunk: unknown mode")),
+    }
+}
+
+fn decode_rans<O: Copy, I: Integrate>(
+    coded: &[u8],
+    mut pos: usize,
+    q: &mut I,
+    out: &mut [O],
+    conv: impl Fn(i64) -> O,
+) -> Result<(), Error> {
+    let syms = usize::from(*coded.get(pos).ok_or(Error::Truncated)?);
+    pos += 1;
+    if syms == 0 || syms > ALPHABET {
+        return Err(Error::Corrupt("entropy chunk: symbol count"));
+    }
+    // Table.
+    let mut freq = [0u32; ALPHABET];
+    let mut r = BitReader::new(coded.get(pos..).ok_or(Error::Truncated)?);
+    let mut sum = 0u32;
+    for f in freq.iter_mut().take(syms - 1) {
+        let l = r.get32(4)? as u32;
+        if l > PROB_BITS + 1 {
+            return Err(Error::Corrupt("entropy chunk: frequency length"));
+        }
+        if l > 0 {
+            *f = (1 << (l - 1)) | r.get32(l - 1)? as u32;
+        }
+        sum += *f;
+    }
+    if sum >= M {
+        return Err(Error::Corrupt(
+            "entropy chunk: frequencies exceed the total",
+        ));
+    }
+    *freq.get_mut(syms - 1).ok_or(Error::Truncated)? = M - sum;
+    if !r.pad_is_zero() {
+        return Err(Error::Corrupt("entropy chunk: table padding"));
+    }
+    pos += r.consumed().div_ceil(8);
+    let (extra_len, p) = get_leb(coded, pos)?;
+    pos = p;
+    let extra_end = usize::try_from(extra_len)
+        .ok()
+        .and_then(|e| pos.checked_add(e))
+        .ok_or(Error::Truncated)?;
+    let extra = coded.get(pos..extra_end).ok_or(Error::Truncated)?;
+    let stream = coded.get(extra_end..).ok_or(Error::Truncated)?;
+    // Slot table: (f − 1) | (slot − cum) << 12 | symbol << 24.
+    let mut table = [0u32; M as usize];
+    let mut c = 0usize;
+    for (s, &f) in freq.iter().enumerate().take(syms) {
+        let e = table
+            .get_mut(c..c + f as usize)
+            .ok_or(Error::Corrupt("entropy chunk: table"))?;
+        for (b, t) in e.iter_mut().enumerate() {
+            *t = (f - 1) | (b as u32) << PROB_BITS | (s as u32) << 24;
+        }
+        c += f as usize;
+    }
+    let (st, words) = stream.split_at_checked(4 * WAYS).ok_or(Error::Truncated)?;
+    let mut x = [0u32; WAYS];
+    for (xs, b) in x.iter_mut().zip(st.chunks_exact(4)) {
+        *xs = u32::from_le_bytes([
+            b.first().copied().unwrap_or(0),
+            b.get(1).copied().unwrap_or(0),
+            b.get(2).copied().unwrap_or(0),
+            b.get(3).copied().unwrap_or(0),
+        ]);
+    }
+    let mut wp = 0usize;
+    let mut bits = BitReader::new(extra);
+    let step = |xs: &mut u32, wp: &mut usize, bits: &mut BitReader<'_>| -> Result<u64, Error> {
+        let e = table.get((*xs & (M - 1)) as usize).copied().unwrap_or(0);
+        let f = (e & (M - 1)) + 1;
+        let bias = (e >> PROB_BITS) & (M - 1);
+        let s = (e >> 24) as usize;
+        *xs = f.wrapping_mul(*xs >> PROB_BITS).wrapping_add(bias);
+        // Renormalize without a branch; reading past the words gives zeros and leaves `wp`
+        // beyond them, which the end check rejects.
+        let w = u32::from(words.get(*wp).copied().unwrap_or(0))
+            | u32::from(words.get(*wp + 1).copied().unwrap_or(0)) << 8;
+        let need = *xs < RANS_L;
+        *xs = select_unpredictable(need, (*xs << 16) | w, *xs);
+        *wp += 2 * usize::from(need);
+        let (base, eb) = BASES.get(s).copied().unwrap_or((0, 0));
+        Ok(base | bits.get(eb)?)
+    };
+    let mut groups = out.chunks_exact_mut(WAYS);
+    for g in &mut groups {
+        let [x0, x1, x2, x3] = &mut x;
+        let u0 = step(x0, &mut wp, &mut bits)?;
+        let u1 = step(x1, &mut wp, &mut bits)?;
+        let u2 = step(x2, &mut wp, &mut bits)?;
+        let u3 = step(x3, &mut wp, &mut bits)?;
+        for (o, u) in g.iter_mut().zip([u0, u1, u2, u3]) {
+            *o = conv(q.push(u));
+        }
+    }
+    for (o, xs) in groups.into_remainder().iter_mut().zip(x.iter_mut()) {
+        let u = step(xs, &mut wp, &mut bits)?;
+        *o = conv(q.push(u));
+    }
+    if wp != words.len() || x.iter().any(|&xs| xs != RANS_L) {
+        return Err(Error::Corrupt(
+            "entropy chunk: rANS stream does not end in its initial state",
+        ));
+    }
+    if bits.consumed().div_ceil(8) != extra.len() || !bits.pad_is_zero() {
+        return Err(Error::Corrupt("entropy chunk: extra bits length"));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const N: usize = 4096;
+    const CAP: usize = encode_buffer_len(N);
+
+    /// xorshift64*
+    struct Rng(u64);
+    impl Rng {
+        fn next(&mut self) -> u64 {
+            self.0 ^= self.0 >> 12;
+            self.0 ^= self.0 << 25;
+            self.0 ^= self.0 >> 27;
+            self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+        }
+        fn below(&mut self, n: u64) -> u64 {
+            self.next() % n
+        }
+    }
+
+    /// Encodes, checks the size bound and the exact round trip; returns the coded length.
+    fn round_trip(levels: &[i64]) -> usize {
+        round_trip_mode(levels).0
+    }
+
+    /// [`round_trip`], and the mode byte.
+    fn round_trip_mode(levels: &[i64]) -> (usize, u8) {
+        round_trip_rows(levels, 0)
+    }
+
+    /// [`round_trip_mode`] with rows of `row` levels.
+    fn round_trip_rows(levels: &[i64], row: usize) -> (usize, u8) {
+        let mut coded = [0u8; CAP];
+        let buf = &mut coded[..encode_buffer_len(levels.len())];
+        let len = encode_chunk_rows(levels, row, buf).unwrap();
+        assert!(len <= max_coded_len(levels.len()), "{len} > bound");
+        let mut back = [0i64; N];
+        decode_chunk(&coded[..len], &mut back[..levels.len()]).unwrap();
+        assert_eq!(&back[..levels.len()], levels);
+        (len, coded[0])
+    }
+
+    #[test]
+    fn adversarial_sequences_round_trip() {
+        let mut q = [0i64; N];
+        assert_eq!(round_trip(&q[..0]), 0);
+        for n in [1, 2, 3, 4, 5, 7, 8, 9, 100, N] {
+            // all equal (zero and far from zero)
+            for v in [0, 7, -1, i64::MAX, i64::MIN, 1 << 62] {
+                q[..n].fill(v);
+                round_trip(&q[..n]);
+            }
+            // alternating small and huge
+            for (a, b) in [
+                (1, -1),
+                (0, 1 << 62),
+                (-(1 << 62), 1 << 62),
+                (i64::MIN, i64::MAX),
+            ] {
+                for (i, x) in q[..n].iter_mut().enumerate() {
+                    *x = if i % 2 == 0 { a } else { b };
+                }
+                round_trip(&q[..n]);
+            }
+            // a ramp with one huge jump in the middle
+            for (i, x) in q[..n].iter_mut().enumerate() {
+                *x = i as i64 + if i > n / 2 { (1 << 62) - 5 } else { 0 };
+            }
+            round_trip(&q[..n]);
+            for row in [2, 3, 5, 64] {
+                round_trip_rows(&q[..n], row);
+            }
+        }
+    }
+
+    #[test]
+    fn generated_sequences_round_trip() {
+        let mut rng = Rng(0x1234_5678_9ABC_DEF1);
+        let mut q = [0i64; N];
+        let mut modes = [0usize; 256];
+        for case in 0..600 {
+            let n = match case % 4 {
+                0 => rng.below(20) as usize,
+                1 => rng.below(N as u64 + 1) as usize,
+                _ => N - rng.below(8) as usize,
+            };
+            // residual magnitude scale (bits), outlier rate, zero rate
+            let scale = rng.below(64) as u32;
+            let outliers = rng.below(50);
+            let zeros = rng.below(100);
+            let mut acc = rng.next() as i64 >> rng.below(64);
+            for x in q[..n].iter_mut() {
+                let d = if rng.below(100) < zeros {
+                    0
+                } else if rng.below(1000) < outliers {
+                    rng.next() as i64
+                } else {
+                    (rng.next() >> (63 - scale.min(62))) as i64 - (1i64 << scale.min(62) >> 1)
+                };
+                acc = acc.wrapping_add(d);
+                *x = acc;
+            }
+            if case % 3 == 0 {
+                // integrate once more: a curved signal, where order 2 predicts better
+                let mut s = 0i64;
+                for x in q[..n].iter_mut() {
+                    s = s.wrapping_add(*x >> 8);
+                    *x = s;
+                }
+            }
+            // rows: none, degenerate, typical, longer than the chunk, beyond the ring
+            let row = [0, 1, 2, 3, 7, 64, 100, 1000, n, N + 5, MAX_PLANE_ROW + 1][case % 11];
+            if case % 5 == 1 {
+                // a 2-D field: rows that repeat with a slow drift, where the plane predicts
+                for i in row.max(1)..n {
+                    q[i] = q[i - row.max(1)].wrapping_add((rng.below(3) as i64) - 1);
+                }
+            }
+            let (len, mode) = round_trip_rows(&q[..n], row);
+            if len > 0 {
+                modes[usize::from(mode)] += 1;
+            }
+        }
+        // every coding and predictor was exercised
+        for m in [MODE_RANS, MODE_FIXED] {
+            for p in [PRED_ORDER1, PRED_ORDER2, PRED_PLANE] {
+                assert!(
+                    modes[usize::from(m | p)] > 2,
+                    "mode {:#x}: {}",
+                    m | p,
+                    modes[usize::from(m | p)]
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn smooth_chunks_code_below_one_bit_per_value() {
+        // 97 % zero residuals, the rest ±1..3: entropy ~0.25 bits; a fixed width needs 3.
+        let mut rng = Rng(99);
+        let mut q = [0i64; N];
+        let mut acc = 1_000_000i64;
+        for x in q.iter_mut() {
+            if rng.below(100) >= 97 {
+                acc += rng.below(7) as i64 - 3;
+            }
+            *x = acc;
+        }
+        let mut coded = [0u8; CAP];
+        let len = encode_chunk(&q, &mut coded).unwrap();
+        assert_eq!(coded[0], MODE_RANS);
+        assert!(
+            len * 8 < N * 2 / 5,
+            "{} bits per value",
+            len as f64 * 8.0 / N as f64
+        );
+        round_trip(&q);
+    }
+
+    #[test]
+    fn plane_predictor_wins_on_a_smooth_two_d_field() {
+        // q = a(i) + b(j) on 64-wide rows: the plane residual is 0 everywhere past the first
+        // row, order 1 and 2 see the row profile.
+        let mut rng = Rng(21);
+        let mut row_profile = [0i64; 64];
+        let mut acc = 0i64;
+        for v in row_profile.iter_mut() {
+            acc += rng.below(41) as i64 - 20;
+            *v = acc;
+        }
+        let mut q = [0i64; N];
+        for (k, x) in q.iter_mut().enumerate() {
+            *x = row_profile[k % 64] + 3 * (k / 64) as i64;
+        }
+        let (len2d, mode) = round_trip_rows(&q, 64);
+        assert_eq!(mode & 0xf0, PRED_PLANE);
+        let (len1d, mode) = round_trip_mode(&q);
+        assert_ne!(mode & 0xf0, PRED_PLANE);
+        assert!(len2d * 4 < len1d, "{len2d} vs {len1d}");
+        // the decoder learns the row length from the chunk
+        let mut coded = [0u8; CAP];
+        let len = encode_chunk_rows(&q, 64, &mut coded).unwrap();
+        let mut v = [0f64; N];
+        decode_chunk_values(&coded[..len], 0.5, &mut v).unwrap();
+        assert!(v.iter().zip(&q).all(|(a, &b)| *a == b as f64));
+    }
+
+    #[test]
+    fn noise_falls_back_to_fixed_width() {
+        let mut rng = Rng(5);
+        let mut q = [0i64; N];
+        for x in q.iter_mut() {
+            *x = rng.next() as i64;
+        }
+        let mut coded = [0u8; CAP];
+        let len = encode_chunk(&q, &mut coded).unwrap();
+        assert_eq!(coded[0] & 0x0f, MODE_FIXED);
+        assert_eq!(len, 1 + leb_len(zz(q[0])) + 1 + (N - 1) * 8);
+        round_trip(&q);
+    }
+
+    #[test]
+    fn short_outputs_are_errors_not_overruns() {
+        let mut rng = Rng(11);
+        let mut q = [0i64; 300];
+        let mut acc = 0i64;
+        for x in q.iter_mut() {
+            acc += rng.below(9) as i64 - 4;
+            *x = acc;
+        }
+        let mut full = [0u8; 4000];
+        let len = encode_chunk(&q, &mut full).unwrap();
+        for cap in 0..len {
+            let mut out = [0u8; 4000];
+            match encode_chunk(&q, &mut out[..cap]) {
+                Err(Error::OutputTooSmall { needed }) => assert!(needed > cap),
+                Ok(l) => {
+                    // A shorter slice may still hold the other form.
+                    assert!(l <= cap);
+                    let mut back = [0i64; 300];
+                    decode_chunk(&out[..l], &mut back).unwrap();
+                    assert_eq!(back, q);
+                }
+                Err(e) => panic!("{e:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn damaged_chunks_are_errors_or_other_levels_never_panics() {
+        let mut rng = Rng(3);
+        let mut q = [0i64; 257];
+        let mut acc = 0i64;
+        for x in q.iter_mut() {
+            acc += if rng.below(10) == 0 {
+                rng.below(1 << 20) as i64
+            } else {
+                rng.below(3) as i64 - 1
+            };
+            *x = acc;
+        }
+        damage(&q, 0);
+        // rows of 16 that repeat with small changes and jumps: the plane predictor
+        for i in 16..257 {
+            q[i] = q[i - 16]
+                + if rng.below(10) == 0 {
+                    rng.below(1 << 20) as i64
+                } else {
+                    rng.below(3) as i64 - 1
+                };
+        }
+        damage(&q, 16);
+    }
+
+    fn damage(q: &[i64; 257], row: usize) {
+        let q = *q;
+        let mut coded = [0u8; 4000];
+        let len = encode_chunk_rows(&q, row, &mut coded).unwrap();
+        assert_eq!(coded[0] & 0x0f, MODE_RANS);
+        assert_eq!(coded[0] & 0xf0 == PRED_PLANE, row > 0);
+        let mut back = [0i64; 257];
+        let mut detected = 0;
+        for i in 0..len {
+            for bit in 0..8 {
+                let mut bad = coded;
+                bad[i] ^= 1 << bit;
+                match decode_chunk(&bad[..len], &mut back) {
+                    Err(_) => detected += 1,
+                    Ok(()) => assert_ne!(back, q, "flip at byte {i} bit {bit} went unseen"),
+                }
+            }
+            // truncation and one extra byte
+            assert!(decode_chunk(&coded[..i], &mut back).is_err());
+        }
+        assert!(decode_chunk(&coded[..len + 1], &mut back).is_err());
+        // wrong n
+        assert!(decode_chunk(&coded[..len], &mut back[..256]).is_err());
+        assert!(
+            detected > len * 4,
+            "{detected} of {} flips detected",
+            len * 8
+        );
+    }
+
+    #[test]
+    fn random_bytes_never_panic() {
+        // Arbitrary chunks with a valid-looking mode byte and header reach the table, extra-bit
+        // and rANS paths; each must end in an error or in some levels, never a panic.
+        let mut rng = Rng(0xDEC0DE);
+        let mut buf = [0u8; 600];
+        let mut back = [0i64; 700];
+        let mut vals = [0f32; 700];
+        let mut errors = 0;
+        for case in 0..3000 {
+            let len = rng.below(buf.len() as u64) as usize;
+            for b in buf[..len].iter_mut() {
+                *b = rng.next() as u8;
+            }
+            if len > 0 {
+                buf[0] = [0x00, 0x01, 0x10, 0x11, 0x20, 0x21][case % 6];
+            }
+            if len > 3 && case % 2 == 0 {
+                // a short first level and a small symbol count / width / row
+                buf[1] = rng.below(128) as u8;
+                buf[2] = if buf[0] & 0xf0 == PRED_PLANE {
+                    2 + rng.below(100) as u8
+                } else {
+                    rng.below(137) as u8
+                };
+            }
+            let n = rng.below(back.len() as u64) as usize;
+            errors += usize::from(decode_chunk(&buf[..len], &mut back[..n]).is_err());
+            let _ = decode_chunk_values(&buf[..len], 0.25, &mut vals[..n]);
+        }
+        assert!(errors > 2900, "{errors} of 3000 random chunks rejected");
+    }
+
+    #[test]
+    fn values_decode_equals_levels_then_reconstruct() {
+        let eb = 1e-3;
+        let x: [f32; 1000] = core::array::from_fn(|i| ((i as f32) * 0.37).sin() * 20.0);
+        let mut q = [0i64; 1000];
+        levels_of(&x, eb, &mut q).unwrap();
+        let mut coded = [0u8; CAP];
+        let len = encode_chunk(&q, &mut coded).unwrap();
+        let mut v = [0f32; 1000];
+        decode_chunk_values(&coded[..len], eb, &mut v).unwrap();
+        for (a, &l) in v.iter().zip(&q) {
+            assert_eq!(a.to_bits(), reconstruct::<f32>(l, eb).to_bits());
+        }
+        assert!(levels_of(&x, eb, &mut q[..999]).is_err());
+        // the strict check: the plan's own bound passes, a bound below the quantizer's fails
+        let cfg = crate::szp::Config::abs(1e-3);
+        let mut plan = crate::szp::blocks::plan(&x, &cfg).unwrap();
+        let mut q2 = [0i64; 1000];
+        levels_checked(&x, &plan, 0, &mut q2).unwrap();
+        levels_of(&x, plan.quant_eb, &mut q).unwrap();
+        assert_eq!(q, q2);
+        plan.bound = plan.quant_eb / 4.0;
+        assert!(matches!(
+            levels_checked(&x, &plan, 5000, &mut q2),
+            Err(Error::BoundViolated { index }) if index >= 5000
+        ));
+    }
+
+    #[test]
+    fn reciprocal_division_is_exact() {
+        let mut rng = Rng(77);
+        for f in 1..=M {
+            let r = Recip::new(f);
+            for x in [
+                0,
+                1,
+                f - 1,
+                f,
+                f + 1,
+                u32::MAX,
+                u32::MAX - 1,
+                u32::MAX / f * f,
+                u32::MAX / f * f - 1,
+            ] {
+                assert_eq!(r.div(x), x / f, "x {x} f {f}");
+            }
+            for _ in 0..64 {
+                let x = rng.next() as u32;
+                assert_eq!(r.div(x), x / f, "x {x} f {f}");
+            }
+        }
+    }
+
+    #[test]
+    fn symbols_cover_every_residual() {
+        let mut rng = Rng(8);
+        for k in 0..=64u32 {
+            for _ in 0..50 {
+                let u = if k == 0 {
+                    0
+                } else {
+                    (1u64 << (k - 1)) | (rng.next() & mask(k - 1))
+                };
+                let (s, e) = symbol(u);
+                assert!(s < ALPHABET);
+                let (base, eb) = BASES[s];
+                assert_eq!(eb, e);
+                assert_eq!(base | (u & mask(e)), u);
+            }
+        }
+    }
+}
