@@ -178,9 +178,8 @@ pub fn decode_all<T: fzpack::Element>(bytes: &[u8], verify: Verify) -> Result<Ve
     match s.kind {
         ArchiveKind::Pernix => pernix::default_dispatcher().decompress_stream_with(bytes, verify),
         ArchiveKind::Szp => {
-            let mut out = vec![T::ZERO; s.n as usize]; // bounded by check
-            szp::decompress_with_verify(szp::Kernel::Scalar, bytes, &mut out, szp_verify(verify))?;
-            Ok(out)
+            let dec = szp::Decoder::new().kernel(szp::Kernel::Scalar).serial();
+            Ok(dec.verify(szp_verify(verify)).to_vec(bytes)?)
         }
         ArchiveKind::Fzm => {
             let mut out = vec![T::ZERO; s.n as usize]; // bounded by check

@@ -37,9 +37,15 @@ pub fn compress<T: Wrap>(
         return Ok(out);
     }
     let r = match path {
-        PathKind::Scalar => szp::compress_path_vec(values, &cfg, szp::Kernel::Scalar),
-        PathKind::Simd => szp::compress_path_vec(values, &cfg, szp::Kernel::best()),
-        PathKind::Parallel => szp::compress_par(values, &cfg, &eng.par),
+        PathKind::Scalar => szp::Encoder::new(&cfg)
+            .kernel(szp::Kernel::Scalar)
+            .serial()
+            .to_vec(values),
+        PathKind::Simd => szp::Encoder::new(&cfg)
+            .kernel(szp::Kernel::best())
+            .serial()
+            .to_vec(values),
+        PathKind::Parallel => szp::Encoder::new(&cfg).threads(&eng.par).to_vec(values),
     };
     r.map_err(|e| lib(name, e))
 }
@@ -85,9 +91,15 @@ fn decode<T: Wrap>(
     eng: &Engines,
 ) -> Result<Vec<T>, Fail> {
     let r = match path {
-        PathKind::Scalar => szp::decompress_path_vec(bytes, szp::Kernel::Scalar),
-        PathKind::Simd => szp::decompress_path_vec(bytes, szp::Kernel::best()),
-        PathKind::Parallel => szp::decompress_par(bytes, &eng.par),
+        PathKind::Scalar => szp::Decoder::new()
+            .kernel(szp::Kernel::Scalar)
+            .serial()
+            .to_vec(bytes),
+        PathKind::Simd => szp::Decoder::new()
+            .kernel(szp::Kernel::best())
+            .serial()
+            .to_vec(bytes),
+        PathKind::Parallel => szp::Decoder::new().threads(&eng.par).to_vec(bytes),
     };
     r.map_err(|e| lib(name, e))
 }

@@ -103,11 +103,11 @@ fn szp_compress<'py>(
     let out = match Floats::extract(arr)? {
         Floats::F32(a) => {
             let s = slice(&a)?;
-            detached(py, || fzpack::szp::compress_vec(s, &cfg))?
+            detached(py, || fzpack::szp::compress(s, &cfg))?
         }
         Floats::F64(a) => {
             let s = slice(&a)?;
-            detached(py, || fzpack::szp::compress_vec(s, &cfg))?
+            detached(py, || fzpack::szp::compress(s, &cfg))?
         }
     };
     Ok(to_bytes(py, out))
@@ -130,8 +130,8 @@ fn szp_decompress<'py>(
     let b = bytes_of(&buf)?;
     let h = fzpack::szp::header(b).map_err(|e| err(fzpack::Error::from(e)))?;
     match DType::from(h.dtype) {
-        DType::F32 => decoded::<f32>(py, || fzpack::szp::decompress_vec(b)),
-        DType::F64 => decoded::<f64>(py, || fzpack::szp::decompress_vec(b)),
+        DType::F32 => decoded::<f32>(py, || fzpack::szp::decompress(b)),
+        DType::F64 => decoded::<f64>(py, || fzpack::szp::decompress(b)),
     }
 }
 

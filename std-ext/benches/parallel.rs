@@ -102,7 +102,10 @@ fn szp(c: &mut Criterion) {
         g.throughput(Throughput::Bytes(bytes as u64));
         for eb in [1e-3, 1e-5] {
             let cfg = Config::noa(eb);
-            let (serial, parallel) = (Encoder::new(&cfg).serial(), Encoder::new(&cfg).threads(&par));
+            let (serial, parallel) = (
+                Encoder::new(&cfg).serial(),
+                Encoder::new(&cfg).threads(&par),
+            );
             let (dserial, dparallel) = (Decoder::new().serial(), Decoder::new().threads(&par));
             let archive = serial.to_vec(&x).unwrap();
             let mut out = Vec::new();
@@ -111,17 +114,13 @@ fn szp(c: &mut Criterion) {
                 b.iter(|| serial.into_vec(black_box(&x), &mut out).unwrap())
             });
             g.bench_function(BenchmarkId::new("compress_parallel", eb), |b| {
-                b.iter(|| {
-                    parallel.into_vec(black_box(&x), &mut out).unwrap()
-                })
+                b.iter(|| parallel.into_vec(black_box(&x), &mut out).unwrap())
             });
             g.bench_function(BenchmarkId::new("decompress_serial", eb), |b| {
                 b.iter(|| dserial.into_vec(black_box(&archive), &mut back).unwrap())
             });
             g.bench_function(BenchmarkId::new("decompress_parallel", eb), |b| {
-                b.iter(|| {
-                    dparallel.into_vec(black_box(&archive), &mut back).unwrap()
-                })
+                b.iter(|| dparallel.into_vec(black_box(&archive), &mut back).unwrap())
             });
         }
         g.finish();

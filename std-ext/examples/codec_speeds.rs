@@ -109,7 +109,9 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
     let mut out = vec![0f32; x.len()];
     let t_d = best(reps, || {
         for (a, r) in sums.iter().zip(&parts) {
-            let _ = szp::Decoder::new().serial().into_slice(a, &mut out[r.clone()]);
+            let _ = szp::Decoder::new()
+                .serial()
+                .into_slice(a, &mut out[r.clone()]);
         }
     });
     let mut s = vec![0f32; x.len()];

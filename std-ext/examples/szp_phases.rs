@@ -31,7 +31,11 @@ fn main() {
         Encoder::new(&cfg).threads(&par).to_vec(&x).unwrap();
     });
     t("par blocks (scalar kernels)", &|| {
-        Encoder::new(&cfg).kernel(Kernel::Scalar).threads(&par).to_vec(&x).unwrap();
+        Encoder::new(&cfg)
+            .kernel(Kernel::Scalar)
+            .threads(&par)
+            .to_vec(&x)
+            .unwrap();
     });
     let ccfg = Config::abs(0.1).stage_compatible();
     t("serial stage-compatible abs", &|| {

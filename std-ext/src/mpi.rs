@@ -534,9 +534,7 @@ fn exec<T: Element>(job: Job<'_, T>, cfg: &Config) -> Done {
                 .ok_or(Error::Szp(szp::Error::InvalidBlockSize));
             Done::Node(
                 id,
-                cap.and_then(|cap| {
-                    with_scratch(cap, |o| fzpack_core::szp::compress(src, cfg, o))
-                }),
+                cap.and_then(|cap| with_scratch(cap, |o| fzpack_core::szp::compress(src, cfg, o))),
             )
         }
         Job::Add(id, a, b, values) => {

@@ -178,10 +178,14 @@ impl Encoder {
     /// once ([`Encoder::into_slice`]) avoids that.
     pub fn into_vec<T: Element>(&self, input: &[T], out: &mut Vec<u8>) -> FzResult<usize> {
         match &self.threads {
-            Threads::Serial => compress_planned_into(input, &self.cfg, self.kernel, &engine::Serial, out),
+            Threads::Serial => {
+                compress_planned_into(input, &self.cfg, self.kernel, &engine::Serial, out)
+            }
             #[cfg(feature = "rayon")]
             Threads::Pool(par) => match par.join_for(size_of_val(input)) {
-                Some(j) => par.install(|| compress_planned_into(input, &self.cfg, self.kernel, &j, out)),
+                Some(j) => {
+                    par.install(|| compress_planned_into(input, &self.cfg, self.kernel, &j, out))
+                }
                 None => compress_planned_into(input, &self.cfg, self.kernel, &engine::Serial, out),
             },
         }
@@ -196,7 +200,9 @@ impl Encoder {
             Threads::Serial => compress_with(self.kernel, input, &self.cfg, out),
             #[cfg(feature = "rayon")]
             Threads::Pool(par) => match par.join_for(size_of_val(input)) {
-                Some(j) => par.install(|| engine::compress_on(self.kernel, &j, input, &self.cfg, out)),
+                Some(j) => {
+                    par.install(|| engine::compress_on(self.kernel, &j, input, &self.cfg, out))
+                }
                 None => compress_with(self.kernel, input, &self.cfg, out),
             },
         };

@@ -12,7 +12,11 @@ use crate::arch::generic::Reference;
 
 /// Compresses `input` into `out`; returns the archive length. See [`super::compress`].
 #[cfg_attr(any(target_arch = "x86_64", target_arch = "aarch64"), allow(dead_code))]
-pub(crate) fn compress<T: SzpFloat>(input: &[T], cfg: &Config, out: &mut [u8]) -> Result<usize, Error> {
+pub(crate) fn compress<T: SzpFloat>(
+    input: &[T],
+    cfg: &Config,
+    out: &mut [u8],
+) -> Result<usize, Error> {
     engine::compress(Reference::new(), &Serial, input, cfg, out)
 }
 
