@@ -616,7 +616,9 @@ fn szp_max_abs_and_no_verify() {
         ]);
     }
     // The CLI's bytes are the library's with the same config.
-    let cfg = szp::Config::abs(1e-2).with_max_abs(m);
+    let cfg = szp::Config::abs(1e-2)
+        .with_max_abs(m)
+        .with_layout(szp::Layout::Fzgm);
     assert_eq!(
         std::fs::read(&sa).unwrap(),
         fzpack::szp::compress(&va, &cfg).unwrap()
