@@ -133,7 +133,7 @@ fn near_ties_in_some_blocks_only() {
 
 #[test]
 fn scalar_one_pass_and_two_pass_encoders_agree() {
-    // `szp::scalar::compress` encodes each block in one pass with the zigzagged values parked
+    // The scalar path (`compress_with(Kernel::Scalar, ..)`) encodes each block in one pass with the zigzagged values parked
     // in the output slice when 8·len bytes are free at the block's offset, else with the
     // two-pass block encoder; an output slice of exactly the archive's length forces the
     // two-pass encoder for the last blocks. Same bytes either way, every width.
