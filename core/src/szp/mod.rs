@@ -32,6 +32,16 @@
 //! exactly as FZGPUModules does; then the guarantee is FZGPUModules' own: `|x − x'| ≤ bound` in
 //! exact arithmetic, plus up to half an ulp of `x'` for f32 (spec §1.8).
 //!
+//! # Block layouts
+//!
+//! [`Config::abs`] and [`Config::noa`] write the block-head layout ([`Layout::Heads`]:
+//! smaller archives at the same speed), or the stage layout in builds without the feature
+//! `layout-heads` ([`Layout::DEFAULT`]). The FZGPUModules stage layout ([`Layout::Fzgm`]) is
+//! what FZGPUModules reads and what `.fzm` containers hold ([`fzm::write`] writes it whatever
+//! the config says); ask for it in an fzpack archive with `cfg.with_layout(Layout::Fzgm)`, or
+//! [`Config::stage_compatible`] (the stage's quantizer and layout). Every decoder, CPU and GPU,
+//! reads both (the layout is in the header).
+//!
 //! # Errors, not panics
 //!
 //! Non-finite input ([`Error::NonFinite`], first index), a bound that is not finite and
@@ -496,4 +506,31 @@ pub fn decompress<T: SzpFloat>(archive: &[u8], out: &mut [T]) -> Result<usize, E
 /// Reads and validates an archive's header.
 pub fn header(archive: &[u8]) -> Result<Header, Error> {
     Header::read(archive)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Config, Error, LAYOUT_FZGM, LAYOUT_HEADS, Layout, compress};
+
+    /// The default layout is the block-head layout where the build writes it, else the stage
+    /// layout: a default config always compresses.
+    #[test]
+    fn the_default_layout_is_one_this_build_writes() -> Result<(), Error> {
+        let want = if cfg!(feature = "layout-heads") {
+            (Layout::Heads, LAYOUT_HEADS)
+        } else {
+            (Layout::Fzgm, LAYOUT_FZGM)
+        };
+        for cfg in [Config::abs(1e-3), Config::noa(1e-3), Config::default()] {
+            assert_eq!(cfg.layout, want.0);
+            let mut out = [0u8; 4096];
+            let x: [f32; 300] = core::array::from_fn(|i| i as f32 * 0.01);
+            let len = compress(&x, &cfg, &mut out)?;
+            assert!(len > 6);
+            assert_eq!(out[6], want.1, "header byte 6");
+        }
+        assert_eq!(Layout::default(), want.0);
+        assert_eq!(Config::abs(1.0).stage_compatible().layout, Layout::Fzgm);
+        Ok(())
+    }
 }
