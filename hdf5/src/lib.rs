@@ -298,7 +298,7 @@ pub fn decode_chunk(
     let (stored, n) = match p {
         Params::Szp(_) => {
             let h = fzpack::szp::header(archive).map_err(|e| format!("fzpack filter: SZp: {e}"))?;
-            (DType::from(h.dtype), h.n)
+            (h.dtype, h.n)
         }
         Params::Pernix(..) => {
             let h = fzpack::pernix::stream_header(archive)
