@@ -292,7 +292,7 @@ impl Decoder {
     /// The values of `archive` in `out`, which it replaces (capacity reused); returns their
     /// number. On error `out` is empty.
     pub fn into_vec<T: Element>(&self, archive: &[u8], out: &mut Vec<T>) -> FzResult<usize> {
-        let view = checked_view::<T>(archive, self.verify)?;
+        let view = checked_view::<T>(archive, self.verify).inspect_err(|_| out.clear())?;
         prepare(out, view.n, T::ZERO);
         self.decode(archive, out, view.n).map_err(|e| {
             out.clear();
@@ -338,7 +338,7 @@ fn compress_planned_into<T: Element, J: engine::Join>(
         Err(e) => return finish(out, Err(e)),
     };
     let cap = if path == Kernel::Scalar {
-        worst_len::<T>(input.len(), cfg)?
+        worst_len::<T>(input.len(), cfg).inspect_err(|_| out.clear())?
     } else {
         engine::worst_len(&plan, max_abs)
     };
