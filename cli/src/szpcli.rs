@@ -36,17 +36,13 @@ pub fn compress<T: Wrap>(
         out.truncate(len);
         return Ok(out);
     }
+    let enc = szp::Encoder::new(&cfg);
     let r = match path {
-        PathKind::Scalar => szp::Encoder::new(&cfg)
-            .kernel(szp::Kernel::Scalar)
-            .serial()
-            .to_vec(values),
-        PathKind::Simd => szp::Encoder::new(&cfg)
-            .kernel(szp::Kernel::best())
-            .serial()
-            .to_vec(values),
-        PathKind::Parallel => szp::Encoder::new(&cfg).threads(&eng.par).to_vec(values),
-    };
+        PathKind::Scalar => enc.kernel(szp::Kernel::Scalar).serial(),
+        PathKind::Simd => enc.serial(),
+        PathKind::Parallel => enc.threads(&eng.par),
+    }
+    .to_vec(values);
     r.map_err(|e| lib(name, e))
 }
 
@@ -90,17 +86,13 @@ fn decode<T: Wrap>(
     path: PathKind,
     eng: &Engines,
 ) -> Result<Vec<T>, Fail> {
+    let dec = szp::Decoder::new();
     let r = match path {
-        PathKind::Scalar => szp::Decoder::new()
-            .kernel(szp::Kernel::Scalar)
-            .serial()
-            .to_vec(bytes),
-        PathKind::Simd => szp::Decoder::new()
-            .kernel(szp::Kernel::best())
-            .serial()
-            .to_vec(bytes),
-        PathKind::Parallel => szp::Decoder::new().threads(&eng.par).to_vec(bytes),
-    };
+        PathKind::Scalar => dec.kernel(szp::Kernel::Scalar).serial(),
+        PathKind::Simd => dec.serial(),
+        PathKind::Parallel => dec.threads(&eng.par),
+    }
+    .to_vec(bytes);
     r.map_err(|e| lib(name, e))
 }
 

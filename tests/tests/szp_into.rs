@@ -1,4 +1,4 @@
-//! The `*_into` facade variants equal the `Vec` API byte for byte, reuse the caller's capacity,
+//! The builders' `into_vec` sinks equal `to_vec` byte for byte, reuse the caller's capacity,
 //! and every thread count writes the same archive on every available path; unavailable paths
 //! are errors on the parallel driver too.
 
