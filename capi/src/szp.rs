@@ -118,6 +118,7 @@ unsafe fn compress<T: SzpFloat>(
     if (input.is_null() && n > 0) || output.is_null() || !input.is_aligned() {
         return status::INVALID_ARGUMENT;
     }
+    // The default layout (block heads), as every fzpack front end writes.
     let cfg = Config {
         mode,
         ..Config::abs(error_bound).with_block_size(block_size)

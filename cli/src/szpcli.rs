@@ -36,11 +36,13 @@ pub fn compress<T: Wrap>(
         out.truncate(len);
         return Ok(out);
     }
+    let enc = szp::Encoder::new(&cfg);
     let r = match path {
-        PathKind::Scalar => szp::compress_path_vec(values, &cfg, szp::Kernel::Scalar),
-        PathKind::Simd => szp::compress_path_vec(values, &cfg, szp::Kernel::best()),
-        PathKind::Parallel => szp::compress_par(values, &cfg, &eng.par),
-    };
+        PathKind::Scalar => enc.kernel(szp::Kernel::Scalar).serial(),
+        PathKind::Simd => enc.serial(),
+        PathKind::Parallel => enc.threads(&eng.par),
+    }
+    .to_vec(values);
     r.map_err(|e| lib(name, e))
 }
 
@@ -84,11 +86,13 @@ fn decode<T: Wrap>(
     path: PathKind,
     eng: &Engines,
 ) -> Result<Vec<T>, Fail> {
+    let dec = szp::Decoder::new();
     let r = match path {
-        PathKind::Scalar => szp::decompress_path_vec(bytes, szp::Kernel::Scalar),
-        PathKind::Simd => szp::decompress_path_vec(bytes, szp::Kernel::best()),
-        PathKind::Parallel => szp::decompress_par(bytes, &eng.par),
-    };
+        PathKind::Scalar => dec.kernel(szp::Kernel::Scalar).serial(),
+        PathKind::Simd => dec.serial(),
+        PathKind::Parallel => dec.threads(&eng.par),
+    }
+    .to_vec(bytes);
     r.map_err(|e| lib(name, e))
 }
 

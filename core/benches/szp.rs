@@ -66,7 +66,7 @@ fn bench_type<T: SzpFloat>(c: &mut Criterion, label: &str, name: &str, data: &[T
         let cfg = Config::noa(1e-3).with_block_size(bs);
         let cap = szp::max_compressed_len(data.len(), bs, T::DTYPE).unwrap();
         let mut archive = vec![0u8; cap];
-        let len = szp::scalar::compress(data, &cfg, &mut archive).unwrap();
+        let len = szp::compress_with(szp::Kernel::Scalar, data, &cfg, &mut archive).unwrap();
         println!(
             "szp {label} bs={bs} {name}: n={} archive={} B ratio={:.3}",
             data.len(),
@@ -84,7 +84,10 @@ fn bench_type<T: SzpFloat>(c: &mut Criterion, label: &str, name: &str, data: &[T
                 b.iter(|| szp::compress_with(p, black_box(data), &cfg, &mut out).unwrap())
             });
             g.bench_function(format!("decompress/{}", p.name()), |b| {
-                b.iter(|| szp::decompress_with(p, black_box(&archive), &mut back).unwrap())
+                b.iter(|| {
+                    szp::decompress_with(p, black_box(&archive), &mut back, szp::Verify::Checksums)
+                        .unwrap()
+                })
             });
         }
         g.finish();
@@ -108,7 +111,7 @@ fn quick_type<T: SzpFloat>(label: &str, data: &[T], sizes: &[u32], rounds: usize
             let cfg = Config::noa(eb).with_block_size(bs);
             let cap = szp::max_compressed_len(data.len(), bs, T::DTYPE).unwrap();
             let mut archive = vec![0u8; cap];
-            let len = szp::scalar::compress(data, &cfg, &mut archive).unwrap();
+            let len = szp::compress_with(szp::Kernel::Scalar, data, &cfg, &mut archive).unwrap();
             archive.truncate(len);
             let mut outs: Vec<Vec<u8>> = paths.iter().map(|_| vec![0u8; cap]).collect();
             let mut backs: Vec<Vec<T>> = paths
@@ -125,7 +128,7 @@ fn quick_type<T: SzpFloat>(label: &str, data: &[T], sizes: &[u32], rounds: usize
             for (p, b) in paths.iter().zip(backs.iter_mut()) {
                 let (p, a) = (*p, &archive);
                 fs.push(Box::new(move || {
-                    szp::decompress_with(p, black_box(a), b).unwrap();
+                    szp::decompress_with(p, black_box(a), b, szp::Verify::Checksums).unwrap();
                 }));
             }
             let t = common::best_of_with_memcpy(rounds, 1, bytes as usize, &mut fs);
@@ -236,10 +239,12 @@ fn layouts() {
                             szp::compress_with(p, black_box(&x), &hcfg, &mut ob).unwrap();
                         },
                         &mut || {
-                            szp::decompress_with(p, black_box(&a), &mut ya).unwrap();
+                            szp::decompress_with(p, black_box(&a), &mut ya, szp::Verify::Checksums)
+                                .unwrap();
                         },
                         &mut || {
-                            szp::decompress_with(p, black_box(&b), &mut yb).unwrap();
+                            szp::decompress_with(p, black_box(&b), &mut yb, szp::Verify::Checksums)
+                                .unwrap();
                         },
                     ],
                 );

@@ -13,7 +13,7 @@
 //! could panic, so the image links against a panic handler that must never be reached.
 
 use fzpack_core::pernix::{self, Backend, BitWidth, BlockSize, Dispatcher, elements_per_block};
-use fzpack_core::szp::{self, Config, StreamEncoder};
+use fzpack_core::szp::{self, Config, Layout, StreamEncoder};
 // The public API on every target: on hosts the fastest path this CPU runs (so that the host
 // test compares the SIMD paths with the images), on the microcontrollers the scalar path,
 // chosen at compile time by `szp::compress`/`decompress` themselves.
@@ -256,7 +256,11 @@ pub fn run<M: Meter>(m: &mut M, b: &mut Buffers) -> Result<Summary, Failure> {
     }
 
     // SZp: one block at a time into the caller buffer, as samples would arrive.
-    let cfg = Config::abs(SZP_EB).with_max_abs(f64::from(FULL_SCALE));
+    // The stage layout, which every build of the image writes (also the one without the
+    // feature `layout-heads`) and in which the recorded hashes were taken.
+    let cfg = Config::abs(SZP_EB)
+        .with_max_abs(f64::from(FULL_SCALE))
+        .with_layout(Layout::Fzgm);
     let szp_len = {
         let out = &mut b.szp;
         let mut enc = m

@@ -47,7 +47,7 @@ fn no_device_is_a_typed_error_not_a_panic() {
 fn core_compress<T: SzpFloat>(x: &[T], cfg: &Config) -> Result<Vec<u8>, szp::Error> {
     let max = szp::max_compressed_len(x.len(), cfg.block_size, T::DTYPE).unwrap_or(0);
     let mut out = vec![0u8; max];
-    let len = szp::scalar::compress(x, cfg, &mut out)?;
+    let len = szp::compress_with(szp::Kernel::Scalar, x, cfg, &mut out)?;
     out.truncate(len);
     Ok(out)
 }
@@ -69,7 +69,13 @@ fn check<T: GpuFloat + Copy>(gpu: &Gpu, x: &[T], cfg: &Config, what: &str) -> bo
             );
             let back: Vec<T> = gpu.decompress(b).unwrap();
             let mut reference = vec![T::default(); x.len()];
-            szp::scalar::decompress(a, &mut reference).unwrap();
+            szp::decompress_with(
+                szp::Kernel::Scalar,
+                a,
+                &mut reference,
+                szp::Verify::Checksums,
+            )
+            .unwrap();
             assert_eq!(bits(&back), bits(&reference), "{what}: decoded bits differ");
             if cfg.strict {
                 let bound = szp::header(a).unwrap().bound();
@@ -190,7 +196,10 @@ fn errors_match_core() {
     let mut out = vec![0f32; y.len()];
     assert_eq!(
         gpu.decompress::<f32>(&bad).unwrap_err(),
-        Error::Szp(szp::scalar::decompress(&bad, &mut out).unwrap_err())
+        Error::Szp(
+            szp::decompress_with(szp::Kernel::Scalar, &bad, &mut out, szp::Verify::Checksums)
+                .unwrap_err()
+        )
     );
     assert_eq!(
         gpu.decompress::<f32>(&a[..a.len() - 1]).unwrap_err(),
@@ -236,7 +245,13 @@ fn device_buffers_and_streams() {
         assert_eq!(n, x.len());
         let back = s.clone_dtoh(&d_back).unwrap();
         let mut reference = vec![0f32; x.len()];
-        szp::scalar::decompress(&want, &mut reference).unwrap();
+        szp::decompress_with(
+            szp::Kernel::Scalar,
+            &want,
+            &mut reference,
+            szp::Verify::Checksums,
+        )
+        .unwrap();
         assert_eq!(bits(&back), bits(&reference));
         // Too small an output is core's OutputTooSmall, before any work.
         let mut small = s.alloc_zeros::<u8>(100).unwrap();
@@ -326,7 +341,13 @@ fn input_over_4_gib() {
     assert!(a == want, "archives differ on the > 4 GiB input");
     let back: Vec<f32> = gpu.decompress(&a).unwrap();
     let mut reference = vec![0f32; n];
-    szp::scalar::decompress(&want, &mut reference).unwrap();
+    szp::decompress_with(
+        szp::Kernel::Scalar,
+        &want,
+        &mut reference,
+        szp::Verify::Checksums,
+    )
+    .unwrap();
     assert!(
         back == reference,
         "decoded values differ on the > 4 GiB input"

@@ -12,7 +12,7 @@ use fzpack_gpu::emu::{self, EmuFloat};
 fn core_compress<T: SzpFloat>(x: &[T], cfg: &Config) -> Result<Vec<u8>, szp::Error> {
     let max = szp::max_compressed_len(x.len(), cfg.block_size, T::DTYPE).unwrap_or(0);
     let mut out = vec![0u8; max];
-    let len = szp::scalar::compress(x, cfg, &mut out)?;
+    let len = szp::compress_with(szp::Kernel::Scalar, x, cfg, &mut out)?;
     out.truncate(len);
     Ok(out)
 }

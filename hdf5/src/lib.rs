@@ -247,7 +247,7 @@ fn encode_typed<T: Element>(p: Params, bytes: &[u8]) -> Result<Vec<u8>, String> 
     // The chunk buffer is bytes from HDF5; read it as values (one copy, alignment-safe).
     let v: Vec<T> = values(bytes);
     let mut out = match p {
-        Params::Szp(cfg) => fzpack::szp::compress_vec(&v, &cfg),
+        Params::Szp(cfg) => fzpack::szp::compress(&v, &cfg),
         Params::Pernix(bits, bs) => fzpack::pernix::compress(&v, bits, bs),
     }
     .map_err(|e| format!("fzpack filter: {e}"))?;
@@ -272,7 +272,7 @@ pub fn encode_chunk(p: Params, dtype: DType, bytes: &[u8]) -> Result<Vec<u8>, St
 
 fn decode_typed<T: Element>(p: Params, archive: &[u8]) -> Result<Vec<u8>, String> {
     let v: Vec<T> = match p {
-        Params::Szp(_) => fzpack::szp::decompress_vec(archive),
+        Params::Szp(_) => fzpack::szp::decompress(archive),
         Params::Pernix(..) => fzpack::pernix::decompress(archive),
     }
     .map_err(|e| format!("fzpack filter: {e}"))?;
@@ -298,7 +298,7 @@ pub fn decode_chunk(
     let (stored, n) = match p {
         Params::Szp(_) => {
             let h = fzpack::szp::header(archive).map_err(|e| format!("fzpack filter: SZp: {e}"))?;
-            (DType::from(h.dtype), h.n)
+            (h.dtype, h.n)
         }
         Params::Pernix(..) => {
             let h = fzpack::pernix::stream_header(archive)

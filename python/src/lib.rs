@@ -103,11 +103,11 @@ fn szp_compress<'py>(
     let out = match Floats::extract(arr)? {
         Floats::F32(a) => {
             let s = slice(&a)?;
-            detached(py, || fzpack::szp::compress_vec(s, &cfg))?
+            detached(py, || fzpack::szp::compress(s, &cfg))?
         }
         Floats::F64(a) => {
             let s = slice(&a)?;
-            detached(py, || fzpack::szp::compress_vec(s, &cfg))?
+            detached(py, || fzpack::szp::compress(s, &cfg))?
         }
     };
     Ok(to_bytes(py, out))
@@ -129,9 +129,9 @@ fn szp_decompress<'py>(
 ) -> PyResult<Bound<'py, PyAny>> {
     let b = bytes_of(&buf)?;
     let h = fzpack::szp::header(b).map_err(|e| err(fzpack::Error::from(e)))?;
-    match DType::from(h.dtype) {
-        DType::F32 => decoded::<f32>(py, || fzpack::szp::decompress_vec(b)),
-        DType::F64 => decoded::<f64>(py, || fzpack::szp::decompress_vec(b)),
+    match h.dtype {
+        DType::F32 => decoded::<f32>(py, || fzpack::szp::decompress(b)),
+        DType::F64 => decoded::<f64>(py, || fzpack::szp::decompress(b)),
     }
 }
 
@@ -154,7 +154,7 @@ fn header_dict<'py>(
     // numpy's names, so `numpy.dtype(h["dtype"])` works.
     d.set_item(
         "dtype",
-        match DType::from(h.dtype) {
+        match h.dtype {
             DType::F32 => "float32",
             DType::F64 => "float64",
         },
@@ -246,7 +246,7 @@ fn pernix_block_bounds<'py>(
 }
 
 fn fzm_write<T: Element>(input: &[T], cfg: &Config) -> fzpack::Result<Vec<u8>> {
-    let cap = fzm::max_fzm_len(input.len(), cfg.block_size, T::TYPE.into())
+    let cap = fzm::max_fzm_len(input.len(), cfg.block_size, T::TYPE)
         .ok_or(fzpack::Error::Szp(fzpack::szp::Error::InvalidBlockSize))?;
     let mut out = vec![0u8; cap];
     let len = fzm::write(input, cfg, &mut out)?;
@@ -316,7 +316,7 @@ fn read_fzm<'py>(py: Python<'py>, buf: PyReadonlyArray1<'py, u8>) -> PyResult<Bo
         return Err(err(fzpack::Error::from(fzpack::szp::Error::Truncated)));
     }
     let n = usize::try_from(c.n).map_err(|_| err("SZp: corrupt archive: element count"))?;
-    match DType::from(c.dtype) {
+    match c.dtype {
         DType::F32 => decoded::<f32>(py, || fzm_read(b, n)),
         DType::F64 => decoded::<f64>(py, || fzm_read(b, n)),
     }

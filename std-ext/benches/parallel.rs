@@ -91,33 +91,33 @@ fn runs(c: &mut Criterion) {
 /// SZp serial (best single-thread path) against the rayon driver, warm: every iteration writes
 /// into the same reused buffers (`*_into`), so page faults of fresh allocations are not timed.
 fn szp(c: &mut Criterion) {
-    use fzpack::szp::{self, Config, Kernel};
+    use fzpack::szp::{Config, Decoder, Encoder};
     let par = Parallel::new();
-    let best = Kernel::best();
     for (label, bytes) in [("64MiB", 64usize << 20), ("64KiB", 64 << 10)] {
         let x = field(bytes / 4);
         let mut g = c.benchmark_group(format!("szp_f32_{label}"));
         g.throughput(Throughput::Bytes(bytes as u64));
         for eb in [1e-3, 1e-5] {
             let cfg = Config::noa(eb);
-            let archive = szp::compress_serial_vec(&x, &cfg).unwrap();
+            let (serial, parallel) = (
+                Encoder::new(&cfg).serial(),
+                Encoder::new(&cfg).threads(&par),
+            );
+            let (dserial, dparallel) = (Decoder::new().serial(), Decoder::new().threads(&par));
+            let archive = serial.to_vec(&x).unwrap();
             let mut out = Vec::new();
             let mut back: Vec<f32> = Vec::new();
             g.bench_function(BenchmarkId::new("compress_serial", eb), |b| {
-                b.iter(|| szp::compress_path_into(black_box(&x), &cfg, best, &mut out).unwrap())
+                b.iter(|| serial.into_vec(black_box(&x), &mut out).unwrap())
             });
             g.bench_function(BenchmarkId::new("compress_parallel", eb), |b| {
-                b.iter(|| {
-                    szp::compress_par_into(black_box(&x), &cfg, &par, best, &mut out).unwrap()
-                })
+                b.iter(|| parallel.into_vec(black_box(&x), &mut out).unwrap())
             });
             g.bench_function(BenchmarkId::new("decompress_serial", eb), |b| {
-                b.iter(|| szp::decompress_path_into(black_box(&archive), best, &mut back).unwrap())
+                b.iter(|| dserial.into_vec(black_box(&archive), &mut back).unwrap())
             });
             g.bench_function(BenchmarkId::new("decompress_parallel", eb), |b| {
-                b.iter(|| {
-                    szp::decompress_par_into(black_box(&archive), &par, best, &mut back).unwrap()
-                })
+                b.iter(|| dparallel.into_vec(black_box(&archive), &mut back).unwrap())
             });
         }
         g.finish();

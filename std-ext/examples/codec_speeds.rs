@@ -12,7 +12,7 @@
 
 use std::time::Instant;
 
-use fzpack::szp::{self, Config, Kernel, Layout};
+use fzpack::szp::{self, Config, Layout};
 
 fn main() {
     if let Err(e) = run() {
@@ -88,7 +88,7 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
     let comp = |v: &[f32]| -> Result<Vec<Vec<u8>>, fzpack::Error> {
         parts
             .iter()
-            .map(|r| szp::compress_path_vec(&v[r.clone()], &cfg, Kernel::best()))
+            .map(|r| szp::Encoder::new(&cfg).serial().to_vec(&v[r.clone()]))
             .collect()
     };
     let (ax, ay) = (comp(&x)?, comp(&y)?);
@@ -109,7 +109,9 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
     let mut out = vec![0f32; x.len()];
     let t_d = best(reps, || {
         for (a, r) in sums.iter().zip(&parts) {
-            let _ = szp::decompress_with(Kernel::best(), a, &mut out[r.clone()]);
+            let _ = szp::Decoder::new()
+                .serial()
+                .into_slice(a, &mut out[r.clone()]);
         }
     });
     let mut s = vec![0f32; x.len()];

@@ -3,7 +3,7 @@
 use std::time::Instant;
 
 use fzpack::par::Parallel;
-use fzpack::szp::{self, Config, Kernel};
+use fzpack::szp::{Config, Encoder, Kernel};
 
 fn main() {
     let x: Vec<f32> = (0..16 << 20)
@@ -25,17 +25,21 @@ fn main() {
         );
     };
     t("serial best", &|| {
-        szp::compress_serial_vec(&x, &cfg).unwrap();
+        Encoder::new(&cfg).serial().to_vec(&x).unwrap();
     });
     t("par chunks (best path)", &|| {
-        szp::compress_par(&x, &cfg, &par).unwrap();
+        Encoder::new(&cfg).threads(&par).to_vec(&x).unwrap();
     });
     t("par blocks (scalar kernels)", &|| {
-        szp::compress_par_blocks(&x, &cfg, &par).unwrap();
+        Encoder::new(&cfg)
+            .kernel(Kernel::Scalar)
+            .threads(&par)
+            .to_vec(&x)
+            .unwrap();
     });
     let ccfg = Config::abs(0.1).stage_compatible();
     t("serial stage-compatible abs", &|| {
-        szp::compress_path_vec(&x, &ccfg, Kernel::best()).unwrap();
+        Encoder::new(&ccfg).serial().to_vec(&x).unwrap();
     });
     t("alloc 128 MiB zeroed", &|| {
         let v = vec![0u8; 128 << 20];

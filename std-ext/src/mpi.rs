@@ -46,7 +46,7 @@ use mpi::raw::AsRaw;
 use mpi::traits::*;
 
 use crate::element::Element;
-use crate::szp::{self, Config, Kernel, Mode};
+use crate::szp::{self, Config, Mode};
 use crate::{Error, Result, ops};
 
 /// Values per pipeline chunk when the caller does not choose (1 MiB of f32). Chosen by
@@ -534,9 +534,7 @@ fn exec<T: Element>(job: Job<'_, T>, cfg: &Config) -> Done {
                 .ok_or(Error::Szp(szp::Error::InvalidBlockSize));
             Done::Node(
                 id,
-                cap.and_then(|cap| {
-                    with_scratch(cap, |o| szp::compress_with(Kernel::best(), src, cfg, o))
-                }),
+                cap.and_then(|cap| with_scratch(cap, |o| fzpack_core::szp::compress(src, cfg, o))),
             )
         }
         Job::Add(id, a, b, values) => {
@@ -549,7 +547,7 @@ fn exec<T: Element>(job: Job<'_, T>, cfg: &Config) -> Done {
         }
         Job::Decode(f, a, out) => {
             let want = out.len();
-            let r = szp::decompress_with(Kernel::best(), a, out)
+            let r = fzpack_core::szp::decompress(a, out)
                 .map_err(Error::from)
                 .and_then(|got| {
                     if got == want {

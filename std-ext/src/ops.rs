@@ -14,9 +14,9 @@
 //! let a: Vec<f32> = (0..10_000).map(|i| (i as f32 * 0.001).sin() * 40.0).collect();
 //! let b: Vec<f32> = (0..10_000).map(|i| (i as f32 * 0.002).cos() * 30.0).collect();
 //! let cfg = Config::abs(1e-3).with_max_abs(64.0);
-//! let (za, zb) = (szp::compress_vec(&a, &cfg)?, szp::compress_vec(&b, &cfg)?);
+//! let (za, zb) = (szp::compress(&a, &cfg)?, szp::compress(&b, &cfg)?);
 //! let zc = ops::add(&za, &zb)?;
-//! let c: Vec<f32> = szp::decompress_vec(&zc)?;
+//! let c: Vec<f32> = szp::decompress(&zc)?;
 //! let bound = szp::header(&zc)?.bound(); // 2e-3
 //! assert!((0..a.len()).all(|i| (a[i] as f64 + b[i] as f64 - c[i] as f64).abs() <= bound));
 //! # Ok::<(), fzpack::Error>(())

@@ -1,78 +1,325 @@
-//! SZp for `std`: everything of [`fzpack_core::szp`], `Vec` helpers, and (feature `rayon`) the
-//! parallel encoder and decoder.
-//!
-//! The parallel encoder and decoder are the core's one archive driver
-//! ([`fzpack_core::szp::engine`]) with a rayon [`engine::Join`]: the statistics pass runs
-//! split across the pool and the plan is resolved once; each task then encodes its range of
-//! blocks on the chosen path straight into the output (width bytes in their final place, the
-//! payload at the range's worst-case offset, moved down once per split), and the decoder
-//! splits at block boundaries whose payload offsets are sums of the width bytes' costs. Output
-//! pages are first written by the task that owns them. Bytes are identical to the core's
-//! serial encoder for every thread count.
+//! SZp error-bounded compression for `std`: one [`Encoder`] and one [`Decoder`], the
+//! shorthands [`compress`] and [`decompress`], and the vocabulary of [`fzpack_core::szp`].
 //!
 //! ```
 //! use fzpack::szp::{self, Config};
 //!
 //! let data: Vec<f32> = (0..100_000).map(|i| (i as f32 * 0.001).sin() * 40.0).collect();
-//! let archive = szp::compress_vec(&data, &Config::noa(1e-4))?;
-//! let back: Vec<f32> = szp::decompress_vec(&archive)?;
+//! let archive = szp::compress(&data, &Config::noa(1e-4))?;
+//! let back: Vec<f32> = szp::decompress(&archive)?;
 //! let bound = szp::header(&archive)?.bound();
 //! assert!(data.iter().zip(&back).all(|(a, b)| (*a as f64 - *b as f64).abs() <= bound));
 //! # Ok::<(), fzpack::Error>(())
 //! ```
+//!
+//! The builders choose the kernel ([`Kernel`], default [`Kernel::best`]), the threads (with
+//! the feature `rayon`, on by default: rayon's global pool unless [`Encoder::threads`] names
+//! a [`Parallel`] or [`Encoder::serial`] keeps the work on the calling thread) and, for the
+//! decoder, whether the checksums are verified ([`Verify`]); their sinks write a new `Vec`, a
+//! reused `Vec`, a slice, or (encoder) an [`std::io::Write`]. The bytes are the scalar
+//! reference's ([`Kernel::Scalar`]) for every kernel, sink and thread count:
+//!
+//! ```
+//! use fzpack::par::Parallel;
+//! use fzpack::szp::{Config, Decoder, Encoder, Kernel, Verify};
+//!
+//! let data: Vec<f64> = (0..50_000).map(|i| (i as f64 * 1e-3).cos()).collect();
+//! let cfg = Config::abs(1e-6);
+//! let par = Parallel::with_threads(2)?.min_chunk_bytes(4096);
+//! let fast = Encoder::new(&cfg).threads(&par).to_vec(&data)?;
+//! let reference = Encoder::new(&cfg).kernel(Kernel::Scalar).serial().to_vec(&data)?;
+//! assert_eq!(fast, reference);
+//!
+//! let mut back = Vec::new(); // reused across calls
+//! let n = Decoder::new().verify(Verify::Skip).into_vec::<f64>(&fast, &mut back)?;
+//! assert_eq!(n, data.len());
+//! # Ok::<(), fzpack::Error>(())
+//! ```
+//!
+//! # Layouts
+//!
+//! [`Config::abs`] and [`Config::noa`] write the block-head layout ([`Layout::Heads`]), which
+//! is smaller at the same speed. The FZGPUModules stage layout ([`Layout::Fzgm`]) is what
+//! the FZGPUModules stage itself reads and what `.fzm` containers ([`fzm`]) hold; ask for it
+//! with `cfg.with_layout(Layout::Fzgm)`, or with [`Config::stage_compatible`] (the stage's
+//! quantizer and its layout). Every decoder reads both.
+//!
+//! # How the threads split the work
+//!
+//! The parallel encoder and decoder are the core's one archive driver ([`engine`]) with a
+//! rayon [`engine::Join`]: the statistics pass runs split across the pool and the plan is
+//! resolved once; each task then encodes its range of blocks on the chosen kernel straight
+//! into the output (width bytes in their final place, the payload at the range's worst-case
+//! offset, moved down once per split), and the decoder splits at block boundaries whose
+//! payload offsets are sums of the width bytes' costs. Output pages are first written by the
+//! task that owns them. Inputs below two minimum chunks ([`Parallel::min_chunk_bytes`]) or a
+//! one-thread pool run on the calling thread.
+//!
+//! # The low-level layer
+//!
+//! [`engine`] (the archive driver over a [`engine::Join`]), [`blocks`] (archive parsing) and
+//! [`fzm`] (`.fzm` containers) are the core's modules, re-exported for callers that drive
+//! the archive themselves (the `fzpack` CLI's streaming compressor); [`StreamEncoder`] writes
+//! an archive one block at a time with no allocation.
 
-pub use fzpack_core::szp::*;
+use std::io::Write;
+
+pub use fzpack_core::szp::{
+    ArchiveView, CHUNK_TARGET_VALUES, Config, DType, Error, FORMAT_VERSION, FORMAT_VERSION_V1,
+    HEADER_LEN, HEADER_LEN_V1, Header, Kernel, LAYOUT_FZGM, LAYOUT_HEADS, Layout, MAGIC,
+    MAX_BLOCK_SIZE, Mode, Plan, StreamEncoder, SzpFloat, Verify, blocks, engine, fzm, header,
+    max_compressed_len,
+};
 
 use crate::element::Element;
 #[cfg(feature = "rayon")]
 use crate::par::Parallel;
 use crate::{Error as FzError, Result as FzResult};
+use fzpack_core::szp::{compress_with, decompress_with};
 
-/// Compresses `input` into an fzpack SZp archive on the fastest path of this CPU
-/// ([`Kernel::best`]); with feature `rayon`, in parallel on the global pool for inputs of at
-/// least two minimum chunks (the bytes do not depend on it).
-pub fn compress_vec<T: Element>(input: &[T], cfg: &Config) -> FzResult<Vec<u8>> {
-    let mut out = Vec::new();
-    compress_into(input, cfg, &mut out)?;
-    Ok(out)
+/// Compresses `input` into a new fzpack SZp archive: [`Encoder::new`]`(cfg).to_vec(input)`
+/// (the fastest kernel of this CPU; with the feature `rayon`, rayon's global pool).
+pub fn compress<T: Element>(input: &[T], cfg: &Config) -> FzResult<Vec<u8>> {
+    Encoder::new(cfg).to_vec(input)
 }
 
-/// [`compress_vec`] into `out` (cleared first; its capacity is reused, so a loop over many
-/// inputs allocates once). Returns the archive length (`out.len()`).
-pub fn compress_into<T: Element>(input: &[T], cfg: &Config, out: &mut Vec<u8>) -> FzResult<usize> {
+/// Decompresses an fzpack SZp archive into a new `Vec`, verifying its checksums:
+/// [`Decoder::new`]`().to_vec(archive)`.
+pub fn decompress<T: Element>(archive: &[u8]) -> FzResult<Vec<T>> {
+    Decoder::new().to_vec(archive)
+}
+
+/// The facade's names for the shorthands, for the `io` adaptors.
+pub(crate) use self::{compress as compress_vec, decompress as decompress_vec};
+
+/// Where the builders run: the calling thread, or a rayon driver.
+#[derive(Clone, Debug)]
+enum Threads {
+    Serial,
     #[cfg(feature = "rayon")]
-    {
-        compress_par_into(input, cfg, &Parallel::new(), Kernel::best(), out)
+    Pool(Parallel),
+}
+
+impl Threads {
+    fn default_for_build() -> Threads {
+        #[cfg(feature = "rayon")]
+        return Threads::Pool(Parallel::new());
+        #[cfg(not(feature = "rayon"))]
+        return Threads::Serial;
     }
-    #[cfg(not(feature = "rayon"))]
-    {
-        compress_path_into(input, cfg, Kernel::best(), out)
+}
+
+/// An SZp compressor: a [`Config`] with a kernel and a thread choice, and four sinks.
+///
+/// ```
+/// use fzpack::szp::{Config, Encoder};
+///
+/// let data = [1.5f32, 2.25, -3.0, 4.0];
+/// let enc = Encoder::new(&Config::abs(1e-3)).serial();
+/// let mut archive = Vec::new();
+/// for _ in 0..3 {
+///     enc.into_vec(&data, &mut archive)?; // one allocation for all three
+/// }
+/// let mut file = Vec::new(); // any `std::io::Write`
+/// assert_eq!(enc.write_to(&data, &mut file)?, archive.len() as u64);
+/// # Ok::<(), fzpack::Error>(())
+/// ```
+#[derive(Clone, Debug)]
+pub struct Encoder {
+    cfg: Config,
+    kernel: Kernel,
+    threads: Threads,
+}
+
+impl Encoder {
+    /// An encoder of `cfg` on [`Kernel::best`]; with the feature `rayon`, on rayon's global
+    /// pool (inputs below two minimum chunks stay on the calling thread).
+    pub fn new(cfg: &Config) -> Encoder {
+        Encoder {
+            cfg: *cfg,
+            kernel: Kernel::best(),
+            threads: Threads::default_for_build(),
+        }
+    }
+
+    /// Encodes on `kernel` ([`Error::UnsupportedPath`] from the sinks if this CPU cannot run
+    /// it; [`Kernel::is_available`] says). The bytes do not depend on it.
+    pub fn kernel(mut self, kernel: Kernel) -> Encoder {
+        self.kernel = kernel;
+        self
+    }
+
+    /// Runs on `par` (its pool and minimum chunk size). The bytes do not depend on it.
+    #[cfg(feature = "rayon")]
+    pub fn threads(mut self, par: &Parallel) -> Encoder {
+        self.threads = Threads::Pool(par.clone());
+        self
+    }
+
+    /// Runs on the calling thread only.
+    pub fn serial(mut self) -> Encoder {
+        self.threads = Threads::Serial;
+        self
+    }
+
+    /// The archive of `input` in a new `Vec`.
+    pub fn to_vec<T: Element>(&self, input: &[T]) -> FzResult<Vec<u8>> {
+        let mut out = Vec::new();
+        self.into_vec(input, &mut out)?;
+        Ok(out)
+    }
+
+    /// The archive of `input` in `out`, which it replaces (the capacity is reused, so a loop
+    /// over many inputs allocates once); returns its length (`out.len()`). On error `out` is
+    /// empty.
+    ///
+    /// Each call grows `out` back to the plan's worst case ([`engine::worst_len`]: usually a
+    /// small multiple of the archive) and safe Rust zeroes what it grows by; a slice allocated
+    /// once ([`Encoder::into_slice`]) avoids that.
+    pub fn into_vec<T: Element>(&self, input: &[T], out: &mut Vec<u8>) -> FzResult<usize> {
+        match &self.threads {
+            Threads::Serial => {
+                compress_planned_into(input, &self.cfg, self.kernel, &engine::Serial, out)
+            }
+            #[cfg(feature = "rayon")]
+            Threads::Pool(par) => match par.join_for(size_of_val(input)) {
+                Some(j) => {
+                    par.install(|| compress_planned_into(input, &self.cfg, self.kernel, &j, out))
+                }
+                None => compress_planned_into(input, &self.cfg, self.kernel, &engine::Serial, out),
+            },
+        }
+    }
+
+    /// The archive of `input` in `out[..len]`; returns `len`. With `out` at least
+    /// [`max_compressed_len`] (or [`engine::worst_len`] of the plan) long nothing is sized
+    /// twice; a shorter `out` costs a sizing pass and fails with [`Error::OutputTooSmall`]
+    /// (nothing written past `out`) when the archive does not fit.
+    pub fn into_slice<T: Element>(&self, input: &[T], out: &mut [u8]) -> FzResult<usize> {
+        let r = match &self.threads {
+            Threads::Serial => compress_with(self.kernel, input, &self.cfg, out),
+            #[cfg(feature = "rayon")]
+            Threads::Pool(par) => match par.join_for(size_of_val(input)) {
+                Some(j) => {
+                    par.install(|| engine::compress_on(self.kernel, &j, input, &self.cfg, out))
+                }
+                None => compress_with(self.kernel, input, &self.cfg, out),
+            },
+        };
+        r.map_err(Into::into)
+    }
+
+    /// Writes the archive of `input` to `sink` (one `write_all`); returns its length.
+    pub fn write_to<T: Element>(&self, input: &[T], mut sink: impl Write) -> FzResult<u64> {
+        let archive = self.to_vec(input)?;
+        sink.write_all(&archive)?;
+        Ok(archive.len() as u64)
     }
 }
 
-/// Compresses on one thread with the fastest path of this CPU ([`Kernel::best`]) into a `Vec`.
-pub fn compress_serial_vec<T: Element>(input: &[T], cfg: &Config) -> FzResult<Vec<u8>> {
-    compress_path_vec(input, cfg, Kernel::best())
+/// An SZp decompressor: a kernel, a thread and a [`Verify`] choice, and three sinks. Every
+/// archive is treated as untrusted (see [`fzpack_core::szp::decompress`]); the value count
+/// comes from the header and is bounded by the archive itself (one width byte per block), so at
+/// most `block_size` values are allocated per archive byte.
+///
+/// ```
+/// use fzpack::szp::{self, Config, Decoder, Verify};
+///
+/// let archive = szp::compress(&[0.5f64; 1000], &Config::abs(1e-3))?;
+/// let mut out = [0f64; 1000];
+/// let n = Decoder::new().verify(Verify::Skip).serial().into_slice(&archive, &mut out)?;
+/// assert_eq!(n, 1000);
+/// # Ok::<(), fzpack::Error>(())
+/// ```
+#[derive(Clone, Debug)]
+pub struct Decoder {
+    kernel: Kernel,
+    threads: Threads,
+    verify: Verify,
 }
 
-/// Compresses on one thread on `path` into a `Vec` ([`Error::UnsupportedPath`] if this CPU
-/// cannot run it).
-pub fn compress_path_vec<T: Element>(input: &[T], cfg: &Config, path: Kernel) -> FzResult<Vec<u8>> {
-    let mut out = Vec::new();
-    compress_path_into(input, cfg, path, &mut out)?;
-    Ok(out)
+impl Default for Decoder {
+    fn default() -> Self {
+        Decoder::new()
+    }
 }
 
-/// [`compress_path_vec`] into `out` (capacity reused); returns the archive length. Each call
-/// grows `out` back to the plan's worst case and zeroes that tail (see [`compress_par_slice`]);
-/// [`compress_with`] into a slice allocated once avoids it.
-pub fn compress_path_into<T: Element>(
-    input: &[T],
-    cfg: &Config,
-    path: Kernel,
-    out: &mut Vec<u8>,
-) -> FzResult<usize> {
-    compress_planned_into(input, cfg, path, &engine::Serial, out)
+impl Decoder {
+    /// A decoder on [`Kernel::best`] that verifies the checksums ([`Verify::Checksums`]);
+    /// with the feature `rayon`, on rayon's global pool (each chunk's CRC is checked by the
+    /// task that decodes it, right before it does).
+    pub fn new() -> Decoder {
+        Decoder {
+            kernel: Kernel::best(),
+            threads: Threads::default_for_build(),
+            verify: Verify::Checksums,
+        }
+    }
+
+    /// Decodes on `kernel` (the values do not depend on it).
+    pub fn kernel(mut self, kernel: Kernel) -> Decoder {
+        self.kernel = kernel;
+        self
+    }
+
+    /// Runs on `par`.
+    #[cfg(feature = "rayon")]
+    pub fn threads(mut self, par: &Parallel) -> Decoder {
+        self.threads = Threads::Pool(par.clone());
+        self
+    }
+
+    /// Runs on the calling thread only.
+    pub fn serial(mut self) -> Decoder {
+        self.threads = Threads::Serial;
+        self
+    }
+
+    /// Whether to check the CRCs ([`Verify::Skip`]: for callers that checksum the archive
+    /// elsewhere; every structural check still runs).
+    pub fn verify(mut self, verify: Verify) -> Decoder {
+        self.verify = verify;
+        self
+    }
+
+    /// The values of `archive` in a new `Vec`.
+    pub fn to_vec<T: Element>(&self, archive: &[u8]) -> FzResult<Vec<T>> {
+        let mut out = Vec::new();
+        self.into_vec(archive, &mut out)?;
+        Ok(out)
+    }
+
+    /// The values of `archive` in `out`, which it replaces (capacity reused); returns their
+    /// number. On error `out` is empty.
+    pub fn into_vec<T: Element>(&self, archive: &[u8], out: &mut Vec<T>) -> FzResult<usize> {
+        let view = checked_view::<T>(archive, self.verify).inspect_err(|_| out.clear())?;
+        prepare(out, view.n, T::ZERO);
+        self.decode(archive, out, view.n).map_err(|e| {
+            out.clear();
+            e.into()
+        })
+    }
+
+    /// The values of `archive` in `out[..n]`; returns `n` ([`Error::OutputTooSmall`] if `out`
+    /// is shorter).
+    pub fn into_slice<T: Element>(&self, archive: &[u8], out: &mut [T]) -> FzResult<usize> {
+        let view = checked_view::<T>(archive, self.verify)?;
+        self.decode(archive, out, view.n).map_err(Into::into)
+    }
+
+    /// Decodes `archive` (of `n` values) into `out` on this decoder's kernel and threads.
+    #[cfg_attr(not(feature = "rayon"), allow(unused_variables))]
+    fn decode<T: Element>(&self, archive: &[u8], out: &mut [T], n: usize) -> Result<usize, Error> {
+        let (k, v) = (self.kernel, self.verify);
+        match &self.threads {
+            Threads::Serial => decompress_with(k, archive, out, v),
+            #[cfg(feature = "rayon")]
+            Threads::Pool(par) => match par.join_for(n.saturating_mul(T::BYTES)) {
+                Some(j) => par.install(|| engine::decompress_verify_on(k, &j, archive, out, v)),
+                None => decompress_with(k, archive, out, v),
+            },
+        }
+    }
 }
 
 /// Plans once, sizes `out` to the plan's worst case ([`engine::worst_len`]: usually a small
@@ -91,7 +338,7 @@ fn compress_planned_into<T: Element, J: engine::Join>(
         Err(e) => return finish(out, Err(e)),
     };
     let cap = if path == Kernel::Scalar {
-        worst_len::<T>(input.len(), cfg)?
+        worst_len::<T>(input.len(), cfg).inspect_err(|_| out.clear())?
     } else {
         engine::worst_len(&plan, max_abs)
     };
@@ -130,109 +377,13 @@ fn finish(out: &mut Vec<u8>, r: Result<usize, Error>) -> FzResult<usize> {
     }
 }
 
-/// Decompresses an fzpack SZp archive (parallel with feature `rayon`), verifying its checksums
-/// (version 2; [`decompress_vec_verify`] with [`Verify::Skip`] skips them).
-///
-/// The value count comes from the header and is bounded by the archive itself (one width byte
-/// per block), so at most `block_size` values are allocated per archive byte.
-pub fn decompress_vec<T: Element>(archive: &[u8]) -> FzResult<Vec<T>> {
-    decompress_vec_verify(archive, Verify::Checksums)
-}
-
-/// [`decompress_vec`] with an explicit [`Verify`] choice.
-pub fn decompress_vec_verify<T: Element>(archive: &[u8], verify: Verify) -> FzResult<Vec<T>> {
-    let mut out = Vec::new();
-    decompress_into_verify(archive, &mut out, verify)?;
-    Ok(out)
-}
-
-/// [`decompress_vec`] into `out` (resized to the value count, capacity reused); returns the
-/// number of values.
-pub fn decompress_into<T: Element>(archive: &[u8], out: &mut Vec<T>) -> FzResult<usize> {
-    decompress_into_verify(archive, out, Verify::Checksums)
-}
-
-/// [`decompress_into`] with an explicit [`Verify`] choice.
-pub fn decompress_into_verify<T: Element>(
-    archive: &[u8],
-    out: &mut Vec<T>,
-    verify: Verify,
-) -> FzResult<usize> {
-    #[cfg(feature = "rayon")]
-    {
-        decompress_par_into_verify(archive, &Parallel::new(), Kernel::best(), out, verify)
-    }
-    #[cfg(not(feature = "rayon"))]
-    {
-        decompress_path_into_verify(archive, Kernel::best(), out, verify)
-    }
-}
-
-/// Decompresses on one thread with the fastest path of this CPU into a `Vec`.
-pub fn decompress_serial_vec<T: Element>(archive: &[u8]) -> FzResult<Vec<T>> {
-    decompress_path_vec(archive, Kernel::best())
-}
-
-/// Decompresses on one thread on `path` into a `Vec`.
-pub fn decompress_path_vec<T: Element>(archive: &[u8], path: Kernel) -> FzResult<Vec<T>> {
-    decompress_path_vec_verify(archive, path, Verify::Checksums)
-}
-
-/// [`decompress_path_vec`] with an explicit [`Verify`] choice.
-pub fn decompress_path_vec_verify<T: Element>(
-    archive: &[u8],
-    path: Kernel,
-    verify: Verify,
-) -> FzResult<Vec<T>> {
-    let mut out = Vec::new();
-    decompress_path_into_verify(archive, path, &mut out, verify)?;
-    Ok(out)
-}
-
-/// [`decompress_path_vec`] into `out` (capacity reused); returns the number of values.
-pub fn decompress_path_into<T: Element>(
-    archive: &[u8],
-    path: Kernel,
-    out: &mut Vec<T>,
-) -> FzResult<usize> {
-    decompress_path_into_verify(archive, path, out, Verify::Checksums)
-}
-
-/// [`decompress_path_into`] with an explicit [`Verify`] choice (each chunk's CRC is checked
-/// right before the chunk is decoded).
-pub fn decompress_path_into_verify<T: Element>(
-    archive: &[u8],
-    path: Kernel,
-    out: &mut Vec<T>,
-    verify: Verify,
-) -> FzResult<usize> {
-    let view = checked_view::<T>(archive, verify)?;
-    decode_into(out, view.n, |o| {
-        decompress_with_verify(path, archive, o, verify)
-    })
-}
-
-/// Makes `out` `n` values long (capacity reused) and decodes into it with `decode`; empties
-/// `out` on error (the decoding side of [`prepare`] and [`finish`]).
-fn decode_into<T: Element>(
-    out: &mut Vec<T>,
-    n: usize,
-    decode: impl FnOnce(&mut [T]) -> Result<usize, Error>,
-) -> FzResult<usize> {
-    prepare(out, n, T::ZERO);
-    decode(out).map_err(|e| {
-        out.clear();
-        e.into()
-    })
-}
-
 /// Reads `archive`'s frame (header and its CRC under `verify`, the count bounded by the width
 /// bytes present, so `out` is never sized from a hostile count) and checks its element type
 /// against `T`. The payload lengths and chunk CRCs are the decoder's: walking them here too
 /// would read a cold archive twice.
 fn checked_view<T: Element>(archive: &[u8], verify: Verify) -> FzResult<ArchiveView<'_>> {
     let view = blocks::parse_frame(archive, verify, false)?;
-    let stored: crate::DType = view.header.dtype;
+    let stored: DType = view.header.dtype;
     if stored != T::TYPE {
         return Err(FzError::DTypeMismatch {
             stored,
@@ -240,149 +391,4 @@ fn checked_view<T: Element>(archive: &[u8], verify: Verify) -> FzResult<ArchiveV
         });
     }
     Ok(view)
-}
-
-/// Compresses `input` with the parallel driver `par` over the fastest path of this CPU.
-/// Byte-identical to [`fzpack_core::szp::compress`]; inputs below two minimum chunks (or a
-/// one-thread pool) run serially. See [`compress_par_with`].
-#[cfg(feature = "rayon")]
-pub fn compress_par<T: Element>(input: &[T], cfg: &Config, par: &Parallel) -> FzResult<Vec<u8>> {
-    compress_par_with(input, cfg, par, Kernel::best())
-}
-
-/// Compresses `input` with the parallel driver on the kernels of `path`: the core's archive
-/// driver ([`engine::compress_on`]) with `par`'s rayon `Join` — plan once (statistics split
-/// across the pool), every task encodes its block range into its final place. The strict
-/// per-element re-check runs in every task, as in the serial encoder.
-#[cfg(feature = "rayon")]
-pub fn compress_par_with<T: Element>(
-    input: &[T],
-    cfg: &Config,
-    par: &Parallel,
-    path: Kernel,
-) -> FzResult<Vec<u8>> {
-    let mut out = Vec::new();
-    compress_par_into(input, cfg, par, path, &mut out)?;
-    Ok(out)
-}
-
-/// [`compress_par_with`] into `out` (capacity reused); returns the archive length. Each call
-/// zeroes the tail `out` grows by ([`compress_par_slice`] writes into a slice instead).
-#[cfg(feature = "rayon")]
-pub fn compress_par_into<T: Element>(
-    input: &[T],
-    cfg: &Config,
-    par: &Parallel,
-    path: Kernel,
-    out: &mut Vec<u8>,
-) -> FzResult<usize> {
-    let Some(j) = par.join_for(size_of_val(input)) else {
-        return compress_path_into(input, cfg, path, out);
-    };
-    par.install(|| compress_planned_into(input, cfg, path, &j, out))
-}
-
-/// [`compress_par_with`] into the caller's slice `out`; returns the archive length (the archive
-/// is `out[..len]`). With `out` at least [`max_compressed_len`] (or [`engine::worst_len`] of
-/// the plan) long nothing is sized twice; a shorter `out` costs a sizing pass and fails with
-/// [`Error::OutputTooSmall`] (nothing written) when the archive does not fit.
-///
-/// The `Vec` variants ([`compress_par_into`]) must grow a reused `Vec` back from the last
-/// archive's length to the plan's worst case on every call, and safe Rust zeroes those bytes:
-/// megabytes per call at high ratios (about 24 MiB for a 64 MiB random walk at 1e-4, a fifth
-/// of its compression time, as measured). A slice allocated once, an
-/// output file's mapping or an MPI buffer has no such cost.
-#[cfg(feature = "rayon")]
-pub fn compress_par_slice<T: Element>(
-    input: &[T],
-    cfg: &Config,
-    par: &Parallel,
-    path: Kernel,
-    out: &mut [u8],
-) -> FzResult<usize> {
-    let r = match par.join_for(size_of_val(input)) {
-        Some(j) => par.install(|| engine::compress_on(path, &j, input, cfg, out)),
-        None => compress_with(path, input, cfg, out),
-    };
-    r.map_err(Into::into)
-}
-
-/// The parallel encoder on the scalar reference kernels ([`compress_par_with`] on
-/// [`Kernel::Scalar`]).
-#[cfg(feature = "rayon")]
-pub fn compress_par_blocks<T: Element>(
-    input: &[T],
-    cfg: &Config,
-    par: &Parallel,
-) -> FzResult<Vec<u8>> {
-    compress_par_with(input, cfg, par, Kernel::Scalar)
-}
-
-/// Decompresses with the parallel driver `par` over the fastest path of this CPU. Same values
-/// as [`fzpack_core::szp::decompress`]; the chunk CRCs are verified in parallel, each right
-/// before its chunk is decoded.
-#[cfg(feature = "rayon")]
-pub fn decompress_par<T: Element>(archive: &[u8], par: &Parallel) -> FzResult<Vec<T>> {
-    decompress_par_with(archive, par, Kernel::best())
-}
-
-/// [`decompress_par`] with an explicit [`Verify`] choice.
-#[cfg(feature = "rayon")]
-pub fn decompress_par_verify<T: Element>(
-    archive: &[u8],
-    par: &Parallel,
-    verify: Verify,
-) -> FzResult<Vec<T>> {
-    let mut out = Vec::new();
-    decompress_par_into_verify(archive, par, Kernel::best(), &mut out, verify)?;
-    Ok(out)
-}
-
-/// [`decompress_par`] on the kernels of `path`: the core's driver ([`engine::decompress_on`])
-/// with `par`'s rayon `Join`, splitting at block boundaries.
-#[cfg(feature = "rayon")]
-pub fn decompress_par_with<T: Element>(
-    archive: &[u8],
-    par: &Parallel,
-    path: Kernel,
-) -> FzResult<Vec<T>> {
-    let mut out = Vec::new();
-    decompress_par_into(archive, par, path, &mut out)?;
-    Ok(out)
-}
-
-/// [`decompress_par_with`] into `out` (capacity reused); returns the number of values.
-#[cfg(feature = "rayon")]
-pub fn decompress_par_into<T: Element>(
-    archive: &[u8],
-    par: &Parallel,
-    path: Kernel,
-    out: &mut Vec<T>,
-) -> FzResult<usize> {
-    decompress_par_into_verify(archive, par, path, out, Verify::Checksums)
-}
-
-/// [`decompress_par_into`] with an explicit [`Verify`] choice.
-#[cfg(feature = "rayon")]
-pub fn decompress_par_into_verify<T: Element>(
-    archive: &[u8],
-    par: &Parallel,
-    path: Kernel,
-    out: &mut Vec<T>,
-    verify: Verify,
-) -> FzResult<usize> {
-    let view = checked_view::<T>(archive, verify)?;
-    let Some(j) = par.join_for(view.n.saturating_mul(T::BYTES)) else {
-        return decompress_path_into_verify(archive, path, out, verify);
-    };
-    decode_into(out, view.n, |o| {
-        par.install(|| engine::decompress_verify_on(path, &j, archive, o, verify))
-    })
-}
-
-/// The parallel decoder on the scalar reference kernels ([`decompress_par_with`] on
-/// [`Kernel::Scalar`]).
-#[cfg(feature = "rayon")]
-pub fn decompress_par_blocks<T: Element>(archive: &[u8], par: &Parallel) -> FzResult<Vec<T>> {
-    decompress_par_with(archive, par, Kernel::Scalar)
 }

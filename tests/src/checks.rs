@@ -199,9 +199,11 @@ pub fn szp_roundtrip(data: &[u8]) {
         if head & 4 != 0 {
             cfg = cfg.stage_compatible();
         }
-        if head & 8 != 0 {
-            cfg = cfg.with_layout(szp::Layout::Heads);
-        }
+        cfg = cfg.with_layout(if head & 8 != 0 {
+            szp::Layout::Heads
+        } else {
+            szp::Layout::Fzgm
+        });
         let values: Vec<T> = core::iter::from_fn(|| (!b.0.is_empty()).then(|| from(b.u64())))
             .take(5000)
             .collect();
@@ -212,7 +214,7 @@ pub fn szp_roundtrip(data: &[u8]) {
                 // Every path writes the same bytes: scalar reference, best SIMD path, and the
                 // rayon driver with tiny chunks on 2 threads.
                 let mut reference = vec![0u8; cap];
-                let rlen = szp::scalar::compress(&values, &cfg, &mut reference)
+                let rlen = szp::compress_with(szp::Kernel::Scalar, &values, &cfg, &mut reference)
                     .expect("scalar agrees on success");
                 assert!(
                     reference[..rlen] == archive[..len],
@@ -221,7 +223,9 @@ pub fn szp_roundtrip(data: &[u8]) {
                 let par = fzpack::par::Parallel::with_threads(2)
                     .expect("a 2-thread pool")
                     .min_chunk_bytes(64);
-                let p = fzpack::szp::compress_par(&values, &cfg, &par)
+                let p = fzpack::szp::Encoder::new(&cfg)
+                    .threads(&par)
+                    .to_vec(&values)
                     .expect("parallel agrees on success");
                 assert!(p[..] == archive[..len], "parallel archive differs");
                 let mut out = vec![T::default(); values.len()];

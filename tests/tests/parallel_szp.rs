@@ -59,17 +59,32 @@ fn check<T: Element>() {
         let x = field::<T>(n, k as u64);
         for cfg in &cfgs {
             // the scalar reference of the core
-            let serial = szp::compress_path_vec(&x, cfg, szp::Kernel::Scalar);
-            let decoded: Option<Vec<T>> = serial
-                .as_ref()
-                .ok()
-                .map(|a| szp::decompress_path_vec(a, szp::Kernel::Scalar).unwrap());
+            let serial = szp::Encoder::new(cfg)
+                .kernel(szp::Kernel::Scalar)
+                .serial()
+                .to_vec(&x);
+            let decoded: Option<Vec<T>> = serial.as_ref().ok().map(|a| {
+                szp::Decoder::new()
+                    .kernel(szp::Kernel::Scalar)
+                    .serial()
+                    .to_vec(a)
+                    .unwrap()
+            });
             for p in &pools {
                 for min_chunk in [0usize, 100, 1 << 20] {
                     let par = Parallel::with_pool(p.clone()).min_chunk_bytes(min_chunk);
-                    let mut runs = vec![("blocks", szp::compress_par_blocks(&x, cfg, &par))];
+                    let mut runs = vec![(
+                        "blocks",
+                        szp::Encoder::new(cfg)
+                            .kernel(szp::Kernel::Scalar)
+                            .threads(&par)
+                            .to_vec(&x),
+                    )];
                     for path in szp::Kernel::ALL.into_iter().filter(|p| p.is_available()) {
-                        runs.push((path.name(), szp::compress_par_with(&x, cfg, &par, path)));
+                        runs.push((
+                            path.name(),
+                            szp::Encoder::new(cfg).kernel(path).threads(&par).to_vec(&x),
+                        ));
                     }
                     for (what, got) in &runs {
                         match (&serial, got) {
@@ -81,10 +96,18 @@ fn check<T: Element>() {
                         }
                     }
                     if let (Ok(a), Some(ya)) = (&serial, &decoded) {
-                        let yb: Vec<T> = szp::decompress_par_blocks(a, &par).unwrap();
+                        let yb: Vec<T> = szp::Decoder::new()
+                            .kernel(szp::Kernel::Scalar)
+                            .threads(&par)
+                            .to_vec(a)
+                            .unwrap();
                         assert_eq!(bits(ya), bits(&yb), "blocks n={n} {cfg:?}");
                         for path in szp::Kernel::ALL.into_iter().filter(|p| p.is_available()) {
-                            let yc: Vec<T> = szp::decompress_par_with(a, &par, path).unwrap();
+                            let yc: Vec<T> = szp::Decoder::new()
+                                .kernel(path)
+                                .threads(&par)
+                                .to_vec(a)
+                                .unwrap();
                             assert_eq!(bits(ya), bits(&yc), "{} n={n} {cfg:?}", path.name());
                         }
                     }
@@ -128,10 +151,18 @@ fn large_inputs_move_the_same_bytes() {
         Config::abs(1e-4).with_block_size(4096),
         Config::noa(1e-3).with_layout(Layout::Heads),
     ] {
-        let serial = szp::compress_path_vec(&walk, &cfg, path).unwrap();
+        let serial = szp::Encoder::new(&cfg)
+            .kernel(path)
+            .serial()
+            .to_vec(&walk)
+            .unwrap();
         for threads in [2, 3] {
             let par = Parallel::with_pool(pool(threads));
-            let got = szp::compress_par_with(&walk, &cfg, &par, path).unwrap();
+            let got = szp::Encoder::new(&cfg)
+                .kernel(path)
+                .threads(&par)
+                .to_vec(&walk)
+                .unwrap();
             assert!(got == serial, "{cfg:?} threads={threads}");
         }
     }
@@ -144,7 +175,10 @@ fn errors_name_the_same_index() {
     x[170_000] = f32::INFINITY;
     for threads in [1, 2, 4] {
         let par = Parallel::with_pool(pool(threads)).min_chunk_bytes(0);
-        let e = szp::compress_par(&x, &Config::abs(1e-3), &par).unwrap_err();
+        let e = szp::Encoder::new(&Config::abs(1e-3))
+            .threads(&par)
+            .to_vec(&x)
+            .unwrap_err();
         assert!(
             matches!(
                 e,
@@ -156,12 +190,21 @@ fn errors_name_the_same_index() {
     // max_abs exceeded, constant field under NOA
     let y = field::<f64>(50_000, 4);
     let par = Parallel::with_pool(pool(2)).min_chunk_bytes(0);
-    let a = szp::compress_serial_vec(&y, &Config::abs(1e-3).with_max_abs(10.0)).unwrap_err();
-    let b = szp::compress_par(&y, &Config::abs(1e-3).with_max_abs(10.0), &par).unwrap_err();
+    let a = szp::Encoder::new(&Config::abs(1e-3).with_max_abs(10.0))
+        .serial()
+        .to_vec(&y)
+        .unwrap_err();
+    let b = szp::Encoder::new(&Config::abs(1e-3).with_max_abs(10.0))
+        .threads(&par)
+        .to_vec(&y)
+        .unwrap_err();
     assert_eq!(a.to_string(), b.to_string());
     let c = vec![1.5f64; 50_000];
     assert!(matches!(
-        szp::compress_par(&c, &Config::noa(1e-3), &par).unwrap_err(),
+        szp::Encoder::new(&Config::noa(1e-3))
+            .threads(&par)
+            .to_vec(&c)
+            .unwrap_err(),
         fzpack::Error::Szp(szp::Error::ZeroRange)
     ));
 }
@@ -169,17 +212,28 @@ fn errors_name_the_same_index() {
 #[test]
 fn hostile_archives_fail_in_parallel_too() {
     let x = field::<f32>(60_000, 5);
-    let a = szp::compress_serial_vec(&x, &Config::abs(1e-2)).unwrap();
+    let a = szp::Encoder::new(&Config::abs(1e-2))
+        .serial()
+        .to_vec(&x)
+        .unwrap();
     let par = Parallel::with_pool(pool(2)).min_chunk_bytes(0);
     for cut in [0, 10, 47, 48, 60, a.len() / 2, a.len() - 1] {
         assert!(
-            szp::decompress_par::<f32>(&a[..cut], &par).is_err(),
+            szp::Decoder::new()
+                .threads(&par)
+                .to_vec::<f32>(&a[..cut])
+                .is_err(),
             "cut {cut}"
         );
     }
     let mut bad = a.clone();
     bad[szp::HEADER_LEN + 3] = 65; // width above 64
-    assert!(szp::decompress_par::<f32>(&bad, &par).is_err());
+    assert!(
+        szp::Decoder::new()
+            .threads(&par)
+            .to_vec::<f32>(&bad)
+            .is_err()
+    );
     // A flipped payload bit in any chunk is caught by the parallel decoder (chunks verified in
     // parallel, each before it is decoded), with the same error as the serial one; Skip decodes.
     let view = szp::blocks::parse(&a).unwrap();
@@ -190,8 +244,14 @@ fn hostile_archives_fail_in_parallel_too() {
         let mut bad = a.clone();
         let at = start + k * view.payload.len() / 16;
         bad[at] ^= 0x20;
-        let serial = szp::decompress_serial_vec::<f32>(&bad).unwrap_err();
-        let parallel = szp::decompress_par::<f32>(&bad, &par).unwrap_err();
+        let serial = szp::Decoder::new()
+            .serial()
+            .to_vec::<f32>(&bad)
+            .unwrap_err();
+        let parallel = szp::Decoder::new()
+            .threads(&par)
+            .to_vec::<f32>(&bad)
+            .unwrap_err();
         assert!(
             matches!(
                 serial,
@@ -200,16 +260,30 @@ fn hostile_archives_fail_in_parallel_too() {
             "{serial:?}"
         );
         assert_eq!(serial.to_string(), parallel.to_string());
-        let skipped: Vec<f32> = szp::decompress_par_verify(&bad, &par, szp::Verify::Skip).unwrap();
+        let skipped: Vec<f32> = szp::Decoder::new()
+            .threads(&par)
+            .verify(szp::Verify::Skip)
+            .to_vec(&bad)
+            .unwrap();
         assert_eq!(skipped.len(), x.len());
     }
     // Skip and Checksums agree on a good archive, serial and parallel.
-    let full: Vec<f32> = szp::decompress_par(&a, &par).unwrap();
-    let skip: Vec<f32> = szp::decompress_par_verify(&a, &par, szp::Verify::Skip).unwrap();
-    let ser: Vec<f32> = szp::decompress_vec_verify(&a, szp::Verify::Skip).unwrap();
+    let full: Vec<f32> = szp::Decoder::new().threads(&par).to_vec(&a).unwrap();
+    let skip: Vec<f32> = szp::Decoder::new()
+        .threads(&par)
+        .verify(szp::Verify::Skip)
+        .to_vec(&a)
+        .unwrap();
+    let ser: Vec<f32> = szp::Decoder::new()
+        .verify(szp::Verify::Skip)
+        .to_vec(&a)
+        .unwrap();
     assert!(full == skip && skip == ser);
     assert!(matches!(
-        szp::decompress_par::<f64>(&a, &par).unwrap_err(),
+        szp::Decoder::new()
+            .threads(&par)
+            .to_vec::<f64>(&a)
+            .unwrap_err(),
         fzpack::Error::DTypeMismatch { .. }
     ));
 }

@@ -12,7 +12,7 @@
 //! AVX2 + BMI2 every test prints `skipped: <why>` and checks that the path is refused.
 
 use fzpack_core::arch::CpuFeatures;
-use fzpack_core::szp::{self, Config, Error, Kernel, SzpFloat};
+use fzpack_core::szp::{self, Config, Error, Kernel, Layout, SzpFloat};
 
 /// Whether the AVX2 path runs here; prints why not.
 fn avx2() -> bool {
@@ -48,7 +48,7 @@ fn avx2() -> bool {
 fn check<T: SzpFloat>(data: &[T], cfg: &Config, what: &str) -> Vec<u8> {
     let cap = szp::max_compressed_len(data.len(), cfg.block_size, T::DTYPE).unwrap();
     let mut reference = vec![0u8; cap];
-    let r = szp::scalar::compress(data, cfg, &mut reference);
+    let r = szp::compress_with(szp::Kernel::Scalar, data, cfg, &mut reference);
     let mut out = vec![0xA5u8; cap + 64];
     let got = szp::compress_with(Kernel::Avx2, data, cfg, &mut out[..cap]);
     assert_eq!(got, r, "{what}: result differs");
@@ -74,9 +74,21 @@ fn check<T: SzpFloat>(data: &[T], cfg: &Config, what: &str) -> Vec<u8> {
         );
     }
     let mut back_ref = vec![T::from_f64(0.0); data.len()];
-    szp::scalar::decompress(&reference[..len], &mut back_ref).unwrap();
+    szp::decompress_with(
+        szp::Kernel::Scalar,
+        &reference[..len],
+        &mut back_ref,
+        szp::Verify::Checksums,
+    )
+    .unwrap();
     let mut back = vec![T::from_f64(-7.5); data.len() + 9];
-    let n = szp::decompress_with(Kernel::Avx2, &reference[..len], &mut back).unwrap();
+    let n = szp::decompress_with(
+        Kernel::Avx2,
+        &reference[..len],
+        &mut back,
+        szp::Verify::Checksums,
+    )
+    .unwrap();
     assert_eq!(n, data.len(), "{what}");
     assert!(
         back[n..].iter().all(|x| x.to_f64() == -7.5),
@@ -95,11 +107,11 @@ fn check<T: SzpFloat>(data: &[T], cfg: &Config, what: &str) -> Vec<u8> {
 
 /// Both element types, strict and stage-compatible.
 fn check_all(d: &[f64], cfg: Config, what: &str) {
-    check(d, &cfg, what);
-    check(d, &cfg.stage_compatible(), what);
     let d32: Vec<f32> = d.iter().map(|&x| x as f32).collect();
-    check(&d32, &cfg, what);
-    check(&d32, &cfg.stage_compatible(), what);
+    for cfg in [cfg, cfg.with_layout(Layout::Fzgm), cfg.stage_compatible()] {
+        check(d, &cfg, what);
+        check(&d32, &cfg, what);
+    }
 }
 
 /// The largest width byte of an archive (the header, then one width per block).

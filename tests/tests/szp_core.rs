@@ -3,7 +3,9 @@
 //! buffers, property tests, real fields), streaming = one-shot, input errors, and a suite of
 //! malformed archives that must give errors, never panics.
 
-use fzpack_core::szp::{self, Config, DType, Error, HEADER_LEN, Mode, StreamEncoder, SzpFloat};
+use fzpack_core::szp::{
+    self, Config, DType, Error, HEADER_LEN, Layout, Mode, StreamEncoder, SzpFloat,
+};
 use proptest::prelude::*;
 
 fn encode<T: SzpFloat>(data: &[T], cfg: &Config) -> Result<Vec<u8>, Error> {
@@ -132,7 +134,8 @@ fn golden_archives_are_stable() {
         let mut a = vec![0f64; n];
         let mut b = vec![0f64; n];
         if szp::header(&want).unwrap().dtype == DType::F64 {
-            szp::scalar::decompress(&want, &mut a).unwrap();
+            szp::decompress_with(szp::Kernel::Scalar, &want, &mut a, szp::Verify::Checksums)
+                .unwrap();
             szp::decompress(&want, &mut b).unwrap();
             assert!(a.iter().zip(&b).all(|(x, y)| x.to_bits() == y.to_bits()));
         }
@@ -141,23 +144,25 @@ fn golden_archives_are_stable() {
 
 /// The golden inputs and configs, with the data as f64 (for the bound checks).
 fn golden_cases() -> Vec<(&'static str, Vec<u8>, Vec<f64>)> {
+    // The golden archives hold the stage layout (the default before the block-head layout).
+    let stage = |c: Config| c.with_layout(Layout::Fzgm);
     let data32: Vec<f32> = field(1000, 3).iter().map(|&v| v as f32).collect();
     let d32: Vec<f64> = data32.iter().map(|&v| f64::from(v)).collect();
     let data64 = field(777, 4);
     vec![
         (
             "abs_f32_bs128.szp",
-            encode(&data32, &Config::abs(1e-2)).unwrap(),
+            encode(&data32, &stage(Config::abs(1e-2))).unwrap(),
             d32.clone(),
         ),
         (
             "noa_f32_bs64.szp",
-            encode(&data32, &Config::noa(1e-4).with_block_size(64)).unwrap(),
+            encode(&data32, &stage(Config::noa(1e-4).with_block_size(64))).unwrap(),
             d32,
         ),
         (
             "abs_f64_bs7.szp",
-            encode(&data64, &Config::abs(1e-6).with_block_size(7)).unwrap(),
+            encode(&data64, &stage(Config::abs(1e-6).with_block_size(7))).unwrap(),
             data64.clone(),
         ),
     ]
@@ -189,12 +194,12 @@ fn golden_v1_archives_still_decode() {
                 let back: Vec<f64> = match h.dtype {
                     DType::F32 => {
                         let mut o = vec![0f32; data.len()];
-                        szp::decompress_with_verify(path, &v1, &mut o, verify).unwrap();
+                        szp::decompress_with(path, &v1, &mut o, verify).unwrap();
                         o.iter().map(|&v| f64::from(v)).collect()
                     }
                     DType::F64 => {
                         let mut o = vec![0f64; data.len()];
-                        szp::decompress_with_verify(path, &v1, &mut o, verify).unwrap();
+                        szp::decompress_with(path, &v1, &mut o, verify).unwrap();
                         o
                     }
                 };
@@ -248,7 +253,7 @@ fn every_bit_flip_is_detected() {
         if szp::decompress(&a, &mut out).is_err() {
             caught += 1;
         }
-        let _ = szp::decompress_unverified(&a, &mut out);
+        let _ = szp::decompress_with(szp::Kernel::best(), &a, &mut out, szp::Verify::Skip);
     }
     assert_eq!(caught, flips, "undetected bit flips");
     // The errors name what failed.
@@ -273,7 +278,7 @@ fn every_bit_flip_is_detected() {
             chunk: chunks - 1
         })
     );
-    assert!(szp::decompress_unverified(&a, &mut out).is_ok());
+    assert!(szp::decompress_with(szp::Kernel::best(), &a, &mut out, szp::Verify::Skip).is_ok());
     // Swapped chunk CRCs fail too (the index is in each CRC).
     let mut a = good.clone();
     let n = a.len();
@@ -451,7 +456,9 @@ fn input_errors_name_the_first_bad_index_and_write_nothing_past_the_output() {
 #[test]
 fn malformed_archives_are_errors_not_panics() {
     let d: Vec<f32> = field(2000, 8).iter().map(|&v| v as f32).collect();
-    let good = encode(&d, &Config::abs(1e-3).with_block_size(100)).unwrap();
+    // Patches of the stage layout's width bytes (the block-head layout's: szp_heads.rs).
+    let cfg = Config::abs(1e-3).with_block_size(100);
+    let good = encode(&d, &cfg.with_layout(Layout::Fzgm)).unwrap();
     let mut out = vec![0f32; 4000];
     // Every truncation.
     for len in 0..good.len() {
@@ -522,7 +529,7 @@ fn malformed_archives_are_errors_not_panics() {
         // Structural checks run with or without the CRCs; with them, a patched header is a
         // header checksum mismatch first (bytes past the header: their own error or a chunk
         // mismatch).
-        let skip = szp::decompress_verify(&a, &mut out, szp::Verify::Skip);
+        let skip = szp::decompress_with(szp::Kernel::best(), &a, &mut out, szp::Verify::Skip);
         assert_eq!(skip, Err(want), "{what}");
         let full = szp::decompress(&a, &mut out);
         assert!(

@@ -1,4 +1,4 @@
-//! The `*_into` facade variants equal the `Vec` API byte for byte, reuse the caller's capacity,
+//! The builders' `into_vec` sinks equal `to_vec` byte for byte, reuse the caller's capacity,
 //! and every thread count writes the same archive on every available path; unavailable paths
 //! are errors on the parallel driver too.
 
@@ -37,13 +37,20 @@ fn into_equals_vec_and_reuses_capacity() {
     let mut back: Vec<f32> = Vec::new();
     for n in [0usize, 1, 127, 128, 129, 70_000, 300_000] {
         let x = field(n);
-        let v = szp::compress_vec(&x, &cfg).unwrap();
-        let len = szp::compress_into(&x, &cfg, &mut archive).unwrap();
+        let v = szp::compress(&x, &cfg).unwrap();
+        let len = szp::Encoder::new(&cfg).into_vec(&x, &mut archive).unwrap();
         assert_eq!(len, archive.len());
         assert_eq!(archive, v, "n={n}");
-        assert_eq!(szp::compress_path_vec(&x, &cfg, Kernel::Scalar).unwrap(), v);
-        let d: Vec<f32> = szp::decompress_vec(&v).unwrap();
-        assert_eq!(szp::decompress_into(&v, &mut back).unwrap(), n);
+        assert_eq!(
+            szp::Encoder::new(&cfg)
+                .kernel(Kernel::Scalar)
+                .serial()
+                .to_vec(&x)
+                .unwrap(),
+            v
+        );
+        let d: Vec<f32> = szp::decompress(&v).unwrap();
+        assert_eq!(szp::Decoder::new().into_vec(&v, &mut back).unwrap(), n);
         assert_eq!(
             back.iter().map(|x| x.to_bits()).collect::<Vec<_>>(),
             d.iter().map(|x| x.to_bits()).collect::<Vec<_>>()
@@ -51,19 +58,19 @@ fn into_equals_vec_and_reuses_capacity() {
     }
     // A second call of the same size reuses the allocation.
     let x = field(200_000);
-    szp::compress_into(&x, &cfg, &mut archive).unwrap();
+    szp::Encoder::new(&cfg).into_vec(&x, &mut archive).unwrap();
     let (p, cap) = (archive.as_ptr(), archive.capacity());
-    szp::compress_into(&x, &cfg, &mut archive).unwrap();
+    szp::Encoder::new(&cfg).into_vec(&x, &mut archive).unwrap();
     assert_eq!((archive.as_ptr(), archive.capacity()), (p, cap));
     let a = archive.clone();
-    szp::decompress_into(&a, &mut back).unwrap();
+    szp::Decoder::new().into_vec(&a, &mut back).unwrap();
     let q = back.as_ptr();
-    szp::decompress_into(&a, &mut back).unwrap();
+    szp::Decoder::new().into_vec(&a, &mut back).unwrap();
     assert_eq!(back.as_ptr(), q);
     // Errors leave the output empty.
     let mut bad = x.clone();
     bad[150_000] = f32::NAN;
-    let r = szp::compress_into(&bad, &cfg, &mut archive);
+    let r = szp::Encoder::new(&cfg).into_vec(&bad, &mut archive);
     assert!(r.is_err());
     assert!(archive.is_empty());
 }
@@ -72,12 +79,23 @@ fn into_equals_vec_and_reuses_capacity() {
 fn every_thread_count_and_path_writes_the_same_bytes() {
     let x = field(600_000);
     let cfg = Config::abs(1e-2).with_block_size(64);
-    let reference = szp::compress_path_vec(&x, &cfg, Kernel::Scalar).unwrap();
-    let back: Vec<f32> = szp::decompress_path_vec(&reference, Kernel::Scalar).unwrap();
+    let reference = szp::Encoder::new(&cfg)
+        .kernel(Kernel::Scalar)
+        .serial()
+        .to_vec(&x)
+        .unwrap();
+    let back: Vec<f32> = szp::Decoder::new()
+        .kernel(Kernel::Scalar)
+        .serial()
+        .to_vec(&reference)
+        .unwrap();
     for threads in 1..=4 {
         let par = Parallel::with_pool(pool(threads)).min_chunk_bytes(4096);
         for path in Kernel::ALL {
-            let r = szp::compress_par_with(&x, &cfg, &par, path);
+            let r = szp::Encoder::new(&cfg)
+                .kernel(path)
+                .threads(&par)
+                .to_vec(&x);
             if !path.is_available() {
                 assert!(
                     matches!(r, Err(fzpack::Error::Szp(Error::UnsupportedPath))),
@@ -86,7 +104,11 @@ fn every_thread_count_and_path_writes_the_same_bytes() {
                 continue;
             }
             assert_eq!(r.unwrap(), reference, "{path:?} threads={threads}");
-            let d: Vec<f32> = szp::decompress_par_with(&reference, &par, path).unwrap();
+            let d: Vec<f32> = szp::Decoder::new()
+                .kernel(path)
+                .threads(&par)
+                .to_vec(&reference)
+                .unwrap();
             assert!(
                 d.iter().zip(&back).all(|(a, b)| a.to_bits() == b.to_bits()),
                 "{path:?} threads={threads}"
@@ -121,7 +143,11 @@ fn the_plans_worst_case_bounds_every_archive() {
                 continue;
             };
             let worst = engine::worst_len(&plan, max_abs);
-            let a = szp::compress_path_vec(&x, &cfg, Kernel::Scalar).unwrap();
+            let a = szp::Encoder::new(&cfg)
+                .kernel(Kernel::Scalar)
+                .serial()
+                .to_vec(&x)
+                .unwrap();
             assert!(a.len() <= worst, "{} > {worst} {cfg:?}", a.len());
             // A buffer of exactly the worst case is always enough, on every path.
             for path in Kernel::ALL.into_iter().filter(|p| p.is_available()) {
@@ -146,7 +172,11 @@ fn par_slice_equals_vec_and_fails_cleanly() {
         Config::noa(1e-3),
         Config::abs(1e-2).with_block_size(64).stage_compatible(),
     ] {
-        let reference = szp::compress_path_vec(&x, &cfg, Kernel::Scalar).unwrap();
+        let reference = szp::Encoder::new(&cfg)
+            .kernel(Kernel::Scalar)
+            .serial()
+            .to_vec(&x)
+            .unwrap();
         let (plan, max_abs) = engine::plan_on(Kernel::Scalar, &Serial, &x, &cfg).unwrap();
         let lens = [
             szp::max_compressed_len(x.len(), cfg.block_size, szp::DType::F32).unwrap(),
@@ -158,7 +188,10 @@ fn par_slice_equals_vec_and_fails_cleanly() {
             for path in Kernel::ALL.into_iter().filter(|p| p.is_available()) {
                 for len in lens {
                     let mut out = vec![0xA5u8; len + 7];
-                    let n = szp::compress_par_slice(&x, &cfg, &par, path, &mut out[..len])
+                    let n = szp::Encoder::new(&cfg)
+                        .kernel(path)
+                        .threads(&par)
+                        .into_slice(&x, &mut out[..len])
                         .unwrap_or_else(|e| panic!("{path:?} threads={threads} len={len}: {e}"));
                     assert_eq!(n, reference.len());
                     assert!(
@@ -171,7 +204,11 @@ fn par_slice_equals_vec_and_fails_cleanly() {
                     );
                 }
                 let mut short = vec![0xA5u8; reference.len() - 1];
-                let e = szp::compress_par_slice(&x, &cfg, &par, path, &mut short).unwrap_err();
+                let e = szp::Encoder::new(&cfg)
+                    .kernel(path)
+                    .threads(&par)
+                    .into_slice(&x, &mut short)
+                    .unwrap_err();
                 let needed = match e {
                     fzpack::Error::Szp(Error::OutputTooSmall { needed }) => needed,
                     other => panic!("{path:?}: {other}"),

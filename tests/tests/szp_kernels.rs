@@ -12,10 +12,16 @@ use fzpack_core::szp::{self, Config, Kernel, SzpFloat};
 fn check<T: SzpFloat>(data: &[T], cfg: &Config, what: &str) {
     let cap = szp::max_compressed_len(data.len(), cfg.block_size, T::DTYPE).unwrap();
     let mut reference = vec![0u8; cap];
-    let len = szp::scalar::compress(data, cfg, &mut reference)
+    let len = szp::compress_with(szp::Kernel::Scalar, data, cfg, &mut reference)
         .unwrap_or_else(|e| panic!("{what}: scalar: {e:?}"));
     let mut back_ref = vec![T::from_f64(0.0); data.len()];
-    szp::scalar::decompress(&reference[..len], &mut back_ref).unwrap();
+    szp::decompress_with(
+        szp::Kernel::Scalar,
+        &reference[..len],
+        &mut back_ref,
+        szp::Verify::Checksums,
+    )
+    .unwrap();
     for p in Kernel::ALL.into_iter().filter(|p| p.is_available()) {
         let mut out = vec![0x5Au8; cap + 64];
         let got = szp::compress_with(p, data, cfg, &mut out[..cap]);
@@ -26,7 +32,8 @@ fn check<T: SzpFloat>(data: &[T], cfg: &Config, what: &str) {
         );
         assert_eq!(out[..len], reference[..len], "{what}: {p:?} bytes differ");
         let mut back = vec![T::from_f64(7.25); data.len() + 17];
-        let n = szp::decompress_with(p, &reference[..len], &mut back).unwrap();
+        let n =
+            szp::decompress_with(p, &reference[..len], &mut back, szp::Verify::Checksums).unwrap();
         assert_eq!(n, data.len());
         assert!(
             back[n..].iter().all(|x| x.to_f64() == 7.25),
@@ -126,7 +133,7 @@ fn near_ties_in_some_blocks_only() {
 
 #[test]
 fn scalar_one_pass_and_two_pass_encoders_agree() {
-    // `szp::scalar::compress` encodes each block in one pass with the zigzagged values parked
+    // The scalar path (`compress_with(Kernel::Scalar, ..)`) encodes each block in one pass with the zigzagged values parked
     // in the output slice when 8·len bytes are free at the block's offset, else with the
     // two-pass block encoder; an output slice of exactly the archive's length forces the
     // two-pass encoder for the last blocks. Same bytes either way, every width.
@@ -138,9 +145,12 @@ fn scalar_one_pass_and_two_pass_encoders_agree() {
             let cfg = Config::abs(eb).with_block_size(bs);
             let cap = szp::max_compressed_len(d.len(), bs, szp::DType::F64).unwrap();
             let mut big = vec![0u8; cap];
-            let len = szp::scalar::compress(&d, &cfg, &mut big).unwrap();
+            let len = szp::compress_with(szp::Kernel::Scalar, &d, &cfg, &mut big).unwrap();
             let mut tight = vec![0xEEu8; len + 3];
-            assert_eq!(szp::scalar::compress(&d, &cfg, &mut tight[..len]), Ok(len));
+            assert_eq!(
+                szp::compress_with(szp::Kernel::Scalar, &d, &cfg, &mut tight[..len]),
+                Ok(len)
+            );
             assert_eq!(tight[..len], big[..len], "scale {scale} eb {eb} bs {bs}");
             assert!(tight[len..].iter().all(|&b| b == 0xEE));
         }
@@ -159,7 +169,7 @@ fn config_errors_match_the_reference_on_every_path() {
     ];
     for (data, cfg) in cases {
         let mut r = vec![0u8; 256];
-        let want = szp::scalar::compress(data, &cfg, &mut r);
+        let want = szp::compress_with(szp::Kernel::Scalar, data, &cfg, &mut r);
         for p in Kernel::ALL.into_iter().filter(|p| p.is_available()) {
             let mut out = vec![0u8; 256];
             assert_eq!(
@@ -170,7 +180,7 @@ fn config_errors_match_the_reference_on_every_path() {
         }
         let mut out = vec![0u8; 256];
         assert_eq!(
-            szp::compress_portable(data, &cfg, &mut out),
+            szp::compress_with(szp::Kernel::Portable, data, &cfg, &mut out),
             want,
             "portable {cfg:?}"
         );

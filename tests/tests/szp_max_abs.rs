@@ -95,7 +95,11 @@ fn check_all<T: Element>(x: &[T], cfg: &Config, want: &Result<Vec<u8>, Error>, w
                     "rayon plan: {tag} threads={}",
                     p.current_num_threads()
                 );
-                let got = fzpack::szp::compress_par_with(x, cfg, &par, path).map_err(core_err);
+                let got = fzpack::szp::Encoder::new(cfg)
+                    .kernel(path)
+                    .threads(&par)
+                    .to_vec(x)
+                    .map_err(core_err);
                 assert!(
                     &got == want,
                     "rayon: {tag} threads={} chunk={min_chunk}: {:?}",
@@ -136,7 +140,8 @@ fn archives<T: Element>() {
             for cfg in configs(m, n) {
                 let cap = szp::max_compressed_len(n, cfg.block_size, T::DTYPE).unwrap();
                 let mut out = vec![0u8; cap];
-                let want = szp::scalar::compress(&x, &cfg, &mut out).map(|l| out[..l].to_vec());
+                let want = szp::compress_with(szp::Kernel::Scalar, &x, &cfg, &mut out)
+                    .map(|l| out[..l].to_vec());
                 assert!(want.is_ok(), "n={n} {cfg:?}: {want:?}");
                 check_all(&x, &cfg, &want, &format!("n={n}"));
                 // The declared grid differs from the data's: the archive is not the one
@@ -145,7 +150,11 @@ fn archives<T: Element>() {
                     max_abs: None,
                     ..cfg
                 };
-                let p = fzpack::szp::compress_path_vec(&x, &plain, Kernel::best()).unwrap();
+                let p = fzpack::szp::Encoder::new(&plain)
+                    .kernel(Kernel::best())
+                    .serial()
+                    .to_vec(&x)
+                    .unwrap();
                 if cfg.strict && n > 2 && m > mag(&x) {
                     assert!(Ok(&p) != want.as_ref(), "n={n} {cfg:?}");
                 }
@@ -247,7 +256,8 @@ fn bad_inputs<T: Element>() {
             for cfg in configs(m, n) {
                 let cap = szp::max_compressed_len(n, cfg.block_size, T::DTYPE).unwrap();
                 let mut out = vec![0u8; cap];
-                let want = szp::scalar::compress(&x, &cfg, &mut out).map(|l| out[..l].to_vec());
+                let want = szp::compress_with(szp::Kernel::Scalar, &x, &cfg, &mut out)
+                    .map(|l| out[..l].to_vec());
                 match case.want {
                     Some(e) => assert_eq!(want, Err(e), "n={n} {}", case.what),
                     None => assert!(want.is_ok(), "n={n} {}: {want:?}", case.what),

@@ -198,7 +198,7 @@ fn block_head_layout_overflow_and_mismatch() {
     // A layout 0 and a layout 1 archive of the same grid do not combine.
     let f = field(1000, 1, 10.0);
     let c0 = Config::abs(1e-3).with_max_abs(20.0);
-    let z0 = encode(&to::<f32>(&f), &c0).unwrap();
+    let z0 = encode(&to::<f32>(&f), &c0.with_layout(Layout::Fzgm)).unwrap();
     let z1 = encode(&to::<f32>(&f), &c0.with_layout(Layout::Heads)).unwrap();
     let mut out = vec![0u8; 20000];
     for r in [
@@ -572,8 +572,8 @@ fn same_abs_bound_archives_are_addable() {
         let a = to::<f32>(&field(60_000, 3, 40.0));
         let b = to::<f32>(&field(60_000, 8, 0.7)); // another magnitude entirely
         let cfg = Config::abs(1e-3).with_block_size(bs);
-        let za = fzpack::szp::compress_vec(&a, &cfg).unwrap();
-        let zb = fzpack::szp::compress_serial_vec(&b, &cfg).unwrap();
+        let za = fzpack::szp::compress(&a, &cfg).unwrap();
+        let zb = fzpack::szp::Encoder::new(&cfg).serial().to_vec(&b).unwrap();
         let (ha, hb) = (szp::header(&za).unwrap(), szp::header(&zb).unwrap());
         assert_eq!(
             ha.quant_eb.to_bits(),
@@ -582,7 +582,7 @@ fn same_abs_bound_archives_are_addable() {
         );
         let zc = fzpack::ops::add(&za, &zb).unwrap();
         assert_eq!(szp::header(&zc).unwrap().bound(), 2e-3);
-        let c: Vec<f32> = fzpack::szp::decompress_vec(&zc).unwrap();
+        let c: Vec<f32> = fzpack::szp::decompress(&zc).unwrap();
         for i in 0..a.len() {
             let e = (f64::from(a[i]) + f64::from(b[i]) - f64::from(c[i])).abs();
             assert!(e <= 2e-3, "bs {bs} [{i}]: error {e}");
@@ -591,14 +591,14 @@ fn same_abs_bound_archives_are_addable() {
     let a64 = field(5000, 5, 3.0);
     let b64 = field(5000, 6, 300.0); // max|x| below 2^40·1e-9 ≈ 1100
     let cfg = Config::abs(1e-9);
-    let za = fzpack::szp::compress_vec(&a64, &cfg).unwrap();
-    let zb = fzpack::szp::compress_vec(&b64, &cfg).unwrap();
-    let c: Vec<f64> = fzpack::szp::decompress_vec(&fzpack::ops::add(&za, &zb).unwrap()).unwrap();
+    let za = fzpack::szp::compress(&a64, &cfg).unwrap();
+    let zb = fzpack::szp::compress(&b64, &cfg).unwrap();
+    let c: Vec<f64> = fzpack::szp::decompress(&fzpack::ops::add(&za, &zb).unwrap()).unwrap();
     assert!((0..a64.len()).all(|i| (a64[i] + b64[i] - c[i]).abs() <= 2e-9));
     // Above 2^18·bound (262.1 at 1e-3): powers of two of max|x|.
     let grid = |scale: f64, seed: u64| {
         let x = to::<f32>(&field(3000, seed, scale));
-        fzpack::szp::compress_vec(&x, &Config::abs(1e-3)).unwrap()
+        fzpack::szp::compress(&x, &Config::abs(1e-3)).unwrap()
     };
     let (p1, p2, p3) = (grid(300.0, 1), grid(400.0, 2), grid(900.0, 3));
     fzpack::ops::add(&p1, &p2).unwrap(); // both in (256, 512]

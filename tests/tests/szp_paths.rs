@@ -19,10 +19,19 @@ fn field(n: usize, seed: u64, scale: f64) -> Vec<f64> {
         .collect()
 }
 
+/// [`check_one`] in `cfg`'s layout and, for the default (block-head) layout, in the stage
+/// layout too.
 fn check<T: SzpFloat>(data: &[T], cfg: &Config) {
+    check_one(data, cfg);
+    if cfg.layout == Layout::Heads {
+        check_one(data, &cfg.with_layout(Layout::Fzgm));
+    }
+}
+
+fn check_one<T: SzpFloat>(data: &[T], cfg: &Config) {
     let cap = szp::max_compressed_len(data.len(), cfg.block_size, T::DTYPE).unwrap();
     let mut reference = vec![0u8; cap];
-    let r = szp::scalar::compress(data, cfg, &mut reference);
+    let r = szp::compress_with(szp::Kernel::Scalar, data, cfg, &mut reference);
     let paths: Vec<Kernel> = Kernel::ALL
         .iter()
         .copied()
@@ -30,24 +39,23 @@ fn check<T: SzpFloat>(data: &[T], cfg: &Config) {
         .collect();
     let mut back_ref = vec![T::from_f64(0.0); data.len()];
     if let Ok(len) = r {
-        szp::scalar::decompress(&reference[..len], &mut back_ref).unwrap();
+        szp::decompress_with(
+            szp::Kernel::Scalar,
+            &reference[..len],
+            &mut back_ref,
+            szp::Verify::Checksums,
+        )
+        .unwrap();
     }
-    for p in paths.iter().map(Some).chain([None]) {
+    for p in paths {
         let mut out = vec![0xC3u8; cap + 8];
-        let got = match p {
-            Some(p) => szp::compress_with(*p, data, cfg, &mut out[..cap]),
-            None => szp::compress_portable(data, cfg, &mut out[..cap]),
-        };
+        let got = szp::compress_with(p, data, cfg, &mut out[..cap]);
         assert!(out[cap..].iter().all(|&b| b == 0xC3));
         assert_eq!(got, r, "{p:?} result differs");
         let Ok(len) = got else { continue };
         assert_eq!(out[..len], reference[..len], "{p:?} bytes differ");
         let mut back = vec![T::from_f64(-3.5); data.len() + 2];
-        let n = match p {
-            Some(p) => szp::decompress_with(*p, &out[..len], &mut back),
-            None => szp::decompress_portable(&out[..len], &mut back),
-        }
-        .unwrap();
+        let n = szp::decompress_with(p, &out[..len], &mut back, szp::Verify::Checksums).unwrap();
         assert_eq!(n, data.len());
         assert!(back[n..].iter().all(|x| x.to_f64() == -3.5));
         for (a, b) in back.iter().zip(&back_ref) {
@@ -126,7 +134,7 @@ fn bad_input_gives_the_same_error_on_every_path() {
             let mut back = vec![0f32; 500];
             let a = szp::compress_with(Kernel::Scalar, &ok, &Config::abs(1e-2), &mut out).unwrap();
             assert_eq!(
-                szp::decompress_with(p, &out[..a], &mut back),
+                szp::decompress_with(p, &out[..a], &mut back, szp::Verify::Checksums),
                 Err(Error::UnsupportedPath),
                 "{p:?}"
             );
@@ -158,7 +166,7 @@ fn exactly_sized_outputs_give_the_same_archive() {
         let cfg = Config::noa(1e-3).with_layout(layout);
         let cap = szp::max_compressed_len(d32.len(), cfg.block_size, szp::DType::F32).unwrap();
         let mut full = vec![0u8; cap];
-        let len = szp::scalar::compress(&d32, &cfg, &mut full).unwrap();
+        let len = szp::compress_with(szp::Kernel::Scalar, &d32, &cfg, &mut full).unwrap();
         let full = &full[..len];
         // The reference goes through the same engine, so equal bytes alone would not catch a
         // misplaced CRC: the verified decoder recomputes every chunk's CRC from the bytes.

@@ -2,6 +2,8 @@
  * fzpack SZp C API (in libpernix): error-bounded compression into the fzpack SZp archive
  * (docs/szp-archive.md). Every decoded value meets the bound (ABS: |x - x'| <= eb; NOA:
  * <= eb * (max - min)), or compression fails with a status naming the first bad element.
+ * Archives are written in the block-head layout (the fzpack default, as the CLI, Python and
+ * HDF5 write); the decoders read both block layouts.
  */
 #ifndef FZPACK_SZP_H
 #define FZPACK_SZP_H

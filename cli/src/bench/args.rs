@@ -57,7 +57,7 @@ pub struct BenchArgs {
     /// Several (`--isa avx512,avx2`) are measured side by side, setting by setting.
     #[arg(long, value_enum, value_delimiter = ',')]
     pub isa: Vec<IsaArg>,
-    /// Time the allocating API (compress_vec, decompress_stream, ...: a fresh output per
+    /// Time the allocating API (szp::compress, decompress_stream, ...: a fresh output per
     /// repetition, page faults included) instead of warm reused buffers.
     #[arg(long)]
     pub e2e: bool,

@@ -211,7 +211,7 @@ pub fn table(rows: &[Row], foot: &Footer) -> String {
     if foot.e2e {
         let _ = writeln!(
             o,
-            "Timing: end-to-end (--e2e): the allocating API (compress_vec/decompress_vec, \
+            "Timing: end-to-end (--e2e): the allocating API (szp Encoder/Decoder to_vec, \
              compress_stream/decompress_stream): every repetition gets a fresh output, page \
              faults included."
         );
@@ -219,7 +219,7 @@ pub fn table(rows: &[Row], foot: &Footer) -> String {
         let _ = writeln!(
             o,
             "Timing: warm, reused buffers (SZp compresses into a slice allocated once, \
-             compress_with / compress_par_slice; the rest uses the *_into / *_stream_into \
+             szp Encoder::into_slice; the rest uses the into_vec / *_stream_into \
              variants; one output buffer per path reused by every repetition, as lzbench and \
              pcodec's bench do); \
              the --isa kernels of a path, and verified and unverified decodes, take turns \

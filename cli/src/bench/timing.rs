@@ -398,37 +398,42 @@ pub fn time_szp<T: Wrap>(c: &Case<T>, cfg: &Config, r: &Run) -> Result<Vec<Timed
     let par = &r.eng.par;
     let clock = Cpu::of(path);
     let e = |e| lib(file, e);
+    // The builders on the cell's path (a `Parallel` is an `Arc` clone: nothing to time).
+    let encoder = |p: szp::Kernel| {
+        let enc = szp::Encoder::new(cfg).kernel(p);
+        match path {
+            PathKind::Parallel => enc.threads(par),
+            _ => enc.serial(),
+        }
+    };
+    let decoder = |p: szp::Kernel| {
+        let dec = szp::Decoder::new().kernel(p);
+        match path {
+            PathKind::Parallel => dec.threads(par),
+            _ => dec.serial(),
+        }
+    };
     let decompress = |p: szp::Kernel, v: &mut Vec<T>, verify: bool| {
         let verify = if verify {
             szp::Verify::Checksums
         } else {
             szp::Verify::Skip
         };
-        match path {
-            PathKind::Parallel => szp::decompress_par_into_verify(reference, par, p, v, verify),
-            _ => szp::decompress_path_into_verify(reference, p, v, verify),
-        }
-        .map(|_| ())
-        .map_err(e)
+        decoder(p)
+            .verify(verify)
+            .into_vec(reference, v)
+            .map(|_| ())
+            .map_err(e)
     };
     if r.e2e {
         return ks
             .iter()
             .map(|k| {
                 let p = k.szp_path(path);
-                let c = best_time(r.min_time, false, clock, || {
-                    match path {
-                        PathKind::Parallel => szp::compress_par_with(values, cfg, par, p),
-                        _ => szp::compress_path_vec(values, cfg, p),
-                    }
-                    .map_err(e)
-                })?;
+                let (enc, dec) = (encoder(p), decoder(p));
+                let c = best_time(r.min_time, false, clock, || enc.to_vec(values).map_err(e))?;
                 let d = best_time(r.min_time, false, clock, || {
-                    match path {
-                        PathKind::Parallel => szp::decompress_par_with::<T>(reference, par, p),
-                        _ => szp::decompress_path_vec(reference, p),
-                    }
-                    .map_err(e)
+                    dec.to_vec::<T>(reference).map_err(e)
                 })?;
                 let (tn, _) = best_time(r.min_time, false, clock, || {
                     let mut v: Vec<T> = Vec::new();
@@ -439,14 +444,10 @@ pub fn time_szp<T: Wrap>(c: &Case<T>, cfg: &Config, r: &Run) -> Result<Vec<Timed
             .collect();
     }
     // Into a slice of the format's worst case, allocated and touched once: the codec, as
-    // lzbench times it. (`compress_*_into` re-zero a reused Vec's tail on every call; --e2e
-    // times the allocating API.)
+    // lzbench times it. (`Encoder::into_vec` re-zeroes a reused Vec's tail on every call;
+    // --e2e times the allocating API.)
     let compress = |p: szp::Kernel, out: &mut SliceArchive| {
-        out.len = match path {
-            PathKind::Parallel => szp::compress_par_slice(values, cfg, par, p, &mut out.buf),
-            _ => szp::compress_with(p, values, cfg, &mut out.buf).map_err(Into::into),
-        }
-        .map_err(e)?;
+        out.len = encoder(p).into_slice(values, &mut out.buf).map_err(e)?;
         Ok(())
     };
     let paths: Vec<szp::Kernel> = ks.iter().map(|k| k.szp_path(path)).collect();

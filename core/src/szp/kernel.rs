@@ -79,7 +79,8 @@ impl Kernel {
 }
 
 /// [`super::compress`] on a given path, on the calling thread. A path this CPU cannot run is
-/// [`Error::UnsupportedPath`] (check [`Kernel::is_available`]).
+/// [`Error::UnsupportedPath`] (check [`Kernel::is_available`]). [`Kernel::Scalar`] is the
+/// reference that every other path (parallel, GPU) matches byte for byte.
 pub fn compress_with<T: SzpFloat>(
     kernel: Kernel,
     input: &[T],
@@ -89,36 +90,14 @@ pub fn compress_with<T: SzpFloat>(
     engine::compress_on(kernel, &Serial, input, cfg, out)
 }
 
-/// [`super::decompress`] on a given path (unavailable paths are errors as in
-/// [`compress_with`]).
+/// [`super::decompress`] on a given path, on the calling thread, with an explicit [`Verify`]
+/// choice ([`Verify::Skip`]: no CRCs, for callers that checksum the archive elsewhere; every
+/// structural check still runs). Unavailable paths are errors as in [`compress_with`].
 pub fn decompress_with<T: SzpFloat>(
-    kernel: Kernel,
-    archive: &[u8],
-    out: &mut [T],
-) -> Result<usize, Error> {
-    engine::decompress_on(kernel, &Serial, archive, out)
-}
-
-/// [`decompress_with`] with an explicit [`Verify`] choice.
-pub fn decompress_with_verify<T: SzpFloat>(
     kernel: Kernel,
     archive: &[u8],
     out: &mut [T],
     verify: Verify,
 ) -> Result<usize, Error> {
     engine::decompress_verify_on(kernel, &Serial, archive, out, verify)
-}
-
-/// [`compress_with`] on [`Kernel::Portable`].
-pub fn compress_portable<T: SzpFloat>(
-    input: &[T],
-    cfg: &Config,
-    out: &mut [u8],
-) -> Result<usize, Error> {
-    compress_with(Kernel::Portable, input, cfg, out)
-}
-
-/// [`decompress_with`] on [`Kernel::Portable`].
-pub fn decompress_portable<T: SzpFloat>(archive: &[u8], out: &mut [T]) -> Result<usize, Error> {
-    decompress_with(Kernel::Portable, archive, out)
 }

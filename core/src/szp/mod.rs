@@ -32,6 +32,16 @@
 //! exactly as FZGPUModules does; then the guarantee is FZGPUModules' own: `|x − x'| ≤ bound` in
 //! exact arithmetic, plus up to half an ulp of `x'` for f32 (spec §1.8).
 //!
+//! # Block layouts
+//!
+//! [`Config::abs`] and [`Config::noa`] write the block-head layout ([`Layout::Heads`]:
+//! smaller archives at the same speed), or the stage layout in builds without the feature
+//! `layout-heads` ([`Layout::DEFAULT`]). The FZGPUModules stage layout ([`Layout::Fzgm`]) is
+//! what FZGPUModules reads and what `.fzm` containers hold ([`fzm::write`] writes it whatever
+//! the config says); ask for it in an fzpack archive with `cfg.with_layout(Layout::Fzgm)`, or
+//! [`Config::stage_compatible`] (the stage's quantizer and layout). Every decoder, CPU and GPU,
+//! reads both (the layout is in the header).
+//!
 //! # Errors, not panics
 //!
 //! Non-finite input ([`Error::NonFinite`], first index), a bound that is not finite and
@@ -72,10 +82,7 @@ mod stream;
 
 pub use crate::types::{DType, SzpFloat, Verify};
 pub use blocks::{ArchiveView, Header, Plan};
-pub use kernel::{
-    Kernel, compress_portable, compress_with, decompress_portable, decompress_with,
-    decompress_with_verify,
-};
+pub use kernel::{Kernel, compress_with, decompress_with};
 pub use stream::StreamEncoder;
 
 use core::fmt;
@@ -98,11 +105,16 @@ pub const LAYOUT_FZGM: u8 = 0;
 pub const LAYOUT_HEADS: u8 = 1;
 
 /// How blocks are laid out in an fzpack SZp archive (`docs/szp-archive.md` §3).
+///
+/// The default is [`Layout::Heads`] (smaller archives at the same speed), in builds without the
+/// feature `layout-heads` [`Layout::Fzgm`] (the only layout they write): see
+/// [`Layout::DEFAULT`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
 pub enum Layout {
     /// The FZGPUModules stage layout: a block's first delta is its absolute first level, so
-    /// the block's width covers it (layout code 0; what `.fzm` holds).
-    #[default]
+    /// the block's width covers it (layout code 0; what `.fzm` holds). Ask for it with
+    /// [`Config::with_layout`] or [`Config::stage_compatible`].
+    #[cfg_attr(not(feature = "layout-heads"), default)]
     Fzgm,
     /// The block-head layout: a block's deltas start from its own first level (the *head*,
     /// `d_0 = 0`), so its width covers only in-block deltas; the heads of every group of
@@ -110,10 +122,19 @@ pub enum Layout {
     /// Smaller archives on smooth or offset data (a 1201×2401 terrain model: 7.4 vs 4.5 at
     /// 1e-3 of its range). Needs the crate feature `layout-heads` (on by default); without it
     /// a config asking for it, and an archive in it, are [`Error::UnsupportedLayout`].
+    #[cfg_attr(feature = "layout-heads", default)]
     Heads,
 }
 
 impl Layout {
+    /// The layout [`Config::abs`] and [`Config::noa`] write: [`Layout::Heads`], or
+    /// [`Layout::Fzgm`] in builds without the feature `layout-heads`.
+    pub const DEFAULT: Layout = if cfg!(feature = "layout-heads") {
+        Layout::Heads
+    } else {
+        Layout::Fzgm
+    };
+
     /// The header's layout code (byte 6).
     pub const fn code(self) -> u8 {
         match self {
@@ -182,12 +203,12 @@ pub struct Config {
     /// Keep the strict promise (default; see the module docs). `false` quantizes exactly as
     /// FZGPUModules does.
     pub strict: bool,
-    /// The block layout of the archive (default [`Layout::Fzgm`]).
+    /// The block layout of the archive (default [`Layout::DEFAULT`]: [`Layout::Heads`]).
     pub layout: Layout,
 }
 
 impl Config {
-    /// An absolute bound, block size 128, strict.
+    /// An absolute bound, block size 128, strict, the block-head layout ([`Layout::DEFAULT`]).
     pub const fn abs(error_bound: f64) -> Config {
         Config {
             mode: Mode::Abs,
@@ -195,10 +216,11 @@ impl Config {
             block_size: 128,
             max_abs: None,
             strict: true,
-            layout: Layout::Fzgm,
+            layout: Layout::DEFAULT,
         }
     }
-    /// A bound relative to the value range (`max − min`), block size 128, strict.
+    /// A bound relative to the value range (`max − min`), block size 128, strict, the
+    /// block-head layout ([`Layout::DEFAULT`]).
     pub const fn noa(error_bound: f64) -> Config {
         Config {
             mode: Mode::Noa,
@@ -206,7 +228,7 @@ impl Config {
             block_size: 128,
             max_abs: None,
             strict: true,
-            layout: Layout::Fzgm,
+            layout: Layout::DEFAULT,
         }
     }
     /// This config with another block size.
@@ -224,11 +246,14 @@ impl Config {
             ..self
         }
     }
-    /// This config quantizing exactly as the FZGPUModules stage (no tightening; the guarantee
-    /// is then `bound` plus up to half an ulp of the f32 result).
+    /// This config writing what the FZGPUModules stage writes: its quantizer (no tightening;
+    /// the guarantee is then `bound` plus up to half an ulp of the f32 result) and its block
+    /// layout ([`Layout::Fzgm`]). A non-strict block-head archive is
+    /// `.stage_compatible().with_layout(Layout::Heads)`.
     pub const fn stage_compatible(self) -> Config {
         Config {
             strict: false,
+            layout: Layout::Fzgm,
             ..self
         }
     }
@@ -447,7 +472,8 @@ pub fn max_compressed_len(n: usize, block_size: u32, dtype: DType) -> Option<usi
 }
 
 /// Compresses `input` into `out` (the fzpack archive) and returns the archive length, on the
-/// fastest path this CPU runs ([`Kernel::best`]); the bytes equal [`scalar::compress`]'s.
+/// fastest path this CPU runs ([`Kernel::best`]); the bytes equal those of
+/// [`compress_with`]`(Kernel::Scalar, ..)`, the scalar reference.
 ///
 /// On targets without SIMD kernels (everything but x86_64 and aarch64: microcontrollers) this
 /// is the scalar path, chosen at compile time: no other kernel, and none of their block buffers
@@ -468,37 +494,44 @@ pub fn compress<T: SzpFloat>(input: &[T], cfg: &Config, out: &mut [u8]) -> Resul
 /// it is decoded, so on that error `out` may hold the values of the chunks before it). Work is
 /// proportional to the archive and output sizes.
 /// Runs on [`Kernel::best`] (the scalar path, at compile time, on targets without SIMD
-/// kernels); the decoded bits equal [`scalar::decompress`]'s.
+/// kernels); the decoded bits equal the scalar reference's. To skip the CRCs (for callers
+/// that checksum the archive elsewhere) or pick a kernel: [`decompress_with`].
 pub fn decompress<T: SzpFloat>(archive: &[u8], out: &mut [T]) -> Result<usize, Error> {
-    decompress_verify(archive, out, Verify::Checksums)
-}
-
-/// [`decompress`] with an explicit [`Verify`] choice ([`Verify::Skip`]: no CRCs, for callers
-/// that checksum the archive elsewhere; every structural check still runs).
-pub fn decompress_verify<T: SzpFloat>(
-    archive: &[u8],
-    out: &mut [T],
-    verify: Verify,
-) -> Result<usize, Error> {
     // As in `compress`: the scalar path at compile time where no SIMD kernel exists.
     #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
-    return decompress_with_verify(Kernel::best(), archive, out, verify);
+    return decompress_with(Kernel::best(), archive, out, Verify::Checksums);
     #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
-    return engine::decompress(
-        crate::arch::generic::Reference::new(),
-        &engine::Serial,
-        archive,
-        out,
-        verify,
-    );
-}
-
-/// [`decompress`] without the CRC checks ([`Verify::Skip`]).
-pub fn decompress_unverified<T: SzpFloat>(archive: &[u8], out: &mut [T]) -> Result<usize, Error> {
-    decompress_verify(archive, out, Verify::Skip)
+    return scalar::decompress(archive, out);
 }
 
 /// Reads and validates an archive's header.
 pub fn header(archive: &[u8]) -> Result<Header, Error> {
     Header::read(archive)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Config, Error, LAYOUT_FZGM, LAYOUT_HEADS, Layout, compress};
+
+    /// The default layout is the block-head layout where the build writes it, else the stage
+    /// layout: a default config always compresses.
+    #[test]
+    fn the_default_layout_is_one_this_build_writes() -> Result<(), Error> {
+        let want = if cfg!(feature = "layout-heads") {
+            (Layout::Heads, LAYOUT_HEADS)
+        } else {
+            (Layout::Fzgm, LAYOUT_FZGM)
+        };
+        for cfg in [Config::abs(1e-3), Config::noa(1e-3), Config::default()] {
+            assert_eq!(cfg.layout, want.0);
+            let mut out = [0u8; 4096];
+            let x: [f32; 300] = core::array::from_fn(|i| i as f32 * 0.01);
+            let len = compress(&x, &cfg, &mut out)?;
+            assert!(len > 6);
+            assert_eq!(out[6], want.1, "header byte 6");
+        }
+        assert_eq!(Layout::default(), want.0);
+        assert_eq!(Config::abs(1.0).stage_compatible().layout, Layout::Fzgm);
+        Ok(())
+    }
 }

@@ -1,19 +1,29 @@
 //! The scalar SZp path (token `arch::generic::Reference`), a direct reading of the spec run
 //! by the one archive driver ([`super::engine`]): the reference that other paths (parallel,
-//! GPU) must match byte for byte.
+//! GPU) must match byte for byte. Callers reach it as
+//! [`compress_with`](super::compress_with)`(Kernel::Scalar, ..)` and
+//! [`decompress_with`](super::decompress_with)`(Kernel::Scalar, ..)`; targets without SIMD
+//! kernels reach it through [`super::compress`] and [`super::decompress`], with nothing else
+//! linked.
 
 use super::engine::{self, Serial};
 use super::{Config, DType, Error, SzpFloat};
 use crate::arch::generic::Reference;
 
 /// Compresses `input` into `out`; returns the archive length. See [`super::compress`].
-pub fn compress<T: SzpFloat>(input: &[T], cfg: &Config, out: &mut [u8]) -> Result<usize, Error> {
+#[cfg_attr(any(target_arch = "x86_64", target_arch = "aarch64"), allow(dead_code))]
+pub(crate) fn compress<T: SzpFloat>(
+    input: &[T],
+    cfg: &Config,
+    out: &mut [u8],
+) -> Result<usize, Error> {
     engine::compress(Reference::new(), &Serial, input, cfg, out)
 }
 
 /// Decompresses an archive into `out`; returns the number of values. See
 /// [`super::decompress`].
-pub fn decompress<T: SzpFloat>(archive: &[u8], out: &mut [T]) -> Result<usize, Error> {
+#[cfg_attr(any(target_arch = "x86_64", target_arch = "aarch64"), allow(dead_code))]
+pub(crate) fn decompress<T: SzpFloat>(archive: &[u8], out: &mut [T]) -> Result<usize, Error> {
     engine::decompress(
         Reference::new(),
         &Serial,

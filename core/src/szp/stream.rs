@@ -36,11 +36,11 @@ use crate::bits::{self, HEAD_GROUP_MAX};
 /// # Example
 ///
 /// ```
-/// use fzpack_core::szp::{self, Config, StreamEncoder};
+/// use fzpack_core::szp::{self, Config, Layout, StreamEncoder};
 ///
 /// const N: usize = 1024;
 /// // A 16-bit ADC at 1/4096 V per count, full scale 8 V; keep every sample within 1 mV.
-/// let cfg = Config::abs(1e-3).with_max_abs(8.0);
+/// let cfg = Config::abs(1e-3).with_max_abs(8.0).with_layout(Layout::Fzgm);
 /// let cap = StreamEncoder::<f32>::max_len(N, &cfg)?;
 /// assert!(cap < szp::max_compressed_len(N, cfg.block_size, szp::DType::F32).unwrap() / 4);
 /// let mut archive = [0u8; 4096];
