@@ -173,11 +173,12 @@ fn decompress_t<T: Wrap>(
             Ok(())
         }
         ArchiveKind::Szp => {
-            // Validated whole by container::check; decoded a batch of blocks at a time.
+            // Decoded and verified a batch of chunks at a time (the one verification pass).
             let pb = bar(out_len::<T>(bytes), "decompressing");
             let r = szpstream::decompress(
                 bytes,
                 &eng.par,
+                verify,
                 out,
                 szpstream::szp_fail(nm),
                 |o, v: &[T]| {
