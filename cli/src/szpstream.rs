@@ -308,3 +308,42 @@ pub fn compress_stream<T: Wrap>(
     }
     Ok(n as u64)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `decompress` verifies through the archive reader on its own (the container check no
+    /// longer reads the CRCs): a flipped payload byte is a checksum error under
+    /// `Verify::Checksums`, and decodes under `Verify::Skip`; into a file and to a buffer.
+    #[test]
+    fn decompress_rejects_a_corrupted_chunk_by_itself() {
+        let x: Vec<f32> = (0..50_000)
+            .map(|i| (i as f32 * 0.01).cos() * 10.0)
+            .collect();
+        let cfg = Config::abs(1e-3);
+        let par = Parallel::new();
+        let (plan, m) = engine::plan_on(Kernel::Scalar, &engine::Serial, &x, &cfg).unwrap();
+        let mut a = vec![0u8; engine::worst_len(&plan, m)];
+        let len = engine::compress_on(Kernel::Scalar, &engine::Serial, &x, &cfg, &mut a).unwrap();
+        a.truncate(len);
+        let mut bad = a.clone();
+        let at = plan.payload_offset() + 40;
+        bad[at] ^= 0x20;
+        let dir = tempfile::tempdir().unwrap();
+        let run = |bytes: &[u8], verify, name: &str| {
+            let mut out = Output::create(&dir.path().join(name), false, &[]).unwrap();
+            let mut got = Vec::new();
+            let r = decompress::<f32>(bytes, &par, verify, &mut out, szp_fail(name), |_, v| {
+                got.extend_from_slice(v);
+                Ok(())
+            });
+            r.map(|()| out.written())
+        };
+        assert!(run(&a, szp::Verify::Checksums, "good").is_ok());
+        let e = run(&bad, szp::Verify::Checksums, "bad").err().unwrap();
+        assert!(e.to_string().contains("checksum"), "{e}");
+        assert!(run(&bad, szp::Verify::Skip, "skip").is_ok());
+        assert!(run(&a[..a.len() - 1], szp::Verify::Skip, "short").is_err());
+    }
+}

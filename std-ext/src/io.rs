@@ -603,6 +603,47 @@ mod tests {
         assert!(w.finish().is_err());
     }
 
+    /// ABS with `max_abs`: the writer encodes batch by batch as values arrive (three batches
+    /// and a partial one here) and writes the one-shot bytes; the reader yields them a batch
+    /// at a time and refuses a corrupted chunk before yielding its values.
+    #[test]
+    fn szp_batched_writer_equals_one_shot_and_reader_verifies() {
+        let n = 3 * BATCH_BYTES / 4 + 1000;
+        let x: Vec<f32> = (0..n).map(|i| (i as f32 * 1e-3).sin() * 100.0).collect();
+        let cfg = Config::abs(1e-3).with_max_abs(100.0);
+        let mut w = SzpWriter::<_, f32>::new(Vec::new(), cfg);
+        assert!(w.batched.is_some());
+        let raw = crate::values_to_le_bytes(&x);
+        for piece in raw.chunks(1 << 20) {
+            w.write_all(piece).unwrap();
+            // Only part of a batch is ever held as values.
+            assert!(w.values.len() * 4 <= BATCH_BYTES);
+        }
+        let archive = w.finish().unwrap();
+        let want = {
+            let (plan, m) = engine::plan_on(Kernel::Scalar, &engine::Serial, &x, &cfg).unwrap();
+            let mut a = vec![0u8; engine::worst_len(&plan, m)];
+            let len =
+                engine::compress_on(Kernel::Scalar, &engine::Serial, &x, &cfg, &mut a).unwrap();
+            a.truncate(len);
+            a
+        };
+        assert!(archive == want);
+        let mut back = Vec::new();
+        SzpReader::new(&archive[..]).read_to_end(&mut back).unwrap();
+        let mut one = vec![0f32; n];
+        engine::decompress_on(Kernel::Scalar, &engine::Serial, &archive, &mut one).unwrap();
+        assert!(back == crate::values_to_le_bytes(&one));
+        // A flipped payload byte in the last chunk: an error, after the earlier batches.
+        let mut bad = archive.clone();
+        let at = bad.len() - 100;
+        bad[at] ^= 1;
+        let mut got = Vec::new();
+        let err = SzpReader::new(&bad[..]).read_to_end(&mut got).unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::InvalidData);
+        assert!(got.len() >= BATCH_BYTES && got.len() < raw.len());
+    }
+
     #[test]
     fn writer_checks_the_count_and_reader_the_length() {
         let (bits, bs) = (BitWidth::new(8).unwrap(), BlockSize::B64);
