@@ -162,7 +162,7 @@ fn writer_refuses_batches_that_break_the_layout() {
         w.batch(&Serial, &x[..vals - 128], &mut ws, &mut ps, &mut ss),
         Err(Error::BlockLength { expected: vals })
     );
-    assert!(w.clone().finish().is_err());
+    assert!(w.finish().is_err());
     w.batch(&Serial, &x[..vals], &mut ws, &mut ps, &mut ss)
         .unwrap();
     assert_eq!(

@@ -1,25 +1,22 @@
-//! The one SZp archive driver: plan, layout and block loop, generic over the block kernel
-//! (an ISA proof token, the crate-private `SzpKernel` trait) and over how block ranges are run
-//! ([`Join`]: [`Serial`] here, rayon in the `fzpack` crate). One-shot compression, the
-//! streaming encoder, FZM and the parallel driver all go through these functions.
+//! The SZp block engine: plan and block loops, generic over the block kernel (an ISA proof
+//! token, the crate-private `SzpKernel` trait) and over how block ranges are run ([`Join`]:
+//! [`Serial`] here, rayon in the `fzpack` crate). The archive layer ([`super::archive`]) drives
+//! it: it decides where the header, widths, payload and chunk CRCs go; this module encodes and
+//! decodes runs of blocks into the places it is given. The public functions here
+//! ([`compress_on`], [`decompress_on`], [`plan_on`], ...) are one-shot shorthands over the
+//! archive layer for a kernel choice and a `Join`.
 //!
 //! Encoding a range of blocks writes its width bytes into their final place and its payload
 //! at the start of the range's payload slice. A [`Join`] that splits a range runs the two
-//! halves independently — the right half encodes at its worst-case offset ([`worst_len`]:
-//! the plan's widest possible blocks before it) — and then moves the right half's payload
-//! down to follow the left's (one move of compressed bytes per split, itself run in parallel
-//! pieces; [`Join::split_encode`] keeps the splits few). Decoding splits at block boundaries
-//! whose payload offset is the sum of the left blocks' costs. Every block is encoded by the
+//! halves independently — the right half encodes at its worst-case offset (the plan's widest
+//! possible blocks before it) — and then moves the right half's payload down to follow the
+//! left's (one move of compressed bytes per split, itself run in parallel pieces;
+//! [`Join::split_encode`] keeps the splits few). With checksum slots (`Sums`) a range splits
+//! on chunk boundaries only and each chunk's CRC is written as soon as the chunk is encoded,
+//! from cache. Decoding splits at block boundaries whose payload offset is the sum of the left
+//! blocks' costs; under verification each chunk is decoded, then its lengths walked and its
+//! CRC checked while its bytes are in cache (`decode_chunks`). Every block is encoded by the
 //! same kernel call whatever the split, so the bytes are the same for every thread count.
-//! One-shot compression splits on checksum-chunk boundaries and writes each chunk's CRC as
-//! soon as the chunk is encoded, from cache, into the last bytes of the output; one move puts
-//! them behind the payload at the end.
-//!
-//! Decoding validates as it goes: `decompress` reads the frame once
-//! ([`super::blocks::parse_frame`]: header and its CRC, the count bounded by the width bytes);
-//! under verification each chunk's length and CRC are walked (`blocks::chunk_walk`)
-//! before the chunk is decoded and the walk must end exactly at the end of the payload; with
-//! `Verify::Skip` the whole structure is checked first (`blocks::parse_structure`).
 
 use super::archive::{self, ArchiveReader, ArchiveWriter};
 use super::blocks::{self, Grid, Plan, body_len, chunk_walk, le32, pieces};
