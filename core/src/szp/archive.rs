@@ -520,7 +520,7 @@ impl ArchiveWriter {
             .checked_sub(slen)
             .filter(|&r| r >= at)
             .ok_or(Error::OutputTooSmall { needed: at + slen })?;
-        let (head, rest) = out.split_at_mut(at);
+        let (head, rest) = out.split_at_mut_checked(at).ok_or(Error::StreamState)?;
         let rest = rest.get_mut(..room - at).unwrap_or_default();
         let slot = HEADER_LEN + self.block;
         let width = head.get_mut(slot..slot + 1).ok_or(Error::StreamState)?;
