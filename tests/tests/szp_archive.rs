@@ -342,3 +342,35 @@ fn reader_refuses_partial_chunks() {
     );
     assert_eq!(r.batch(&Serial, 128, &mut out), Ok(16384));
 }
+
+/// The streaming encoder drives the writer a block at a time and seals each chunk as it
+/// completes: over several chunks (and head groups, and a partial last group) its archive is
+/// the one-shot archive, in a buffer of exactly `max_len` bytes and in a larger one.
+#[test]
+fn stream_encoder_seals_every_chunk_as_one_shot_does() {
+    use fzpack_core::szp::StreamEncoder;
+    for layout in [Layout::Fzgm, Layout::Heads] {
+        for bs in [128u32, 100] {
+            let cfg = Config::abs(1e-3)
+                .with_max_abs(300.0)
+                .with_block_size(bs)
+                .with_layout(layout);
+            let n = 3 * 16384 + 5 * bs as usize + 17;
+            let x = walk(n, 21);
+            let want = one_shot(&x, &cfg);
+            let cap = StreamEncoder::<f32>::max_len(n, &cfg).unwrap();
+            for extra in [0, 1000] {
+                let mut buf = vec![0u8; cap + extra];
+                let mut enc = StreamEncoder::<f32>::new(&mut buf, n, &cfg).unwrap();
+                let mut v0 = 0;
+                while enc.next_block_len() > 0 {
+                    let k = enc.next_block_len();
+                    enc.push_block(&x[v0..v0 + k]).unwrap();
+                    v0 += k;
+                }
+                let len = enc.finish().unwrap();
+                assert!(buf[..len] == want[..], "{layout:?} bs {bs} extra {extra}");
+            }
+        }
+    }
+}
