@@ -648,7 +648,7 @@ impl<'a> ArchiveReader<'a> {
     pub fn new(kernel: Kernel, archive: &'a [u8], verify: Verify) -> Result<Self, Error> {
         let h = Header::read_with(archive, verify)?;
         let checked = verify == Verify::Checksums && h.version != FORMAT_VERSION_V1;
-        let view = blocks::parse_frame(archive, verify, !checked)?;
+        let view = blocks::frame(h, archive, !checked)?;
         Ok(ArchiveReader {
             kernel,
             view,
@@ -734,6 +734,76 @@ impl<'a> ArchiveReader<'a> {
         on_path!(self.kernel, k => self.batch_on(k, join, blocks, out))
     }
 
+    /// The one-shot decoder: every block in one batch, into `out[..n]`; returns `n`.
+    pub(crate) fn read_all_on<K: SzpKernel, T: SzpFloat, J: Join>(
+        self,
+        k: K,
+        j: &J,
+        out: &mut [T],
+    ) -> Result<usize, Error> {
+        let view = &self.view;
+        if view.header.dtype != T::DTYPE {
+            return Err(Error::DTypeMismatch);
+        }
+        let out = out
+            .get_mut(..view.n)
+            .ok_or(Error::OutputTooSmall { needed: view.n })?;
+        let (ws, p, sums) = (view.widths, view.payload, view.sums);
+        self.decode_run(k, j, ws, p, sums, 0, true, out)?;
+        Ok(view.n)
+    }
+
+    /// Decodes the blocks `ws` (whole chunks from chunk `u0`, or the archive's last ones:
+    /// `last`) whose body starts `rest` into `out`, each chunk's CRC (`sums`) checked right
+    /// after it is decoded where the reader verifies; returns the body bytes used. A last
+    /// run must end exactly at the end of the payload.
+    #[allow(clippy::too_many_arguments)] // the run's place in the archive
+    #[inline]
+    fn decode_run<K: SzpKernel, T: SzpFloat, J: Join>(
+        &self,
+        k: K,
+        j: &J,
+        ws: &[u8],
+        rest: &[u8],
+        sums: &[u8],
+        u0: u32,
+        last: bool,
+        out: &mut [T],
+    ) -> Result<usize, Error> {
+        let h = &self.view.header;
+        let run = Run {
+            bs: h.block_size.max(1) as usize,
+            group: h.head_group(),
+            finite: h.strict,
+        };
+        let eb = h.quant_eb;
+        if self.checked {
+            let walked =
+                engine::decode_chunks(k, j, eb, run, h.chunk_shift, u0, ws, rest, sums, out)
+                    .and_then(|used| {
+                        if last && used != rest.len() {
+                            Err(Error::Corrupt("trailing bytes after the payload"))
+                        } else {
+                            Ok(used)
+                        }
+                    });
+            // On failure, the structure check names what is wrong where it can (a truncated
+            // archive, trailing bytes) rather than the chunk CRC that its shifted sums broke.
+            walked.map_err(|e| blocks::body_error(&self.view).unwrap_or(e))
+        } else {
+            // The structure was checked whole when the reader was made: the archive's last
+            // run is the rest of the payload.
+            let len = if last {
+                rest.len()
+            } else {
+                blocks::body_len(ws, run.bs, out.len(), run.group, rest)?
+            };
+            let p = rest.get(..len).ok_or(Error::Truncated)?;
+            engine::decode_range(k, j, eb, run, ws, p, out)?;
+            Ok(len)
+        }
+    }
+
     pub(crate) fn batch_on<K: SzpKernel, T: SzpFloat, J: Join>(
         &mut self,
         k: K,
@@ -763,45 +833,16 @@ impl<'a> ArchiveReader<'a> {
         let out = out
             .get_mut(..vals)
             .ok_or(Error::OutputTooSmall { needed: vals })?;
-        let run = Run {
-            bs: h.block_size.max(1) as usize,
-            group: h.head_group(),
-            finite: h.strict,
-        };
-        let eb = h.quant_eb;
         let ws = view.widths.get(b0..b1).ok_or(Error::StreamState)?;
         let rest = view.payload.get(self.off..).ok_or(Error::Truncated)?;
-        let used = if self.checked {
-            let s0 = blocks::sums_len(b0, shift);
-            let s1 = blocks::sums_len(b1, shift);
-            let sums = view.sums.get(s0..s1).ok_or(Error::Truncated)?;
-            let u0 = (b0 >> shift.min(31)) as u32;
-            let walked = engine::decode_chunks(k, j, eb, run, shift, u0, ws, rest, sums, out)
-                .and_then(|used| {
-                    if b1 == nb && used != rest.len() {
-                        Err(Error::Corrupt("trailing bytes after the payload"))
-                    } else {
-                        Ok(used)
-                    }
-                });
-            // On failure, the structure check names what is wrong where it can (a truncated
-            // archive, trailing bytes) rather than the chunk CRC that its shifted sums broke.
-            match walked {
-                Ok(u) => u,
-                Err(e) => return Err(blocks::body_error(view).unwrap_or(e)),
-            }
+        let sums = if self.checked {
+            let (s0, s1) = (blocks::sums_len(b0, shift), blocks::sums_len(b1, shift));
+            view.sums.get(s0..s1).ok_or(Error::Truncated)?
         } else {
-            // The structure was checked whole when the reader was made: a batch that is the
-            // rest of the archive is the rest of the payload.
-            let len = if b1 == nb {
-                rest.len()
-            } else {
-                blocks::body_len(ws, run.bs, vals, run.group, rest)?
-            };
-            let p = rest.get(..len).ok_or(Error::Truncated)?;
-            engine::decode_range(k, j, eb, run, ws, p, out)?;
-            len
+            &[]
         };
+        let u0 = (b0 >> shift.min(31)) as u32;
+        let used = self.decode_run(k, j, ws, rest, sums, u0, b1 == nb, out)?;
         self.block = b1;
         self.off = self.off.saturating_add(used);
         self.done = b1 == nb;

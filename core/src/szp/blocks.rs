@@ -877,7 +877,11 @@ pub(crate) fn parse_structure(archive: &[u8], verify: Verify) -> Result<ArchiveV
 /// caller that walks every length itself and checks that the walk ends exactly at the end of
 /// the payload (the decoders), or that only sizes its output from the view's `n`.
 pub fn parse_frame(archive: &[u8], verify: Verify, body: bool) -> Result<ArchiveView<'_>, Error> {
-    let header = Header::read_with(archive, verify)?;
+    frame(Header::read_with(archive, verify)?, archive, body)
+}
+
+/// [`parse_frame`] with the header already read (and checked) from `archive`.
+pub(crate) fn frame(header: Header, archive: &[u8], body: bool) -> Result<ArchiveView<'_>, Error> {
     let rest = archive.get(header.header_len()..).ok_or(Error::Truncated)?;
     let bs = u64::from(header.block_size);
     let nb = header.n.div_ceil(bs.max(1));

@@ -517,16 +517,7 @@ pub(crate) fn decompress<K: SzpKernel, T: SzpFloat, J: Join>(
     out: &mut [T],
     verify: Verify,
 ) -> Result<usize, Error> {
-    let mut r = ArchiveReader::for_token(archive, verify)?;
-    if r.header().dtype != T::DTYPE {
-        return Err(Error::DTypeMismatch);
-    }
-    let n = r.view().n;
-    if out.len() < n {
-        return Err(Error::OutputTooSmall { needed: n });
-    }
-    r.batch_on(k, j, usize::MAX, out)?;
-    Ok(n)
+    ArchiveReader::for_token(archive, verify)?.read_all_on(k, j, out)
 }
 
 // ---------------------------------------------------------------------------------------
