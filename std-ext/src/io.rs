@@ -3,10 +3,13 @@
 //!
 //! * [`PernixWriter`] / [`PernixReader`]: PERNIX block streams, truly streaming (memory is a
 //!   bounded batch of blocks).
-//! * [`SzpWriter`] / [`SzpReader`]: fzpack SZp archives. The archive header holds `n` and (NOA)
-//!   the value range, so the writer collects the values and compresses them (in parallel with
-//!   feature `rayon`) in [`SzpWriter::finish`]; the reader decodes the whole archive on first
-//!   read.
+//! * [`SzpWriter`] / [`SzpReader`]: fzpack SZp archives, through the core's archive layer
+//!   (in parallel with feature `rayon`). The header holds `n` and the width bytes precede the
+//!   payload, so on a plain `Write` the writer holds the compressed parts until
+//!   [`SzpWriter::finish`] (an ABS bound with `max_abs`: encoded a batch at a time as values
+//!   arrive), or the values themselves (NOA needs the value range first); the chunk CRCs
+//!   follow the payload, so the reader reads the whole archive, then decodes and verifies it a
+//!   batch at a time.
 //!
 //! ```
 //! use std::io::{Read, Write};

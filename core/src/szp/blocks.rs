@@ -1,6 +1,6 @@
 //! The SZp archive's rules below the layout: the plan ([`plan`], [`resolve`]: validation,
 //! the bound and its strict tightening), the header ([`Header`], [`write_header`]), the
-//! lengths of a run of blocks ([`body_len`], [`chunk_walk`]: payloads and, in the block-head
+//! lengths of a run of blocks ([`body_len`] and the chunk walk: payloads and, in the block-head
 //! layout, head trailers), the chunk CRC ([`chunk_sum`]) and the parse of an archive into an
 //! [`ArchiveView`] ([`parse_frame`], [`parse`]).
 //!
