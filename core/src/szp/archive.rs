@@ -76,19 +76,17 @@ pub struct ArchiveWriter {
     kernel: Kernel,
     plan: Plan,
     max_abs: f64,
-    /// A writer whose count is not known up front ([`ArchiveWriter::open`]): its config, by
-    /// which each batch is validated.
-    open: Option<Config>,
+    /// A writer whose count is not known up front ([`ArchiveWriter::open`]): each batch is
+    /// validated by the plan's config.
+    open: bool,
     /// Blocks, values and payload bytes written so far.
     block: usize,
     values: usize,
     payload: usize,
     /// A batch that was not a whole number of chunks ended an open archive.
     ended: bool,
-    /// One-buffer streaming: the payload offset of the current chunk and the heads of the
-    /// current head group so far.
+    /// One-buffer streaming: the payload offset of the current chunk.
     chunk_pos: usize,
-    heads: [i64; HEAD_GROUP_MAX],
 }
 
 /// The run shape of `plan`.
@@ -165,13 +163,12 @@ impl ArchiveWriter {
             kernel,
             plan: *plan,
             max_abs,
-            open: None,
+            open: false,
             block: 0,
             values: 0,
             payload: 0,
             ended: false,
             chunk_pos: 0,
-            heads: [0; HEAD_GROUP_MAX],
         }
     }
 
@@ -189,7 +186,7 @@ impl ArchiveWriter {
     pub fn open<T: SzpFloat>(kernel: Kernel, cfg: &Config) -> Result<ArchiveWriter, Error> {
         let (plan, max_abs) = fixed_plan::<T>(0, cfg)?;
         let mut w = ArchiveWriter::begin(kernel, &plan, max_abs);
-        w.open = Some(*cfg);
+        w.open = true;
         Ok(w)
     }
 
@@ -271,22 +268,30 @@ impl ArchiveWriter {
         let shift = self.plan.chunk_shift();
         let per = chunk_blocks(shift).saturating_mul(run.bs);
         let whole = values.len().is_multiple_of(per.max(1));
-        let last = match self.open {
-            None => self.values.saturating_add(values.len()) == self.plan.n,
-            Some(_) => !whole,
+        let last = if self.open {
+            !whole
+        } else {
+            self.values.saturating_add(values.len()) == self.plan.n
         };
-        if self.ended
-            || (self.open.is_none() && self.values.saturating_add(values.len()) > self.plan.n)
-        {
+        if self.ended || (!self.open && self.values.saturating_add(values.len()) > self.plan.n) {
             return Err(Error::StreamState);
         }
         if !whole && !last {
             return Err(Error::BlockLength { expected: per });
         }
-        if let Some(cfg) = &self.open {
+        if self.open {
             // Validates the batch (finite, |x| <= max_abs, levels in range); its plan encodes
             // exactly as the whole archive's (the grid depends on the bound and max_abs only).
-            let (p, _) = engine::plan(k, join, values, cfg).map_err(|e| shifted(e, self.values))?;
+            let plan = &self.plan;
+            let cfg = Config {
+                strict: plan.strict,
+                ..Config::abs(plan.requested)
+                    .with_block_size(plan.block_size)
+                    .with_layout(plan.layout)
+                    .with_max_abs(self.max_abs)
+            };
+            let (p, _) =
+                engine::plan(k, join, values, &cfg).map_err(|e| shifted(e, self.values))?;
             if p.quant_eb.to_bits() != self.plan.quant_eb.to_bits() {
                 return Err(Error::Corrupt("a batch planned another quantizer bound"));
             }
@@ -331,8 +336,8 @@ impl ArchiveWriter {
         self.block += nb;
         self.values += values.len();
         self.payload += len;
-        self.ended = self.open.is_some() && !whole;
-        if self.open.is_some() {
+        self.ended = self.open && !whole;
+        if self.open {
             self.plan.n = self.values;
         }
         Ok(b)
@@ -341,19 +346,30 @@ impl ArchiveWriter {
     /// Ends the archive: every value written (a writer from [`ArchiveWriter::begin`]; an open
     /// writer's count is what it was given). Returns the header and the final offsets.
     pub fn finish(self) -> Result<Frame, Error> {
-        if self.values != self.plan.n {
-            return Err(Error::StreamState);
-        }
+        let (payload_at, sums_at, len) = self.offsets()?;
         let mut header = [0u8; HEADER_LEN];
         write_header(&self.plan, &mut header)?;
-        let payload_at = self.plan.payload_offset();
-        let sums_at = payload_at.saturating_add(self.payload);
         Ok(Frame {
             header,
             payload_at,
             sums_at,
-            len: sums_at.saturating_add(self.plan.sums_len()),
+            len,
         })
+    }
+
+    /// The payload's and the CRCs' archive offsets and the archive length, once every value
+    /// is written.
+    fn offsets(&self) -> Result<(usize, usize, usize), Error> {
+        if self.values != self.plan.n {
+            return Err(Error::StreamState);
+        }
+        let payload_at = self.plan.payload_offset();
+        let sums_at = payload_at.saturating_add(self.payload);
+        Ok((
+            payload_at,
+            sums_at,
+            sums_at.saturating_add(self.plan.sums_len()),
+        ))
     }
 
     /// Writes the whole archive of `input` into `out` (a fresh writer; `input` is the plan's
@@ -370,7 +386,7 @@ impl ArchiveWriter {
     }
 
     pub(crate) fn write_all_on<K: SzpKernel, T: SzpFloat, J: Join>(
-        self,
+        mut self,
         k: K,
         j: &J,
         input: &[T],
@@ -427,11 +443,10 @@ impl ArchiveWriter {
             pay,
             Some(sums),
         )?;
-        let mut w = self;
-        w.block = plan.blocks();
-        w.values = input.len();
-        w.payload = len;
-        w.close_in(out)
+        self.block = plan.blocks();
+        self.values = input.len();
+        self.payload = len;
+        self.close_in(out)
     }
 
     /// The body of FZGPUModules' SZp stage (`.fzm`): the width bytes, then the payload — the
@@ -488,10 +503,12 @@ impl ArchiveWriter {
     /// and — after a head group's last block — the group's trailer); after a checksum
     /// chunk's last block, the chunk's CRC is computed from `out` while its bytes are fresh
     /// and parked at the end of `out` ([`ArchiveWriter::close_in`] moves the CRCs behind the
-    /// payload). `block` must have [`Plan::block_len`] values of the next block.
+    /// payload). `block` must have [`Plan::block_len`] values of the next block; `heads`
+    /// holds the heads of the current head group so far (the caller keeps it between calls).
     pub(crate) fn push_block<T: SzpFloat>(
         &mut self,
         block: &[T],
+        heads: &mut [i64; HEAD_GROUP_MAX],
         out: &mut [u8],
     ) -> Result<(), Error> {
         let expected = self.plan.block_len(self.block);
@@ -545,11 +562,11 @@ impl ArchiveWriter {
         if group > 0 {
             // Park the head; after the group's last block (or the archive's), its trailer.
             let j = self.block % group.max(1);
-            if let Some(h) = self.heads.get_mut(j) {
+            if let Some(h) = heads.get_mut(j) {
                 *h = seed;
             }
             if j + 1 == group || last {
-                let hs = self.heads.get(..j + 1).unwrap_or_default();
+                let hs = heads.get(..j + 1).unwrap_or_default();
                 let dst = rest.get_mut(len..).unwrap_or_default();
                 len += bits::put_heads(hs, dst).map_err(|c| needed(len + c))?;
             }
@@ -585,28 +602,26 @@ impl ArchiveWriter {
     /// Ends an archive written into one buffer `out` ([`ArchiveWriter::write_all`],
     /// [`ArchiveWriter::push_block`]): moves the CRCs parked in the last [`Plan::sums_len`]
     /// bytes of `out` behind the payload and writes the header last; returns the length.
-    pub(crate) fn close_in(self, out: &mut [u8]) -> Result<usize, Error> {
-        let frame = self.finish()?;
-        let slen = frame.len - frame.sums_at;
+    pub(crate) fn close_in(&self, out: &mut [u8]) -> Result<usize, Error> {
+        let (_, sums_at, len) = self.offsets()?;
+        let slen = len - sums_at;
         let Some(at) = out.len().checked_sub(slen) else {
-            return Err(Error::OutputTooSmall { needed: frame.len });
+            return Err(Error::OutputTooSmall { needed: len });
         };
-        if at < frame.sums_at {
-            return Err(Error::OutputTooSmall { needed: frame.len });
+        if at < sums_at {
+            return Err(Error::OutputTooSmall { needed: len });
         }
         // Move the CRCs down to `sums_at` (<= `at`), front to back, so the ranges may overlap;
         // element-wise and checked, so no panic path is linked (firmware).
         for i in 0..slen {
             if let Some(&v) = out.get(at + i)
-                && let Some(d) = out.get_mut(frame.sums_at + i)
+                && let Some(d) = out.get_mut(sums_at + i)
             {
                 *d = v;
             }
         }
-        if let Some(h) = out.get_mut(..HEADER_LEN) {
-            h.copy_from_slice(&frame.header);
-        }
-        Ok(frame.len)
+        write_header(&self.plan, out)?;
+        Ok(len)
     }
 }
 

@@ -11,6 +11,7 @@ use core::marker::PhantomData;
 use super::archive::{ArchiveWriter, fixed_plan};
 use super::engine;
 use super::{Config, Error, Kernel, SzpFloat};
+use crate::bits::HEAD_GROUP_MAX;
 
 /// A streaming SZp encoder writing into a borrowed buffer. No allocation.
 ///
@@ -64,6 +65,8 @@ pub struct StreamEncoder<'a, T: SzpFloat> {
     out: &'a mut [u8],
     /// The archive layer's writer, one block at a time into `out`.
     writer: ArchiveWriter,
+    /// The block-head layout: the heads of the current group's blocks so far.
+    heads: [i64; HEAD_GROUP_MAX],
     _t: PhantomData<T>,
 }
 
@@ -86,6 +89,7 @@ impl<'a, T: SzpFloat> StreamEncoder<'a, T> {
         Ok(StreamEncoder {
             out,
             writer: ArchiveWriter::begin(Kernel::Scalar, &plan, max_abs),
+            heads: [0; HEAD_GROUP_MAX],
             _t: PhantomData,
         })
     }
@@ -98,7 +102,7 @@ impl<'a, T: SzpFloat> StreamEncoder<'a, T> {
 
     /// Encodes the next block.
     pub fn push_block(&mut self, block: &[T]) -> Result<(), Error> {
-        self.writer.push_block(block, self.out)
+        self.writer.push_block(block, &mut self.heads, self.out)
     }
 
     /// Writes the header (the chunk CRCs were written as their chunks completed, at the end
