@@ -1,29 +1,33 @@
 //! SZp archives streamed by block ranges: peak memory is one input map plus a batch, whatever
 //! the file size, and there is no full-size copy of the archive or the output.
 //!
-//! Compress: the plan is computed once over the whole (mapped) input, then batches of whole
-//! checksum chunks are encoded by the core's block-range API ([`engine::encode_blocks`]) on the
-//! rayon pool. A batch's payload is appended to the temporary file, its width bytes are written
-//! at their final place (`header + first_block`) with a positioned write, its chunk CRCs are
-//! kept (4 bytes per chunk of `2^chunk_shift` blocks) and written after the payload, and the
-//! header goes last. Standard output cannot seek, so there the batches are encoded twice: the
-//! first pass gives the width table (kept, one byte per block) and the CRCs, the second the
-//! payload; a failure is found in the first pass, before anything is written.
+//! Both directions drive the core's archive layer (`fzpack::szp::archive`), which alone knows
+//! where the header, width bytes, payload and chunk CRCs go; this file only moves bytes.
 //!
-//! Decompress: the archive (mapped) is validated whole by [`blocks::parse_with`] (the CRCs of
-//! every chunk unless `--no-verify`), then decoded a batch at a time
-//! ([`engine::decode_blocks`]). Into a file, the temporary file is given its final length with
-//! its blocks reserved (`posix_fallocate`, so a full disk is an error, not a SIGBUS under the
-//! mapping) and each batch is decoded straight into a mapped window of it, which is unmapped
-//! after the batch: no copy through a buffer, the pool's threads each fill their own pages, and
-//! the mapping never holds more than one batch. (Measured on the 256 MiB random walk: 0.7 s
-//! of CPU with `write(2)` from a buffer — 80 % of it the kernel's copy — against 0.18 s.)
-//! Standard output gets one reused buffer per batch.
+//! Compress: the plan is computed once over the whole (mapped) input, then an
+//! [`ArchiveWriter`] encodes batches of whole checksum chunks on the rayon pool, sealing each
+//! chunk's CRC as it is encoded. A batch's width bytes are written at the offset the writer
+//! names, its payload is appended, its CRCs are kept (4 bytes per chunk of `2^chunk_shift`
+//! blocks) and written after the payload, and the header goes last. Standard output cannot
+//! seek, so there the batches are encoded twice: the first pass gives the width table (kept,
+//! one byte per block) and the CRCs, the second the payload; a failure is found in the first
+//! pass, before anything is written.
 //!
-//! The bytes are exactly those of `fzpack::szp::compress_vec` (tests compare them).
+//! Decompress: an [`ArchiveReader`] decodes the (mapped) archive a batch of whole checksum
+//! chunks at a time, checking each chunk's CRC right after the chunk is decoded, from cache
+//! (unless `--no-verify`): the one verification pass. Into a file, the temporary file is given
+//! its final length with its blocks reserved (`posix_fallocate`, so a full disk is an error,
+//! not a SIGBUS under the mapping) and each batch is decoded straight into a mapped window of
+//! it, which is unmapped after the batch: no copy through a buffer, the pool's threads each
+//! fill their own pages, and the mapping never holds more than one batch. (Measured on the
+//! 256 MiB random walk: 0.7 s of CPU with `write(2)` from a buffer — 80 % of it the kernel's
+//! copy — against 0.18 s.) Standard output gets one reused buffer per batch.
+//!
+//! The bytes are exactly those of the one-shot compressors (tests compare them).
 
 use fzpack::par::{Parallel, RayonJoin};
-use fzpack::szp::{self, Config, HEADER_LEN, Kernel, Plan, blocks, engine};
+use fzpack::szp::archive::{ArchiveReader, ArchiveWriter};
+use fzpack::szp::{self, Config, Kernel, engine};
 
 use crate::codec::Wrap;
 use crate::fail::{Fail, Kind, lib};
@@ -43,74 +47,38 @@ fn batch_bytes() -> usize {
         .unwrap_or(BATCH_BYTES)
 }
 
-/// Blocks per batch for `bs` values of `vb` bytes per block: about [`batch_bytes`] of raw
-/// values, a whole number of checksum chunks of `2^shift` blocks (at least one).
-fn batch_blocks(bs: usize, vb: usize, shift: u8) -> usize {
-    let c = 1usize << shift.min(31);
-    let want = (batch_bytes() / (bs.max(1) * vb)).max(1);
-    want.div_ceil(c) * c
-}
-
-/// Worst-case payload bytes of one block under `plan` on `path`.
-fn worst_block(path: Kernel, plan: &Plan, max_abs: f64) -> usize {
-    let bs = plan.block_size.max(1) as usize;
-    // A block's share of its head group's trailer (block-head layout): at most 9 bytes.
-    let heads = if plan.head_group() > 0 { 9 } else { 0 };
-    if path == Kernel::Scalar {
-        // the reference encoder parks 8 bytes per value in the payload slice
-        return bs * 8 + heads;
-    }
-    let nb = plan.blocks().max(1);
-    let all = engine::worst_len(plan, max_abs)
-        .saturating_sub(plan.payload_offset())
-        .saturating_sub(plan.sums_len());
-    all.div_ceil(nb).min(bs * 8 + heads)
-}
-
-/// The reusable buffers and fixed parameters of one streamed compression.
-struct Encoder<'a, T> {
-    path: Kernel,
-    par: &'a Parallel,
-    plan: Plan,
-    max_abs: f64,
-    values: &'a [T],
-    bs: usize,
-    shift: u8,
+/// A writer's batch buffers, sized by the writer for batches of `per` blocks.
+struct Buffers {
     per: usize,
     widths: Vec<u8>,
     payload: Vec<u8>,
+    sums: Vec<u8>,
 }
 
-impl<T: Wrap> Encoder<'_, T> {
-    /// Encodes blocks `b0..` (one batch) into the buffers and appends the batch's chunk CRCs
-    /// to `sums`; returns the batch's block count and payload length.
-    fn batch(&mut self, b0: usize, sums: &mut Vec<u8>) -> Result<(usize, usize), szp::Error> {
-        let nb = self.plan.blocks();
-        let b1 = (b0 + self.per).min(nb);
-        let v0 = b0 * self.bs;
-        let v1 = (b1 * self.bs).min(self.values.len());
-        let input = &self.values[v0..v1];
-        let widths = &mut self.widths[..b1 - b0];
-        let payload = &mut self.payload[..];
-        let (path, plan, max_abs) = (self.path, &self.plan, self.max_abs);
-        let join = RayonJoin::for_job(self.par, size_of_val(input));
-        let len = self.par.install(|| {
-            engine::encode_blocks(path, &join, plan, max_abs, input, b0, widths, payload)
-        })?;
-        // The chunk CRCs of the batch (batches hold whole chunks, so chunk indices are global).
-        let c = 1usize << self.shift.min(31);
-        let (mut off, mut rem) = (0usize, v1 - v0);
-        for (u, wc) in widths.chunks(c).enumerate() {
-            let vals = rem.min(wc.len() * self.bs);
-            let group = self.plan.head_group();
-            let bytes = blocks::body_len(wc, self.bs, vals, group, &payload[off..])?;
-            rem -= vals;
-            let p = &payload[off..off + bytes];
-            off += bytes;
-            let chunk = ((b0 >> self.shift) + u) as u32;
-            sums.extend_from_slice(&blocks::chunk_sum(chunk, wc, p).to_le_bytes());
+impl Buffers {
+    fn new(w: &ArchiveWriter, per: usize) -> Buffers {
+        Buffers {
+            per,
+            widths: vec![0u8; per],
+            payload: vec![0u8; w.batch_payload_len(per)],
+            sums: vec![0u8; w.batch_sums_len(per)],
         }
-        Ok((b1 - b0, len))
+    }
+
+    /// Encodes the next batch of `values` (from value `w.values()` on) on the pool.
+    fn batch<T: Wrap>(
+        &mut self,
+        w: &mut ArchiveWriter,
+        par: &Parallel,
+        values: &[T],
+    ) -> Result<szp::archive::Batch, szp::Error> {
+        let bs = w.plan().block_size.max(1) as usize;
+        let v0 = w.values();
+        let v1 = v0.saturating_add(self.per * bs).min(values.len());
+        let input = &values[v0..v1];
+        let join = RayonJoin::for_job(par, size_of_val(input));
+        let (ws, ps, ss) = (&mut self.widths, &mut self.payload, &mut self.sums);
+        par.install(|| w.batch(&join, input, ws, ps, ss))
     }
 }
 
@@ -127,89 +95,66 @@ pub fn compress<T: Wrap>(
     let (plan, max_abs) = par
         .install(|| engine::plan_on(path, &join, values, cfg))
         .map_err(&err)?;
-    let bs = plan.block_size.max(1) as usize;
-    let shift = plan.chunk_shift();
-    let per = batch_blocks(bs, T::BYTES, shift).min(plan.blocks().max(1));
-    let wb = worst_block(path, &plan, max_abs);
-    let mut enc = Encoder {
-        path,
-        par,
-        plan,
-        max_abs,
-        values,
-        bs,
-        shift,
-        per,
-        widths: vec![0u8; per],
-        payload: vec![0u8; per.saturating_mul(wb)],
+    let begin = || ArchiveWriter::begin(path, &plan, max_abs);
+    let mut w = begin();
+    let per = w.batch_blocks(batch_bytes()).min(plan.blocks().max(1));
+    let mut buf = Buffers::new(&w, per);
+    let mut sums = vec![0u8; plan.sums_len()];
+    let mut keep = |b: &szp::archive::Batch, buf: &Buffers| {
+        sums[b.sums_pos..b.sums_pos + b.sums_len].copy_from_slice(&buf.sums[..b.sums_len]);
     };
-    let nb = plan.blocks();
-    let mut header = [0u8; HEADER_LEN];
-    blocks::write_header(&plan, &mut header).map_err(&err)?;
-    let mut sums = Vec::with_capacity(plan.sums_len());
-    let start = plan.payload_offset() as u64;
     if out.is_stdout() {
         // Pass 1: the width table and the CRCs (every error surfaces here).
-        let mut table = Vec::with_capacity(nb);
-        let mut b0 = 0;
-        while b0 < nb {
-            let (k, _) = enc.batch(b0, &mut sums).map_err(&err)?;
-            table.extend_from_slice(&enc.widths[..k]);
-            b0 += k;
+        let mut table = vec![0u8; plan.blocks()];
+        while w.values() < values.len() {
+            let b = buf.batch(&mut w, par, values).map_err(&err)?;
+            let at = b.widths_at - szp::HEADER_LEN;
+            table[at..at + b.blocks].copy_from_slice(&buf.widths[..b.blocks]);
+            keep(&b, &buf);
         }
-        out.write_all(&header)?;
+        let frame = w.finish().map_err(&err)?;
+        out.write_all(&frame.header)?;
         out.write_all(&table)?;
         drop(table);
         // Pass 2: the payload.
-        let mut scratch = Vec::new();
-        let mut b0 = 0;
-        while b0 < nb {
-            let (k, len) = enc.batch(b0, &mut scratch).map_err(&err)?;
-            scratch.clear();
-            out.write_all(&enc.payload[..len])?;
-            b0 += k;
+        let mut w = begin();
+        while w.values() < values.len() {
+            let b = buf.batch(&mut w, par, values).map_err(&err)?;
+            out.write_all(&buf.payload[..b.payload_len])?;
         }
         return out.write_all(&sums);
     }
-    let mut pos = start;
-    let mut b0 = 0;
-    while b0 < nb {
-        let (k, len) = enc.batch(b0, &mut sums).map_err(&err)?;
-        out.write_at((HEADER_LEN + b0) as u64, &enc.widths[..k])?;
-        out.write_at(pos, &enc.payload[..len])?;
-        pos += len as u64;
-        b0 += k;
+    let at = w.payload_at() as u64;
+    while w.values() < values.len() {
+        let b = buf.batch(&mut w, par, values).map_err(&err)?;
+        out.write_at(b.widths_at as u64, &buf.widths[..b.blocks])?;
+        out.write_at(at + b.payload_pos as u64, &buf.payload[..b.payload_len])?;
+        keep(&b, &buf);
     }
-    out.write_at(pos, &sums)?;
-    out.write_at(0, &header)?;
+    let frame = w.finish().map_err(&err)?;
+    out.write_at(frame.sums_at as u64, &sums)?;
+    out.write_at(0, &frame.header)?;
     Ok(())
 }
 
-/// Decodes the (validated) SZp archive `bytes` to `out`, a batch of blocks at a time.
-/// `verify` is applied by the caller's whole-archive check ([`blocks::parse_with`]).
+/// Decodes the SZp archive `bytes` to `out`, a batch of whole checksum chunks at a time,
+/// through the core's [`ArchiveReader`]: under [`szp::Verify::Checksums`] every chunk's CRC is
+/// checked once, right after the chunk is decoded (the only verification pass); every
+/// structural check runs either way.
 pub fn decompress<T: Wrap>(
     bytes: &[u8],
     par: &Parallel,
+    verify: szp::Verify,
     out: &mut Output,
     err: impl Fn(szp::Error) -> Fail,
     mut write: impl FnMut(&mut Output, &[T]) -> Result<(), Fail>,
 ) -> Result<(), Fail> {
-    let view = blocks::parse_with(bytes, szp::Verify::Skip).map_err(&err)?;
-    if view.header.dtype != T::TYPE {
+    let mut r = ArchiveReader::new(Kernel::best(), bytes, verify).map_err(&err)?;
+    if r.header().dtype != T::TYPE {
         return Err(err(szp::Error::DTypeMismatch));
     }
-    let path = Kernel::best();
-    let bs = view.header.block_size.max(1) as usize;
-    let nb = view.widths.len();
-    // Batches hold whole head groups (block-head layout: `2^min(5, chunk_shift)` blocks).
-    let group = view.header.head_group();
-    let per = batch_blocks(bs, T::BYTES, view.header.chunk_shift.min(5)).min(nb.max(1));
-    let eb = view.header.quant_eb;
-    let decode = |ws: &[u8], payload: &[u8], o: &mut [T]| {
-        let join = RayonJoin::for_job(par, size_of_val(o));
-        par.install(|| engine::decode_blocks(path, &join, eb, bs as u32, group, ws, payload, o))
-            .map_err(&err)
-    };
+    let n = r.view().n;
+    let per = r.batch_blocks(batch_bytes());
     // A file on a little-endian machine: decode straight into the output's pages, a mapped
     // window per batch (no copy through a buffer, and every thread writes its own pages).
     // Elsewhere (standard output) a batch goes through one reused buffer.
@@ -219,30 +164,30 @@ pub fn decompress<T: Wrap>(
     // the mapped values stay aligned).
     let base = if direct { out.written() } else { 0 };
     if direct {
-        out.reserve(base.saturating_add((view.n as u64).saturating_mul(T::BYTES as u64)))?;
+        out.reserve(base.saturating_add((n as u64).saturating_mul(T::BYTES as u64)))?;
     } else {
-        buf = vec![T::ZERO; (per * bs).min(view.n)];
+        buf = vec![T::ZERO; r.batch_len(per)];
     }
-    let (mut b0, mut off) = (0usize, 0usize);
-    while b0 < nb {
-        let b1 = (b0 + per).min(nb);
-        let vals = (b1 * bs).min(view.n) - b0 * bs;
-        let ws = &view.widths[b0..b1];
-        let rest = view.payload.get(off..).unwrap_or_default();
-        let plen = blocks::body_len(ws, bs, vals, group, rest).map_err(&err)?;
-        let payload = rest.get(..plen).ok_or_else(|| err(szp::Error::Truncated))?;
-        if direct {
-            let mut win = out.map(base + (b0 * bs * T::BYTES) as u64, vals * T::BYTES)?;
+    let mut v0 = 0usize;
+    while !r.is_done() {
+        let vals = r.batch_len(per);
+        let decode = |r: &mut ArchiveReader<'_>, o: &mut [T]| {
+            let join = RayonJoin::for_job(par, size_of_val(o));
+            par.install(|| r.batch(&join, per, o)).map_err(&err)
+        };
+        if direct && vals > 0 {
+            let mut win = out.map(base + (v0 * T::BYTES) as u64, vals * T::BYTES)?;
             let o: &mut [T] = bytemuck::try_cast_slice_mut(&mut win[..])
                 .map_err(|_| err(szp::Error::Corrupt("unaligned output mapping")))?;
-            decode(ws, payload, o)?;
+            decode(&mut r, o)?;
         } else {
             let o = &mut buf[..vals];
-            decode(ws, payload, o)?;
-            write(out, o)?;
+            decode(&mut r, o)?;
+            if !direct {
+                write(out, o)?;
+            }
         }
-        b0 = b1;
-        off += plen;
+        v0 += vals;
     }
     Ok(())
 }
@@ -264,18 +209,6 @@ fn fill(src: &mut impl std::io::Read, buf: &mut [u8]) -> std::io::Result<usize> 
         }
     }
     Ok(got)
-}
-
-/// `e` with its element index moved on by `by` (errors of a window, named globally).
-fn shifted(e: szp::Error, by: usize) -> szp::Error {
-    use szp::Error as E;
-    match e {
-        E::NonFinite { index } => E::NonFinite { index: index + by },
-        E::ValueOutOfRange { index } => E::ValueOutOfRange { index: index + by },
-        E::LevelOverflow { index } => E::LevelOverflow { index: index + by },
-        E::BoundViolated { index } => E::BoundViolated { index: index + by },
-        other => other,
-    }
 }
 
 /// An unnamed temporary file in `dir` (removed by the kernel when closed, also on SIGKILL).
@@ -308,25 +241,11 @@ pub fn compress_stream<T: Wrap>(
     out: &mut Output,
 ) -> Result<u64, Fail> {
     let err = szp_fail(nm);
-    let Some(max_abs) = cfg.max_abs else {
-        return Err(err(szp::Error::StreamingNeedsAbsAndMaxAbs));
-    };
-    if cfg.mode != szp::Mode::Abs {
-        return Err(err(szp::Error::StreamingNeedsAbsAndMaxAbs));
-    }
-    let dtype: szp::DType = T::TYPE;
-    let path = Kernel::best();
-    let probe = blocks::resolve(dtype, cfg, 0, 0.0, max_abs).map_err(&err)?;
-    let bs = probe.block_size.max(1) as usize;
-    let shift = probe.chunk_shift();
-    let group = probe.head_group();
-    let per = batch_blocks(bs, T::BYTES, shift);
-    let wplan = blocks::resolve(dtype, cfg, per * bs, 0.0, max_abs).map_err(&err)?;
-    let wb = worst_block(path, &wplan, max_abs);
+    let mut w = ArchiveWriter::open::<T>(Kernel::best(), cfg).map_err(&err)?;
+    let bs = w.plan().block_size.max(1) as usize;
+    let per = w.batch_blocks(batch_bytes());
     let mut raw = vec![T::ZERO; per * bs];
-    let mut widths = vec![0u8; per];
-    let mut payload = vec![0u8; per.saturating_mul(wb)];
-    let mut sums = Vec::new();
+    let mut buf = Buffers::new(&w, per);
     let (mut sp_w, mut sp_p, mut sp_s) = (spool(spool_dir)?, spool(spool_dir)?, spool(spool_dir)?);
     let spool_fail = |e: std::io::Error| {
         Fail::new(
@@ -334,12 +253,12 @@ pub fn compress_stream<T: Wrap>(
             format!("cannot write a spool file in {}: {e}", spool_dir.display()),
         )
     };
-    let (mut n, mut b0) = (0usize, 0usize);
+    let mut n = 0usize;
     loop {
-        let buf: &mut [u8] = bytemuck::cast_slice_mut(&mut raw[..]);
-        let want = buf.len();
+        let bytes: &mut [u8] = bytemuck::cast_slice_mut(&mut raw[..]);
+        let want = bytes.len();
         let got =
-            fill(src, buf).map_err(|e| Fail::new(Kind::Io, format!("cannot read {nm}: {e}")))?;
+            fill(src, bytes).map_err(|e| Fail::new(Kind::Io, format!("cannot read {nm}: {e}")))?;
         if got % T::BYTES != 0 {
             return Err(Fail::new(
                 Kind::Input,
@@ -363,46 +282,68 @@ pub fn compress_stream<T: Wrap>(
                 .unwrap_or_default();
             &owned
         };
+        // The open writer validates the window (finite, |x| <= max_abs, levels in range) and
+        // names global element indices.
         let join = RayonJoin::for_job(par, size_of_val(vals));
-        // Validates the window (finite, |x| <= max_abs, levels in range); its plan encodes
-        // exactly as the whole input's would (the grid depends on the bound and max_abs only).
-        let (plan, mag) = par
-            .install(|| engine::plan_on(path, &join, vals, cfg))
-            .map_err(|e| err(shifted(e, n)))?;
-        let nb = k.div_ceil(bs);
-        let ws = &mut widths[..nb];
-        let len = par
-            .install(|| engine::encode_blocks(path, &join, &plan, mag, vals, b0, ws, &mut payload))
+        let (ws, ps, ss) = (&mut buf.widths, &mut buf.payload, &mut buf.sums);
+        let b = par
+            .install(|| w.batch(&join, vals, ws, ps, ss))
             .map_err(&err)?;
-        let c = 1usize << shift.min(31);
-        let (mut off, mut rem) = (0usize, k);
-        for (u, wc) in ws.chunks(c).enumerate() {
-            let vn = rem.min(wc.len() * bs);
-            let bytes = blocks::body_len(wc, bs, vn, group, &payload[off..]).map_err(&err)?;
-            rem -= vn;
-            let chunk = ((b0 >> shift) + u) as u32;
-            sums.extend_from_slice(
-                &blocks::chunk_sum(chunk, wc, &payload[off..off + bytes]).to_le_bytes(),
-            );
-            off += bytes;
-        }
         use std::io::Write;
-        sp_w.write_all(ws).map_err(spool_fail)?;
-        sp_p.write_all(&payload[..len]).map_err(spool_fail)?;
-        sp_s.write_all(&sums).map_err(spool_fail)?;
-        sums.clear();
+        sp_w.write_all(&buf.widths[..b.blocks])
+            .map_err(spool_fail)?;
+        sp_p.write_all(&buf.payload[..b.payload_len])
+            .map_err(spool_fail)?;
+        sp_s.write_all(&buf.sums[..b.sums_len])
+            .map_err(spool_fail)?;
         n += k;
-        b0 += nb;
         if got < want {
             break;
         }
     }
-    let plan = blocks::resolve(dtype, cfg, n, 0.0, max_abs).map_err(&err)?;
-    let mut header = [0u8; HEADER_LEN];
-    blocks::write_header(&plan, &mut header).map_err(&err)?;
-    out.write_all(&header)?;
+    let frame = w.finish().map_err(&err)?;
+    out.write_all(&frame.header)?;
     for sp in [&mut sp_w, &mut sp_p, &mut sp_s] {
         out.copy_from(sp)?;
     }
     Ok(n as u64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `decompress` verifies through the archive reader on its own (the container check no
+    /// longer reads the CRCs): a flipped payload byte is a checksum error under
+    /// `Verify::Checksums`, and decodes under `Verify::Skip`; into a file and to a buffer.
+    #[test]
+    fn decompress_rejects_a_corrupted_chunk_by_itself() {
+        let x: Vec<f32> = (0..50_000)
+            .map(|i| (i as f32 * 0.01).cos() * 10.0)
+            .collect();
+        let cfg = Config::abs(1e-3);
+        let par = Parallel::new();
+        let (plan, m) = engine::plan_on(Kernel::Scalar, &engine::Serial, &x, &cfg).unwrap();
+        let mut a = vec![0u8; engine::worst_len(&plan, m)];
+        let len = engine::compress_on(Kernel::Scalar, &engine::Serial, &x, &cfg, &mut a).unwrap();
+        a.truncate(len);
+        let mut bad = a.clone();
+        let at = plan.payload_offset() + 40;
+        bad[at] ^= 0x20;
+        let dir = tempfile::tempdir().unwrap();
+        let run = |bytes: &[u8], verify, name: &str| {
+            let mut out = Output::create(&dir.path().join(name), false, &[]).unwrap();
+            let mut got = Vec::new();
+            let r = decompress::<f32>(bytes, &par, verify, &mut out, szp_fail(name), |_, v| {
+                got.extend_from_slice(v);
+                Ok(())
+            });
+            r.map(|()| out.written())
+        };
+        assert!(run(&a, szp::Verify::Checksums, "good").is_ok());
+        let e = run(&bad, szp::Verify::Checksums, "bad").err().unwrap();
+        assert!(e.to_string().contains("checksum"), "{e}");
+        assert!(run(&bad, szp::Verify::Skip, "skip").is_ok());
+        assert!(run(&a[..a.len() - 1], szp::Verify::Skip, "short").is_err());
+    }
 }

@@ -3,10 +3,13 @@
 //!
 //! * [`PernixWriter`] / [`PernixReader`]: PERNIX block streams, truly streaming (memory is a
 //!   bounded batch of blocks).
-//! * [`SzpWriter`] / [`SzpReader`]: fzpack SZp archives. The archive header holds `n` and (NOA)
-//!   the value range, so the writer collects the values and compresses them (in parallel with
-//!   feature `rayon`) in [`SzpWriter::finish`]; the reader decodes the whole archive on first
-//!   read.
+//! * [`SzpWriter`] / [`SzpReader`]: fzpack SZp archives, through the core's archive layer
+//!   (in parallel with feature `rayon`). The header holds `n` and the width bytes precede the
+//!   payload, so on a plain `Write` the writer holds the compressed parts until
+//!   [`SzpWriter::finish`] (an ABS bound with `max_abs`: encoded a batch at a time as values
+//!   arrive), or the values themselves (NOA needs the value range first); the chunk CRCs
+//!   follow the payload, so the reader reads the whole archive, then decodes and verifies it a
+//!   batch at a time.
 //!
 //! ```
 //! use std::io::{Read, Write};
@@ -36,6 +39,12 @@ use crate::pernix::{
 };
 use crate::szp::Config;
 use crate::{Error, Result};
+use fzpack_core::szp::archive::{ArchiveReader, ArchiveWriter, ReaderPos};
+use fzpack_core::szp::{Kernel, engine};
+
+/// Raw bytes of values per SZp batch: whole checksum chunks of about 8 MiB, big enough to split
+/// across the pool, small enough to stay a fixed cost.
+const BATCH_BYTES: usize = 8 << 20;
 
 /// A writer's `finish` check: no bytes of a partial `T` left over.
 fn no_partial_value<T: Element>(pending: &[u8]) -> Result<()> {
@@ -287,8 +296,29 @@ impl<R: Read> Read for PernixReader<R> {
     }
 }
 
-/// A `Write` adaptor collecting raw little-endian values of `T`; [`SzpWriter::finish`]
-/// compresses them with [`crate::szp::compress_vec`] and writes the archive to `inner`.
+/// The facade's default `Join` for the SZp archive layer: rayon's global pool with feature
+/// `rayon`, else the calling thread.
+#[cfg(feature = "rayon")]
+fn szp_join(bytes: usize) -> crate::par::RayonJoin {
+    crate::par::RayonJoin::for_job(&crate::par::Parallel::new(), bytes)
+}
+#[cfg(not(feature = "rayon"))]
+fn szp_join(_bytes: usize) -> engine::Serial {
+    engine::Serial
+}
+
+/// A `Write` adaptor turning raw little-endian values of `T` into an fzpack SZp archive
+/// written to `inner` by [`SzpWriter::finish`], through the core's archive layer
+/// ([`ArchiveWriter`]); the bytes equal the one-shot compressors'.
+///
+/// What the format forces it to buffer (`inner` is a plain, non-seekable `Write`):
+/// * an ABS bound with a declared `max_abs` ([`Config::with_max_abs`]): the values are encoded
+///   a batch of whole checksum chunks at a time as they arrive (memory: one batch of values);
+///   the width bytes precede the payload in the archive and the header holds the count, so
+///   the compressed widths, payload and chunk CRCs are held until `finish`;
+/// * any other config: the values themselves are held until `finish` (NOA needs the value
+///   range, and without `max_abs` the strict bound depends on the data's magnitude, before
+///   the first block can be encoded), then compressed in one shot.
 ///
 /// ```
 /// use std::io::{Read, Write};
@@ -309,26 +339,103 @@ impl<R: Read> Read for PernixReader<R> {
 pub struct SzpWriter<W: Write, T: Element> {
     inner: W,
     cfg: Config,
+    /// The values not yet encoded (a batch's worth, or all of them without a fixed grid).
     values: Vec<T>,
     pending: Vec<u8>,
+    /// The batched encoder (ABS with `max_abs`) and what it has written.
+    batched: Option<Batched>,
+}
+
+/// An [`SzpWriter`]'s batched encoder and the archive parts it holds until `finish`.
+#[derive(Debug)]
+struct Batched {
+    w: ArchiveWriter,
+    /// Values per batch (whole checksum chunks).
+    per: usize,
+    widths: Vec<u8>,
+    payload: Vec<u8>,
+    sums: Vec<u8>,
+}
+
+impl Batched {
+    /// Encodes `values` (whole chunks, or the last batch), appending its parts.
+    fn batch<T: Element>(&mut self, values: &[T]) -> Result<()> {
+        let (w0, p0, s0) = (self.widths.len(), self.payload.len(), self.sums.len());
+        let nb = values
+            .len()
+            .div_ceil(self.w.plan().block_size.max(1) as usize);
+        self.widths.resize(w0 + nb, 0);
+        self.payload.resize(p0 + self.w.batch_payload_len(nb), 0);
+        self.sums.resize(s0 + self.w.batch_sums_len(nb), 0);
+        let join = szp_join(size_of_val(values));
+        let b = self.w.batch(
+            &join,
+            values,
+            &mut self.widths[w0..],
+            &mut self.payload[p0..],
+            &mut self.sums[s0..],
+        )?;
+        self.payload.truncate(p0 + b.payload_len);
+        Ok(())
+    }
 }
 
 impl<W: Write, T: Element> SzpWriter<W, T> {
     /// A writer compressing with `cfg` into `inner`.
     pub fn new(inner: W, cfg: Config) -> Self {
+        let batched = ArchiveWriter::open::<T>(Kernel::best(), &cfg)
+            .ok()
+            .map(|w| Batched {
+                per: w.batch_blocks(BATCH_BYTES) * w.plan().block_size.max(1) as usize,
+                w,
+                widths: Vec::new(),
+                payload: Vec::new(),
+                sums: Vec::new(),
+            });
         SzpWriter {
             inner,
             cfg,
             values: Vec::new(),
             pending: Vec::new(),
+            batched,
         }
+    }
+
+    /// Encodes the full batches collected so far (batched mode).
+    fn flush_batches(&mut self) -> Result<()> {
+        let Some(b) = &mut self.batched else {
+            return Ok(());
+        };
+        let whole = self.values.len() / b.per * b.per;
+        for xs in self.values[..whole].chunks(b.per) {
+            b.batch(xs)?;
+        }
+        self.values.drain(..whole);
+        Ok(())
     }
 
     /// Compresses everything written, writes the archive and returns the inner writer.
     pub fn finish(mut self) -> Result<W> {
         no_partial_value::<T>(&self.pending)?;
-        let archive = crate::szp::compress_vec(&self.values, &self.cfg)?;
-        self.inner.write_all(&archive)?;
+        if let Some(mut b) = self.batched.take() {
+            if !self.values.is_empty() {
+                b.batch(&self.values)?;
+            }
+            let frame = b.w.finish()?;
+            for part in [&frame.header[..], &b.widths, &b.payload, &b.sums] {
+                self.inner.write_all(part)?;
+            }
+        } else {
+            let join = szp_join(size_of_val(&self.values[..]));
+            let (plan, max_abs) = engine::plan_on(Kernel::best(), &join, &self.values, &self.cfg)?;
+            let mut archive = vec![0u8; engine::worst_len(&plan, max_abs)];
+            let len = ArchiveWriter::begin(Kernel::best(), &plan, max_abs).write_all(
+                &join,
+                &self.values,
+                &mut archive,
+            )?;
+            self.inner.write_all(&archive[..len])?;
+        }
         self.inner.flush()?;
         Ok(self.inner)
     }
@@ -341,6 +448,7 @@ impl<W: Write, T: Element> Write for SzpWriter<W, T> {
         self.values
             .extend(self.pending[..whole].chunks_exact(T::BYTES).map(T::read_le));
         self.pending.drain(..whole);
+        self.flush_batches().map_err(io::Error::from)?;
         Ok(buf.len())
     }
 
@@ -350,10 +458,17 @@ impl<W: Write, T: Element> Write for SzpWriter<W, T> {
 }
 
 /// A `Read` adaptor over an fzpack SZp archive: yields the decoded values as raw
-/// little-endian bytes of the archive's element type.
+/// little-endian bytes of the archive's element type, decoded a batch of whole checksum
+/// chunks at a time by the core's archive layer ([`ArchiveReader`]), each chunk's CRC checked
+/// right after it is decoded, before its values are yielded.
+///
+/// The chunk CRCs follow the payload, so the whole archive is read from `inner` on the first
+/// `read` (memory: the archive and one batch of values).
 #[derive(Debug)]
 pub struct SzpReader<R: Read> {
     inner: Option<R>,
+    archive: Vec<u8>,
+    at: Option<ReaderPos>,
     out: Vec<u8>,
     pos: usize,
 }
@@ -363,31 +478,52 @@ impl<R: Read> SzpReader<R> {
     pub fn new(inner: R) -> Self {
         SzpReader {
             inner: Some(inner),
+            archive: Vec::new(),
+            at: None,
             out: Vec::new(),
             pos: 0,
         }
     }
 
     fn load(&mut self, mut inner: R) -> Result<()> {
-        let mut archive = Vec::new();
-        inner.read_to_end(&mut archive)?;
-        let h = crate::szp::header(&archive)?;
-        self.out = match h.dtype {
-            crate::szp::DType::F32 => {
-                crate::values_to_le_bytes(&crate::szp::decompress_vec::<f32>(&archive)?)
-            }
-            crate::szp::DType::F64 => {
-                crate::values_to_le_bytes(&crate::szp::decompress_vec::<f64>(&archive)?)
-            }
-        };
+        inner.read_to_end(&mut self.archive)?;
+        let r = ArchiveReader::new(Kernel::best(), &self.archive, Verify::Checksums)?;
+        self.at = Some(r.detach());
         Ok(())
     }
+
+    /// Decodes the next batch into `out`.
+    fn next_batch(&mut self) -> Result<()> {
+        let Some(at) = self.at else {
+            return Ok(());
+        };
+        let mut r = at.attach(&self.archive)?;
+        let per = r.batch_blocks(BATCH_BYTES);
+        self.out = match r.header().dtype {
+            DType::F32 => decode_batch::<f32>(&mut r, per)?,
+            DType::F64 => decode_batch::<f64>(&mut r, per)?,
+        };
+        self.pos = 0;
+        self.at = Some(r.detach());
+        Ok(())
+    }
+}
+
+/// The next batch of `r` (`per` blocks) as little-endian bytes.
+fn decode_batch<T: Element>(r: &mut ArchiveReader<'_>, per: usize) -> Result<Vec<u8>> {
+    let mut v = vec![T::default(); r.batch_len(per)];
+    let join = szp_join(size_of_val(&v[..]));
+    r.batch(&join, per, &mut v)?;
+    Ok(crate::values_to_le_bytes(&v))
 }
 
 impl<R: Read> Read for SzpReader<R> {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         if let Some(inner) = self.inner.take() {
             self.load(inner)?;
+        }
+        while self.pos == self.out.len() && self.at.is_some_and(|a| !a.is_done()) {
+            self.next_batch()?;
         }
         let k = buf.len().min(self.out.len() - self.pos);
         buf[..k].copy_from_slice(&self.out[self.pos..self.pos + k]);
@@ -441,7 +577,7 @@ mod tests {
             w.write_all(piece).unwrap();
         }
         let archive = w.finish().unwrap();
-        assert_eq!(archive, crate::szp::compress_vec(&x, &cfg).unwrap());
+        assert_eq!(archive, crate::szp::compress(&x, &cfg).unwrap());
         let mut back = Vec::new();
         SzpReader::new(&archive[..]).read_to_end(&mut back).unwrap();
         let y = crate::values_from_le_bytes::<f64>(&back).unwrap();
@@ -454,6 +590,47 @@ mod tests {
         let mut w = SzpWriter::<_, f32>::new(Vec::new(), cfg);
         w.write_all(&[1, 2, 3]).unwrap();
         assert!(w.finish().is_err());
+    }
+
+    /// ABS with `max_abs`: the writer encodes batch by batch as values arrive (three batches
+    /// and a partial one here) and writes the one-shot bytes; the reader yields them a batch
+    /// at a time and refuses a corrupted chunk before yielding its values.
+    #[test]
+    fn szp_batched_writer_equals_one_shot_and_reader_verifies() {
+        let n = 3 * BATCH_BYTES / 4 + 1000;
+        let x: Vec<f32> = (0..n).map(|i| (i as f32 * 1e-3).sin() * 100.0).collect();
+        let cfg = Config::abs(1e-3).with_max_abs(100.0);
+        let mut w = SzpWriter::<_, f32>::new(Vec::new(), cfg);
+        assert!(w.batched.is_some());
+        let raw = crate::values_to_le_bytes(&x);
+        for piece in raw.chunks(1 << 20) {
+            w.write_all(piece).unwrap();
+            // Only part of a batch is ever held as values.
+            assert!(w.values.len() * 4 <= BATCH_BYTES);
+        }
+        let archive = w.finish().unwrap();
+        let want = {
+            let (plan, m) = engine::plan_on(Kernel::Scalar, &engine::Serial, &x, &cfg).unwrap();
+            let mut a = vec![0u8; engine::worst_len(&plan, m)];
+            let len =
+                engine::compress_on(Kernel::Scalar, &engine::Serial, &x, &cfg, &mut a).unwrap();
+            a.truncate(len);
+            a
+        };
+        assert!(archive == want);
+        let mut back = Vec::new();
+        SzpReader::new(&archive[..]).read_to_end(&mut back).unwrap();
+        let mut one = vec![0f32; n];
+        engine::decompress_on(Kernel::Scalar, &engine::Serial, &archive, &mut one).unwrap();
+        assert!(back == crate::values_to_le_bytes(&one));
+        // A flipped payload byte in the last chunk: an error, after the earlier batches.
+        let mut bad = archive.clone();
+        let at = bad.len() - 100;
+        bad[at] ^= 1;
+        let mut got = Vec::new();
+        let err = SzpReader::new(&bad[..]).read_to_end(&mut got).unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::InvalidData);
+        assert!(got.len() >= BATCH_BYTES && got.len() < raw.len());
     }
 
     #[test]

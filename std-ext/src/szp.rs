@@ -67,8 +67,8 @@ use std::io::Write;
 pub use fzpack_core::szp::{
     ArchiveView, CHUNK_TARGET_VALUES, Config, DType, Error, FORMAT_VERSION, FORMAT_VERSION_V1,
     HEADER_LEN, HEADER_LEN_V1, Header, Kernel, LAYOUT_FZGM, LAYOUT_HEADS, Layout, MAGIC,
-    MAX_BLOCK_SIZE, Mode, Plan, StreamEncoder, SzpFloat, Verify, blocks, engine, fzm, header,
-    max_compressed_len,
+    MAX_BLOCK_SIZE, Mode, Plan, StreamEncoder, SzpFloat, Verify, archive, blocks, engine, fzm,
+    header, max_compressed_len,
 };
 
 use crate::element::Element;
@@ -88,9 +88,6 @@ pub fn compress<T: Element>(input: &[T], cfg: &Config) -> FzResult<Vec<u8>> {
 pub fn decompress<T: Element>(archive: &[u8]) -> FzResult<Vec<T>> {
     Decoder::new().to_vec(archive)
 }
-
-/// The facade's names for the shorthands, for the `io` adaptors.
-pub(crate) use self::{compress as compress_vec, decompress as decompress_vec};
 
 /// Where the builders run: the calling thread, or a rayon driver.
 #[derive(Clone, Debug)]

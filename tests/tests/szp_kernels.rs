@@ -1,5 +1,5 @@
-//! The hand-written AVX-512 VBMI SZp kernels at their edges (`core/src/szp/simd/avx512.rs`):
-//! every block width 1..=40 (the packer and decoder handle 1..=24, wider blocks go to the
+//! The hand-written AVX-512 VBMI SZp kernels at their edges
+//! (`core/src/arch/x86_64/avx512/szp.rs`): every block width 1..=40 (the packer and decoder handle 1..=24, wider blocks go to the
 //! portable kernels), levels whose prefix sums leave i32 (the decoder's exact-i32 condition
 //! `len·2^(w−1) < 2^31`, false for long blocks), partial last steps, and input that flags the
 //! near-tie fallback in some blocks only. Each case must give the scalar reference's bytes and

@@ -176,14 +176,12 @@ fn decompress_t<T: Wrap>(
             Ok(())
         }
         ArchiveKind::Szp => {
-            // Checked structurally by container::check; decoded a batch of blocks at a time.
-            // The batch decoder does not verify the chunk CRCs itself yet: one verifying parse
-            // ahead of it keeps `decompress` rejecting a damaged archive.
-            fzpack::szp::blocks::parse_with(bytes, verify).map_err(|e| lib(nm, e.into()))?;
+            // Decoded and verified a batch of chunks at a time (the one verification pass: `container::check` is structural only).
             let pb = bar(out_len::<T>(bytes), "decompressing");
             let r = szpstream::decompress(
                 bytes,
                 &eng.par,
+                verify,
                 out,
                 szpstream::szp_fail(nm),
                 |o, v: &[T]| {

@@ -1,21 +1,16 @@
-//! The block-level SZp API: what the one-shot, streaming and parallel encoders share.
+//! The SZp archive's rules below the layout: the plan ([`plan`], [`resolve`]: validation,
+//! the bound and its strict tightening), the header ([`Header`], [`write_header`]), the
+//! lengths of a run of blocks ([`body_len`] and the chunk walk: payloads and, in the block-head
+//! layout, head trailers), the chunk CRC ([`chunk_sum`]) and the parse of an archive into an
+//! [`ArchiveView`] ([`parse_frame`], [`parse`]).
 //!
-//! Encoding: [`plan`] validates the input and resolves the bound; then for each block
-//! `b` (values `[b·bs, min((b+1)·bs, n))`) [`block_width`] gives its width byte and
-//! [`block_payload_len`] its byte cost; payload offsets are the exclusive prefix sum of the
-//! costs, starting after the header and the `nb` width bytes; [`encode_block`] writes one
-//! block's payload into its own slice (blocks own disjoint byte ranges, so a parallel driver can
-//! encode them independently); [`write_header`] writes the header last.
-//!
-//! Decoding: [`parse`] validates an archive into an [`ArchiveView`] (header, width bytes,
-//! payload); offsets again come from a prefix sum of [`block_payload_len`]; [`decode_block`]
-//! decodes one block into its output slice.
+//! Where the header, the width bytes, the payload and the chunk CRCs go, and the order in
+//! which they are written and checked, is the archive layer's ([`super::archive`]); the block
+//! loops are the engine's ([`super::engine`]), over the kernels of `crate::arch`.
 
 use super::{CHUNK_TARGET_VALUES, Config, FORMAT_VERSION_V1, HEADER_LEN_V1, LAYOUT_FZGM, Verify};
 use super::{DType, Error, FORMAT_VERSION, HEADER_LEN, MAGIC, MAX_BLOCK_SIZE, Mode, SzpFloat};
 use super::{LAYOUT_HEADS, Layout};
-use crate::arch::generic::szp::{ref_decode, ref_encode, ref_width};
-use crate::arch::szp::{BlockError, Quant};
 use crate::bits::{self, LEVEL_LIMIT};
 
 pub use crate::bits::{quantize, reconstruct};
@@ -540,57 +535,10 @@ pub(crate) fn plan_mag<T: SzpFloat>(
     Ok((plan, cfg.max_abs.unwrap_or(mag)))
 }
 
-/// The width byte of one block: bits of the largest zigzagged delta (0 if all are 0).
-/// (The stage layout's rule: deltas from level 0.)
-pub fn block_width<T: SzpFloat>(plan: &Plan, block: &[T]) -> u8 {
-    ref_width(plan.quant_eb, block, 0)
-}
-
 /// Payload bytes of a block of `len` values at width `width`: `ceil(len·width / 8)`
 /// (the rule itself lives in one place, `crate::bits::payload_len`).
 pub fn block_payload_len(width: u8, len: usize) -> usize {
     bits::payload_len(width, len)
-}
-
-/// Encodes one block (`first` = index of its first value, for error reports) into `out`,
-/// which must be exactly `block_payload_len(width, block.len())` bytes. Pad bits are zero.
-/// In strict plans every reconstruction is checked against the bound. (The reference kernel;
-/// the stage layout's rule: deltas from level 0.)
-pub fn encode_block<T: SzpFloat>(
-    plan: &Plan,
-    block: &[T],
-    width: u8,
-    out: &mut [u8],
-    first: usize,
-) -> Result<(), Error> {
-    let q = Quant {
-        eb: plan.quant_eb,
-        bound: plan.bound,
-        strict: plan.strict,
-        max_abs: 0.0,
-    };
-    ref_encode(&q, block, 0, width, out).map_err(|e| match e {
-        BlockError::Violation(i) => Error::BoundViolated { index: first + i },
-        BlockError::Short(needed) => Error::OutputTooSmall { needed },
-    })
-}
-
-/// Decodes one block payload (`block_payload_len(width, out.len())` bytes) into `out`.
-/// (The reference kernel; the stage layout's rule: levels from 0.)
-pub fn decode_block<T: SzpFloat>(
-    quant_eb: f64,
-    width: u8,
-    payload: &[u8],
-    out: &mut [T],
-) -> Result<(), Error> {
-    if width > 64 {
-        return Err(Error::Corrupt("width above 64"));
-    }
-    if payload.len() != block_payload_len(width, out.len()) {
-        return Err(Error::Corrupt("block payload length"));
-    }
-    ref_decode(quant_eb, width, 0, payload, out);
-    Ok(())
 }
 
 /// The archive header: the SZpConfig fields plus format data.
@@ -929,7 +877,11 @@ pub(crate) fn parse_structure(archive: &[u8], verify: Verify) -> Result<ArchiveV
 /// caller that walks every length itself and checks that the walk ends exactly at the end of
 /// the payload (the decoders), or that only sizes its output from the view's `n`.
 pub fn parse_frame(archive: &[u8], verify: Verify, body: bool) -> Result<ArchiveView<'_>, Error> {
-    let header = Header::read_with(archive, verify)?;
+    frame(Header::read_with(archive, verify)?, archive, body)
+}
+
+/// [`parse_frame`] with the header already read (and checked) from `archive`.
+pub(crate) fn frame(header: Header, archive: &[u8], body: bool) -> Result<ArchiveView<'_>, Error> {
     let rest = archive.get(header.header_len()..).ok_or(Error::Truncated)?;
     let bs = u64::from(header.block_size);
     let nb = header.n.div_ceil(bs.max(1));

@@ -1,39 +1,29 @@
-//! The one SZp archive driver: plan, layout and block loop, generic over the block kernel
-//! (an ISA proof token, the crate-private `SzpKernel` trait) and over how block ranges are run
-//! ([`Join`]: [`Serial`] here, rayon in the `fzpack` crate). One-shot compression, the
-//! streaming encoder, FZM and the parallel driver all go through these functions.
+//! The SZp block engine: plan and block loops, generic over the block kernel (an ISA proof
+//! token, the crate-private `SzpKernel` trait) and over how block ranges are run ([`Join`]:
+//! [`Serial`] here, rayon in the `fzpack` crate). The archive layer ([`super::archive`]) drives
+//! it: it decides where the header, widths, payload and chunk CRCs go; this module encodes and
+//! decodes runs of blocks into the places it is given. The public functions here
+//! ([`compress_on`], [`decompress_on`], [`plan_on`], ...) are one-shot shorthands over the
+//! archive layer for a kernel choice and a `Join`.
 //!
 //! Encoding a range of blocks writes its width bytes into their final place and its payload
 //! at the start of the range's payload slice. A [`Join`] that splits a range runs the two
-//! halves independently — the right half encodes at its worst-case offset ([`worst_len`]:
-//! the plan's widest possible blocks before it) — and then moves the right half's payload
-//! down to follow the left's (one move of compressed bytes per split, itself run in parallel
-//! pieces; [`Join::split_encode`] keeps the splits few). Decoding splits at block boundaries
-//! whose payload offset is the sum of the left blocks' costs. Every block is encoded by the
+//! halves independently — the right half encodes at its worst-case offset (the plan's widest
+//! possible blocks before it) — and then moves the right half's payload down to follow the
+//! left's (one move of compressed bytes per split, itself run in parallel pieces;
+//! [`Join::split_encode`] keeps the splits few). With checksum slots (`Sums`) a range splits
+//! on chunk boundaries only and each chunk's CRC is written as soon as the chunk is encoded,
+//! from cache. Decoding splits at block boundaries whose payload offset is the sum of the left
+//! blocks' costs; under verification each chunk is decoded, then its lengths walked and its
+//! CRC checked while its bytes are in cache (`decode_chunks`). Every block is encoded by the
 //! same kernel call whatever the split, so the bytes are the same for every thread count.
-//! One-shot compression splits on checksum-chunk boundaries and writes each chunk's CRC as
-//! soon as the chunk is encoded, from cache, into the last bytes of the output; one move puts
-//! them behind the payload at the end.
-//!
-//! Decoding validates as it goes: `decompress` reads the frame once
-//! ([`super::blocks::parse_frame`]: header and its CRC, the count bounded by the width bytes);
-//! under verification each chunk's length and CRC are walked (`blocks::chunk_walk`)
-//! before the chunk is decoded and the walk must end exactly at the end of the payload; with
-//! `Verify::Skip` the whole structure is checked first (`blocks::parse_structure`).
 
-use super::blocks::{self, Grid, Plan, body_len, chunk_walk, le32, pieces, write_header};
-use super::{Config, Error, FORMAT_VERSION_V1, HEADER_LEN, Kernel, Verify, max_compressed_len};
-#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
-use crate::arch::CpuFeatures;
-use crate::arch::generic::{Portable, Reference};
+use super::archive::{self, ArchiveReader, ArchiveWriter};
+use super::blocks::{self, Grid, Plan, body_len, chunk_walk, le32, pieces};
+use super::{Config, Error, Kernel, Verify};
 use crate::arch::szp::{BlockError, DecodeError, Quant, Run, RunError, Stats, SzpKernel};
-use crate::bits::{self, LEVEL_LIMIT, payload_len};
+use crate::bits::{self, LEVEL_LIMIT};
 use crate::types::SzpFloat;
-
-#[cfg(target_arch = "aarch64")]
-use crate::arch::aarch64::Neon;
-#[cfg(target_arch = "x86_64")]
-use crate::arch::x86_64::{Avx512Vbmi, Bmi2};
 
 /// How the driver runs independent block ranges: one after the other ([`Serial`]) or in
 /// parallel (the `fzpack` crate's rayon `Join`, BLAKE3-style).
@@ -86,31 +76,37 @@ impl Join for Serial {
 macro_rules! on_path {
     ($path:expr, $k:ident => $body:expr) => {
         match $path {
-            Kernel::Scalar => {
-                let $k = Reference::new();
+            $crate::szp::Kernel::Scalar => {
+                let $k = $crate::arch::generic::Reference::new();
                 $body
             }
-            Kernel::Portable => {
-                let $k = Portable::new();
+            $crate::szp::Kernel::Portable => {
+                let $k = $crate::arch::generic::Portable::new();
                 $body
             }
             #[cfg(target_arch = "x86_64")]
-            Kernel::Avx2 => match Bmi2::new(CpuFeatures::detect()) {
-                Some($k) => $body,
-                None => Err(Error::UnsupportedPath),
-            },
+            $crate::szp::Kernel::Avx2 => {
+                match $crate::arch::x86_64::Bmi2::new($crate::arch::CpuFeatures::detect()) {
+                    Some($k) => $body,
+                    None => Err($crate::szp::Error::UnsupportedPath),
+                }
+            }
             #[cfg(target_arch = "x86_64")]
-            Kernel::Avx512 => match Avx512Vbmi::new(CpuFeatures::detect()) {
-                Some($k) => $body,
-                None => Err(Error::UnsupportedPath),
-            },
+            $crate::szp::Kernel::Avx512 => {
+                match $crate::arch::x86_64::Avx512Vbmi::new($crate::arch::CpuFeatures::detect()) {
+                    Some($k) => $body,
+                    None => Err($crate::szp::Error::UnsupportedPath),
+                }
+            }
             #[cfg(target_arch = "aarch64")]
-            Kernel::Neon => match Neon::new(CpuFeatures::detect()) {
-                Some($k) => $body,
-                None => Err(Error::UnsupportedPath),
-            },
+            $crate::szp::Kernel::Neon => {
+                match $crate::arch::aarch64::Neon::new($crate::arch::CpuFeatures::detect()) {
+                    Some($k) => $body,
+                    None => Err($crate::szp::Error::UnsupportedPath),
+                }
+            }
             #[allow(unreachable_patterns)]
-            _ => Err(Error::UnsupportedPath),
+            _ => Err($crate::szp::Error::UnsupportedPath),
         }
     };
 }
@@ -126,48 +122,11 @@ pub(crate) fn quant(plan: &Plan, max_abs: f64) -> Quant {
     }
 }
 
-/// The largest width any block of a plan can have: levels satisfy `|q| <= L` with
-/// `L = trunc(max_abs/(2·eb)) + 2`, deltas `|d| <= 2L`, zigzag `<= 4L`.
-fn worst_width(plan: &Plan, max_abs: f64) -> u8 {
-    let l = max_abs / (2.0 * plan.quant_eb);
-    if !(0.0..1.0e17).contains(&l) {
-        return 64;
-    }
-    let lq = (l * (1.0 + 1.0e-15)) as u64 + 2; // >= ceil(l) + 1 (no libm in the core)
-    bits::width(lq.saturating_mul(4)).min(64)
-}
-
-/// Worst-case body bytes of one full unit of `plan`'s layout (`|x| <= max_abs`): a block
-/// (stage layout), or a head group's blocks and trailer (block-head layout; heads are levels,
-/// so their deltas obey the same bound as the blocks' deltas).
-fn worst_unit(plan: &Plan, max_abs: f64) -> usize {
-    let w = worst_width(plan, max_abs);
-    let block = payload_len(w, plan.block_size as usize);
-    match plan.head_group() {
-        0 => block,
-        g => block
-            .saturating_mul(g)
-            .saturating_add(bits::trailer_len(w, g)),
-    }
-}
-
-/// The run shape of `plan`.
-fn run_of(plan: &Plan) -> Run {
-    Run {
-        bs: plan.block_size.max(1) as usize,
-        group: plan.head_group(),
-        finite: plan.strict,
-    }
-}
-
 /// The largest archive `plan` can produce for inputs with `|x| <= max_abs` (at most
-/// [`max_compressed_len`]; usually far less): a buffer this long needs no sizing pass, and the
+/// [`super::max_compressed_len`]; usually far less): a buffer this long needs no sizing pass, and the
 /// parallel driver splits inside it.
 pub fn worst_len(plan: &Plan, max_abs: f64) -> usize {
-    let units = plan.blocks().div_ceil(run_of(plan).unit());
-    plan.payload_offset()
-        .saturating_add(units.saturating_mul(worst_unit(plan, max_abs)))
-        .saturating_add(plan.sums_len())
+    archive::worst_len(plan, max_abs)
 }
 
 #[inline]
@@ -405,7 +364,8 @@ fn copy_par<J: Join>(j: &J, to: &mut [u8], from: &[u8]) {
     }
 }
 
-/// Compresses with kernel `k`, ranges run by `j`: plan once, then [`compress_planned`].
+/// Compresses with kernel `k`, ranges run by `j`: plan once, then the archive writer's
+/// one-shot path ([`ArchiveWriter::write_all`]).
 pub(crate) fn compress<K: SzpKernel, T: SzpFloat, J: Join>(
     k: K,
     j: &J,
@@ -414,78 +374,7 @@ pub(crate) fn compress<K: SzpKernel, T: SzpFloat, J: Join>(
     out: &mut [u8],
 ) -> Result<usize, Error> {
     let (plan, max_abs) = plan(k, j, input, cfg)?;
-    compress_planned(k, j, &plan, max_abs, input, out)
-}
-
-/// Writes the archive of `input` under `plan` (`|x| <= max_abs`) into `out`: when `out` may be
-/// too small, a sizing pass first, so that nothing is written on failure; then the block
-/// ranges; the header last.
-pub(crate) fn compress_planned<K: SzpKernel, T: SzpFloat, J: Join>(
-    k: K,
-    j: &J,
-    plan: &Plan,
-    max_abs: f64,
-    input: &[T],
-    out: &mut [u8],
-) -> Result<usize, Error> {
-    let e = k.encoder(quant(plan, max_abs));
-    let run = run_of(plan);
-    let start = plan.payload_offset();
-    let fits = out.len() >= worst_len(plan, max_abs)
-        || max_compressed_len(input.len(), plan.block_size, T::DTYPE)
-            .is_some_and(|m| out.len() >= m);
-    let slen = plan.sums_len();
-    if !fits {
-        let total = start + payload_size(k, j, &e, run, input) + slen;
-        if out.len() < total {
-            return Err(Error::OutputTooSmall { needed: total });
-        }
-    }
-    let Some((head, body)) = out.split_at_mut_checked(start) else {
-        return Err(Error::OutputTooSmall { needed: start });
-    };
-    let Some((hdr, widths)) = head.split_at_mut_checked(HEADER_LEN) else {
-        return Err(Error::OutputTooSmall { needed: start });
-    };
-    // The chunk CRCs are written as their chunks are encoded, into the last `slen` bytes of
-    // `out`, which the payload cannot reach (`fits`, or the sizing pass above), then moved
-    // behind the payload.
-    let Some(at) = body.len().checked_sub(slen) else {
-        return Err(Error::OutputTooSmall {
-            needed: start + slen,
-        });
-    };
-    let (pay, tail) = body.split_at_mut(at);
-    let sums = Sums {
-        shift: plan.chunk_shift(),
-        u0: 0,
-        out: tail,
-    };
-    let ucost = worst_unit(plan, max_abs);
-    let len = encode_range(
-        k,
-        j,
-        &e,
-        run,
-        ucost,
-        input,
-        0,
-        start,
-        widths,
-        pay,
-        Some(sums),
-    )?;
-    // Move the CRCs down to `len` (<= `at`: the payload lies in `pay`), front to back, so the
-    // ranges may overlap; element-wise and checked, so no panic path is linked (firmware).
-    for i in 0..slen {
-        if let Some(&v) = body.get(at + i)
-            && let Some(d) = body.get_mut(len + i)
-        {
-            *d = v;
-        }
-    }
-    write_header(plan, hdr)?;
-    Ok(start + len + slen)
+    ArchiveWriter::for_token(&plan, max_abs).write_all_on(k, j, input, out)
 }
 
 /// Decodes the blocks whose width bytes are `widths` and whose body (payloads and head
@@ -619,7 +508,8 @@ pub(crate) fn decode_chunks<K: SzpKernel, T: SzpFloat, J: Join>(
     }
 }
 
-/// Decompresses an archive with kernel `k`, ranges run by `j`, checksums as `verify` says.
+/// Decompresses an archive with kernel `k`, ranges run by `j`, checksums as `verify` says:
+/// the archive reader ([`ArchiveReader`]) with every block in one batch.
 pub(crate) fn decompress<K: SzpKernel, T: SzpFloat, J: Join>(
     k: K,
     j: &J,
@@ -627,54 +517,7 @@ pub(crate) fn decompress<K: SzpKernel, T: SzpFloat, J: Join>(
     out: &mut [T],
     verify: Verify,
 ) -> Result<usize, Error> {
-    // Under verification the chunk walk in `decode_chunks` reads every length anyway, in
-    // cache, right before each chunk is decoded: the frame check leaves the body length to it
-    // (a block-head archive's trailers would otherwise be walked twice, the first time as a
-    // chain of cache misses). Without it, the whole structure is checked here.
-    let checked = verify == Verify::Checksums;
-    let view = blocks::parse_frame(archive, verify, !checked)?;
-    if view.header.dtype != T::DTYPE {
-        return Err(Error::DTypeMismatch);
-    }
-    let out = out
-        .get_mut(..view.n)
-        .ok_or(Error::OutputTooSmall { needed: view.n })?;
-    let run = Run {
-        bs: view.header.block_size.max(1) as usize,
-        group: view.header.head_group(),
-        finite: view.header.strict,
-    };
-    let eb = view.header.quant_eb;
-    if checked && view.header.version != FORMAT_VERSION_V1 {
-        let shift = view.header.chunk_shift;
-        let walked = decode_chunks(
-            k,
-            j,
-            eb,
-            run,
-            shift,
-            0,
-            view.widths,
-            view.payload,
-            view.sums,
-            out,
-        )
-        .and_then(|used| {
-            if used == view.payload.len() {
-                Ok(())
-            } else {
-                Err(Error::Corrupt("trailing bytes after the payload"))
-            }
-        });
-        // On failure, the structure check names what is wrong where it can (a truncated
-        // archive, trailing bytes) rather than the chunk CRC that its shifted sums broke.
-        if let Err(e) = walked {
-            return Err(blocks::body_error(&view).unwrap_or(e));
-        }
-    } else {
-        decode_range(k, j, eb, run, view.widths, view.payload, out)?;
-    }
-    Ok(view.n)
+    ArchiveReader::for_token(archive, verify)?.read_all_on(k, j, out)
 }
 
 // ---------------------------------------------------------------------------------------
@@ -706,7 +549,7 @@ pub fn compress_planned_on<T: SzpFloat, J: Join>(
     if plan.n != input.len() || plan.dtype != T::DTYPE {
         return Err(Error::Corrupt("plan is for another input"));
     }
-    on_path!(path, k => compress_planned(k, join, plan, max_abs, input, out))
+    ArchiveWriter::begin(path, plan, max_abs).write_all(join, input, out)
 }
 
 /// [`super::decompress`] on `path` with block ranges run by `join`.
@@ -732,7 +575,8 @@ pub fn decompress_verify_on<T: SzpFloat, J: Join>(
 }
 
 /// The plan of `input` (statistics pass on `path`, split by `join`) and a bound on `|x|`
-/// (the data's largest magnitude, or the configured `max_abs`): what [`encode_blocks`] needs.
+/// (the data's largest magnitude, or the configured `max_abs`): what
+/// [`ArchiveWriter::begin`] needs.
 pub fn plan_on<T: SzpFloat, J: Join>(
     path: Kernel,
     join: &J,
@@ -740,67 +584,6 @@ pub fn plan_on<T: SzpFloat, J: Join>(
     cfg: &Config,
 ) -> Result<(Plan, f64), Error> {
     on_path!(path, k => plan(k, join, input, cfg))
-}
-
-/// Encodes a run of whole blocks with a given plan into its final place: `input` holds the
-/// run's values (block `first_block` of the plan on), `widths` receives one width byte per
-/// block, and the payload is written at the start of `payload` (which must hold it;
-/// [`worst_len`]'s per-block share always does). Returns the payload length. `max_abs` bounds `|x|` (from
-/// [`plan_on`]). Errors name absolute element indices.
-#[allow(clippy::too_many_arguments)] // the run's plan, place in the input and place in the archive
-pub fn encode_blocks<T: SzpFloat, J: Join>(
-    path: Kernel,
-    join: &J,
-    plan: &Plan,
-    max_abs: f64,
-    input: &[T],
-    first_block: usize,
-    widths: &mut [u8],
-    payload: &mut [u8],
-) -> Result<usize, Error> {
-    let run = run_of(plan);
-    let bs = run.bs;
-    if widths.len() != input.len().div_ceil(bs) {
-        return Err(Error::OutputTooSmall {
-            needed: input.len().div_ceil(bs),
-        });
-    }
-    if !first_block.is_multiple_of(run.unit()) {
-        return Err(Error::Corrupt("block run does not start on a head group"));
-    }
-    let first = first_block.saturating_mul(bs);
-    on_path!(path, k => {
-        let e = k.encoder(quant(plan, max_abs));
-        let ucost = worst_unit(plan, max_abs);
-        encode_range(k, join, &e, run, ucost, input, first, 0, widths, payload, None)
-    })
-}
-
-/// Decodes a run of whole blocks into its final place: `widths` (each <= 64) and their
-/// body (payloads and, for the block-head layout, head trailers) back to back in `payload`,
-/// `block_size` values per block (the last may be shorter: `out.len()` decides), `head_group`
-/// blocks per head group (the header's [`super::Header::head_group`]; 0 for the stage layout;
-/// the run starts on a group boundary), quantizer bound `quant_eb` (the header's).
-#[allow(clippy::too_many_arguments)] // the run's archive fields and place
-pub fn decode_blocks<T: SzpFloat, J: Join>(
-    path: Kernel,
-    join: &J,
-    quant_eb: f64,
-    block_size: u32,
-    head_group: usize,
-    widths: &[u8],
-    payload: &[u8],
-    out: &mut [T],
-) -> Result<(), Error> {
-    let run = Run {
-        bs: block_size.max(1) as usize,
-        group: head_group.min(bits::HEAD_GROUP_MAX),
-        finite: true,
-    };
-    if widths.len() != out.len().div_ceil(run.bs) {
-        return Err(Error::Corrupt("width count differs from the block count"));
-    }
-    on_path!(path, k => decode_range(k, join, quant_eb, run, widths, payload, out))
 }
 
 #[cfg(test)]

@@ -34,17 +34,11 @@
 //! dependencies beyond `libm`; it is checked against zlib's check value and the Python
 //! reference vector in the tests.
 
+use super::archive::ArchiveWriter;
 use super::blocks::{self, Grid, Header};
 use super::engine::{self, Serial, on_path};
 use super::{Config, DType, Error, Kernel, MAX_BLOCK_SIZE, Mode, SzpFloat};
-#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
-use crate::arch::CpuFeatures;
-#[cfg(target_arch = "aarch64")]
-use crate::arch::aarch64::Neon;
-use crate::arch::generic::{Portable, Reference};
 use crate::arch::szp::{Run, SzpKernel};
-#[cfg(target_arch = "x86_64")]
-use crate::arch::x86_64::{Avx512Vbmi, Bmi2};
 
 /// Bytes of the FZM header for one stage and one buffer: 80 + 256 + 256.
 pub const FZM_HEADER_LEN: usize = 592;
@@ -108,15 +102,11 @@ fn write_on<K: SzpKernel, T: SzpFloat>(
 ) -> Result<usize, Error> {
     // The version 1 grid rule (tightening for the data's max|x|): `.fzm` output is unchanged.
     let (plan, max_abs) = engine::plan_grid(k, &Serial, input, cfg, Grid::Data)?;
-    let e = k.encoder(engine::quant(&plan, max_abs));
     let nb = plan.blocks();
-    let run = Run {
-        bs: plan.block_size as usize,
-        group: 0,
-        finite: plan.strict,
-    };
+    // The stage body (widths, then payload) is the archive layer's; the container is FZM's.
+    let writer = ArchiveWriter::for_token(&plan, max_abs);
     // Sizing pass (no writes): the exact stage output size.
-    let stage_len = nb + engine::payload_size(k, &Serial, &e, run, input);
+    let stage_len = writer.stage_body_len_on(k, input);
     if stage_len as u64 >= 1 << 32 {
         return Err(Error::Corrupt(
             "stage output of 4 GiB or more (FZM offsets are 32-bit)",
@@ -128,21 +118,8 @@ fn write_on<K: SzpKernel, T: SzpFloat>(
         .get_mut(..total)
         .ok_or(Error::OutputTooSmall { needed: total })?;
     let (hdr, body) = out.split_at_mut(FZM_HEADER_LEN);
-    let (widths, rest) = body.split_at_mut(nb);
-    let pos = engine::encode_range(
-        k,
-        &Serial,
-        &e,
-        run,
-        0,
-        input,
-        0,
-        FZM_HEADER_LEN + nb,
-        widths,
-        rest,
-        None,
-    )?;
-    if let Some(pad) = rest.get_mut(pos..) {
+    let pos = writer.stage_body_on(k, input, FZM_HEADER_LEN, body)?;
+    if let Some(pad) = body.get_mut(pos..) {
         pad.fill(0);
     }
 

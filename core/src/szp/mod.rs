@@ -68,6 +68,7 @@
 //! # Ok::<(), szp::Error>(())
 //! ```
 
+pub mod archive;
 pub mod blocks;
 pub mod engine;
 pub mod entropy;

@@ -8,12 +8,10 @@
 
 use core::marker::PhantomData;
 
-use super::blocks::{self, Plan, write_header};
+use super::archive::{ArchiveWriter, fixed_plan};
 use super::engine;
-use super::{Config, Error, Mode, SzpFloat};
-use crate::arch::generic::Reference;
-use crate::arch::szp::{BlockError, SzpKernel};
-use crate::bits::{self, HEAD_GROUP_MAX};
+use super::{Config, Error, Kernel, SzpFloat};
+use crate::bits::HEAD_GROUP_MAX;
 
 /// A streaming SZp encoder writing into a borrowed buffer. No allocation.
 ///
@@ -29,7 +27,9 @@ use crate::bits::{self, HEAD_GROUP_MAX};
 /// * An output buffer of [`StreamEncoder::max_len`] bytes for `n` and the config: the archive
 ///   never needs more, whatever the samples (within `max_abs`). It is far below the
 ///   data-independent [`super::max_compressed_len`], as the levels are bounded by
-///   `max_abs / (2·bound)`.
+///   `max_abs / (2·bound)`. The chunk CRCs are parked in the last [`super::Plan::sums_len`]
+///   bytes of the buffer as their chunks complete (computed from the bytes just written), so
+///   the payload may use all but those.
 ///
 /// The archive equals what [`super::compress`] writes for the same samples and config.
 ///
@@ -63,50 +63,32 @@ use crate::bits::{self, HEAD_GROUP_MAX};
 /// ```
 pub struct StreamEncoder<'a, T: SzpFloat> {
     out: &'a mut [u8],
-    plan: Plan,
-    max_abs: f64,
-    next_block: usize,
-    pos: usize,
+    /// The archive layer's writer, one block at a time into `out`.
+    writer: ArchiveWriter,
     /// The block-head layout: the heads of the current group's blocks so far.
     heads: [i64; HEAD_GROUP_MAX],
     _t: PhantomData<T>,
 }
 
 impl<'a, T: SzpFloat> StreamEncoder<'a, T> {
-    /// The plan of an archive of `n` values and its `max_abs`.
-    fn plan(n: usize, cfg: &Config) -> Result<(Plan, f64), Error> {
-        let (Mode::Abs, Some(max_abs)) = (cfg.mode, cfg.max_abs) else {
-            return Err(Error::StreamingNeedsAbsAndMaxAbs);
-        };
-        blocks::check_config(cfg)?;
-        let plan = blocks::resolve(T::DTYPE, cfg, n, 0.0, max_abs)?;
-        if max_abs / (2.0 * plan.quant_eb) >= crate::bits::LEVEL_LIMIT {
-            return Err(Error::LevelOverflow { index: 0 });
-        }
-        Ok((plan, max_abs))
-    }
-
     /// The largest archive of `n` values with `cfg` (ABS and `max_abs`, as for
     /// [`StreamEncoder::new`]): an output buffer this long always suffices. Every level is at
     /// most `L = max_abs/(2·eb') + 2` in magnitude, so every width at most `bits(4L)`.
     pub fn max_len(n: usize, cfg: &Config) -> Result<usize, Error> {
-        let (plan, max_abs) = Self::plan(n, cfg)?;
+        let (plan, max_abs) = fixed_plan::<T>(n, cfg)?;
         Ok(engine::worst_len(&plan, max_abs))
     }
 
     /// Starts an archive of `n` values in `out` (see the requirements above).
     pub fn new(out: &'a mut [u8], n: usize, cfg: &Config) -> Result<Self, Error> {
-        let (plan, max_abs) = Self::plan(n, cfg)?;
-        let start = plan.payload_offset();
-        if out.len() < start {
-            return Err(Error::OutputTooSmall { needed: start });
+        let (plan, max_abs) = fixed_plan::<T>(n, cfg)?;
+        let need = plan.payload_offset() + plan.sums_len();
+        if out.len() < need {
+            return Err(Error::OutputTooSmall { needed: need });
         }
         Ok(StreamEncoder {
             out,
-            plan,
-            max_abs,
-            next_block: 0,
-            pos: start,
+            writer: ArchiveWriter::begin(Kernel::Scalar, &plan, max_abs),
             heads: [0; HEAD_GROUP_MAX],
             _t: PhantomData,
         })
@@ -115,98 +97,19 @@ impl<'a, T: SzpFloat> StreamEncoder<'a, T> {
     /// The length the next block must have (`block_size`, or the remainder for the last one);
     /// 0 once every block is in.
     pub fn next_block_len(&self) -> usize {
-        self.plan.block_len(self.next_block)
+        self.writer.next_block_len()
     }
 
     /// Encodes the next block.
     pub fn push_block(&mut self, block: &[T]) -> Result<(), Error> {
-        let expected = self.next_block_len();
-        if expected == 0 {
-            return Err(Error::StreamState);
-        }
-        if block.len() != expected {
-            return Err(Error::BlockLength { expected });
-        }
-        let first = self.next_block * self.plan.block_size as usize;
-        for (i, x) in block.iter().enumerate() {
-            let v = x.to_f64();
-            if !v.is_finite() {
-                return Err(Error::NonFinite { index: first + i });
-            }
-            if v.abs() > self.max_abs {
-                return Err(Error::ValueOutOfRange { index: first + i });
-            }
-        }
-        // The width byte's slot lies before the payload written so far.
-        let slot = super::HEADER_LEN + self.next_block;
-        let (head, rest) = self
-            .out
-            .split_at_mut_checked(self.pos)
-            .ok_or(Error::OutputTooSmall { needed: self.pos })?;
-        let widths = head.get_mut(slot..slot + 1).ok_or(Error::StreamState)?;
-        let k = Reference::new();
-        let e = k.encoder(engine::quant(&self.plan, self.max_abs));
-        let group = self.plan.head_group();
-        let at = self.pos;
-        // The seed: 0, or (block-head layout) the block's head.
-        let (w, seed) = k
-            .encode_block(&e, block, group > 0, rest, &mut ())
-            .map_err(|err| match err {
-                BlockError::Violation(i) => Error::BoundViolated { index: first + i },
-                BlockError::Short(c) => Error::OutputTooSmall { needed: at + c },
-            })?;
-        if let Some(slot) = widths.first_mut() {
-            *slot = w;
-        }
-        let mut len = bits::payload_len(w, block.len());
-        if group > 0 {
-            // Park the head; after the group's last block (or the archive's), its trailer.
-            let j = self.next_block % group.max(1);
-            if let Some(h) = self.heads.get_mut(j) {
-                *h = seed;
-            }
-            if j + 1 == group || self.next_block + 1 == self.plan.blocks() {
-                let hs = self.heads.get(..j + 1).unwrap_or_default();
-                let dst = rest.get_mut(len..).unwrap_or_default();
-                len += bits::put_heads(hs, dst).map_err(|c| Error::OutputTooSmall {
-                    needed: at + len + c,
-                })?;
-            }
-        }
-        self.pos += len;
-        self.next_block += 1;
-        Ok(())
+        self.writer.push_block(block, &mut self.heads, self.out)
     }
 
-    /// Writes the chunk CRCs and the header and returns the archive length; every block must
-    /// have been pushed. `out` must hold the [`Plan::sums_len`] CRC bytes after the payload.
+    /// Writes the header (the chunk CRCs were written as their chunks completed, at the end
+    /// of `out`: they move behind the payload) and returns the archive length; every block
+    /// must have been pushed.
     pub fn finish(self) -> Result<usize, Error> {
-        if self.next_block != self.plan.blocks() {
-            return Err(Error::StreamState);
-        }
-        let slen = self.plan.sums_len();
-        let end = self.pos.saturating_add(slen);
-        let out = self
-            .out
-            .get_mut(..end)
-            .ok_or(Error::OutputTooSmall { needed: end })?;
-        let (body, sums) = out
-            .split_at_mut_checked(self.pos)
-            .ok_or(Error::StreamState)?;
-        let start = self.plan.payload_offset();
-        let (head, payload) = body.split_at_checked(start).ok_or(Error::StreamState)?;
-        let widths = head.get(super::HEADER_LEN..).unwrap_or(&[]);
-        blocks::seal_with(
-            widths,
-            payload,
-            self.plan.n,
-            self.plan.block_size as usize,
-            self.plan.chunk_shift(),
-            self.plan.head_group(),
-            sums,
-        );
-        write_header(&self.plan, out)?;
-        Ok(end)
+        self.writer.close_in(self.out)
     }
 }
 
