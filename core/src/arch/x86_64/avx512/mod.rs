@@ -1,5 +1,6 @@
 //! The AVX-512 VBMI leaf: PERNIX kernels and the SZp kernels (hand-written).
 
+pub(crate) mod ops;
 mod pernix;
 pub(crate) mod szp;
 
