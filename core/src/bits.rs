@@ -1,7 +1,10 @@
 //! The SZp number and bit-stream rules, each defined once: the quantizer and its
 //! reconstruction (spec §1.2, §1.7), zigzag (§1.4), the block width (§1.5) and the payload
-//! length of a block (§1.6). Every SZp kernel under [`crate::arch`] and every driver in
-//! [`crate::szp`] uses these functions; none restates them.
+//! length of a block (§1.6); and the bit I/O on them: a field of an LSB-first stream
+//! ([`field`]), a block's levels by unpack and prefix sum ([`unpack_levels`]), the bit writer
+//! ([`BitAcc`]) and the block-head trailers ([`put_heads`], [`read_heads`]). Every SZp kernel
+//! under [`crate::arch`], the archive driver and the compressed-domain operations in
+//! [`crate::szp`] use these functions; none restates them.
 
 use crate::types::SzpFloat;
 

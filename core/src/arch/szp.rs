@@ -106,7 +106,7 @@ pub(crate) trait SzpKernel: Copy + Send + Sync {
         s: &mut Self::Scratch,
     ) -> Result<u8, BlockError>;
     /// [`SzpKernel::encode`] of a run's block: its seed is 0, or with `heads` (the block-head
-    /// layout) its own first level, the head ([`bits::quantize`] of its first value); returns
+    /// layout) its own first level, the head ([`crate::bits::quantize`] of its first value); returns
     /// the width and the seed. The x86 SIMD leaves take the head from the first lane of their
     /// scan instead of quantizing it ahead of the scan (AVX2 +6 %, AVX-512 +1–2 % on etopo5 at
     /// 1e-3, as measured).

@@ -25,6 +25,17 @@
 //! `Σ cⱼ·decompress(aⱼ)` by at most that bound as well (see `docs/szp-archive.md`,
 //! "Compressed-domain operations", for the derivation).
 //!
+//! # Paths
+//!
+//! [`linear`] runs on [`Kernel::best`]; [`linear_on`] names the path. One or two inputs with
+//! coefficients ±1 take the AVX-512 combines on [`Kernel::Avx512`]
+//! (`arch::x86_64::avx512::ops`, behind its proof token); every other case and path, the
+//! portable scalar code, which is the AVX-512 kernels' reference (same bytes, same errors).
+//! [`linear_reference`] takes the exact per-element path for every block. The module's
+//! pieces: `input` (parsing, grid checks, chunk CRCs just ahead of the combine), `engine`
+//! (the chunk and run driver, head groups, CRC sealing), `block` (one block on each path) and
+//! `stats`; the bit I/O is the codec's own (`crate::bits`).
+//!
 //! # Errors, never panics or wraps
 //!
 //! Inputs that differ in a grid field are [`Error::OpsMismatch`] naming the field (`"dtype"`,
