@@ -8,9 +8,15 @@
 use crate::arch::x86_64::{Avx512Vbmi, avx512::ops as simd};
 use crate::bits::{BitAcc, field, payload_len, unzigzag, width, zigzag};
 
-use super::super::{DType, Error};
-use super::input::Term;
-use super::{CHUNK, LEVEL_LIMIT, MAX_BLOCK, MAX_TERMS};
+use super::super::{DType, Error, MAX_BLOCK_SIZE};
+use super::input::{LEVEL_LIMIT, MAX_TERMS, Term};
+
+/// Values per unpack chunk (the combined deltas of up to this many values at a time).
+pub(super) const CHUNK: usize = 512;
+
+/// The largest block: every block is combined into one zigzag scratch of this size, so its
+/// inputs are unpacked once (width and packing both read the scratch).
+const MAX_BLOCK: usize = MAX_BLOCK_SIZE as usize;
 
 /// How blocks are combined.
 #[derive(Clone, Copy)]

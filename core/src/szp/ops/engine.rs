@@ -7,10 +7,9 @@
 //! written; the header last.
 
 use super::super::blocks::{Plan, chunk_sum, write_header};
-use super::super::{Error, LAYOUT_HEADS, Layout, Mode};
-use super::MAX_TERMS;
+use super::super::{Error, HEADER_LEN, LAYOUT_HEADS, Layout, Mode};
 use super::block::{At, Grid, Out, Path, Scratch, one_block, pow2_below, recon_finite, type_max};
-use super::input::{self, Check, Opened, Term, out_head};
+use super::input::{self, Check, MAX_TERMS, Opened, Term, out_head};
 #[cfg(target_arch = "x86_64")]
 use crate::arch::x86_64::avx512::ops as simd;
 use crate::bits::{HEAD_GROUP_MAX, heads_width, put_heads, trailer_len};
@@ -139,7 +138,7 @@ impl<'t, 'a, 'g, 'o> Combiner<'t, 'a, 'g, 'o> {
                 t.c.unsigned_abs() as f64 * g.bs as f64 * pow2_below(w)
             })
             .sum();
-        let wpos = super::super::HEADER_LEN;
+        let wpos = HEADER_LEN;
         let pos = wpos.saturating_add(nb);
         let slen = plan.sums_len();
         let stash = buf.len().saturating_sub(slen);

@@ -3,9 +3,22 @@
 //! state while the combine walks it ([`Term`]).
 
 use super::super::blocks::{self, ArchiveView};
+use super::super::fzm::FZM_MAGIC;
 use super::super::{Error, FORMAT_VERSION_V1, LAYOUT_HEADS, Verify};
-use super::{FZM_UNSUPPORTED, LEVEL_LIMIT, MAX_TERMS};
 use crate::bits::{HEAD_GROUP_MAX, TrailerError, read_heads};
+
+/// Most archives one call of [`super::linear`] / [`super::sum`] combines (a fixed stack table
+/// per input).
+pub const MAX_TERMS: usize = 64;
+
+/// Result levels must stay below this magnitude (as the encoder's levels do).
+pub(super) const LEVEL_LIMIT: i128 = 1 << 62;
+
+/// The error for `.fzm` inputs: their SZpConfig records no requested bound or strict flag, so
+/// the result's bound could not be stated.
+pub(super) const FZM_UNSUPPORTED: Error = Error::OpsUnsupported {
+    what: ".fzm archives (decompress and recompress as fzpack .szp archives)",
+};
 
 /// One input's per-block view.
 #[derive(Clone, Copy)]
@@ -157,10 +170,7 @@ pub(super) fn open<'a>(
             what: "coefficient count",
         });
     }
-    if archives
-        .iter()
-        .any(|a| a.starts_with(&super::super::fzm::FZM_MAGIC))
-    {
+    if archives.iter().any(|a| a.starts_with(&FZM_MAGIC)) {
         return Err(FZM_UNSUPPORTED);
     }
     let first = blocks::parse_structure(a0, Verify::Checksums)?;

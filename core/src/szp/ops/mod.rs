@@ -86,26 +86,8 @@ mod engine;
 mod input;
 mod stats;
 
+pub use input::MAX_TERMS;
 pub use stats::{Stats, mean, min_max_levels, stats, value_sum};
-
-/// Most archives one call of [`linear`] / [`sum`] combines (a fixed stack table per input).
-pub const MAX_TERMS: usize = 64;
-
-/// Values per unpack chunk (the combined deltas of up to this many values at a time).
-const CHUNK: usize = 512;
-
-/// The largest block: every block is combined into one zigzag scratch of this size, so its
-/// inputs are unpacked once (width and packing both read the scratch).
-const MAX_BLOCK: usize = super::MAX_BLOCK_SIZE as usize;
-
-/// The error for `.fzm` inputs: their SZpConfig records no requested bound or strict flag, so
-/// the result's bound could not be stated.
-const FZM_UNSUPPORTED: Error = Error::OpsUnsupported {
-    what: ".fzm archives (decompress and recompress as fzpack .szp archives)",
-};
-
-/// Result levels must stay below this magnitude (as the encoder's levels do).
-const LEVEL_LIMIT: i128 = 1 << 62;
 
 /// Archive bytes that always suffice for the result of an operation on archives of `n` values
 /// and block size `block_size` (header, widths, 8 bytes per value); `None` on overflow or an

@@ -2,11 +2,10 @@
 //! materialized.
 
 use super::super::blocks;
+use super::super::fzm::FZM_MAGIC;
 use super::super::{DType, Error};
-use super::CHUNK;
-use super::FZM_UNSUPPORTED;
-use super::block::{recon_finite, unpack_combine};
-use super::input::trailer;
+use super::block::{CHUNK, recon_finite, unpack_combine};
+use super::input::{FZM_UNSUPPORTED, trailer};
 use crate::bits::{HEAD_GROUP_MAX, payload_len, read_heads};
 
 /// Compressed-domain statistics of one archive (levels decoded by prefix sum, no floats
@@ -53,7 +52,7 @@ impl Stats {
 
 /// [`Stats`] of one (untrusted) archive in one pass over its payload.
 pub fn stats(archive: &[u8]) -> Result<Stats, Error> {
-    if archive.starts_with(&super::super::fzm::FZM_MAGIC) {
+    if archive.starts_with(&FZM_MAGIC) {
         return Err(FZM_UNSUPPORTED);
     }
     let v = blocks::parse(archive)?;
