@@ -282,7 +282,9 @@ impl<'a> BitAcc<'a> {
     #[inline(always)]
     pub(crate) fn put(&mut self, v: u64, w: u32) {
         let fill = self.fill;
-        self.acc |= if fill == 64 { 0 } else { v << fill };
+        // `fill < 64` always (it is 0 at first and `nf − 64 < 64` or `nf < 64` after each
+        // call), so the shift keeps every bit of `v` that fits.
+        self.acc |= v.wrapping_shl(fill);
         let nf = fill + w;
         if nf >= 64 {
             if let Some(dst) = self.out.get_mut(self.pos..self.pos + 8) {
