@@ -1,7 +1,10 @@
 //! The SZp number and bit-stream rules, each defined once: the quantizer and its
 //! reconstruction (spec §1.2, §1.7), zigzag (§1.4), the block width (§1.5) and the payload
-//! length of a block (§1.6). Every SZp kernel under [`crate::arch`] and every driver in
-//! [`crate::szp`] uses these functions; none restates them.
+//! length of a block (§1.6); and the bit I/O on them: a field of an LSB-first stream
+//! ([`field`]), a block's levels by unpack and prefix sum ([`unpack_levels`]), the bit writer
+//! ([`BitAcc`]) and the block-head trailers ([`put_heads`], [`read_heads`]). Every SZp kernel
+//! under [`crate::arch`], the archive driver and the compressed-domain operations in
+//! [`crate::szp`] use these functions; none restates them.
 
 use crate::types::SzpFloat;
 
@@ -279,7 +282,9 @@ impl<'a> BitAcc<'a> {
     #[inline(always)]
     pub(crate) fn put(&mut self, v: u64, w: u32) {
         let fill = self.fill;
-        self.acc |= if fill == 64 { 0 } else { v << fill };
+        // `fill < 64` always (it is 0 at first and `nf − 64 < 64` or `nf < 64` after each
+        // call), so the shift keeps every bit of `v` that fits.
+        self.acc |= v.wrapping_shl(fill);
         let nf = fill + w;
         if nf >= 64 {
             if let Some(dst) = self.out.get_mut(self.pos..self.pos + 8) {
@@ -386,6 +391,94 @@ pub(crate) fn put_heads(heads: &[i64], out: &mut [u8]) -> Result<usize, usize> {
         acc.finish();
     }
     Ok(len)
+}
+
+/// Unpack + unzigzag + prefix sum (from `seed`) of one block into `q` (`payload` is exactly
+/// `ceil(len·w/8)` bytes, `1 <= w <= 64`).
+#[inline(always)]
+pub(crate) fn unpack_levels(payload: &[u8], w: u32, seed: i64, q: &mut [i64]) {
+    let mask = mask(w);
+    let mut acc = seed;
+    let mut done = 0usize;
+    if w <= 56 {
+        let wz = w as usize;
+        // Values whose 8-byte window lies inside the payload: one unaligned load each.
+        let safe = if payload.len() >= 8 {
+            ((payload.len() - 8) * 8 / wz + 1).min(q.len())
+        } else {
+            0
+        };
+        for (i, qi) in q.iter_mut().enumerate().take(safe) {
+            let bit = i * wz;
+            let mut b = [0u8; 8];
+            if let Some(src) = payload.get(bit / 8..bit / 8 + 8) {
+                b.copy_from_slice(src);
+            }
+            let v = (u64::from_le_bytes(b) >> (bit % 8)) & mask;
+            acc = acc.wrapping_add(unzigzag(v));
+            *qi = acc;
+        }
+        done = safe;
+    }
+    // The rest: read each value bytewise through a 128-bit window.
+    for (i, qi) in q.iter_mut().enumerate().skip(done) {
+        acc = acc.wrapping_add(unzigzag(field(payload, i, w)));
+        *qi = acc;
+    }
+}
+
+/// Why a head trailer ([`read_heads`]) cannot be read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum TrailerError {
+    /// Its width byte is above 64.
+    Width,
+    /// It ends before its fields do.
+    Truncated,
+}
+
+/// Reads the head trailer of `hs.len()` heads at the start of `src` into `hs` (the fields
+/// prefix-summed from 0); returns the trailer's length.
+#[inline(always)]
+pub(crate) fn read_heads(src: &[u8], hs: &mut [i64]) -> Result<usize, TrailerError> {
+    let (&hw, packed) = src.split_first().ok_or(TrailerError::Truncated)?;
+    if hw > 64 {
+        return Err(TrailerError::Width);
+    }
+    let plen = payload_len(hw, hs.len());
+    let fields = packed.get(..plen).ok_or(TrailerError::Truncated)?;
+    if hw == 0 {
+        hs.fill(0);
+    } else if hw <= 56 {
+        // Every field is one unaligned 8-byte load (no division, no bytewise tail: a group's
+        // heads are ~1 % of its values, but the SIMD block decoders spend well under a cycle
+        // per value): in place when 8 bytes follow the fields (the next group or the CRCs;
+        // bits past a field are masked off), else from a zero-padded copy (at most 32 fields of
+        // 56 bits: 224 bytes).
+        let mut buf = [0u8; 7 * HEAD_GROUP_MAX + 8];
+        let src = match packed.get(..plen + 8) {
+            Some(p) => p,
+            None => {
+                if let Some(d) = buf.get_mut(..plen) {
+                    d.copy_from_slice(fields);
+                }
+                &buf[..]
+            }
+        };
+        let (w, mask) = (usize::from(hw), mask(u32::from(hw)));
+        let mut acc = 0i64;
+        for (i, h) in hs.iter_mut().enumerate() {
+            let bit = i * w;
+            let mut b = [0u8; 8];
+            if let Some(s8) = src.get(bit / 8..bit / 8 + 8) {
+                b.copy_from_slice(s8);
+            }
+            acc = acc.wrapping_add(unzigzag((u64::from_le_bytes(b) >> (bit % 8)) & mask));
+            *h = acc;
+        }
+    } else {
+        unpack_levels(fields, u32::from(hw), 0, hs);
+    }
+    Ok(1 + plen)
 }
 
 #[cfg(test)]

@@ -46,6 +46,17 @@ pub fn linear_checked(archives: &[&[u8]], coeffs: &[i64]) -> Result<Vec<u8>, Err
     let mut reference = vec![0x5Au8; cap + 8];
     let f = ops::linear(archives, coeffs, &mut fast[..cap]);
     let r = ops::linear_reference(archives, coeffs, &mut reference[..cap]);
+    // The portable path (the scalar reference of the SIMD combines) writes what the fastest
+    // path writes.
+    let mut portable = vec![0x3Cu8; cap];
+    let p = ops::linear_on(szp::Kernel::Portable, archives, coeffs, &mut portable);
+    match (&f, &p) {
+        (Ok(a), Ok(b)) => assert!(
+            a == b && fast[..*a] == portable[..*b],
+            "fastest and portable paths differ"
+        ),
+        _ => assert_eq!(f, p, "fastest and portable paths differ"),
+    }
     assert!(
         fast[cap..].iter().all(|&b| b == 0xA5),
         "wrote past the output"

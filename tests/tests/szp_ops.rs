@@ -638,3 +638,101 @@ fn fzm_archives_are_refused() {
             .contains(".fzm")
     );
 }
+
+/// The AVX-512 combines against their scalar reference, the portable path
+/// (`ops::linear_on(Kernel::Portable, ..)`), byte for byte and error for error, on random
+/// archives: both layouts, both dtypes, block sizes with the run kernel's unrolled sizes and
+/// short last blocks, widths from 0 up past the 32-bit kernels' 24 (the 64-bit combine),
+/// coefficient pairs ±1, and outputs cut short at random lengths.
+#[test]
+fn avx512_combines_match_the_portable_path_on_random_archives() {
+    let mut s = 0x2545_f491_4f6c_dd1du64;
+    let mut next = move || {
+        s ^= s << 13;
+        s ^= s >> 7;
+        s ^= s << 17;
+        s
+    };
+    let probe = encode(&[1.0f32; 10], &Config::abs(1e-3)).unwrap();
+    if !szp::Kernel::Avx512.is_available() {
+        assert_eq!(
+            ops::linear_on(szp::Kernel::Avx512, &[&probe], &[1], &mut [0u8; 4096]),
+            Err(Error::UnsupportedPath)
+        );
+        println!("no AVX-512 VBMI on this CPU: its combines are not run (checked: unavailable)");
+        return;
+    }
+    let sizes = [1u32, 7, 32, 64, 100, 128, 129, 512, 4096];
+    // Blocks seen at widths up to 24 (the 32-bit kernels) and 25..=56 (the 64-bit combine).
+    let (mut narrow, mut wide) = (0usize, 0usize);
+    for case in 0..120u64 {
+        let bs = sizes[(next() % sizes.len() as u64) as usize];
+        let n = (next() % 9000) as usize;
+        // Noise relative to the bound sets the widths: 2^3 .. 2^45 levels.
+        let rough = 10f64.powi((next() % 14) as i32 - 13);
+        let layout = if case % 2 == 0 {
+            Layout::Heads
+        } else {
+            Layout::Fzgm
+        };
+        let cfg = Config::abs(1e-14f64.max(rough * 1e-3))
+            .with_block_size(bs)
+            .with_max_abs(4.0)
+            .with_layout(layout);
+        let noisy = |seed: u64| -> Vec<f64> {
+            field(n, seed, 1.0)
+                .iter()
+                .enumerate()
+                .map(|(i, x)| x + rough * 1e3 * ((i as f64 * 1.7 + seed as f64).sin()))
+                .collect()
+        };
+        let (a, b) = (noisy(next() % 1000), noisy(next() % 1000));
+        let (za, zb) = if case % 3 == 0 {
+            (encode(&to::<f32>(&a), &cfg), encode(&to::<f32>(&b), &cfg))
+        } else {
+            (encode(&a, &cfg), encode(&b, &cfg))
+        };
+        let (Ok(za), Ok(zb)) = (za, zb) else {
+            continue; // a bound below the f32 precision: not an ops case
+        };
+        for &w in szp::blocks::parse(&za).unwrap().widths {
+            match w {
+                0..=24 => narrow += 1,
+                25..=56 => wide += 1,
+                _ => {}
+            }
+        }
+        let cap = ops::max_output_len(n, bs).unwrap();
+        let cases: [(&[&[u8]], &[i64]); 6] = [
+            (&[&za, &zb], &[1, 1]),
+            (&[&za, &zb], &[1, -1]),
+            (&[&za, &zb], &[-1, 1]),
+            (&[&za], &[1]),
+            (&[&za], &[-1]),
+            (&[&zb, &za], &[-1, -1]),
+        ];
+        for (ars, cs) in cases {
+            let (mut x, mut y) = (vec![0u8; cap], vec![0u8; cap]);
+            let rx = ops::linear_on(szp::Kernel::Avx512, ars, cs, &mut x);
+            let ry = ops::linear_on(szp::Kernel::Portable, ars, cs, &mut y);
+            assert_eq!(rx, ry, "case {case}: bs {bs} n {n} {cs:?}: results differ");
+            let len = rx.unwrap();
+            assert!(
+                x[..len] == y[..len],
+                "case {case}: bs {bs} n {n} {cs:?}: bytes differ"
+            );
+            for _ in 0..3 {
+                let cut = (next() as usize) % (len + 1);
+                assert_eq!(
+                    ops::linear_on(szp::Kernel::Avx512, ars, cs, &mut x[..cut]),
+                    ops::linear_on(szp::Kernel::Portable, ars, cs, &mut y[..cut]),
+                    "case {case}: output of {cut} bytes"
+                );
+            }
+        }
+    }
+    assert!(
+        narrow > 1000 && wide > 1000,
+        "the archives must reach both kernels' widths ({narrow} narrow, {wide} wide blocks)"
+    );
+}

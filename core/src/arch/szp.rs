@@ -7,9 +7,9 @@
 //! Kernels work on one block at a time and know nothing of archives: the driver owns the
 //! layout (header, width bytes, payload offsets), the statistics/plan and the error values.
 
-use crate::arch::generic::szp::unpack_levels;
 use crate::bits::{
-    HEAD_GROUP_MAX, heads_width, payload_len, put_heads, quantize, trailer_len, unzigzag,
+    HEAD_GROUP_MAX, TrailerError, heads_width, payload_len, put_heads, quantize, read_heads,
+    trailer_len,
 };
 use crate::types::SzpFloat;
 
@@ -106,7 +106,7 @@ pub(crate) trait SzpKernel: Copy + Send + Sync {
         s: &mut Self::Scratch,
     ) -> Result<u8, BlockError>;
     /// [`SzpKernel::encode`] of a run's block: its seed is 0, or with `heads` (the block-head
-    /// layout) its own first level, the head ([`bits::quantize`] of its first value); returns
+    /// layout) its own first level, the head ([`crate::bits::quantize`] of its first value); returns
     /// the width and the seed. The x86 SIMD leaves take the head from the first lane of their
     /// scan instead of quantizing it ahead of the scan (AVX2 +6 %, AVX-512 +1–2 % on etopo5 at
     /// 1e-3, as measured).
@@ -220,6 +220,15 @@ pub(crate) enum DecodeError {
     Truncated,
 }
 
+impl From<TrailerError> for DecodeError {
+    fn from(e: TrailerError) -> Self {
+        match e {
+            TrailerError::Width => DecodeError::Width,
+            TrailerError::Truncated => DecodeError::Truncated,
+        }
+    }
+}
+
 /// The seed of a block starting with `x` (`heads`: the block-head layout, its first level).
 #[inline(always)]
 fn seed_of<T: SzpFloat>(heads: bool, x: &[T], eb: f64) -> i64 {
@@ -331,51 +340,6 @@ fn group_bytes(ws: &[u8], bs: usize, len: usize) -> Result<usize, DecodeError> {
         rem = rem.saturating_sub(bs);
     }
     Ok(bytes)
-}
-
-/// Reads the head trailer of `hs.len()` heads at the start of `src` into `hs` (the fields
-/// prefix-summed from 0); returns the trailer's length.
-#[inline(always)]
-fn read_heads(src: &[u8], hs: &mut [i64]) -> Result<usize, DecodeError> {
-    let (&hw, packed) = src.split_first().ok_or(DecodeError::Truncated)?;
-    if hw > 64 {
-        return Err(DecodeError::Width);
-    }
-    let plen = payload_len(hw, hs.len());
-    let fields = packed.get(..plen).ok_or(DecodeError::Truncated)?;
-    if hw == 0 {
-        hs.fill(0);
-    } else if hw <= 56 {
-        // Every field is one unaligned 8-byte load (no division, no bytewise tail: a group's
-        // heads are ~1 % of its values, but the SIMD block decoders spend well under a cycle
-        // per value): in place when 8 bytes follow the fields (the next group or the CRCs;
-        // bits past a field are masked off), else from a zero-padded copy (at most 32 fields of
-        // 56 bits: 224 bytes).
-        let mut buf = [0u8; 7 * HEAD_GROUP_MAX + 8];
-        let src = match packed.get(..plen + 8) {
-            Some(p) => p,
-            None => {
-                if let Some(d) = buf.get_mut(..plen) {
-                    d.copy_from_slice(fields);
-                }
-                &buf[..]
-            }
-        };
-        let (w, mask) = (usize::from(hw), crate::bits::mask(u32::from(hw)));
-        let mut acc = 0i64;
-        for (i, h) in hs.iter_mut().enumerate() {
-            let bit = i * w;
-            let mut b = [0u8; 8];
-            if let Some(s8) = src.get(bit / 8..bit / 8 + 8) {
-                b.copy_from_slice(s8);
-            }
-            acc = acc.wrapping_add(unzigzag((u64::from_le_bytes(b) >> (bit % 8)) & mask));
-            *h = acc;
-        }
-    } else {
-        unpack_levels(fields, u32::from(hw), 0, hs);
-    }
-    Ok(1 + plen)
 }
 
 /// The decode loop of one run (the stage layout: groups of one block, no trailer, seeds 0).

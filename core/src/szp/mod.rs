@@ -73,10 +73,7 @@ pub mod blocks;
 pub mod engine;
 pub mod entropy;
 pub mod fzm;
-// szp::ops predates the core's no-panic lints (its indexing is bounds-proved by its own
-// checks); its owner keeps it to the crate's other lints.
 mod kernel;
-#[allow(clippy::indexing_slicing, clippy::unwrap_used, clippy::panic)]
 pub mod ops;
 pub mod scalar;
 mod stream;

@@ -17,7 +17,9 @@
 
 use super::{Portable, Reference};
 use crate::arch::szp::{BUF, BlockError, Quant, Stats, SzpKernel, block_methods};
-use crate::bits::{self, BitAcc, payload_len, quantize, reconstruct, unzigzag, zigzag};
+use crate::bits::{
+    self, BitAcc, payload_len, quantize, reconstruct, unpack_levels, unzigzag, zigzag,
+};
 use crate::types::SzpFloat;
 
 // ---------------------------------------------------------------------------------------
@@ -437,40 +439,6 @@ pub(crate) fn pack(u: &[u64], w: u32, out: &mut [u8], scratch: &mut [i64]) {
         bits.put(v, w);
     }
     bits.finish();
-}
-
-/// Unpack + unzigzag + prefix sum (from `seed`) of one block into `q` (`payload` is exactly
-/// `ceil(len·w/8)` bytes, `1 <= w <= 64`).
-#[inline(always)]
-pub(crate) fn unpack_levels(payload: &[u8], w: u32, seed: i64, q: &mut [i64]) {
-    let mask = bits::mask(w);
-    let mut acc = seed;
-    let mut done = 0usize;
-    if w <= 56 {
-        let wz = w as usize;
-        // Values whose 8-byte window lies inside the payload: one unaligned load each.
-        let safe = if payload.len() >= 8 {
-            ((payload.len() - 8) * 8 / wz + 1).min(q.len())
-        } else {
-            0
-        };
-        for (i, qi) in q.iter_mut().enumerate().take(safe) {
-            let bit = i * wz;
-            let mut b = [0u8; 8];
-            if let Some(src) = payload.get(bit / 8..bit / 8 + 8) {
-                b.copy_from_slice(src);
-            }
-            let v = (u64::from_le_bytes(b) >> (bit % 8)) & mask;
-            acc = acc.wrapping_add(unzigzag(v));
-            *qi = acc;
-        }
-        done = safe;
-    }
-    // The rest: read each value bytewise through a 128-bit window.
-    for (i, qi) in q.iter_mut().enumerate().skip(done) {
-        acc = acc.wrapping_add(unzigzag(bits::field(payload, i, w)));
-        *qi = acc;
-    }
 }
 
 /// Min, max and the non-finite flag in 16 branch-free lanes (vectorizes).

@@ -1,5 +1,7 @@
-//! The AVX-512 VBMI leaf: PERNIX kernels and the SZp kernels (hand-written).
+//! The AVX-512 VBMI leaf: PERNIX kernels, the SZp kernels and the combines of the
+//! compressed-domain operations (hand-written).
 
+pub(crate) mod ops;
 mod pernix;
 pub(crate) mod szp;
 
