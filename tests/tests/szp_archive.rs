@@ -374,3 +374,44 @@ fn stream_encoder_seals_every_chunk_as_one_shot_does() {
         }
     }
 }
+
+/// The worst-case length (`StreamEncoder::max_len`, `engine::worst_len`) charges a short
+/// block-head archive for its own blocks and head trailers, not for a whole head group, and
+/// stays an upper bound: the widest data within `max_abs` (alternating extremes, a jump at
+/// every head) fits a buffer of exactly that length, for every length up to a few groups.
+#[test]
+fn worst_len_is_tight_for_short_block_head_archives_and_still_an_upper_bound() {
+    use fzpack_core::szp::StreamEncoder;
+    let base = Config::abs(1e-3).with_max_abs(8.0);
+    let heads = StreamEncoder::<f32>::max_len(1024, &base.with_layout(Layout::Heads)).unwrap();
+    let stage = StreamEncoder::<f32>::max_len(1024, &base.with_layout(Layout::Fzgm)).unwrap();
+    // 8 blocks: one trailer of 8 heads (a width byte and at most 8 bytes a head) on top.
+    assert!(
+        heads <= stage + 1 + 8 * 8,
+        "heads {heads} against stage {stage}"
+    );
+    for layout in [Layout::Heads, Layout::Fzgm] {
+        for bs in [8u32, 128] {
+            let cfg = base.with_layout(layout).with_block_size(bs);
+            for n in [1usize, 7, 8, 9, 100, 255, 256, 257, 300, 1000, 5000] {
+                let x: Vec<f32> = (0..n)
+                    .map(|i| if (i / 3) % 2 == 0 { 8.0 } else { -8.0 } * if i % 5 == 0 { 1.0 } else { 0.999 })
+                    .collect();
+                let cap = StreamEncoder::<f32>::max_len(n, &cfg).unwrap();
+                assert_eq!(
+                    cap,
+                    engine::worst_len(&fzpack_core::szp::blocks::plan(&x, &cfg).unwrap(), 8.0)
+                );
+                let mut out = vec![0u8; cap];
+                let len = fzpack_core::szp::compress(&x, &cfg, &mut out)
+                    .unwrap_or_else(|e| panic!("{layout:?} bs {bs} n {n}: {e}"));
+                assert!(len <= cap);
+                let mut enc = StreamEncoder::<f32>::new(&mut out, n, &cfg).unwrap();
+                for b in x.chunks(bs as usize) {
+                    enc.push_block(b).unwrap();
+                }
+                assert_eq!(enc.finish().unwrap(), len, "{layout:?} bs {bs} n {n}");
+            }
+        }
+    }
+}

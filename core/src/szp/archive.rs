@@ -123,11 +123,34 @@ pub(crate) fn worst_unit(plan: &Plan, max_abs: f64) -> usize {
     }
 }
 
-/// The largest archive `plan` can produce for inputs with `|x| <= max_abs`.
+/// The largest archive `plan` can produce for inputs with `|x| <= max_abs`: every block at the
+/// worst width (the last one at its own length) and, in the block-head layout, every group's
+/// trailer at that width (the last group with its own block count), so a short archive is not
+/// charged for a whole head group.
 pub(crate) fn worst_len(plan: &Plan, max_abs: f64) -> usize {
-    let units = plan.blocks().div_ceil(run_of(plan).unit());
+    let w = worst_width(plan, max_abs);
+    let nb = plan.blocks();
+    let full = bits::payload_len(w, plan.block_size as usize);
+    let last = nb
+        .checked_sub(1)
+        .map_or(0, |b| bits::payload_len(w, plan.block_len(b)));
+    let mut body = nb
+        .saturating_sub(1)
+        .saturating_mul(full)
+        .saturating_add(last);
+    let g = plan.head_group();
+    if g > 0 {
+        let rest = nb % g;
+        body = body
+            .saturating_add((nb / g).saturating_mul(bits::trailer_len(w, g)))
+            .saturating_add(if rest > 0 {
+                bits::trailer_len(w, rest)
+            } else {
+                0
+            });
+    }
     plan.payload_offset()
-        .saturating_add(units.saturating_mul(worst_unit(plan, max_abs)))
+        .saturating_add(body)
         .saturating_add(plan.sums_len())
 }
 
