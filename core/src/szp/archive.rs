@@ -29,7 +29,7 @@
 //! payload.
 
 use super::blocks::{self, ArchiveView, Grid, Header, Plan, chunk_sum, put_le32, write_header};
-use super::engine::{self, Join, Sums, on_path};
+use super::ranges::{self, Join, Sums, on_path};
 use super::{Config, Error, FORMAT_VERSION_V1, HEADER_LEN, Kernel, Mode, SzpFloat, Verify};
 use crate::arch::generic::Reference;
 use crate::arch::szp::{BlockError, Run, SzpKernel};
@@ -180,7 +180,7 @@ fn shifted(e: Error, by: usize) -> Error {
 
 impl ArchiveWriter {
     /// A writer of the archive `plan` describes (`|x| <= max_abs`: from
-    /// [`engine::plan_on`]), encoding on `kernel`.
+    /// [`super::engine::plan_on`]), encoding on `kernel`.
     pub fn begin(kernel: Kernel, plan: &Plan, max_abs: f64) -> ArchiveWriter {
         ArchiveWriter {
             kernel,
@@ -314,7 +314,7 @@ impl ArchiveWriter {
                     .with_max_abs(self.max_abs)
             };
             let (p, _) =
-                engine::plan(k, join, values, &cfg).map_err(|e| shifted(e, self.values))?;
+                ranges::plan(k, join, values, &cfg).map_err(|e| shifted(e, self.values))?;
             if p.quant_eb.to_bits() != self.plan.quant_eb.to_bits() {
                 return Err(Error::Corrupt("a batch planned another quantizer bound"));
             }
@@ -327,14 +327,14 @@ impl ArchiveWriter {
         let sums = sums
             .get_mut(..slen)
             .ok_or(Error::OutputTooSmall { needed: slen })?;
-        let e = k.encoder(engine::quant(&self.plan, self.max_abs));
+        let e = k.encoder(ranges::quant(&self.plan, self.max_abs));
         let ucost = worst_unit(&self.plan, self.max_abs);
         let s = Sums {
             shift,
             u0: (self.block >> shift.min(31)) as u32,
             out: sums,
         };
-        let len = engine::encode_range(
+        let len = ranges::encode_range(
             k,
             join,
             &e,
@@ -419,7 +419,7 @@ impl ArchiveWriter {
         if self.block != 0 || plan.n != input.len() || plan.dtype != T::DTYPE {
             return Err(Error::Corrupt("plan is for another input"));
         }
-        let e = k.encoder(engine::quant(plan, self.max_abs));
+        let e = k.encoder(ranges::quant(plan, self.max_abs));
         let run = run_of(plan);
         let start = plan.payload_offset();
         let fits = out.len() >= worst_len(plan, self.max_abs)
@@ -427,7 +427,7 @@ impl ArchiveWriter {
                 .is_some_and(|m| out.len() >= m);
         let slen = plan.sums_len();
         if !fits {
-            let total = start + engine::payload_size(k, j, &e, run, input) + slen;
+            let total = start + ranges::payload_size(k, j, &e, run, input) + slen;
             if out.len() < total {
                 return Err(Error::OutputTooSmall { needed: total });
             }
@@ -453,7 +453,7 @@ impl ArchiveWriter {
             out: tail,
         };
         let ucost = worst_unit(plan, self.max_abs);
-        let len = engine::encode_range(
+        let len = ranges::encode_range(
             k,
             j,
             &e,
@@ -484,7 +484,7 @@ impl ArchiveWriter {
         body: &mut [u8],
     ) -> Result<usize, Error> {
         let plan = &self.plan;
-        let e = k.encoder(engine::quant(plan, self.max_abs));
+        let e = k.encoder(ranges::quant(plan, self.max_abs));
         let run = Run {
             group: 0,
             ..run_of(plan)
@@ -493,9 +493,9 @@ impl ArchiveWriter {
         let (widths, payload) = body
             .split_at_mut_checked(nb)
             .ok_or(Error::OutputTooSmall { needed: base + nb })?;
-        let pos = engine::encode_range(
+        let pos = ranges::encode_range(
             k,
-            &engine::Serial,
+            &ranges::Serial,
             &e,
             run,
             0,
@@ -512,13 +512,13 @@ impl ArchiveWriter {
     /// The body length [`ArchiveWriter::stage_body_on`] writes (the sizing pass alone).
     pub(crate) fn stage_body_len_on<K: SzpKernel, T: SzpFloat>(self, k: K, input: &[T]) -> usize {
         let plan = &self.plan;
-        let e = k.encoder(engine::quant(plan, self.max_abs));
+        let e = k.encoder(ranges::quant(plan, self.max_abs));
         let run = Run {
             group: 0,
             ..run_of(plan)
         };
         plan.blocks()
-            .saturating_add(engine::payload_size(k, &engine::Serial, &e, run, input))
+            .saturating_add(ranges::payload_size(k, &ranges::Serial, &e, run, input))
     }
 
     /// One-buffer streaming: encodes the next block (its values validated: finite and
@@ -565,7 +565,7 @@ impl ArchiveWriter {
         let slot = HEADER_LEN + self.block;
         let width = head.get_mut(slot..slot + 1).ok_or(Error::StreamState)?;
         let k = Reference::new();
-        let e = k.encoder(engine::quant(&self.plan, self.max_abs));
+        let e = k.encoder(ranges::quant(&self.plan, self.max_abs));
         let group = self.plan.head_group();
         let needed = |c: usize| Error::OutputTooSmall {
             needed: at + c + slen,
@@ -817,7 +817,7 @@ impl<'a> ArchiveReader<'a> {
         let eb = h.quant_eb;
         if self.checked {
             let walked =
-                engine::decode_chunks(k, j, eb, run, h.chunk_shift, u0, ws, rest, sums, out)
+                ranges::decode_chunks(k, j, eb, run, h.chunk_shift, u0, ws, rest, sums, out)
                     .and_then(|used| {
                         if last && used != rest.len() {
                             Err(Error::Corrupt("trailing bytes after the payload"))
@@ -837,7 +837,7 @@ impl<'a> ArchiveReader<'a> {
                 blocks::body_len(ws, run.bs, out.len(), run.group, rest)?
             };
             let p = rest.get(..len).ok_or(Error::Truncated)?;
-            engine::decode_range(k, j, eb, run, ws, p, out)?;
+            ranges::decode_range(k, j, eb, run, ws, p, out)?;
             Ok(len)
         }
     }

@@ -36,7 +36,7 @@
 
 use super::archive::ArchiveWriter;
 use super::blocks::{self, Grid, Header};
-use super::engine::{self, Serial, on_path};
+use super::ranges::{self, Serial, on_path};
 use super::{Config, DType, Error, Kernel, MAX_BLOCK_SIZE, Mode, SzpFloat};
 use crate::arch::szp::{Run, SzpKernel};
 
@@ -101,7 +101,7 @@ fn write_on<K: SzpKernel, T: SzpFloat>(
     out: &mut [u8],
 ) -> Result<usize, Error> {
     // The version 1 grid rule (tightening for the data's max|x|): `.fzm` output is unchanged.
-    let (plan, max_abs) = engine::plan_grid(k, &Serial, input, cfg, Grid::Data)?;
+    let (plan, max_abs) = ranges::plan_grid(k, &Serial, input, cfg, Grid::Data)?;
     let nb = plan.blocks();
     // The stage body (widths, then payload) is the archive layer's; the container is FZM's.
     let writer = ArchiveWriter::for_token(&plan, max_abs);
@@ -383,7 +383,7 @@ pub fn read<T: SzpFloat>(archive: &[u8], out: &mut [T]) -> Result<usize, Error> 
         group: 0,
         finite: true,
     };
-    on_path!(Kernel::best(), k => engine::decode_range(k, &Serial, eb, run, widths, payload, out))?;
+    on_path!(Kernel::best(), k => ranges::decode_range(k, &Serial, eb, run, widths, payload, out))?;
     Ok(n)
 }
 

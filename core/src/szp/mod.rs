@@ -75,6 +75,7 @@ pub mod entropy;
 pub mod fzm;
 mod kernel;
 pub mod ops;
+mod ranges;
 pub mod scalar;
 mod stream;
 
