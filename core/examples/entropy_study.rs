@@ -116,36 +116,16 @@ fn study<T: SzpFloat>(x: &[T], row: usize, rel: f64) -> Result<Row, String> {
     let mut levels = vec![0i64; CHUNK];
     let mut scratch = vec![0u8; entropy::encode_buffer_len(CHUNK)];
     let (mut coded, mut ends) = (Vec::with_capacity(bytes * 2), Vec::with_capacity(nch));
-    encode_all(
-        x,
-        &plan,
-        0,
-        &mut levels,
-        &mut scratch,
-        &mut coded,
-        &mut ends,
-    )?;
+    // One encoder over the shared buffers; `coded` is passed in so that its length can be read
+    // between runs.
+    let mut enc = |row: usize, coded: &mut Vec<u8>| {
+        encode_all(x, &plan, row, &mut levels, &mut scratch, coded, &mut ends)
+    };
+    enc(0, &mut coded)?;
     let ent1d_len = szp::HEADER_LEN + coded.len() + 8 * nch;
-    encode_all(
-        x,
-        &plan,
-        row,
-        &mut levels,
-        &mut scratch,
-        &mut coded,
-        &mut ends,
-    )?;
+    enc(row, &mut coded)?;
     let enc_t = best(|| {
-        encode_all(
-            x,
-            &plan,
-            row,
-            &mut levels,
-            &mut scratch,
-            &mut coded,
-            &mut ends,
-        )
-        .expect("encode");
+        enc(row, &mut coded).expect("encode");
         black_box(&coded);
     });
     // The coder alone: levels of the whole field in advance, each chunk coded into the scratch.
