@@ -1102,6 +1102,15 @@ mod tests {
         }
     }
 
+    /// Fills `q` with a walk from `start`: each value is the last plus `step()`.
+    fn walk(q: &mut [i64], start: i64, mut step: impl FnMut() -> i64) {
+        let mut acc = start;
+        for x in q.iter_mut() {
+            acc = acc.wrapping_add(step());
+            *x = acc;
+        }
+    }
+
     /// Encodes, checks the size bound and the exact round trip; returns the coded length.
     fn round_trip(levels: &[i64]) -> usize {
         round_trip_mode(levels).0
@@ -1172,18 +1181,16 @@ mod tests {
             let scale = rng.below(64) as u32;
             let outliers = rng.below(50);
             let zeros = rng.below(100);
-            let mut acc = rng.next() as i64 >> rng.below(64);
-            for x in q[..n].iter_mut() {
-                let d = if rng.below(100) < zeros {
+            let start = rng.next() as i64 >> rng.below(64);
+            walk(&mut q[..n], start, || {
+                if rng.below(100) < zeros {
                     0
                 } else if rng.below(1000) < outliers {
                     rng.next() as i64
                 } else {
                     (rng.next() >> (63 - scale.min(62))) as i64 - (1i64 << scale.min(62) >> 1)
-                };
-                acc = acc.wrapping_add(d);
-                *x = acc;
-            }
+                }
+            });
             if case % 3 == 0 {
                 // integrate once more: a curved signal, where order 2 predicts better
                 let mut s = 0i64;
@@ -1223,13 +1230,13 @@ mod tests {
         // 97 % zero residuals, the rest ±1..3: entropy ~0.25 bits; a fixed width needs 3.
         let mut rng = Rng(99);
         let mut q = [0i64; N];
-        let mut acc = 1_000_000i64;
-        for x in q.iter_mut() {
+        walk(&mut q, 1_000_000, || {
             if rng.below(100) >= 97 {
-                acc += rng.below(7) as i64 - 3;
+                rng.below(7) as i64 - 3
+            } else {
+                0
             }
-            *x = acc;
-        }
+        });
         let mut coded = [0u8; CAP];
         let len = encode_chunk(&q, &mut coded).unwrap();
         assert_eq!(coded[0], MODE_RANS);
@@ -1247,11 +1254,7 @@ mod tests {
         // row, order 1 and 2 see the row profile.
         let mut rng = Rng(21);
         let mut row_profile = [0i64; 64];
-        let mut acc = 0i64;
-        for v in row_profile.iter_mut() {
-            acc += rng.below(41) as i64 - 20;
-            *v = acc;
-        }
+        walk(&mut row_profile, 0, || rng.below(41) as i64 - 20);
         let mut q = [0i64; N];
         for (k, x) in q.iter_mut().enumerate() {
             *x = row_profile[k % 64] + 3 * (k / 64) as i64;
@@ -1287,11 +1290,7 @@ mod tests {
     fn short_outputs_are_errors_not_overruns() {
         let mut rng = Rng(11);
         let mut q = [0i64; 300];
-        let mut acc = 0i64;
-        for x in q.iter_mut() {
-            acc += rng.below(9) as i64 - 4;
-            *x = acc;
-        }
+        walk(&mut q, 0, || rng.below(9) as i64 - 4);
         let mut full = [0u8; 4000];
         let len = encode_chunk(&q, &mut full).unwrap();
         for cap in 0..len {
@@ -1314,15 +1313,13 @@ mod tests {
     fn damaged_chunks_are_errors_or_other_levels_never_panics() {
         let mut rng = Rng(3);
         let mut q = [0i64; 257];
-        let mut acc = 0i64;
-        for x in q.iter_mut() {
-            acc += if rng.below(10) == 0 {
+        walk(&mut q, 0, || {
+            if rng.below(10) == 0 {
                 rng.below(1 << 20) as i64
             } else {
                 rng.below(3) as i64 - 1
-            };
-            *x = acc;
-        }
+            }
+        });
         damage(&q, 0);
         // rows of 16 that repeat with small changes and jumps: the plane predictor
         for i in 16..257 {
