@@ -58,22 +58,19 @@ fn mutate_all(seeds: &[Vec<u8>], rounds: usize, mut check: impl FnMut(&[u8])) ->
     n
 }
 
+/// The seeds of `target` and 500 mutations of each through `check`; prints the count.
+fn run_target(target: &str, check: impl FnMut(&[u8])) {
+    let seeds = corpus(target);
+    let n = mutate_all(&seeds, 500, check);
+    println!("{target}: {} seeds, {n} mutations checked", seeds.len());
+}
+
 #[test]
 fn pnx_stream_decode_properties() {
-    let seeds = corpus("pnx_stream_decode");
-    let n = mutate_all(&seeds, 500, fzpack_cli::checks::pnx_stream);
-    println!(
-        "pnx_stream_decode: {} seeds, {n} mutations checked",
-        seeds.len()
-    );
+    run_target("pnx_stream_decode", fzpack_cli::checks::pnx_stream);
 }
 
 #[test]
 fn cli_container_properties() {
-    let seeds = corpus("cli_container");
-    let n = mutate_all(&seeds, 500, fzpack_cli::checks::container);
-    println!(
-        "cli_container: {} seeds, {n} mutations checked",
-        seeds.len()
-    );
+    run_target("cli_container", fzpack_cli::checks::container);
 }
