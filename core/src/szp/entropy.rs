@@ -1103,12 +1103,19 @@ mod tests {
     }
 
     /// Fills `q` with a walk from `start`: each value is the last plus `step()`.
-    fn walk(q: &mut [i64], start: i64, mut step: impl FnMut() -> i64) {
+    fn walk_into(q: &mut [i64], start: i64, mut step: impl FnMut() -> i64) {
         let mut acc = start;
         for x in q.iter_mut() {
             acc = acc.wrapping_add(step());
             *x = acc;
         }
+    }
+
+    /// [`walk_into`] a new array.
+    fn walk<const L: usize>(start: i64, step: impl FnMut() -> i64) -> [i64; L] {
+        let mut q = [0i64; L];
+        walk_into(&mut q, start, step);
+        q
     }
 
     /// Encodes, checks the size bound and the exact round trip; returns the coded length.
@@ -1182,7 +1189,7 @@ mod tests {
             let outliers = rng.below(50);
             let zeros = rng.below(100);
             let start = rng.next() as i64 >> rng.below(64);
-            walk(&mut q[..n], start, || {
+            walk_into(&mut q[..n], start, || {
                 if rng.below(100) < zeros {
                     0
                 } else if rng.below(1000) < outliers {
@@ -1229,8 +1236,7 @@ mod tests {
     fn smooth_chunks_code_below_one_bit_per_value() {
         // 97 % zero residuals, the rest ±1..3: entropy ~0.25 bits; a fixed width needs 3.
         let mut rng = Rng(99);
-        let mut q = [0i64; N];
-        walk(&mut q, 1_000_000, || {
+        let q: [i64; N] = walk(1_000_000, || {
             if rng.below(100) >= 97 {
                 rng.below(7) as i64 - 3
             } else {
@@ -1253,8 +1259,7 @@ mod tests {
         // q = a(i) + b(j) on 64-wide rows: the plane residual is 0 everywhere past the first
         // row, order 1 and 2 see the row profile.
         let mut rng = Rng(21);
-        let mut row_profile = [0i64; 64];
-        walk(&mut row_profile, 0, || rng.below(41) as i64 - 20);
+        let row_profile: [i64; 64] = walk(0, || rng.below(41) as i64 - 20);
         let mut q = [0i64; N];
         for (k, x) in q.iter_mut().enumerate() {
             *x = row_profile[k % 64] + 3 * (k / 64) as i64;
@@ -1289,8 +1294,7 @@ mod tests {
     #[test]
     fn short_outputs_are_errors_not_overruns() {
         let mut rng = Rng(11);
-        let mut q = [0i64; 300];
-        walk(&mut q, 0, || rng.below(9) as i64 - 4);
+        let q: [i64; 300] = walk(0, || rng.below(9) as i64 - 4);
         let mut full = [0u8; 4000];
         let len = encode_chunk(&q, &mut full).unwrap();
         for cap in 0..len {
@@ -1312,8 +1316,7 @@ mod tests {
     #[test]
     fn damaged_chunks_are_errors_or_other_levels_never_panics() {
         let mut rng = Rng(3);
-        let mut q = [0i64; 257];
-        walk(&mut q, 0, || {
+        let mut q: [i64; 257] = walk(0, || {
             if rng.below(10) == 0 {
                 rng.below(1 << 20) as i64
             } else {
