@@ -290,21 +290,8 @@ fn bench_json_and_plot() {
     let rows: serde_json::Value = serde_json::from_slice(&o.stdout).expect("valid JSON");
     let rows = rows.as_array().unwrap();
     assert!(!rows.is_empty());
-    let keys = [
-        "file",
-        "codec",
-        "path",
-        "setting",
-        "ratio",
-        "bits_per_value",
-        "max_abs_err",
-        "bound",
-        "psnr_db",
-        "compress_gbps",
-        "decompress_gbps",
-    ];
     for r in rows {
-        for k in keys {
+        for k in BENCH_KEYS {
             assert!(r.get(k).is_some(), "missing {k} in {r}");
         }
         assert_eq!(r["file"], "small_40x50.f32");

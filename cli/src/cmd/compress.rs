@@ -281,14 +281,14 @@ fn raw_count(nm: &str, len: usize, dtype: DType) -> Result<usize, Fail> {
     Ok(len / dtype.size())
 }
 
-/// `--dims` checked against the value count.
-fn check_dims(nm: &str, dims: &[usize], n: usize) -> Result<(), Fail> {
+/// `--dims` checked against the value count `n` that `has` (the input, the archive) holds.
+pub(crate) fn check_dims(nm: &str, dims: &[usize], n: usize, has: &str) -> Result<(), Fail> {
     let prod = dims.iter().try_fold(1usize, |a, &d| a.checked_mul(d));
     if prod != Some(n) {
         return Err(Fail::new(
             Kind::Input,
             format!(
-                "{nm}: --dims {} holds {} values but the input has {n}",
+                "{nm}: --dims {} holds {} values but the {has} has {n}",
                 npy::shape_str(dims),
                 prod.map_or("too many".to_string(), |p| p.to_string())
             ),
@@ -395,7 +395,7 @@ pub fn run(a: CompressArgs) -> Result<(), Fail> {
             let dtype = raw_dtype(&a)?;
             let n = raw_count(&nm, bytes.len(), dtype)?;
             if let Some(d) = &dims {
-                check_dims(&nm, d, n)?;
+                check_dims(&nm, d, n, "input")?;
             }
             (dtype, n, dims.clone())
         }

@@ -82,17 +82,7 @@ pub fn run(a: DecompressArgs) -> Result<(), Fail> {
         let n = usize::try_from(summary.n)
             .map_err(|_| Fail::new(Kind::Input, format!("{nm}: too many values")))?;
         let shape = dims.unwrap_or_else(|| vec![n]);
-        let prod = shape.iter().try_fold(1usize, |a, &d| a.checked_mul(d));
-        if prod != Some(n) {
-            return Err(Fail::new(
-                Kind::Input,
-                format!(
-                    "{nm}: --dims {} holds {} values but the archive has {n}",
-                    npy::shape_str(&shape),
-                    prod.map_or("too many".to_string(), |p| p.to_string())
-                ),
-            ));
-        }
+        super::compress::check_dims(&nm, &shape, n, "archive")?;
         npy::header_bytes(dtype, &shape)
     } else {
         Vec::new()

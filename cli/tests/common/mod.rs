@@ -54,3 +54,22 @@ pub fn fails_with(args: &[&str], code: i32, needles: &[&str]) -> String {
     }
     t
 }
+
+/// The keys every `bench --json` row has had from the first (kept for compatibility).
+pub const BENCH_KEYS: [&str; 15] = [
+    "file",
+    "codec",
+    "path",
+    "setting",
+    "ratio",
+    "bits_per_value",
+    "max_abs_err",
+    "bound",
+    "err_over_bound",
+    "psnr_db",
+    "compress_gbps",
+    "decompress_gbps",
+    "compress_vs_scalar",
+    "decompress_vs_scalar",
+    "identical_to_scalar",
+];
