@@ -261,6 +261,17 @@ mod wire {
         done: Option<usize>,
     }
 
+    /// `MPI_Isend` or `MPI_Irecv`: buffer, count, type, peer, tag, communicator, request.
+    type Start<P> = unsafe extern "C" fn(
+        P,
+        i32,
+        ffi::MPI_Datatype,
+        i32,
+        i32,
+        ffi::MPI_Comm,
+        *mut ffi::MPI_Request,
+    ) -> i32;
+
     fn count(len: usize) -> Result<i32> {
         i32::try_from(len)
             .map_err(|_| Error::InvalidArgument("collective: a message above 2 GiB".into()))
@@ -280,54 +291,47 @@ mod wire {
     impl Msg {
         /// Starts sending `buf` to `peer`.
         pub(super) fn isend(comm: ffi::MPI_Comm, peer: i32, buf: Vec<u8>) -> Result<Msg> {
-            let n = count(buf.len())?;
-            let mut req = null();
-            // `buf` moves into the returned Msg, which keeps the heap block alive and unwritten
-            // until the request completes (`test`/`wait`, or the wait in Drop).
-            // SAFETY: `buf` holds n MPI_UINT8_T that outlive the request; `comm` is live.
-            let rc = unsafe {
-                ffi::MPI_Isend(
-                    buf.as_ptr().cast(),
-                    n,
-                    ffi::RSMPI_UINT8_T,
-                    peer,
-                    TAG,
-                    comm,
-                    &mut req,
-                )
-            };
-            if rc != 0 {
-                return Err(failed("MPI_Isend", rc));
-            }
-            Ok(Msg {
-                buf,
-                req,
-                done: None,
+            // MPI_Isend only reads the block, which the Msg keeps unwritten until the request
+            // completes (`test`/`wait`, or the wait in Drop).
+            Msg::post(comm, peer, buf, "MPI_Isend", ffi::MPI_Isend, |b| {
+                b.as_ptr().cast()
             })
         }
 
         /// Posts a receive of at most `cap` bytes from `peer`.
         pub(super) fn irecv(comm: ffi::MPI_Comm, peer: i32, cap: usize) -> Result<Msg> {
             // Zeroed lazily by the allocator: only the pages a message fills are touched.
-            let mut buf = vec![0u8; cap];
-            let n = count(cap)?;
+            // MPI_Irecv writes the block, which the Msg does not read, reallocate or free until
+            // the request completes (`test`/`wait`, or the wait in Drop).
+            Msg::post(
+                comm,
+                peer,
+                vec![0u8; cap],
+                "MPI_Irecv",
+                ffi::MPI_Irecv,
+                |b| b.as_mut_ptr().cast(),
+            )
+        }
+
+        /// Starts the request `start` (`MPI_Isend` or `MPI_Irecv`, named `what` in an error)
+        /// on all of `buf` (as the pointer `ptr` gives) with `peer`; `buf` moves into the
+        /// returned Msg, its heap block unmoved.
+        fn post<P>(
+            comm: ffi::MPI_Comm,
+            peer: i32,
+            mut buf: Vec<u8>,
+            what: &str,
+            start: Start<P>,
+            ptr: fn(&mut Vec<u8>) -> P,
+        ) -> Result<Msg> {
+            let n = count(buf.len())?;
             let mut req = null();
-            // `buf` moves into the returned Msg, which does not read, reallocate or free it
-            // until the request completes (`test`/`wait`, or the wait in Drop).
-            // SAFETY: `buf` holds cap writable bytes that outlive the request; `comm` is live.
-            let rc = unsafe {
-                ffi::MPI_Irecv(
-                    buf.as_mut_ptr().cast(),
-                    n,
-                    ffi::RSMPI_UINT8_T,
-                    peer,
-                    TAG,
-                    comm,
-                    &mut req,
-                )
-            };
+            let p = ptr(&mut buf);
+            // SAFETY: `p` points at `buf`'s n bytes (MPI_UINT8_T), a heap block that the
+            // returned Msg keeps alive until the request completes; `comm` is live.
+            let rc = unsafe { start(p, n, ffi::RSMPI_UINT8_T, peer, TAG, comm, &mut req) };
             if rc != 0 {
-                return Err(failed("MPI_Irecv", rc));
+                return Err(failed(what, rc));
             }
             Ok(Msg {
                 buf,
