@@ -217,16 +217,21 @@ fn combine_fast(
 ) -> Option<u32> {
     let zz = sc.zz.get_or_insert([0u64; MAX_BLOCK]);
     let zz = zz.get_mut(..len)?;
-    let mut any64 = None;
+    // The AVX-512 combines where the CPU has them (x86_64 only), else none.
     #[cfg(target_arch = "x86_64")]
-    if let Some(token) = sc.simd {
-        let ins = simd_inputs(terms, b);
-        let ins = ins.get(..terms.len()).unwrap_or(&ins);
-        if let Some(w) = combine_simd32(token, ins, len, &mut sc.z32, out) {
-            return Some(w);
+    let any64 = match sc.simd {
+        Some(token) => {
+            let ins = simd_inputs(terms, b);
+            let ins = ins.get(..terms.len()).unwrap_or(&ins);
+            if let Some(w) = combine_simd32(token, ins, len, &mut sc.z32, out) {
+                return Some(w);
+            }
+            simd::combine64(token, ins, len, zz)
         }
-        any64 = simd::combine64(token, ins, len, zz);
-    }
+        None => None,
+    };
+    #[cfg(not(target_arch = "x86_64"))]
+    let any64: Option<u64> = None;
     let any = match any64 {
         Some(any) => any,
         None => combine_scalar(terms, b, sc.acc.get_or_insert([0i64; CHUNK]), zz),
