@@ -16,6 +16,11 @@
 //! ```
 
 #[cfg(feature = "mpi")]
+mod common;
+#[cfg(feature = "mpi")]
+use common::opt;
+
+#[cfg(feature = "mpi")]
 fn main() {
     if let Err(e) = run() {
         eprintln!("allreduce: {e}");
@@ -41,13 +46,6 @@ struct Opts {
 
 #[cfg(feature = "mpi")]
 fn run() -> Result<(), Box<dyn std::error::Error>> {
-    let args: Vec<String> = std::env::args().collect();
-    let opt = |k: &str| {
-        args.iter()
-            .position(|a| a == k)
-            .and_then(|i| args.get(i + 1))
-            .cloned()
-    };
     let noa = match opt("--mode").as_deref() {
         None | Some("abs") => false,
         Some("noa") => true,

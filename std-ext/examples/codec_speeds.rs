@@ -10,9 +10,13 @@
 //!     --mode noa [--chunk V] [--reps K]
 //! ```
 
+mod common;
+
 use std::time::Instant;
 
 use fzpack::szp::{self, Config, Layout};
+
+use common::opt;
 
 fn main() {
     if let Err(e) = run() {
@@ -32,13 +36,6 @@ fn best<F: FnMut()>(reps: usize, mut f: F) -> f64 {
 }
 
 fn run() -> Result<(), Box<dyn std::error::Error>> {
-    let args: Vec<String> = std::env::args().collect();
-    let opt = |k: &str| {
-        args.iter()
-            .position(|a| a == k)
-            .and_then(|i| args.get(i + 1))
-            .cloned()
-    };
     let x: Vec<f32> = match opt("--input") {
         Some(p) => fzpack::values_from_le_bytes(&std::fs::read(p)?).ok_or("input length")?,
         None => {
