@@ -16,11 +16,7 @@ fn fails(args: &[&str], code: i32, needle: &str) {
 }
 
 fn write_f32(path: &Path, n: usize) -> Vec<f32> {
-    let v: Vec<f32> = (0..n)
-        .map(|i| ((i as f32) * 0.01).sin() * 50.0 + ((i * 7919) % 13) as f32 * 0.01)
-        .collect();
-    std::fs::write(path, fzpack::values_to_le_bytes(&v)).unwrap();
-    v
+    write_wave(path, n, 50.0)
 }
 
 #[test]

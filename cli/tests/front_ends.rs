@@ -23,25 +23,11 @@ fn dir(name: &str) -> PathBuf {
 use common::fails_with as fails;
 
 fn write_f32(path: &Path, n: usize) -> Vec<f32> {
-    let v: Vec<f32> = (0..n)
-        .map(|i| ((i as f32) * 0.01).sin() * 3.0 + ((i * 7919) % 13) as f32 * 0.01)
-        .collect();
-    std::fs::write(path, fzpack::values_to_le_bytes(&v)).unwrap();
-    v
+    write_wave(path, n, 3.0)
 }
 
 fn decode(bytes: &[u8]) -> Vec<f32> {
     container::decode_all::<f32>(bytes, Verify::Checksums).expect("a whole, valid archive")
-}
-
-/// Names in `d` that look like fzpack temporary files.
-fn temps(d: &Path) -> Vec<String> {
-    std::fs::read_dir(d)
-        .unwrap()
-        .filter_map(|e| e.ok())
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .filter(|n| n.ends_with(".fzpack-tmp"))
-        .collect()
 }
 
 /// Four writers at once to one name that does not exist yet: without `--force` exactly one

@@ -41,16 +41,6 @@ fn write_walk(path: &Path, n: usize) -> Vec<f32> {
     v
 }
 
-/// Names in `d` that look like fzpack temporary files.
-fn temps(d: &Path) -> Vec<String> {
-    std::fs::read_dir(d)
-        .unwrap()
-        .filter_map(|e| e.ok())
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .filter(|n| n.ends_with(".fzpack-tmp"))
-        .collect()
-}
-
 #[test]
 fn streamed_szp_equals_the_library_bytes_and_values() {
     let d = dir("stream");

@@ -55,6 +55,26 @@ pub fn fails_with(args: &[&str], code: i32, needles: &[&str]) -> String {
     t
 }
 
+/// `n` values of a sine of amplitude `amp` plus a small ripple, written to `path` as raw
+/// little-endian f32; returns them.
+pub fn write_wave(path: &Path, n: usize, amp: f32) -> Vec<f32> {
+    let v: Vec<f32> = (0..n)
+        .map(|i| ((i as f32) * 0.01).sin() * amp + ((i * 7919) % 13) as f32 * 0.01)
+        .collect();
+    std::fs::write(path, fzpack::values_to_le_bytes(&v)).unwrap();
+    v
+}
+
+/// Names in `d` that look like fzpack temporary files.
+pub fn temps(d: &Path) -> Vec<String> {
+    std::fs::read_dir(d)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".fzpack-tmp"))
+        .collect()
+}
+
 /// The keys every `bench --json` row has had from the first (kept for compatibility).
 pub const BENCH_KEYS: [&str; 15] = [
     "file",
