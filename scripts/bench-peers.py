@@ -8,7 +8,31 @@ Codecs, each through its Python package, single thread, in one process:
 * ``sz3``        SZ3 through ``pysz`` (ABS mode, its default predictor, the field's real dims);
 * ``zfp``        ZFP fixed accuracy through ``zfpy`` (``tolerance = eb``, the field's real dims);
 * ``pcodec``     lossless, through ``pcodec`` (1-D, its default level);
-* ``zstd``       lossless, level 3, through ``zstandard``.
+* ``zstd``       lossless, level 3, through ``zstandard``;
+* ``upstream SZp`` the reference SZp implementation (github.com/szcompressor/SZp), only with
+  ``--szp-upstream PATH``, through ``ctypes``, block size 128 (fzpack's default), ABS bound
+  ``eb``. f32: its single-thread entry points ``szp_float_single_thread_arg`` /
+  ``szp_float_decompress_single_thread_arg``. f64: ``szp_double_openmp_threadblock_arg`` /
+  ``szp_double_decompress_openmp_threadblock_arg`` on one OpenMP thread, because upstream's
+  f64 single-thread decoder does not skip the offset table its encoder writes (it starts reading
+  at the table, ``nbThreads = 0``) and returns garbage; with one thread the OpenMP pair is the
+  same single-threaded loop. Its API writes into caller buffers, so its
+  compressed and decompressed buffers are allocated once per field and reused (warm), while the
+  other codecs return fresh objects: this favours upstream slightly. Upstream quantizes to 32-bit
+  ``int`` codes; where ``max|x| / eb >= 2^29`` the codes (or their differences) could overflow and
+  its scratch buffer could be overrun, so that field and bound are not run and the output says so.
+  Upstream can break its bound (it truncates ``x / eb`` and rebuilds ``code * eb`` in the data's
+  precision): every lossy row counts the values over the bound (``bound_violations``), and the
+  summary names each codec that broke it, with the worst error / bound.
+
+Building upstream SZp for ``--szp-upstream`` (outside this repository; needs cmake, a C++
+compiler with OpenMP, and pkg-config's libzstd, which its CMakeLists requires though the code does
+not use it: ``apt-get install libzstd-dev``)::
+
+    git clone https://github.com/szcompressor/SZp /work/ext/SZp
+    cmake -S /work/ext/SZp -B /work/ext/SZp/build -DCMAKE_BUILD_TYPE=Release -DBUILD_TESTING=OFF
+    cmake --build /work/ext/SZp/build -j
+    python3 scripts/bench-peers.py --szp-upstream /work/ext/SZp/build   # or .../build/libSZp.so
 
 Every field is loaded from a raw file whose name carries its shape
 (``NAME_D0xD1x...xDk.f32|f64``, C order, little-endian), as in the shared data collection; with
@@ -33,6 +57,7 @@ bits/value, one line per codec and field family).
 Usage::
 
     python3 scripts/bench-peers.py [--data DIR] [--rel 1e-2,1e-3,1e-4] [--rounds 5] [--quick]
+                                   [--szp-upstream PATH]
 """
 
 from __future__ import annotations
@@ -43,6 +68,7 @@ os.environ.setdefault("RAYON_NUM_THREADS", "1")
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import argparse  # noqa: E402
+import ctypes  # noqa: E402
 import csv  # noqa: E402
 import datetime  # noqa: E402
 import math  # noqa: E402
@@ -184,6 +210,91 @@ def codec_zstd():
     return make
 
 
+# Upstream SZp's 32-bit quantization codes: fields with max|x| / eb at or above this are not run.
+UPSTREAM_CODE_LIMIT = 2.0**29
+UPSTREAM_BLOCK = 128
+UPSTREAM = "upstream SZp"
+SZP_UPSTREAM_PATH: str | None = None  # set from --szp-upstream
+# (compress, decompress) per element type; why f64 takes the OpenMP pair: see the module docs.
+UPSTREAM_FNS = {
+    "float": ("szp_float_single_thread_arg", "szp_float_decompress_single_thread_arg"),
+    "double": ("szp_double_openmp_threadblock_arg", "szp_double_decompress_openmp_threadblock_arg"),
+}
+
+
+class NotRun(Exception):
+    """A codec declines one field and bound (the reason is printed, the row left out)."""
+
+
+def load_upstream(path: str) -> ctypes.CDLL:
+    p = Path(path)
+    if p.is_dir():
+        libs = sorted(p.glob("libSZp.so*")) + sorted(p.glob("lib/libSZp.so*")) + sorted(p.glob("lib*/libSZp.so*"))
+        if not libs:
+            raise Missing(f"no libSZp.so in {p}")
+        p = libs[0]
+    try:
+        lib = ctypes.CDLL(str(p))
+    except OSError as e:
+        raise Missing(f"cannot load {p}: {e}") from e
+    c_p, c_sz = ctypes.c_void_p, ctypes.c_size_t
+    for t, ct in (("float", ctypes.c_float), ("double", ctypes.c_double)):
+        comp = getattr(lib, UPSTREAM_FNS[t][0])
+        comp.argtypes = [c_p, c_p, ctypes.POINTER(c_sz), ct, c_sz, ctypes.c_int]
+        comp.restype = None
+        dec = getattr(lib, UPSTREAM_FNS[t][1])
+        dec.argtypes = [c_p, c_sz, ct, ctypes.c_int, c_p]
+        dec.restype = None
+    print(f"note: {UPSTREAM} from {p}")
+    return lib
+
+
+def codec_upstream_szp():
+    if not SZP_UPSTREAM_PATH:
+        raise Missing("give --szp-upstream PATH (a built libSZp.so or its directory)")
+    if os.environ.get("OMP_NUM_THREADS") != "1":
+        raise Missing(f"OMP_NUM_THREADS is {os.environ.get('OMP_NUM_THREADS')!r}; it must be 1 (single thread)")
+    lib = load_upstream(SZP_UPSTREAM_PATH)
+
+    def make(a: np.ndarray, eb: float):
+        flat = a.reshape(-1)
+        n = flat.size
+        if n < 1024:
+            raise NotRun(f"{n} values: upstream's scratch buffer (one value's size per value) may overflow")
+        amax = float(np.max(np.abs(flat)))
+        if amax / eb >= UPSTREAM_CODE_LIMIT:
+            raise NotRun(f"max|x|/eb = {amax / eb:.3g} >= 2^29: its int32 codes would overflow")
+        t = "double" if a.dtype == np.float64 else "float"
+        comp_fn = getattr(lib, UPSTREAM_FNS[t][0])
+        dec_fn = getattr(lib, UPSTREAM_FNS[t][1])
+        hdr = a.dtype.itemsize  # the bound, stored ahead of the stream; the decoder takes what follows
+        out = np.zeros(hdr + 8 + a.dtype.itemsize * n + 4096, dtype=np.uint8)  # warm: written below
+        recon = np.zeros(n, dtype=a.dtype)
+        size = ctypes.c_size_t(0)
+        src = flat.ctypes.data
+        if t == "float":
+            # Its f32 entry points take the bound as a float: hand it the largest float not above
+            # eb, so that any violation is its own and not the rounding of the bound.
+            eb32 = np.float32(eb)
+            eb = float(np.nextafter(eb32, np.float32(-np.inf)) if float(eb32) > eb else eb32)
+
+        def comp():
+            comp_fn(out.ctypes.data, src, ctypes.byref(size), eb, n, UPSTREAM_BLOCK)
+            if size.value > out.size:
+                raise RuntimeError(f"{UPSTREAM} wrote {size.value} bytes into a {out.size}-byte buffer")
+            return out[: size.value]
+
+        def dec(p):
+            dec_fn(recon.ctypes.data, n, eb, UPSTREAM_BLOCK, p.ctypes.data + hdr)
+            return recon.reshape(a.shape)
+
+        comp()  # touch the buffers once so that every round finds them warm
+        dec(out[: size.value])
+        return comp, dec
+
+    return make
+
+
 CODECS = {
     "fzpack": (codec_fzpack, "heads", True),
     "fzpack-stage": (codec_fzpack, "stage", True),
@@ -191,6 +302,7 @@ CODECS = {
     "zfp": (codec_zfp, None, True),
     "pcodec": (codec_pcodec, None, False),
     "zstd": (codec_zstd, None, False),
+    UPSTREAM: (codec_upstream_szp, None, True),
 }
 
 
@@ -203,15 +315,16 @@ def nbytes(payload) -> int:
     return len(payload)
 
 
-def quality(a: np.ndarray, r: np.ndarray) -> tuple[float, float]:
-    """(max |error|, PSNR in dB over the value range)."""
+def quality(a: np.ndarray, r: np.ndarray, eb: float) -> tuple[float, float, int]:
+    """(max |error|, PSNR in dB over the value range, values with |error| > eb; 0 if eb is 0)."""
     a64 = a.reshape(-1).astype(np.float64)
     d = np.abs(a64 - np.asarray(r).reshape(-1).astype(np.float64))
     mx = float(d.max()) if d.size else 0.0
+    over = int(np.count_nonzero(d > eb)) if eb > 0 else 0
     mse = float(np.mean(d * d)) if d.size else 0.0
     rng = float(a64.max() - a64.min()) if a64.size else 0.0
     psnr = math.inf if mse == 0 or rng == 0 else 20 * math.log10(rng) - 10 * math.log10(mse)
-    return mx, psnr
+    return mx, psnr, over
 
 
 def run(fields, rels, names, rounds):
@@ -233,7 +346,10 @@ def run(fields, rels, names, rounds):
             for n, mk in makers.items():
                 if not CODECS[n][2] and rel != rels[0]:
                     continue  # lossless: measured once per field
-                jobs[n] = mk(a, eb)
+                try:
+                    jobs[n] = mk(a, eb)
+                except NotRun as e:
+                    print(f"  {fname:34s} {n:13s} rel={rel:<7g} not run: {e}", flush=True)
             best = {n: [math.inf, math.inf] for n in jobs}
             payload, recon = {}, {}
             ref = np.empty_like(a)
@@ -256,9 +372,9 @@ def run(fields, rels, names, rounds):
                         best[n][1] = min(best[n][1], t2 - t1)
             gb = a.nbytes / 1e9
             for n in jobs:
-                mx, psnr = quality(a, recon[n])
-                size = nbytes(payload[n])
                 lossy = CODECS[n][2]
+                mx, psnr, over = quality(a, recon[n], eb if lossy else 0.0)
+                size = nbytes(payload[n])
                 rows.append(
                     {
                         "field": fname,
@@ -274,13 +390,16 @@ def run(fields, rels, names, rounds):
                         "compress_gbs": gb / best[n][0],
                         "decompress_gbs": gb / best[n][1],
                         "memcpy_gbs": gb / mbest,
+                        "bound_violations": over,
+                        "values": a.size,
                     }
                 )
                 r = rows[-1]
                 print(
                     f"  {fname:34s} {n:13s} rel={r['rel']:<7g} ratio={r['ratio']:8.2f} "
                     f"err/eb={r['max_err_over_eb']:.3f} psnr={psnr:6.1f} "
-                    f"c={r['compress_gbs']:6.3f} d={r['decompress_gbs']:6.3f} GB/s (M {r['memcpy_gbs']:.1f})",
+                    f"c={r['compress_gbs']:6.3f} d={r['decompress_gbs']:6.3f} GB/s (M {r['memcpy_gbs']:.1f})"
+                    + (f" BOUND BROKEN on {over} of {a.size} values" if over else ""),
                     flush=True,
                 )
     return rows
@@ -313,6 +432,16 @@ def markdown(rows, rels) -> str:
             f"{r['bits_per_value']:.3f} | {r['max_err_over_eb']:.3f} | {r['psnr_db']:.1f} | "
             f"{r['compress_gbs']:.3f} | {r['decompress_gbs']:.3f} |"
         )
+    broken = [r for r in rows if r.get("bound_violations")]
+    if broken:
+        out += ["", "Bound broken (values with |error| > eb):", ""]
+        for c in dict.fromkeys(r["codec"] for r in broken):
+            sel = [r for r in broken if r["codec"] == c]
+            worst = max(sel, key=lambda r: r["max_err_over_eb"])
+            out.append(
+                f"- {c}: {sum(r['bound_violations'] for r in sel)} values in {len(sel)} field/bound runs; "
+                f"worst err/eb {worst['max_err_over_eb']:.7g} ({worst['field']}, rel {worst['rel']})"
+            )
     return "\n".join(out)
 
 
@@ -378,12 +507,18 @@ def main() -> int:
     ap.add_argument("--csv", help="CSV output (default benchmarks/results/<cpu>/<date>.csv)")
     ap.add_argument("--svg", help="rate-distortion plot (default: next to the CSV, .svg)")
     ap.add_argument("--no-files", action="store_true", help="print only; write no CSV or SVG")
+    ap.add_argument("--szp-upstream", metavar="PATH",
+                    help=f"built upstream SZp (libSZp.so or its directory): adds the {UPSTREAM!r} codec")
     args = ap.parse_args()
+    global SZP_UPSTREAM_PATH
+    SZP_UPSTREAM_PATH = args.szp_upstream
     rels = [float(x) for x in args.rel.split(",") if x]
     names = [n for n in args.codecs.split(",") if n]
     for n in names:
         if n not in CODECS:
             ap.error(f"unknown codec {n!r}; known: {', '.join(CODECS)}")
+    if args.szp_upstream and UPSTREAM not in names:
+        names.append(UPSTREAM)
     fields = load(find_data(args.data), args.quick, [f for f in args.fields.split(",") if f])
     if not fields:
         print("no fields to measure", file=sys.stderr)
