@@ -7,9 +7,11 @@ use crate::DType;
 
 /// Any error of the fzpack std facade.
 ///
-/// It wraps the core errors ([`fzpack_core::pernix::Error`], and the SZp error once
-/// present), I/O errors, and the checks this crate adds (non-finite input, malformed
-/// containers). It implements [`std::error::Error`], so `?` into `Box<dyn Error>` or
+/// It wraps the core errors ([`fzpack_core::pernix::Error`], [`fzpack_core::szp::Error`];
+/// the core's `.pnx` stream errors become the matching variant here: a kernel error,
+/// `NonFinite`, `DTypeMismatch`, or [`Error::Corrupt`] / [`Error::InvalidArgument`] with their
+/// message), I/O errors, and the checks this crate adds (non-finite input,
+/// malformed containers). It implements [`std::error::Error`], so `?` into `Box<dyn Error>` or
 /// `anyhow`-style types works.
 #[derive(Debug)]
 #[non_exhaustive]
