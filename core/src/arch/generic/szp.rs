@@ -187,6 +187,9 @@ pub(crate) fn ref_decode<T: SzpFloat>(
     }
     let w = u32::from(width);
     let mask = bits::mask(w);
+    // The bound's constants once per block (exact integer reconstruction of f32 on targets
+    // without an f64 FPU; the f64 rule elsewhere).
+    let rc = bits::Recon::new(quant_eb);
     let mut q = seed;
     let mut start = 0usize;
     if w <= 56 {
@@ -202,7 +205,7 @@ pub(crate) fn ref_decode<T: SzpFloat>(
             b.copy_from_slice(src);
             let u = (u64::from_le_bytes(b) >> (bit % 8)) & mask;
             q = q.wrapping_add(unzigzag(u));
-            *o = reconstruct(q, quant_eb);
+            rc.put(q, o);
             start = i + 1;
         }
     }
@@ -232,7 +235,7 @@ pub(crate) fn ref_decode<T: SzpFloat>(
         acc >>= w;
         have = have.saturating_sub(w);
         q = q.wrapping_add(unzigzag(u));
-        *o = reconstruct(q, quant_eb);
+        rc.put(q, o);
     }
 }
 
