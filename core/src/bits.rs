@@ -449,6 +449,155 @@ pub(crate) fn misses<T: SzpFloat>(x: T, q: i64, eb: f64, bound: f64) -> bool {
     err.is_nan() || err > bound
 }
 
+/// An encoder's strict check at one bound: [`Check::misses`] is exactly
+/// [`misses`]`(x, q, eb, bound)`. On targets without an f64 FPU, f32 input goes through
+/// [`Check32`] (constants computed here, once per block); elsewhere it is the f64 rule itself.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Check {
+    eb: f64,
+    bound: f64,
+    c32: Check32,
+}
+
+impl Check {
+    /// The check of reconstructions at `eb` against `bound`.
+    #[inline(always)]
+    pub(crate) fn new(eb: f64, bound: f64) -> Check {
+        let (e, b) = if F32_ONLY_FPU {
+            (eb, bound)
+        } else {
+            (0.0, 0.0)
+        };
+        Check {
+            eb,
+            bound,
+            c32: Check32::new(e, b),
+        }
+    }
+
+    /// Whether the reconstruction of level `q` misses `bound` for `x` (or is NaN).
+    #[inline(always)]
+    pub(crate) fn misses<T: SzpFloat>(&self, x: T, q: i64) -> bool {
+        if F32_ONLY_FPU && let Some(&v) = (&x as &dyn core::any::Any).downcast_ref::<f32>() {
+            return self.c32.misses(v, q);
+        }
+        misses(x, q, self.eb, self.bound)
+    }
+}
+
+/// The f32 strict check without f64 arithmetic: [`Check32::misses`] equals
+/// [`misses`]`::<f32>(x, q, eb, bound)` (`|f64(x) − f64(x')| > bound` or NaN, `x'` the
+/// reconstruction) for every `x`, `q`, `eb` and `bound`.
+///
+/// Why it is exact. `x'` comes from [`Recon32`] (bit for bit the f64 rule's). For finite `x`
+/// and `x'`, write each as an integer times a power of two (`X·2^ex`, `X < 2^24`, subnormals
+/// included); when the exponents differ by at most 28 (or either is zero), `|x − x'|` is an
+/// integer `S < 2^53` times `2^min(ex, ex')`, exact in f64, so the f64 subtraction does not
+/// round and the rule is `S·2^emin > bound`: decided by comparing normalized exponents, then
+/// 53-bit mantissas, with `bound = B·2^eB` taken apart once. Everything else (`x` or `x'` not
+/// finite, exponents further apart, a `bound` that is not finite and positive) goes to the f64
+/// rule itself.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Check32 {
+    r: Recon32,
+    /// The bound, for the f64 rule outside the fast path.
+    bound: f64,
+    /// `B` in `[2^52, 2^53)`; 0 when the fast path is off.
+    b_man: u64,
+    /// `eB`: `bound = B·2^eB`.
+    b_exp: i32,
+}
+
+impl Check32 {
+    /// The check at `eb` against `bound`: both bounds taken apart, once.
+    #[inline(always)]
+    pub(crate) fn new(eb: f64, bound: f64) -> Check32 {
+        let b = bound.to_bits();
+        let (be, frac) = (((b >> 52) & 0x7ff) as i32, b & ((1u64 << 52) - 1));
+        let (mut b_man, mut b_exp) = if be == 0 {
+            (frac, -1074)
+        } else {
+            (frac | (1u64 << 52), be - 1075)
+        };
+        if b_man != 0 {
+            let s = b_man.leading_zeros() as i32 - 11;
+            b_man <<= s;
+            b_exp -= s;
+        }
+        if !(bound > 0.0 && bound.is_finite()) {
+            b_man = 0;
+        }
+        Check32 {
+            r: Recon32::new(eb),
+            bound,
+            b_man,
+            b_exp,
+        }
+    }
+
+    /// `|f64(x) − f64(x')| > bound` or NaN, `x'` the reconstruction of `q`.
+    #[inline(always)]
+    pub(crate) fn misses(&self, x: f32, q: i64) -> bool {
+        let y = self.r.value(q);
+        match self.fast(x, y) {
+            Some(m) => m,
+            None => self.slow(x, y),
+        }
+    }
+
+    /// The f64 rule (outside the fast path), on the reconstruction `y`.
+    #[inline(never)]
+    fn slow(&self, x: f32, y: f32) -> bool {
+        let err = (f64::from(x) - f64::from(y)).abs();
+        err.is_nan() || err > self.bound
+    }
+
+    /// `x = X·2^e` (`X < 2^24`), or `None` when `x` is not finite.
+    #[inline(always)]
+    fn parts(x: f32) -> Option<(u64, i32)> {
+        let b = x.to_bits();
+        let (be, frac) = (((b >> 23) & 0xff) as i32, u64::from(b & 0x7f_ffff));
+        match be {
+            0xff => None,
+            0 => Some((frac, -149)),
+            _ => Some((frac | (1 << 23), be - 150)),
+        }
+    }
+
+    /// The decision in integers, `None` outside the fast path (see [`Check32`]).
+    #[inline(always)]
+    fn fast(&self, x: f32, y: f32) -> Option<bool> {
+        if self.b_man == 0 {
+            return None;
+        }
+        let (xm, xe) = Self::parts(x)?;
+        let (ym, ye) = Self::parts(y)?;
+        let (s, e) = if xm == 0 {
+            (ym, ye)
+        } else if ym == 0 {
+            (xm, xe)
+        } else {
+            let e = xe.min(ye);
+            if xe.max(ye) - e > 28 {
+                return None;
+            }
+            let (a, b) = (xm << (xe - e), ym << (ye - e));
+            if x.is_sign_negative() == y.is_sign_negative() {
+                (a.abs_diff(b), e)
+            } else {
+                (a + b, e)
+            }
+        };
+        if s == 0 {
+            return Some(false);
+        }
+        // |x − x'| = S·2^e with S < 2^53: normalize S to [2^52, 2^53) and compare with B·2^eB.
+        let sh = s.leading_zeros() as i32 - 11;
+        let (s, e) = (s << sh, e - sh);
+        Some(e > self.b_exp || (e == self.b_exp && s > self.b_man))
+    }
+}
+
 /// A 64-bit LSB-first bit accumulator writing whole little-endian words into `out`: the one
 /// bit-stream writer of the portable kernels.
 pub(crate) struct BitAcc<'a> {
@@ -932,6 +1081,87 @@ mod tests {
             })
             .count();
         assert!(half_up > 1000, "round-half-up on exact ties: {half_up}");
+    }
+
+    /// `(eb, bound)` pairs for the strict check: the plan's (`eb` tightened below `bound`),
+    /// equal ones (dyadic: differences hit `bound` exactly), a bound one f64 ulp either side,
+    /// tiny, zero, huge and non-finite bounds, and a subnormal-result `eb`.
+    fn check_pairs() -> [(f64, f64); 14] {
+        let t = 0.000_999_999_940_395_355_2;
+        [
+            (t, 1e-3),
+            (1.0 / 1024.0, 1.0 / 1024.0),
+            (0.25, 0.25),
+            (1e-3, 1e-3),
+            (1e-3, f64::from_bits(1e-3f64.to_bits() + 1)),
+            (1e-3, f64::from_bits(1e-3f64.to_bits() - 1)),
+            (1.0 / 3.0, 0.1),
+            (1e-3, 2f64.powi(-149)),
+            (1e-3, 5e-324),
+            (1e-3, 0.0),
+            (1e-3, 1e300),
+            (1e-3, f64::INFINITY),
+            (1e-3, f64::NAN),
+            (1e-41, 1e-41),
+        ]
+    }
+
+    /// `Check32` against [`misses`] for `x` at `q`, `q − 1` and `q + 1`.
+    fn check_at(c: &Check32, x: f32, q: i64, eb: f64, bound: f64) {
+        for l in [q, q.wrapping_sub(1), q.wrapping_add(1)] {
+            assert_eq!(
+                c.misses(x, l),
+                misses::<f32>(x, l, eb, bound),
+                "eb {eb:e} bound {bound:e}: x = {x:e}, q = {l}"
+            );
+        }
+    }
+
+    /// Every f32 (at its level and both neighbours) for the plan's pair and a dyadic one.
+    /// Ignored in the default run (3·2^32 checks per pair): run
+    /// `cargo test --release -p fzpack-core --lib check32 -- --include-ignored`.
+    #[test]
+    #[ignore = "exhaustive over all 2^32 f32 per pair: run in release"]
+    fn check32_equals_the_f64_rule_for_every_f32() {
+        for (eb, bound) in [check_pairs()[0], check_pairs()[1]] {
+            let (c, qz) = (Check32::new(eb, bound), Quant32::new(eb));
+            for b in 0..=u32::MAX {
+                let x = f32::from_bits(b);
+                check_at(&c, x, qz.level(x), eb, bound);
+            }
+        }
+    }
+
+    #[test]
+    #[cfg_attr(miri, ignore = "millions of checks: too slow for Miri")]
+    fn check32_equals_the_f64_rule_on_samples() {
+        let mut exact_hits = 0u64;
+        for (eb, bound) in check_pairs() {
+            let (c, qz) = (Check32::new(eb, bound), Quant32::new(eb));
+            // Every 997th f32 at its level.
+            for b in (0..=u32::MAX).step_by(997) {
+                let x = f32::from_bits(b);
+                check_at(&c, x, qz.level(x), eb, bound);
+            }
+            // Around the edges of the bound: x near x' ± bound, 40 f32 ulps either side.
+            for q in (-3000i64..3000).chain((1..40).map(|k| (1i64 << k) + 1)) {
+                let y = reconstruct::<f32>(q, eb);
+                for edge in [f64::from(y) + bound, f64::from(y) - bound] {
+                    let c0 = (edge as f32).to_bits();
+                    for b in c0.saturating_sub(40)..=c0.saturating_add(40) {
+                        let x = f32::from_bits(b);
+                        let d = (f64::from(x) - f64::from(y)).abs();
+                        exact_hits += u64::from(d == bound);
+                        check_at(&c, x, q, eb, bound);
+                    }
+                }
+            }
+        }
+        // Differences equal to the bound (where `>` and `>=` part) were among the checks.
+        assert!(
+            exact_hits > 1000,
+            "only {exact_hits} differences equal to the bound"
+        );
     }
 
     #[test]
