@@ -234,7 +234,7 @@ const F32_ONLY_FPU: bool = cfg!(any(
 
 /// A decoder's reconstruction of levels at one bound: [`Recon::put`] stores exactly
 /// [`reconstruct`]`(q, eb)`. On targets without an f64 FPU, f32 output goes through [`Recon32`]
-/// (its constants computed here, once per decoder); elsewhere it is the f64 rule itself.
+/// (its constants computed here, once per block); elsewhere it is the f64 rule itself.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Recon {
     eb: f64,
