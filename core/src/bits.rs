@@ -217,6 +217,198 @@ pub fn reconstruct<T: SzpFloat>(q: i64, eb: f64) -> T {
     T::from_f64(q as f64 * 2.0 * eb)
 }
 
+/// Whether this target has no f64 FPU but an f32 one (Cortex-M4F, RV32 with F but not D): there
+/// f32 reconstruction goes through [`Recon32`] and f32 quantization through [`Quant32`].
+const F32_ONLY_FPU: bool = cfg!(any(
+    all(
+        target_arch = "arm",
+        target_feature = "fpregs",
+        not(target_feature = "vfp2")
+    ),
+    all(
+        target_arch = "riscv32",
+        target_feature = "f",
+        not(target_feature = "d")
+    )
+));
+
+/// A decoder's reconstruction of levels at one bound: [`Recon::put`] stores exactly
+/// [`reconstruct`]`(q, eb)`. On targets without an f64 FPU, f32 output goes through [`Recon32`]
+/// (its constants computed here, once per block); elsewhere it is the f64 rule itself.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Recon {
+    eb: f64,
+    r32: Recon32,
+}
+
+impl Recon {
+    /// The reconstruction at `eb` (the archive's quantizer bound).
+    #[inline(always)]
+    pub(crate) fn new(eb: f64) -> Recon {
+        Recon {
+            eb,
+            r32: Recon32::new(if F32_ONLY_FPU { eb } else { 0.0 }),
+        }
+    }
+
+    /// `*o = reconstruct(q, eb)`.
+    #[inline(always)]
+    pub(crate) fn put<T: SzpFloat>(&self, q: i64, o: &mut T) {
+        if F32_ONLY_FPU
+            && let Some(o32) = (&mut *o as &mut dyn core::any::Any).downcast_mut::<f32>()
+        {
+            *o32 = self.r32.value(q);
+            return;
+        }
+        *o = reconstruct(q, self.eb);
+    }
+}
+
+/// The f32 reconstruction without f64 arithmetic: [`Recon32::value`] equals
+/// `reconstruct::<f32>(q, eb)`, i.e. `(q as f64 * 2.0 * eb) as f32`, bit for bit, for every
+/// level `q` and bound `eb` (checked exhaustively over `|q| <= 2^25` for a set of bounds, and on
+/// random and constructed double-rounding cases, by the tests below).
+///
+/// Why it is exact. For `0 < n = |q| < 2^32` the f64 rule is `RN32(RN64(n·2·eb))` with the sign
+/// of `q` applied (both roundings are symmetric): `q as f64` and `·2` are exact. Write
+/// `eb = M·2^em` (`M` in `[2^52, 2^53)`, normalized also for a subnormal `eb`) and
+/// `n = N·2^-z` (`N = n << z` in `[2^31, 2^32)`). Then `n·2·eb = P·2^(em+1−z)` with the exact
+/// integer `P = N·M` in `[2^83, 2^85)`, formed from two 32×32-bit products. While the result is
+/// in f32's normal range it is also deep inside f64's, so `RN64` is rounding `P` to its top 53
+/// bits (ties to even, the bits below decide, as the f64 multiply does), and the f64→f32
+/// conversion is rounding those 53 bits to 24 (ties to even): the two roundings done in that
+/// order, in integers, are the double rounding of the f64 rule, not a single rounding of `P`.
+/// A carry out of either rounding lands in the exponent field of the assembled bits by
+/// addition. The fast path is taken only when the unrounded f32 exponent field is in `1..=254`
+/// (a normal f32, whose exact value is at least `2^-126`) and the rounded bits stay below
+/// infinity's; everything else (`|q| >= 2^32`, `q = 0` aside, f32 subnormal or overflowing
+/// results, an `eb` that is zero, negative or not finite) goes to the f64 rule itself.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Recon32 {
+    /// The bound, for the f64 rule outside the fast path.
+    eb: f64,
+    /// `M`; 0 when the fast path is off (`eb` not finite and positive).
+    man: u64,
+    /// `em + 212`: the f32 exponent field of a result whose `P` is in `[2^84, 2^85)`, when
+    /// `z = 0` (`29 + 32` bits dropped, `+ 1` for the `·2`, `+ 23 + 127` for the field).
+    base: i32,
+}
+
+/// How [`Recon32::fast_with`] rounds: the f64 rule's double rounding, or (to show that the
+/// tests catch a wrong rounding) round-half-up at the 24-bit step, or a single rounding of `P`.
+const ROUND_F64_RULE: u8 = 0;
+#[cfg(test)]
+const ROUND_HALF_UP: u8 = 1;
+#[cfg(test)]
+const ROUND_SINGLE: u8 = 2;
+
+impl Recon32 {
+    /// The reconstruction of bound `eb`: `eb`'s mantissa and exponent, once.
+    #[inline(always)]
+    pub(crate) fn new(eb: f64) -> Recon32 {
+        let b = eb.to_bits();
+        let (be, frac) = (((b >> 52) & 0x7ff) as i32, b & ((1u64 << 52) - 1));
+        let (mut man, mut em) = if be == 0 {
+            (frac, -1074)
+        } else {
+            (frac | (1u64 << 52), be - 1075)
+        };
+        if man != 0 {
+            let s = man.leading_zeros() as i32 - 11;
+            man <<= s;
+            em -= s;
+        }
+        if !(eb > 0.0 && eb.is_finite()) {
+            man = 0;
+        }
+        Recon32 {
+            eb,
+            man,
+            base: em + 212,
+        }
+    }
+
+    /// `(q as f64 * 2.0 * eb) as f32`.
+    #[inline(always)]
+    pub(crate) fn value(&self, q: i64) -> f32 {
+        match self.fast_with::<ROUND_F64_RULE>(q) {
+            Some(v) => v,
+            None => self.slow(q),
+        }
+    }
+
+    /// The f64 rule (outside the fast path).
+    #[inline(never)]
+    fn slow(&self, q: i64) -> f32 {
+        reconstruct::<f32>(q, self.eb)
+    }
+
+    /// The value in integers, `None` outside the fast path (see [`Recon32`]).
+    #[inline(always)]
+    fn fast_with<const ROUND: u8>(&self, q: i64) -> Option<f32> {
+        let a = q.unsigned_abs();
+        if self.man == 0 || a > u64::from(u32::MAX) {
+            return None;
+        }
+        let n = a as u32;
+        if n == 0 {
+            return Some(0.0);
+        }
+        let z = n.leading_zeros();
+        let nn = u64::from(n << z);
+        // P = N·M = hi·2^32 + lo, hi in [2^51, 2^53).
+        let p_lo = nn * (self.man & 0xffff_ffff);
+        let hi = nn * (self.man >> 32) + (p_lo >> 32);
+        let lo = p_lo as u32;
+        // m: P's top 53 bits; r: the next 32 (the rest of P, left-aligned).
+        let (m, r, field) = if hi >> 52 != 0 {
+            (hi, lo, self.base - z as i32)
+        } else {
+            (
+                (hi << 1) | u64::from(lo >> 31),
+                lo << 1,
+                self.base - z as i32 - 1,
+            )
+        };
+        if !(1..=254).contains(&field) {
+            return None;
+        }
+        const HALF32: u32 = 1 << 31;
+        const HALF29: u64 = 1 << 28;
+        let m24 = if ROUND == ROUND_F64_RULE {
+            // RN64: to 53 bits, ties to even.
+            let m = m + u64::from(r > HALF32 || (r == HALF32 && m & 1 == 1));
+            // f64 -> f32: to 24 bits, ties to even (m may be 2^53: then m24 = 2^24).
+            let low = m & ((1 << 29) - 1);
+            (m >> 29) + u64::from(low > HALF29 || (low == HALF29 && (m >> 29) & 1 == 1))
+        } else {
+            #[cfg(test)]
+            if ROUND == ROUND_HALF_UP {
+                let m = m + u64::from(r > HALF32 || (r == HALF32 && m & 1 == 1));
+                let low = m & ((1 << 29) - 1);
+                return Self::assemble(field, (m >> 29) + u64::from(low >= HALF29), q);
+            }
+            // A single rounding of P to 24 bits, ties to even.
+            let low = m & ((1 << 29) - 1);
+            let above = low > HALF29 || (low == HALF29 && r != 0);
+            let tie = low == HALF29 && r == 0;
+            (m >> 29) + u64::from(above || (tie && (m >> 29) & 1 == 1))
+        };
+        Self::assemble(field, m24, q)
+    }
+
+    /// The f32 of `m24·2^(field − 150)` (`m24` in `[2^23, 2^24]`, `field` in `1..=254`) with
+    /// the sign of `q`; `None` when it overflows.
+    #[inline(always)]
+    fn assemble(field: i32, m24: u64, q: i64) -> Option<f32> {
+        let bits = ((field as u32 - 1) << 23) + m24 as u32;
+        if bits >= 0x7f80_0000 {
+            return None;
+        }
+        Some(f32::from_bits(bits | (u32::from(q < 0) << 31)))
+    }
+}
+
 /// Zigzag of a delta (spec §1.4): `(d << 1) ^ (d >> 63)`.
 #[inline(always)]
 pub fn zigzag(d: i64) -> u64 {
@@ -255,6 +447,155 @@ pub(crate) fn mask(w: u32) -> u64 {
 pub(crate) fn misses<T: SzpFloat>(x: T, q: i64, eb: f64, bound: f64) -> bool {
     let err = (x.to_f64() - reconstruct::<T>(q, eb).to_f64()).abs();
     err.is_nan() || err > bound
+}
+
+/// An encoder's strict check at one bound: [`Check::misses`] is exactly
+/// [`misses`]`(x, q, eb, bound)`. On targets without an f64 FPU, f32 input goes through
+/// [`Check32`] (constants computed here, once per block); elsewhere it is the f64 rule itself.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Check {
+    eb: f64,
+    bound: f64,
+    c32: Check32,
+}
+
+impl Check {
+    /// The check of reconstructions at `eb` against `bound`.
+    #[inline(always)]
+    pub(crate) fn new(eb: f64, bound: f64) -> Check {
+        let (e, b) = if F32_ONLY_FPU {
+            (eb, bound)
+        } else {
+            (0.0, 0.0)
+        };
+        Check {
+            eb,
+            bound,
+            c32: Check32::new(e, b),
+        }
+    }
+
+    /// Whether the reconstruction of level `q` misses `bound` for `x` (or is NaN).
+    #[inline(always)]
+    pub(crate) fn misses<T: SzpFloat>(&self, x: T, q: i64) -> bool {
+        if F32_ONLY_FPU && let Some(&v) = (&x as &dyn core::any::Any).downcast_ref::<f32>() {
+            return self.c32.misses(v, q);
+        }
+        misses(x, q, self.eb, self.bound)
+    }
+}
+
+/// The f32 strict check without f64 arithmetic: [`Check32::misses`] equals
+/// [`misses`]`::<f32>(x, q, eb, bound)` (`|f64(x) − f64(x')| > bound` or NaN, `x'` the
+/// reconstruction) for every `x`, `q`, `eb` and `bound`.
+///
+/// Why it is exact. `x'` comes from [`Recon32`] (bit for bit the f64 rule's). For finite `x`
+/// and `x'`, write each as an integer times a power of two (`X·2^ex`, `X < 2^24`, subnormals
+/// included); when the exponents differ by at most 28 (or either is zero), `|x − x'|` is an
+/// integer `S < 2^53` times `2^min(ex, ex')`, exact in f64, so the f64 subtraction does not
+/// round and the rule is `S·2^emin > bound`: decided by comparing normalized exponents, then
+/// 53-bit mantissas, with `bound = B·2^eB` taken apart once. Everything else (`x` or `x'` not
+/// finite, exponents further apart, a `bound` that is not finite and positive) goes to the f64
+/// rule itself.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Check32 {
+    r: Recon32,
+    /// The bound, for the f64 rule outside the fast path.
+    bound: f64,
+    /// `B` in `[2^52, 2^53)`; 0 when the fast path is off.
+    b_man: u64,
+    /// `eB`: `bound = B·2^eB`.
+    b_exp: i32,
+}
+
+impl Check32 {
+    /// The check at `eb` against `bound`: both bounds taken apart, once.
+    #[inline(always)]
+    pub(crate) fn new(eb: f64, bound: f64) -> Check32 {
+        let b = bound.to_bits();
+        let (be, frac) = (((b >> 52) & 0x7ff) as i32, b & ((1u64 << 52) - 1));
+        let (mut b_man, mut b_exp) = if be == 0 {
+            (frac, -1074)
+        } else {
+            (frac | (1u64 << 52), be - 1075)
+        };
+        if b_man != 0 {
+            let s = b_man.leading_zeros() as i32 - 11;
+            b_man <<= s;
+            b_exp -= s;
+        }
+        if !(bound > 0.0 && bound.is_finite()) {
+            b_man = 0;
+        }
+        Check32 {
+            r: Recon32::new(eb),
+            bound,
+            b_man,
+            b_exp,
+        }
+    }
+
+    /// `|f64(x) − f64(x')| > bound` or NaN, `x'` the reconstruction of `q`.
+    #[inline(always)]
+    pub(crate) fn misses(&self, x: f32, q: i64) -> bool {
+        let y = self.r.value(q);
+        match self.fast(x, y) {
+            Some(m) => m,
+            None => self.slow(x, y),
+        }
+    }
+
+    /// The f64 rule (outside the fast path), on the reconstruction `y`.
+    #[inline(never)]
+    fn slow(&self, x: f32, y: f32) -> bool {
+        let err = (f64::from(x) - f64::from(y)).abs();
+        err.is_nan() || err > self.bound
+    }
+
+    /// `x = X·2^e` (`X < 2^24`), or `None` when `x` is not finite.
+    #[inline(always)]
+    fn parts(x: f32) -> Option<(u64, i32)> {
+        let b = x.to_bits();
+        let (be, frac) = (((b >> 23) & 0xff) as i32, u64::from(b & 0x7f_ffff));
+        match be {
+            0xff => None,
+            0 => Some((frac, -149)),
+            _ => Some((frac | (1 << 23), be - 150)),
+        }
+    }
+
+    /// The decision in integers, `None` outside the fast path (see [`Check32`]).
+    #[inline(always)]
+    fn fast(&self, x: f32, y: f32) -> Option<bool> {
+        if self.b_man == 0 {
+            return None;
+        }
+        let (xm, xe) = Self::parts(x)?;
+        let (ym, ye) = Self::parts(y)?;
+        let (s, e) = if xm == 0 {
+            (ym, ye)
+        } else if ym == 0 {
+            (xm, xe)
+        } else {
+            let e = xe.min(ye);
+            if xe.max(ye) - e > 28 {
+                return None;
+            }
+            let (a, b) = (xm << (xe - e), ym << (ye - e));
+            if x.is_sign_negative() == y.is_sign_negative() {
+                (a.abs_diff(b), e)
+            } else {
+                (a + b, e)
+            }
+        };
+        if s == 0 {
+            return Some(false);
+        }
+        // |x − x'| = S·2^e with S < 2^53: normalize S to [2^52, 2^53) and compare with B·2^eB.
+        let sh = s.leading_zeros() as i32 - 11;
+        let (s, e) = (s << sh, e - sh);
+        Some(e > self.b_exp || (e == self.b_exp && s > self.b_man))
+    }
 }
 
 /// A 64-bit LSB-first bit accumulator writing whole little-endian words into `out`: the one
@@ -530,6 +871,297 @@ mod tests {
         for eb in [BOUNDS[0], BOUNDS[1]] {
             assert_eq!(sweep(eb, 0, 0x7fff_ffff), 1 << 31);
         }
+    }
+
+    /// The f64 rule of [`reconstruct`] for f32 output, spelled out.
+    fn recon_rule(q: i64, eb: f64) -> u32 {
+        ((q as f64 * 2.0 * eb) as f32).to_bits()
+    }
+
+    /// Bounds for the reconstruction: the instrument's, dyadic ones (every product is exact in
+    /// f64 and many land on f32 ties), all-ones mantissas (the f64 rounding carries), one just
+    /// above an f32 tie pattern (`1 + 2^-24 + 2^-52`), common decimal ones, and ones at the
+    /// edges of the fast path: f32 subnormal results, subnormal `eb`, overflowing results.
+    fn recon_bounds() -> [f64; 24] {
+        [
+            0.000_999_999_940_395_355_2,
+            1e-3,
+            0.1,
+            1.0 / 3.0,
+            7.7e-6,
+            1.0 / 4096.0,
+            0.5,
+            1.0,
+            2f64.powi(-20),
+            2f64.powi(-60),
+            2f64.powi(-126),
+            f64::from_bits(0x3f5f_ffff_ffff_ffff),
+            f64::from_bits(0x3fef_ffff_ffff_ffff),
+            f64::from_bits(0x3e7f_ffff_ffff_ffff),
+            1.0 + 2f64.powi(-24) + 2f64.powi(-52),
+            1.0 + 2f64.powi(-24) - 2f64.powi(-52),
+            1.5 + 2f64.powi(-25),
+            1e-40,
+            1e-45,
+            1e-310,
+            5e-324,
+            1e30,
+            1e38,
+            f64::MAX / 4.0,
+        ]
+    }
+
+    /// Every level in `lo..=hi` (and its negation) against the f64 rule at `eb`; returns how
+    /// many took the integer path.
+    fn recon_sweep(eb: f64, lo: i64, hi: i64) -> u64 {
+        let r = Recon32::new(eb);
+        let mut fast = 0u64;
+        for q in lo..=hi {
+            assert_eq!(
+                r.value(q).to_bits(),
+                recon_rule(q, eb),
+                "eb {eb:e}: q = {q}"
+            );
+            fast += u64::from(r.fast_with::<ROUND_F64_RULE>(q).is_some());
+        }
+        fast
+    }
+
+    /// Every level in `[-2^25, 2^25]` for every bound of [`recon_bounds`]. Ignored in the
+    /// default run (about 1.6·10^9 reconstructions: 20 s in release, far longer in debug): run
+    /// `cargo test --release -p fzpack-core --lib recon32 -- --include-ignored`.
+    #[test]
+    #[ignore = "exhaustive over 2^26 levels per bound (1.6e9 in all): run in release"]
+    fn recon32_equals_the_f64_rule_for_every_level_to_2_25() {
+        for eb in recon_bounds() {
+            let fast = recon_sweep(eb, -(1 << 25), 1 << 25);
+            if (1e-30..1e30).contains(&eb) {
+                // Mid-range bounds: the integer path decides (almost) every level.
+                assert!(
+                    fast > 1 << 25,
+                    "eb {eb:e}: only {fast} levels on the integer path"
+                );
+            }
+        }
+    }
+
+    /// A small xorshift generator (the core has no `rand`).
+    fn xorshift(s: &mut u64) -> u64 {
+        *s ^= *s << 13;
+        *s ^= *s >> 7;
+        *s ^= *s << 17;
+        *s
+    }
+
+    /// Levels and bounds where the f64 product is exactly an f32 tie, or within an f64 ulp of
+    /// one: `eb` chosen as `t·2^k/(2q)` for a random odd 25-bit `t` (the midpoint of two f32s),
+    /// nudged by up to 3 f64 ulps. Calls `f` on each case; returns how many hit an exact f64
+    /// tie of f32 and how many double rounding decides differently from a single rounding.
+    fn double_rounding_cases(count: usize, mut f: impl FnMut(i64, f64)) -> (u64, u64) {
+        let mut s = 0x9e37_79b9_7f4a_7c15u64;
+        let (mut ties, mut differ) = (0u64, 0u64);
+        for _ in 0..count {
+            let q = (xorshift(&mut s) % (1 << 26)) as i64 + 1;
+            // An odd integer in [2^24, 2^25): the midpoint of two neighbouring f32s.
+            let t = (((xorshift(&mut s) % (1 << 23)) << 1) | 1 | (1 << 24)) as f64;
+            let scale = 2f64.powi((xorshift(&mut s) % 80) as i32 - 40);
+            let base = (t * scale / (2.0 * q as f64)).to_bits();
+            let nudge = (xorshift(&mut s) % 7) as i64 - 3;
+            let eb = f64::from_bits(base.wrapping_add_signed(nudge));
+            let q = if xorshift(&mut s) & 1 == 1 { -q } else { q };
+            let r = Recon32::new(eb);
+            let p = q as f64 * 2.0 * eb;
+            // An f32 tie: 25 significant bits exactly (bit 28 of the 53-bit mantissa the last).
+            let mb = (p.to_bits() & ((1 << 52) - 1)) | (1 << 52);
+            ties += u64::from(mb.trailing_zeros() == 28);
+            if let (Some(a), Some(b)) = (
+                r.fast_with::<ROUND_F64_RULE>(q),
+                r.fast_with::<ROUND_SINGLE>(q),
+            ) {
+                differ += u64::from(a.to_bits() != b.to_bits());
+            }
+            f(q, eb);
+        }
+        (ties, differ)
+    }
+
+    #[test]
+    #[cfg_attr(miri, ignore = "millions of reconstructions: too slow for Miri")]
+    fn recon32_equals_the_f64_rule_on_samples() {
+        // The neighbourhood of 0, of powers of two and of 2^32 (the fast path's edge) for
+        // every bound, and random levels over the whole i64 range.
+        let mut s = 0x2545_f491_4f6c_dd1du64;
+        for eb in recon_bounds() {
+            let r = Recon32::new(eb);
+            let check = |q: i64| {
+                assert_eq!(
+                    r.value(q).to_bits(),
+                    recon_rule(q, eb),
+                    "eb {eb:e}: q = {q}"
+                );
+            };
+            for k in 0..63 {
+                let c = 1i64 << k;
+                for q in c.saturating_sub(20)..=c.saturating_add(20) {
+                    check(q);
+                    check(-q);
+                }
+            }
+            for q in [i64::MIN, i64::MIN + 1, i64::MAX, 0, (1 << 32) - 1, 1 << 32] {
+                check(q);
+            }
+            for _ in 0..20_000 {
+                let v = xorshift(&mut s);
+                check((v >> (v % 64)) as i64);
+                check(v as i64);
+            }
+            recon_sweep(eb, -5000, 5000);
+        }
+        // Random bounds over the whole f64 range (sign bit clear), random levels.
+        for _ in 0..200_000 {
+            let eb = f64::from_bits(xorshift(&mut s) >> 1);
+            let v = xorshift(&mut s);
+            let q = (v as i64) >> (xorshift(&mut s) % 64);
+            let r = Recon32::new(eb);
+            assert_eq!(
+                r.value(q).to_bits(),
+                recon_rule(q, eb),
+                "eb {eb:e}: q = {q}"
+            );
+        }
+        // The double-rounding corners: the set holds exact ties and cases that a single
+        // rounding gets wrong, and the f64 rule is met on every one.
+        let (ties, differ) = double_rounding_cases(200_000, |q, eb| {
+            let r = Recon32::new(eb);
+            assert_eq!(
+                r.value(q).to_bits(),
+                recon_rule(q, eb),
+                "eb {eb:e}: q = {q}"
+            );
+        });
+        assert!(
+            ties > 10_000,
+            "only {ties} exact f32 ties among the constructed cases"
+        );
+        assert!(
+            differ > 5_000,
+            "only {differ} cases where double rounding matters"
+        );
+    }
+
+    /// The checks above catch a wrong rounding: round-half-up at the f32 step, and a single
+    /// rounding of the exact product, each disagree with the f64 rule on the same cases.
+    #[test]
+    #[cfg_attr(miri, ignore = "millions of reconstructions: too slow for Miri")]
+    fn recon32_checks_catch_a_wrong_rounding() {
+        let mut wrong = [0u64; 2];
+        double_rounding_cases(50_000, |q, eb| {
+            let r = Recon32::new(eb);
+            let want = recon_rule(q, eb);
+            for (k, got) in [
+                r.fast_with::<ROUND_HALF_UP>(q),
+                r.fast_with::<ROUND_SINGLE>(q),
+            ]
+            .into_iter()
+            .enumerate()
+            {
+                if let (Some(g), Some(w)) = (got, wrong.get_mut(k)) {
+                    *w += u64::from(g.to_bits() != want);
+                }
+            }
+        });
+        assert!(wrong[0] > 1000, "round-half-up went unnoticed: {wrong:?}");
+        assert!(wrong[1] > 1000, "single rounding went unnoticed: {wrong:?}");
+        // And dyadic bounds (exact products, many exact f32 ties) alone catch half-up.
+        let r = Recon32::new(2f64.powi(-20));
+        let half_up = (1i64 << 24..(1 << 24) + 10_000)
+            .filter(|&q| {
+                r.fast_with::<ROUND_HALF_UP>(q).map(f32::to_bits)
+                    != Some(recon_rule(q, 2f64.powi(-20)))
+            })
+            .count();
+        assert!(half_up > 1000, "round-half-up on exact ties: {half_up}");
+    }
+
+    /// `(eb, bound)` pairs for the strict check: the plan's (`eb` tightened below `bound`),
+    /// equal ones (dyadic: differences hit `bound` exactly), a bound one f64 ulp either side,
+    /// tiny, zero, huge and non-finite bounds, and a subnormal-result `eb`.
+    fn check_pairs() -> [(f64, f64); 14] {
+        let t = 0.000_999_999_940_395_355_2;
+        [
+            (t, 1e-3),
+            (1.0 / 1024.0, 1.0 / 1024.0),
+            (0.25, 0.25),
+            (1e-3, 1e-3),
+            (1e-3, f64::from_bits(1e-3f64.to_bits() + 1)),
+            (1e-3, f64::from_bits(1e-3f64.to_bits() - 1)),
+            (1.0 / 3.0, 0.1),
+            (1e-3, 2f64.powi(-149)),
+            (1e-3, 5e-324),
+            (1e-3, 0.0),
+            (1e-3, 1e300),
+            (1e-3, f64::INFINITY),
+            (1e-3, f64::NAN),
+            (1e-41, 1e-41),
+        ]
+    }
+
+    /// `Check32` against [`misses`] for `x` at `q`, `q − 1` and `q + 1`.
+    fn check_at(c: &Check32, x: f32, q: i64, eb: f64, bound: f64) {
+        for l in [q, q.wrapping_sub(1), q.wrapping_add(1)] {
+            assert_eq!(
+                c.misses(x, l),
+                misses::<f32>(x, l, eb, bound),
+                "eb {eb:e} bound {bound:e}: x = {x:e}, q = {l}"
+            );
+        }
+    }
+
+    /// Every f32 (at its level and both neighbours) for the plan's pair and a dyadic one.
+    /// Ignored in the default run (3·2^32 checks per pair): run
+    /// `cargo test --release -p fzpack-core --lib check32 -- --include-ignored`.
+    #[test]
+    #[ignore = "exhaustive over all 2^32 f32 per pair: run in release"]
+    fn check32_equals_the_f64_rule_for_every_f32() {
+        for (eb, bound) in [check_pairs()[0], check_pairs()[1]] {
+            let (c, qz) = (Check32::new(eb, bound), Quant32::new(eb));
+            for b in 0..=u32::MAX {
+                let x = f32::from_bits(b);
+                check_at(&c, x, qz.level(x), eb, bound);
+            }
+        }
+    }
+
+    #[test]
+    #[cfg_attr(miri, ignore = "millions of checks: too slow for Miri")]
+    fn check32_equals_the_f64_rule_on_samples() {
+        let mut exact_hits = 0u64;
+        for (eb, bound) in check_pairs() {
+            let (c, qz) = (Check32::new(eb, bound), Quant32::new(eb));
+            // Every 997th f32 at its level.
+            for b in (0..=u32::MAX).step_by(997) {
+                let x = f32::from_bits(b);
+                check_at(&c, x, qz.level(x), eb, bound);
+            }
+            // Around the edges of the bound: x near x' ± bound, 40 f32 ulps either side.
+            for q in (-3000i64..3000).chain((1..40).map(|k| (1i64 << k) + 1)) {
+                let y = reconstruct::<f32>(q, eb);
+                for edge in [f64::from(y) + bound, f64::from(y) - bound] {
+                    let c0 = (edge as f32).to_bits();
+                    for b in c0.saturating_sub(40)..=c0.saturating_add(40) {
+                        let x = f32::from_bits(b);
+                        let d = (f64::from(x) - f64::from(y)).abs();
+                        exact_hits += u64::from(d == bound);
+                        check_at(&c, x, q, eb, bound);
+                    }
+                }
+            }
+        }
+        // Differences equal to the bound (where `>` and `>=` part) were among the checks.
+        assert!(
+            exact_hits > 1000,
+            "only {exact_hits} differences equal to the bound"
+        );
     }
 
     #[test]

@@ -60,10 +60,11 @@ pub(crate) fn ref_encode<T: SzpFloat>(
         acc: 0,
         have: 0,
     };
+    let chk = bits::Check::new(q.eb, q.bound);
     let mut prev = seed;
     for (i, &x) in block.iter().enumerate() {
         let l = quantize(x, q.eb);
-        if q.strict && bits::misses(x, l, q.eb, q.bound) {
+        if q.strict && chk.misses(x, l) {
             return Err(BlockError::Violation(i));
         }
         let u = zigzag(l.wrapping_sub(prev)) & mask;
@@ -120,10 +121,11 @@ fn ref_encode_onepass<T: SzpFloat>(
 ) -> Option<Result<u8, BlockError>> {
     let len = block.len();
     let buf = rest.get_mut(..len.saturating_mul(8))?;
+    let chk = bits::Check::new(q.eb, q.bound);
     let (mut prev, mut any) = (seed, 0u64);
     for (i, (&x, slot)) in block.iter().zip(buf.chunks_exact_mut(8)).enumerate() {
         let l = quantize(x, q.eb);
-        if q.strict && bits::misses(x, l, q.eb, q.bound) {
+        if q.strict && chk.misses(x, l) {
             return Some(Err(BlockError::Violation(i)));
         }
         let z = zigzag(l.wrapping_sub(prev));
@@ -187,6 +189,9 @@ pub(crate) fn ref_decode<T: SzpFloat>(
     }
     let w = u32::from(width);
     let mask = bits::mask(w);
+    // The bound's constants once per block (exact integer reconstruction of f32 on targets
+    // without an f64 FPU; the f64 rule elsewhere).
+    let rc = bits::Recon::new(quant_eb);
     let mut q = seed;
     let mut start = 0usize;
     if w <= 56 {
@@ -202,7 +207,7 @@ pub(crate) fn ref_decode<T: SzpFloat>(
             b.copy_from_slice(src);
             let u = (u64::from_le_bytes(b) >> (bit % 8)) & mask;
             q = q.wrapping_add(unzigzag(u));
-            *o = reconstruct(q, quant_eb);
+            rc.put(q, o);
             start = i + 1;
         }
     }
@@ -232,7 +237,7 @@ pub(crate) fn ref_decode<T: SzpFloat>(
         acc >>= w;
         have = have.saturating_sub(w);
         q = q.wrapping_add(unzigzag(u));
-        *o = reconstruct(q, quant_eb);
+        rc.put(q, o);
     }
 }
 
