@@ -174,13 +174,20 @@ else
 fi
 
 # Core checks for MCU builds, with the workspace's toolchain: the f32 quantizer against the
-# f64 rule on every f32 for two bounds (release: about a minute of CPU), and the core's unit
-# tests without default features (no block-head layout).
+# f64 rule on every f32 for two bounds (release: about a minute of CPU), the f32
+# reconstruction on every level in [-2^25, 2^25] for 24 bounds (about 20 s), and the core's
+# unit tests without default features (no block-head layout).
 if ! (cd "$root" && env -u RUSTC -u RUSTDOC -u RUSTC_BOOTSTRAP -u RUSTFLAGS cargo test -q \
       --release -p fzpack-core --lib quant32 -- --include-ignored) > "$target_dir/quant32.log" 2>&1; then
   cat "$target_dir/quant32.log"; echo "FAIL: the exhaustive f32 quantizer test"; fail=1
 else
   echo "f32 quantizer: equal to the f64 rule on every f32 for the exhaustive bounds"
+fi
+if ! (cd "$root" && env -u RUSTC -u RUSTDOC -u RUSTC_BOOTSTRAP -u RUSTFLAGS cargo test -q \
+      --release -p fzpack-core --lib recon32 -- --include-ignored) > "$target_dir/recon32.log" 2>&1; then
+  cat "$target_dir/recon32.log"; echo "FAIL: the exhaustive f32 reconstruction test"; fail=1
+else
+  echo "f32 reconstruction: equal to the f64 rule on every level in [-2^25, 2^25] for 24 bounds"
 fi
 if ! (cd "$root" && env -u RUSTC -u RUSTDOC -u RUSTC_BOOTSTRAP -u RUSTFLAGS cargo test -q \
       -p fzpack-core --lib --no-default-features) > "$target_dir/no-default.log" 2>&1; then
