@@ -302,25 +302,33 @@ const ROUND_HALF_UP: u8 = 1;
 #[cfg(test)]
 const ROUND_SINGLE: u8 = 2;
 
+/// `x = man·2^exp` with `man` in `[2^52, 2^53)` (a subnormal `x` normalized), for `x` positive
+/// and finite; `man = 0` otherwise, which turns the callers' integer fast paths off.
+#[inline(always)]
+fn f64_parts(x: f64) -> (u64, i32) {
+    let b = x.to_bits();
+    let (be, frac) = (((b >> 52) & 0x7ff) as i32, b & ((1u64 << 52) - 1));
+    let (mut man, mut exp) = if be == 0 {
+        (frac, -1074)
+    } else {
+        (frac | (1u64 << 52), be - 1075)
+    };
+    if man != 0 {
+        let s = man.leading_zeros() as i32 - 11;
+        man <<= s;
+        exp -= s;
+    }
+    if !(x > 0.0 && x.is_finite()) {
+        man = 0;
+    }
+    (man, exp)
+}
+
 impl Recon32 {
     /// The reconstruction of bound `eb`: `eb`'s mantissa and exponent, once.
     #[inline(always)]
     pub(crate) fn new(eb: f64) -> Recon32 {
-        let b = eb.to_bits();
-        let (be, frac) = (((b >> 52) & 0x7ff) as i32, b & ((1u64 << 52) - 1));
-        let (mut man, mut em) = if be == 0 {
-            (frac, -1074)
-        } else {
-            (frac | (1u64 << 52), be - 1075)
-        };
-        if man != 0 {
-            let s = man.leading_zeros() as i32 - 11;
-            man <<= s;
-            em -= s;
-        }
-        if !(eb > 0.0 && eb.is_finite()) {
-            man = 0;
-        }
+        let (man, em) = f64_parts(eb);
         Recon32 {
             eb,
             man,
@@ -512,21 +520,7 @@ impl Check32 {
     /// The check at `eb` against `bound`: both bounds taken apart, once.
     #[inline(always)]
     pub(crate) fn new(eb: f64, bound: f64) -> Check32 {
-        let b = bound.to_bits();
-        let (be, frac) = (((b >> 52) & 0x7ff) as i32, b & ((1u64 << 52) - 1));
-        let (mut b_man, mut b_exp) = if be == 0 {
-            (frac, -1074)
-        } else {
-            (frac | (1u64 << 52), be - 1075)
-        };
-        if b_man != 0 {
-            let s = b_man.leading_zeros() as i32 - 11;
-            b_man <<= s;
-            b_exp -= s;
-        }
-        if !(bound > 0.0 && bound.is_finite()) {
-            b_man = 0;
-        }
+        let (b_man, b_exp) = f64_parts(bound);
         Check32 {
             r: Recon32::new(eb),
             bound,
