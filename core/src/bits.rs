@@ -17,19 +17,7 @@ pub(crate) const LEVEL_LIMIT: f64 = 4_611_686_018_427_387_904.0; // 2^62
 /// `Quant32` (crate-private), which gives the same level without f64 arithmetic.
 #[inline(always)]
 pub fn quantize<T: SzpFloat>(x: T, eb: f64) -> i64 {
-    #[cfg(any(
-        all(
-            target_arch = "arm",
-            target_feature = "fpregs",
-            not(target_feature = "vfp2")
-        ),
-        all(
-            target_arch = "riscv32",
-            target_feature = "f",
-            not(target_feature = "d")
-        )
-    ))]
-    if let Some(&v) = (&x as &dyn core::any::Any).downcast_ref::<f32>() {
+    if F32_ONLY_FPU && let Some(&v) = (&x as &dyn core::any::Any).downcast_ref::<f32>() {
         return Quant32::new(eb).level(v);
     }
     round_half_away(x.to_f64() / (2.0 * eb))
