@@ -1141,6 +1141,10 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(
+        miri,
+        ignore = "safe code over 10^4+ coded values: too slow for Miri; runs natively"
+    )]
     fn adversarial_sequences_round_trip() {
         let mut q = [0i64; N];
         assert_eq!(round_trip(&q[..0]), 0);
@@ -1174,6 +1178,10 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(
+        miri,
+        ignore = "safe code over 10^4+ coded values: too slow for Miri; runs natively"
+    )]
     fn generated_sequences_round_trip() {
         let mut rng = Rng(0x1234_5678_9ABC_DEF1);
         let mut q = [0i64; N];
@@ -1233,6 +1241,10 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(
+        miri,
+        ignore = "safe code over 10^4+ coded values: too slow for Miri; runs natively"
+    )]
     fn smooth_chunks_code_below_one_bit_per_value() {
         // 97 % zero residuals, the rest ±1..3: entropy ~0.25 bits; a fixed width needs 3.
         let mut rng = Rng(99);
@@ -1255,6 +1267,10 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(
+        miri,
+        ignore = "safe code over 10^4+ coded values: too slow for Miri; runs natively"
+    )]
     fn plane_predictor_wins_on_a_smooth_two_d_field() {
         // q = a(i) + b(j) on 64-wide rows: the plane residual is 0 everywhere past the first
         // row, order 1 and 2 see the row profile.
@@ -1278,6 +1294,10 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(
+        miri,
+        ignore = "safe code over 10^4+ coded values: too slow for Miri; runs natively"
+    )]
     fn noise_falls_back_to_fixed_width() {
         let mut rng = Rng(5);
         let mut q = [0i64; N];
@@ -1292,6 +1312,10 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(
+        miri,
+        ignore = "safe code over 10^4+ coded values: too slow for Miri; runs natively"
+    )]
     fn short_outputs_are_errors_not_overruns() {
         let mut rng = Rng(11);
         let q: [i64; 300] = walk(0, || rng.below(9) as i64 - 4);
@@ -1314,6 +1338,10 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(
+        miri,
+        ignore = "safe code over 10^4+ coded values: too slow for Miri; runs natively"
+    )]
     fn damaged_chunks_are_errors_or_other_levels_never_panics() {
         let mut rng = Rng(3);
         let mut q: [i64; 257] = walk(0, || {
@@ -1367,6 +1395,10 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(
+        miri,
+        ignore = "safe code over 10^4+ coded values: too slow for Miri; runs natively"
+    )]
     fn random_bytes_never_panic() {
         // Arbitrary chunks with a valid-looking mode byte and header reach the table, extra-bit
         // and rANS paths; each must end in an error or in some levels, never a panic.
@@ -1400,6 +1432,10 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(
+        miri,
+        ignore = "safe code over 10^4+ coded values: too slow for Miri; runs natively"
+    )]
     fn values_decode_equals_levels_then_reconstruct() {
         let eb = 1e-3;
         let x: [f32; 1000] = core::array::from_fn(|i| ((i as f32) * 0.37).sin() * 20.0);
@@ -1428,6 +1464,10 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(
+        miri,
+        ignore = "safe code over 10^4+ coded values: too slow for Miri; runs natively"
+    )]
     fn reciprocal_division_is_exact() {
         let mut rng = Rng(77);
         for f in 1..=M {
@@ -1453,6 +1493,10 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(
+        miri,
+        ignore = "safe code over 10^4+ coded values: too slow for Miri; runs natively"
+    )]
     fn symbols_cover_every_residual() {
         let mut rng = Rng(8);
         for k in 0..=64u32 {
