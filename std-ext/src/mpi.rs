@@ -327,8 +327,9 @@ mod wire {
             let n = count(buf.len())?;
             let mut req = null();
             let p = ptr(&mut buf);
-            // SAFETY: `p` points at `buf`'s n bytes (MPI_UINT8_T), a heap block that the
-            // returned Msg keeps alive until the request completes; `comm` is live.
+            // `p` points at `buf`'s n bytes (MPI_UINT8_T), a heap block that the returned Msg
+            // keeps alive (unmoved) until the request completes.
+            // SAFETY: a live buffer of n bytes for the request's lifetime, and a live `comm`.
             let rc = unsafe { start(p, n, ffi::RSMPI_UINT8_T, peer, TAG, comm, &mut req) };
             if rc != 0 {
                 return Err(failed(what, rc));
