@@ -359,3 +359,95 @@ fn fzm_refuses_missing_values_with_their_index() {
     );
     assert_eq!(DType::F32.size(), 4);
 }
+
+#[test]
+fn operations_refuse_missing_values_and_drop_no_shape_silently() {
+    let x: Vec<f32> = (0..3000).map(|i| (i as f32 * 0.01).sin()).collect();
+    let mut y = x.clone();
+    y[10] = f32::NAN;
+    let cfg = Config::abs(1e-3);
+    let a = fzpack::szp::compress(&x, &cfg).unwrap();
+    let b = fzpack::szp::compress(&y, &cfg).unwrap();
+    let mut out = vec![0u8; a.len() * 4];
+    let e = szp::ops::linear(&[&a, &b], &[1, 1], &mut out).unwrap_err();
+    assert!(
+        matches!(e, Error::OpsUnsupported { what } if what.contains("missing")),
+        "{e}"
+    );
+    assert!(matches!(
+        szp::ops::stats(&b),
+        Err(Error::OpsUnsupported { .. })
+    ));
+    // Shapes must agree; the result is flat.
+    let s = fzpack::szp::compress(&x, &cfg.with_shape(Shape::new(&[30, 100]).unwrap())).unwrap();
+    let e = szp::ops::linear(&[&a, &s], &[1, 1], &mut out).unwrap_err();
+    assert_eq!(e, Error::OpsMismatch { what: "shape" });
+    let len = szp::ops::linear(&[&s, &s], &[1, 1], &mut out).unwrap();
+    assert_eq!(szp::header(&out[..len]).unwrap().version, 2);
+}
+
+/// The version 3 layout is frozen: these archives (missing values of several patterns, a
+/// shape; both layouts and types) must never change (`FZPACK_BLESS=1` rewrites them,
+/// deliberately, on a format change), and decode on every kernel.
+#[test]
+fn golden_v3_archives_are_stable() {
+    let dir = fzpack_tests::vectors::workspace_root().join("tests/golden/szp");
+    let base = field_with_missing(4000);
+    let x32 = as_f32(&base);
+    let x64 = as_f64(&base);
+    let shape = Shape::new(&[40, 100]).unwrap();
+    let cases: Vec<(&str, Vec<u8>)> = vec![
+        (
+            "missing_shape_f32_bs128.v3.szp",
+            encode_on(Kernel::Scalar, &x32, &Config::abs(1e-2).with_shape(shape)).unwrap(),
+        ),
+        (
+            "missing_f64_noa_bs64_fzgm.v3.szp",
+            encode_on(
+                Kernel::Scalar,
+                &x64,
+                &Config::noa(1e-4)
+                    .with_block_size(64)
+                    .with_layout(Layout::Fzgm),
+            )
+            .unwrap(),
+        ),
+        (
+            "shape_f32.v3.szp",
+            encode_on(
+                Kernel::Scalar,
+                &x32.iter()
+                    .map(|v| if v.is_missing() { 0.0 } else { *v })
+                    .collect::<Vec<_>>(),
+                &Config::abs(1e-3).with_shape(Shape::new(&[2, 20, 100]).unwrap()),
+            )
+            .unwrap(),
+        ),
+    ];
+    for (name, bytes) in cases {
+        let path = dir.join(name);
+        if std::env::var_os("FZPACK_BLESS").is_some() {
+            std::fs::write(&path, &bytes).unwrap();
+        }
+        let want = std::fs::read(&path)
+            .unwrap_or_else(|e| panic!("{}: {e} (FZPACK_BLESS=1 writes it)", path.display()));
+        assert!(want == bytes, "{name}: archive bytes changed");
+        assert_eq!(want[4], 3, "{name}: format version");
+        let h = szp::header(&want).unwrap();
+        for k in kernels() {
+            match h.dtype {
+                DType::F32 => {
+                    let y: Vec<f32> = decode_on(k, &want, Verify::Checksums).unwrap();
+                    assert_eq!(y.len(), 4000);
+                    if name.starts_with("missing") {
+                        check_values(&x32, &y, h.bound());
+                    }
+                }
+                DType::F64 => {
+                    let y: Vec<f64> = decode_on(k, &want, Verify::Checksums).unwrap();
+                    check_values(&x64, &y, h.bound());
+                }
+            }
+        }
+    }
+}

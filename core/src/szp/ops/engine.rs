@@ -71,7 +71,8 @@ fn result_plan(o: &Opened<'_>) -> Plan {
             Layout::Fzgm
         },
         missing: false,
-        shape: h.shape,
+        // The result is a flat run of values (version 2): the operations write no extension.
+        shape: super::super::Shape::NONE,
     }
 }
 
