@@ -51,7 +51,10 @@ impl Sink<'_> {
                 .ok_or(Error::OutputTooSmall {
                     needed: self.len.saturating_add(b.len()),
                 })?;
-            dst.copy_from_slice(b);
+            // Element-wise: no length-mismatch panic path is linked (firmware).
+            for (d, s) in dst.iter_mut().zip(b) {
+                *d = *s;
+            }
         }
         self.len = self.len.saturating_add(b.len());
         Ok(())
@@ -551,9 +554,10 @@ pub(crate) fn put_footer(out: &mut [u8], at: usize, len: usize) -> Result<usize,
         .ok_or(Error::OutputTooSmall {
             needed: end + FOOTER_LEN,
         })?;
-    let (a, b) = f.split_at_mut(4);
-    a.copy_from_slice(&(len as u32).to_le_bytes());
-    b.copy_from_slice(&sum.to_le_bytes());
+    let bytes = (len as u32).to_le_bytes().into_iter().chain(sum.to_le_bytes());
+    for (d, s) in f.iter_mut().zip(bytes) {
+        *d = s;
+    }
     Ok(FOOTER_LEN)
 }
 
