@@ -69,6 +69,7 @@ pub use fzpack_core::szp::{
     FORMAT_VERSION, FORMAT_VERSION_V1, FORMAT_VERSION_V3, HEADER_LEN, HEADER_LEN_V1, Header,
     Kernel, LAYOUT_FZGM, LAYOUT_HEADS, Layout, MAGIC, MAX_BLOCK_SIZE, MAX_RANK, Mode, Plan, Shape,
     StreamEncoder, SzpFloat, Verify, archive, blocks, engine, fzm, header, max_compressed_len,
+    shape,
 };
 
 use crate::element::Element;

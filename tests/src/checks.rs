@@ -335,7 +335,13 @@ fn v3_with_extension(data: &[u8]) -> Vec<u8> {
     let head = data.first().copied().unwrap_or(0);
     let cfg = Config::abs(1e-2).with_shape(Shape::new(&[3, 100]).unwrap());
     let x: Vec<f64> = (0..300)
-        .map(|i| if i % 37 == 3 { f64::NAN } else { (i as f64 * 0.1).sin() })
+        .map(|i| {
+            if i % 37 == 3 {
+                f64::NAN
+            } else {
+                (i as f64 * 0.1).sin()
+            }
+        })
         .collect();
     let mut a = if head & 4 == 0 {
         let x: Vec<f32> = x.iter().map(|&v| v as f32).collect();

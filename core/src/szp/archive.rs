@@ -204,6 +204,27 @@ fn batch_blocks_for(bytes: usize, bs: usize, vb: usize, shift: u8) -> usize {
     want.div_ceil(c).saturating_mul(c)
 }
 
+/// Notes the missing values of a streamed `block` (its first value has index `first`) in
+/// `runs`, whose records grow downward from `top` in `out`, not below `floor`. Out of line:
+/// a stream without missing values (firmware) does not carry its frame.
+#[inline(never)]
+#[cold]
+fn note_missing<T: SzpFloat>(
+    block: &[T],
+    first: usize,
+    runs: &mut StreamRuns,
+    out: &mut [u8],
+    top: usize,
+    floor: usize,
+) -> Result<(), Error> {
+    let size = T::DTYPE.size();
+    for (i, x) in block.iter().enumerate().filter(|(_, x)| x.is_missing()) {
+        runs.note((first + i) as u64, x.bits(), size, out, top, floor)
+            .map_err(|needed| Error::OutputTooSmall { needed })?;
+    }
+    Ok(())
+}
+
 /// `e` with a needed length moved on by `by`.
 fn shifted_len(e: Error, by: usize) -> Error {
     match e {
@@ -489,8 +510,8 @@ impl ArchiveWriter {
         let start = plan.payload_offset();
         // The extension (version 3: shape, missing values) follows the chunk CRCs; the blocks
         // are written into the rest of `out`.
-        let (flags, shape) = (plan.ext_flags(), plan.shape);
-        let xlen = missing::extension_len(flags, &shape, input)?;
+        let flags = plan.ext_flags();
+        let xlen = missing::extension_len(flags, &plan.shape, input)?;
         let cap = whole.len().saturating_sub(xlen);
         let fits = cap >= worst_len(plan, self.max_abs).saturating_sub(worst_extension(plan))
             || (flags == 0
@@ -544,8 +565,8 @@ impl ArchiveWriter {
         let len = self.close_in(out)?;
         // The extension right after the CRCs, in the room kept for it.
         let dst = whole.get_mut(len..).unwrap_or_default();
-        let x =
-            missing::write_extension(flags, &shape, input, dst).map_err(|e| shifted_len(e, len))?;
+        let x = missing::write_extension(flags, &self.plan.shape, input, dst)
+            .map_err(|e| shifted_len(e, len))?;
         Ok(len + x)
     }
 
@@ -634,11 +655,7 @@ impl ArchiveWriter {
         // Missing values: their run records go below the parked CRCs, growing downward.
         let top = out.len().saturating_sub(slen);
         if missing {
-            let size = T::DTYPE.size();
-            for (i, x) in block.iter().enumerate().filter(|(_, x)| x.is_missing()) {
-                runs.note((first + i) as u64, x.bits(), size, out, top, at)
-                    .map_err(|needed| Error::OutputTooSmall { needed })?;
-            }
+            note_missing(block, first, runs, out, top, at)?;
         }
         // The CRC slots at the end of `out` and the run records below them are out of the
         // payload's reach.
@@ -748,6 +765,8 @@ impl ArchiveWriter {
     /// records and CRCs around into `CRCs | records` and moves them behind the payload, puts
     /// the shape in front of the records, the footer after them, and the header (version 3,
     /// with `FLAG_MISSING`) last. Element-wise and checked: no panic path (firmware).
+    #[inline(never)]
+    #[cold]
     fn close_missing(&self, out: &mut [u8], used: usize) -> Result<usize, Error> {
         let mut plan = self.plan;
         plan.missing = true;
@@ -866,8 +885,6 @@ pub struct ArchiveReader<'a> {
     done: bool,
     /// Where the missing values (version 3) of the next batch start.
     patch: Patch,
-    /// Bytes of the extension and its footer (version 3; 0 before).
-    ext_len: usize,
 }
 
 impl<'a> ArchiveReader<'a> {
@@ -879,7 +896,6 @@ impl<'a> ArchiveReader<'a> {
         let h = Header::read_with(archive, verify)?;
         let checked = verify == Verify::Checksums && h.version != FORMAT_VERSION_V1;
         let view = blocks::frame(h, archive, !checked)?;
-        let body = h.header_len() + view.widths.len() + view.payload.len() + view.sums.len();
         Ok(ArchiveReader {
             kernel,
             view,
@@ -888,7 +904,6 @@ impl<'a> ArchiveReader<'a> {
             off: 0,
             done: false,
             patch: Patch::default(),
-            ext_len: archive.len().saturating_sub(body),
         })
     }
 
@@ -909,10 +924,8 @@ impl<'a> ArchiveReader<'a> {
             off: self.off,
             done: self.done,
             patch: self.patch,
-            ext: v.ext.shape,
-            count: v.ext.count,
             runs: v.ext.runs.len(),
-            ext_len: self.ext_len,
+            ext_len: ext_len(&v.header, v.ext.runs.len()),
         }
     }
 
@@ -1093,6 +1106,20 @@ impl<'a> ArchiveReader<'a> {
     }
 }
 
+/// Bytes of a version 3 archive's extension with its footer (0 before version 3): the shape's
+/// and the runs' bytes.
+fn ext_len(h: &Header, runs: usize) -> usize {
+    if h.ext == 0 {
+        return 0;
+    }
+    let shape = if h.ext & super::FLAG_SHAPE != 0 {
+        1 + 8 * usize::from(h.rank)
+    } else {
+        0
+    };
+    shape + runs + missing::FOOTER_LEN
+}
+
 /// An [`ArchiveReader`]'s place ([`ArchiveReader::detach`]).
 #[derive(Clone, Copy, Debug)]
 pub struct ReaderPos {
@@ -1107,8 +1134,6 @@ pub struct ReaderPos {
     off: usize,
     done: bool,
     patch: Patch,
-    ext: super::Shape,
-    count: u64,
     runs: usize,
     ext_len: usize,
 }
@@ -1146,18 +1171,13 @@ impl ReaderPos {
                 widths,
                 payload,
                 sums,
-                ext: missing::Missing {
-                    shape: self.ext,
-                    runs,
-                    count: self.count,
-                },
+                ext: missing::Missing { runs },
             },
             checked: self.checked,
             block: self.block,
             off: self.off,
             done: self.done,
             patch: self.patch,
-            ext_len: self.ext_len,
         })
     }
 

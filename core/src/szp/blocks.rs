@@ -592,8 +592,10 @@ pub struct Header {
     pub missing: bool,
     /// The number of missing values.
     pub missing_count: u64,
-    /// The array's shape (version 3 with a shape; [`Shape::NONE`] otherwise).
-    pub shape: Shape,
+    /// The number of dimensions of the array's shape (version 3 with a shape; 0 otherwise).
+    /// The dimensions: [`read_shape`] (kept out of the header, which decoders copy about:
+    /// firmware stacks).
+    pub rank: u8,
 }
 
 impl Header {
@@ -722,12 +724,12 @@ impl Header {
             ext,
             missing: ext & FLAG_MISSING != 0,
             missing_count: 0,
-            shape: Shape::NONE,
+            rank: 0,
         };
         header.check_numbers()?;
         if ext != 0 {
-            let x = extension(&header, archive, verify)?.1;
-            (header.shape, header.missing_count) = (x.shape, x.count);
+            let (shape, count) = read_extension(&header, archive, verify)?;
+            (header.rank, header.missing_count) = (shape.rank() as u8, count);
         }
         Ok(header)
     }
@@ -940,7 +942,14 @@ pub fn parse_frame(archive: &[u8], verify: Verify, body: bool) -> Result<Archive
 pub(crate) fn frame(header: Header, archive: &[u8], body: bool) -> Result<ArchiveView<'_>, Error> {
     // Version 3: the extension at the end (validated when the header was read).
     let (archive, ext) = if header.version == FORMAT_VERSION_V3 {
-        extension(&header, archive, Verify::Skip)?
+        let (before, section, _) = missing::split(archive)?;
+        let shape = if header.ext & FLAG_SHAPE != 0 {
+            1 + 8 * usize::from(header.rank)
+        } else {
+            0
+        };
+        let runs = section.get(shape..).ok_or(Error::Truncated)?;
+        (before, Missing { runs })
     } else {
         (archive, Missing::default())
     };
@@ -988,23 +997,33 @@ pub(crate) fn frame(header: Header, archive: &[u8], body: bool) -> Result<Archiv
     })
 }
 
-/// The extension of a version 3 `archive` (the header's flags say what it holds): the bytes
-/// before it and its parse (shape and missing-value runs validated; its CRC checked under
-/// [`Verify::Checksums`]).
-pub(crate) fn extension<'a>(
-    header: &Header,
-    archive: &'a [u8],
-    verify: Verify,
-) -> Result<(&'a [u8], Missing<'a>), Error> {
-    let (before, section, sum) = missing::split(archive)?;
+/// The array's shape stored in `archive` ([`Shape::NONE`] for archives without one: versions 1
+/// and 2, and version 3 without [`FLAG_SHAPE`]); the archive's header and extension are
+/// validated as [`Header::read_with`] does.
+pub fn read_shape(archive: &[u8], verify: Verify) -> Result<Shape, Error> {
+    let h = Header::read_with(archive, verify)?;
+    if h.ext & FLAG_SHAPE == 0 {
+        return Ok(Shape::NONE);
+    }
+    Ok(read_extension(&h, archive, verify)?.0)
+}
+
+/// The shape and missing-value count of a version 3 `archive` (the header's flags say what
+/// its extension holds), validated whole (shape and every run; the extension's CRC checked
+/// under [`Verify::Checksums`]). Kept out of line: version 2 readers (firmware) do not carry
+/// its frame.
+#[inline(never)]
+#[cold]
+fn read_extension(header: &Header, archive: &[u8], verify: Verify) -> Result<(Shape, u64), Error> {
+    let (_, section, sum) = missing::split(archive)?;
     if verify == Verify::Checksums && crate::crc::hash(section) != sum {
         return Err(Error::ChecksumMismatch {
             what: "extension",
             chunk: 0,
         });
     }
-    let x = Missing::parse(header.ext, header.dtype, header.n, section)?;
-    Ok((before, x))
+    let (shape, _, count) = Missing::parse(header.ext, header.dtype, header.n, section)?;
+    Ok((shape, count))
 }
 
 #[cfg(test)]

@@ -355,7 +355,7 @@ pub fn header(archive: &[u8]) -> Result<Header, Error> {
         ext: 0,
         missing: false,
         missing_count: 0,
-        shape: super::Shape::NONE,
+        rank: 0,
     })
 }
 

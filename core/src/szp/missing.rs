@@ -26,15 +26,11 @@ pub const FOOTER_LEN: usize = 8;
 /// Bytes of a varint at most (a u64 in LEB128).
 const VARINT_MAX: usize = 10;
 
-/// The parsed extension section of a version 3 archive.
+/// The missing values of a version 3 archive (its shape is in the [`super::Header`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub struct Missing<'a> {
-    /// The array's shape ([`Shape::NONE`] when the archive stores none).
-    pub shape: Shape,
     /// The run records of the missing values (empty when there are none).
     pub runs: &'a [u8],
-    /// The number of missing values.
-    pub count: u64,
 }
 
 /// Where bytes go: counted only, or written into a slice.
@@ -125,6 +121,8 @@ fn for_each_run<T: SzpFloat>(
 }
 
 /// Writes (or, with `out` `None`, counts) the extension of `input` with `flags`.
+#[inline(never)]
+#[cold]
 fn emit<T: SzpFloat>(
     flags: u8,
     shape: &Shape,
@@ -197,6 +195,7 @@ pub(crate) fn write_extension<T: SzpFloat>(
 /// The extension at the end of `tail` (the archive's bytes after its chunk CRCs' start, or the
 /// whole archive): splits off the section and its footer, returning the bytes before it and
 /// the section. `Truncated` when the footer or the section does not fit.
+#[inline(never)]
 pub(crate) fn split(archive: &[u8]) -> Result<(&[u8], &[u8], u32), Error> {
     let at = archive
         .len()
@@ -214,8 +213,16 @@ impl<'a> Missing<'a> {
     /// Parses and validates an extension `section` (without its footer) under header `flags`
     /// for `n` values of `dtype`: the shape (1 to 8 dimensions whose product is `n`), and every
     /// run (a non-finite pattern, within the array, after the previous run; the first run
-    /// states its pattern), which must end exactly at the section's end.
-    pub fn parse(flags: u8, dtype: DType, n: u64, section: &'a [u8]) -> Result<Self, Error> {
+    /// states its pattern), which must end exactly at the section's end. Kept out of line: the
+    /// decoders of version 2 archives (firmware) do not carry its frame.
+    #[inline(never)]
+    #[cold]
+    pub fn parse(
+        flags: u8,
+        dtype: DType,
+        n: u64,
+        section: &'a [u8],
+    ) -> Result<(Shape, Self, u64), Error> {
         let mut pos = 0usize;
         let mut shape = Shape::NONE;
         if flags & FLAG_SHAPE != 0 {
@@ -243,11 +250,7 @@ impl<'a> Missing<'a> {
             if !runs.is_empty() {
                 return Err(Error::Corrupt("trailing bytes in the extension"));
             }
-            return Ok(Missing {
-                shape,
-                runs,
-                count: 0,
-            });
+            return Ok((shape, Missing { runs }, 0));
         }
         let mut cur = Cursor::default();
         let mut count = 0u64;
@@ -257,7 +260,7 @@ impl<'a> Missing<'a> {
             }
             count += r.len;
         }
-        Ok(Missing { shape, runs, count })
+        Ok((shape, Missing { runs }, count))
     }
 
     /// A cursor at the first run, for [`Patch::apply`].
@@ -326,6 +329,8 @@ struct Input<'a> {
 /// [`super::ops::MAX_TERMS`]): the shape
 /// (`FLAG_SHAPE`) and, with `FLAG_MISSING`, every value missing in some input, as
 /// [`combine`] gives it.
+#[inline(never)]
+#[cold]
 pub(crate) fn write_combined(
     flags: u8,
     shape: &Shape,
@@ -453,6 +458,8 @@ impl StreamRuns {
     /// Notes a missing value at `index` with bit pattern `bits`; a run it does not extend is
     /// written (backwards) ending at `top − used` in `out`, not below `floor`. Errors with the
     /// bytes needed.
+    #[inline(never)]
+    #[cold]
     pub(crate) fn note(
         &mut self,
         index: u64,
@@ -476,6 +483,8 @@ impl StreamRuns {
     }
 
     /// Writes the pending run, if any (see [`StreamRuns::note`]).
+    #[inline(never)]
+    #[cold]
     pub(crate) fn flush(
         &mut self,
         size: usize,
@@ -554,7 +563,10 @@ pub(crate) fn put_footer(out: &mut [u8], at: usize, len: usize) -> Result<usize,
         .ok_or(Error::OutputTooSmall {
             needed: end + FOOTER_LEN,
         })?;
-    let bytes = (len as u32).to_le_bytes().into_iter().chain(sum.to_le_bytes());
+    let bytes = (len as u32)
+        .to_le_bytes()
+        .into_iter()
+        .chain(sum.to_le_bytes());
     for (d, s) in f.iter_mut().zip(bytes) {
         *d = s;
     }
@@ -624,37 +636,38 @@ impl Cursor {
 /// in order ([`Patch::apply`]).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Patch {
+    /// At the run being written (its end and pattern).
     cur: Cursor,
-    /// The run being written: its next index and how many values are left.
-    at: u64,
+    /// Values of that run not written yet (its last `left`).
     left: u64,
-    bits: u64,
 }
 
 impl Patch {
     /// Writes the missing values among values `[v0, v0 + out.len())` of the archive over
     /// their stand-ins in `out` (`runs` validated by [`Missing::parse`]; batches in order).
+    #[inline(never)]
     pub fn apply<T: SzpFloat>(&mut self, runs: &[u8], v0: u64, out: &mut [T]) {
         let end = v0.saturating_add(out.len() as u64);
         loop {
             if self.left == 0 {
                 match self.cur.next_run(T::DTYPE, runs) {
-                    Ok(Some(r)) => (self.at, self.left, self.bits) = (r.start, r.len, r.bits),
+                    Ok(Some(r)) => self.left = r.len,
                     _ => return,
                 }
             }
-            if self.at >= end {
+            // The run's unwritten values: [at, cur.end).
+            let at = self.cur.end.saturating_sub(self.left);
+            if at >= end {
                 return;
             }
-            let stop = self.at.saturating_add(self.left).min(end);
-            let from = self.at.max(v0);
-            let x = T::from_bits(self.bits);
+            let stop = self.cur.end.min(end);
+            let from = at.max(v0);
+            let x = T::from_bits(self.cur.bits.unwrap_or(0));
             let (a, b) = ((from - v0) as usize, (stop.max(from) - v0) as usize);
             for o in out.get_mut(a..b).unwrap_or_default() {
                 *o = x;
             }
-            self.left -= stop - self.at;
-            self.at = stop;
+            self.left -= stop - at;
             if self.left > 0 {
                 return;
             }

@@ -591,6 +591,12 @@ pub fn header(archive: &[u8]) -> Result<Header, Error> {
     Header::read(archive)
 }
 
+/// The array's shape an archive stores ([`Shape::NONE`] when it stores none: a flat run of
+/// values); the header and extension are validated, checksums included.
+pub fn shape(archive: &[u8]) -> Result<Shape, Error> {
+    blocks::read_shape(archive, Verify::Checksums)
+}
+
 #[cfg(test)]
 mod tests {
     use super::{Config, Error, LAYOUT_FZGM, LAYOUT_HEADS, Layout, compress};

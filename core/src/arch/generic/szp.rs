@@ -116,6 +116,8 @@ pub(crate) fn filled<T: SzpFloat>(block: &[T]) -> impl Iterator<Item = T> + '_ {
 
 /// The width and seed of a block with missing values, from its stand-ins ([`filled`]); the
 /// seed is 0, or with `heads` the stand-ins' first level.
+#[inline(never)]
+#[cold]
 pub(crate) fn width_filled<T: SzpFloat>(eb: f64, block: &[T], heads: bool) -> (u8, i64) {
     let seed = match filled(block).next() {
         Some(x) if heads => quantize(x, eb),
@@ -126,6 +128,8 @@ pub(crate) fn width_filled<T: SzpFloat>(eb: f64, block: &[T], heads: bool) -> (u
 
 /// Encodes a block with missing values from its stand-ins ([`filled`]) by the reference
 /// two-pass encoder (what every kernel writes for such a block); returns its width and seed.
+#[inline(never)]
+#[cold]
 pub(crate) fn encode_filled<T: SzpFloat>(
     q: &Quant,
     block: &[T],

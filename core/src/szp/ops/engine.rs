@@ -106,7 +106,7 @@ fn result_plan(o: &Opened<'_>) -> Plan {
             Layout::Fzgm
         },
         missing: false,
-        shape: h.shape,
+        shape: o.shape,
     }
 }
 

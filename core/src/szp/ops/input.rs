@@ -144,6 +144,8 @@ pub(super) struct Opened<'a> {
     pub(super) first: ArchiveView<'a>,
     pub(super) bound: f64,
     pub(super) strict: bool,
+    /// The inputs' shape (all equal).
+    pub(super) shape: super::super::Shape,
 }
 
 /// Checks the call's counts, parses every input (structure and header CRC; each chunk's CRC
@@ -174,6 +176,7 @@ pub(super) fn open<'a>(
         return Err(FZM_UNSUPPORTED);
     }
     let first = blocks::parse_structure(a0, Verify::Checksums)?;
+    let shape = blocks::read_shape(a0, Verify::Checksums)?;
     let (mut bound, mut strict) = (0f64, true);
     let slots = views.iter_mut().zip(terms.iter_mut());
     for (j, ((&a, &c), (view, term))) in archives.iter().zip(coeffs).zip(slots).enumerate() {
@@ -184,6 +187,9 @@ pub(super) fn open<'a>(
             blocks::parse_structure(a, Verify::Checksums)?
         };
         check_same(&first, &v)?;
+        if j > 0 && blocks::read_shape(a, Verify::Checksums)? != shape {
+            return Err(Error::OpsMismatch { what: "shape" });
+        }
         bound += c.unsigned_abs() as f64 * v.header.bound();
         strict &= v.header.strict;
         *term = Term::new(&v, c);
@@ -196,6 +202,7 @@ pub(super) fn open<'a>(
         first,
         bound,
         strict,
+        shape,
     })
 }
 
@@ -210,9 +217,6 @@ fn check_same(first: &ArchiveView<'_>, v: &ArchiveView<'_>) -> Result<(), Error>
     }
     if h.block_size != h0.block_size {
         return Err(Error::OpsMismatch { what: "block size" });
-    }
-    if h.shape != h0.shape {
-        return Err(Error::OpsMismatch { what: "shape" });
     }
     if h.quant_eb.to_bits() != h0.quant_eb.to_bits() {
         return Err(Error::OpsMismatch {
