@@ -18,7 +18,7 @@ pub fn max_threads() -> usize {
 /// The codec of `--codec`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum CodecArg {
-    /// SZp: every value within an error bound (--eb, --mode).
+    /// SZp: every value within an error bound (--abs E or --rel R).
     Szp,
     /// PERNIX: fixed-rate blocks of --bits bits per value.
     Pernix,

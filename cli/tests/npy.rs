@@ -159,6 +159,8 @@ fn npy_input_every_byte_order_and_memory_order() {
     ok(&[
         "compress",
         s(&p),
+        "--rel",
+        "1e-3",
         "--dtype",
         "f32",
         "-o",
@@ -168,6 +170,8 @@ fn npy_input_every_byte_order_and_memory_order() {
         &[
             "compress",
             s(&p),
+            "--rel",
+            "1e-3",
             "--dtype",
             "f64",
             "-o",
@@ -180,6 +184,8 @@ fn npy_input_every_byte_order_and_memory_order() {
     ok(&[
         "compress",
         s(&p),
+        "--rel",
+        "1e-3",
         "--dims",
         "2x3x4",
         "-o",
@@ -189,6 +195,8 @@ fn npy_input_every_byte_order_and_memory_order() {
         &[
             "compress",
             s(&p),
+            "--rel",
+            "1e-3",
             "--dims",
             "6x4",
             "-o",
@@ -201,6 +209,8 @@ fn npy_input_every_byte_order_and_memory_order() {
     ok(&[
         "compress",
         s(&p),
+        "--bits",
+        "16",
         "--codec",
         "pernix",
         "-o",
@@ -209,6 +219,8 @@ fn npy_input_every_byte_order_and_memory_order() {
     ok(&[
         "compress",
         s(&p),
+        "--rel",
+        "1e-3",
         "--format",
         "fzm",
         "-o",
@@ -219,12 +231,18 @@ fn npy_input_every_byte_order_and_memory_order() {
     short.truncate(short.len() - 4);
     let sp = d.join("short.npy");
     std::fs::write(&sp, short).unwrap();
-    fails(&["compress", s(&sp)], 4, &["needs 96 bytes", "holds 92"]);
+    fails(
+        &["compress", s(&sp), "--rel", "1e-3"],
+        4,
+        &["needs 96 bytes", "holds 92"],
+    );
     // --raw still reads the bytes as raw floats (header included)
     let raw_out = d.join("raw.szp");
     let t = ok(&[
         "compress",
         s(&p),
+        "--rel",
+        "1e-3",
         "--dtype",
         "f32",
         "--raw",
@@ -256,7 +274,7 @@ fn npy_other_dtypes_are_refused_by_name() {
         std::fs::write(&p, npy(1, descr, false, &[5], &vec![0u8; 5 * size])).unwrap();
         let out = d.join(format!("t{k}.szp"));
         fails(
-            &["compress", s(&p), "-o", s(&out)],
+            &["compress", s(&p), "--rel", "1e-3", "-o", s(&out)],
             4,
             &[needle, "float32 or float64"],
         );
@@ -295,11 +313,29 @@ fn npy_output_with_and_without_dims() {
     let raw = d.join("big.f32");
     std::fs::write(&raw, fzpack::values_to_le_bytes(&v)).unwrap();
     let szp = d.join("big.szp");
-    ok(&["compress", s(&raw), "-o", s(&szp)]);
+    ok(&["compress", s(&raw), "--rel", "1e-3", "-o", s(&szp)]);
     let pnx = d.join("big.pnx");
-    ok(&["compress", s(&raw), "--codec", "pernix", "-o", s(&pnx)]);
+    ok(&[
+        "compress",
+        s(&raw),
+        "--bits",
+        "16",
+        "--codec",
+        "pernix",
+        "-o",
+        s(&pnx),
+    ]);
     let fzm = d.join("big.fzm");
-    ok(&["compress", s(&raw), "--format", "fzm", "-o", s(&fzm)]);
+    ok(&[
+        "compress",
+        s(&raw),
+        "--rel",
+        "1e-3",
+        "--format",
+        "fzm",
+        "-o",
+        s(&fzm),
+    ]);
     for a in [&szp, &pnx, &fzm] {
         let flat = d.join("flat.f32");
         let _ = std::fs::remove_file(&flat);
@@ -327,7 +363,7 @@ fn npy_output_with_and_without_dims() {
     let r64 = d.join("t.f64");
     std::fs::write(&r64, fzpack::values_to_le_bytes(&[1.0f64, 2.0, 3.0, 4.0])).unwrap();
     let a64 = d.join("t64.szp");
-    ok(&["compress", s(&r64), "-o", s(&a64)]);
+    ok(&["compress", s(&r64), "--rel", "1e-3", "-o", s(&a64)]);
     let o64 = d.join("t64.npy");
     ok(&["decompress", s(&a64), "-o", s(&o64), "--dims", "2x2"]);
     let (descr, _, shape, _) = read_header(&std::fs::read(&o64).unwrap());
@@ -392,14 +428,23 @@ fn raw_input_checks() {
     let odd = d.join("odd.f32");
     std::fs::write(&odd, [0u8; 42]).unwrap();
     fails(
-        &["compress", s(&odd)],
+        &["compress", s(&odd), "--rel", "1e-3"],
         4,
         &["42 bytes", "not a multiple", "remainder 2 bytes"],
     );
     let odd8 = d.join("odd.bin");
     std::fs::write(&odd8, [0u8; 44]).unwrap();
     fails(
-        &["compress", s(&odd8), "--dtype", "f64", "--codec", "pernix"],
+        &[
+            "compress",
+            s(&odd8),
+            "--bits",
+            "16",
+            "--dtype",
+            "f64",
+            "--codec",
+            "pernix",
+        ],
         4,
         &["44 bytes", "remainder 4 bytes"],
     );
@@ -411,13 +456,32 @@ fn raw_input_checks() {
         std::fs::write(&p, &bytes).unwrap();
         let out = d.join(format!("{name}.szp"));
         fails(
-            &["compress", s(&p), "--dtype", "f64", "-o", s(&out)],
+            &[
+                "compress",
+                s(&p),
+                "--rel",
+                "1e-3",
+                "--dtype",
+                "f64",
+                "-o",
+                s(&out),
+            ],
             4,
             &["name says f32", "--dtype is f64", "--raw"],
         );
         assert!(!out.exists());
         // --raw: read as the given type anyway
-        let t = ok(&["compress", s(&p), "--dtype", "f64", "--raw", "-o", s(&out)]);
+        let t = ok(&[
+            "compress",
+            s(&p),
+            "--rel",
+            "1e-3",
+            "--dtype",
+            "f64",
+            "--raw",
+            "-o",
+            s(&out),
+        ]);
         assert!(t.contains("100 f64 values"), "{t}");
     }
     for name in ["t_f64.bin", "u.f64"] {
@@ -427,6 +491,8 @@ fn raw_input_checks() {
             &[
                 "compress",
                 s(&p),
+                "--rel",
+                "1e-3",
                 "--dtype",
                 "f32",
                 "-o",
@@ -436,7 +502,7 @@ fn raw_input_checks() {
             &["name says f64", "--dtype is f32"],
         );
         let out = d.join(format!("{name}.szp"));
-        let t = ok(&["compress", s(&p), "-o", s(&out)]);
+        let t = ok(&["compress", s(&p), "--rel", "1e-3", "-o", s(&out)]);
         assert!(t.contains("100 f64 values"), "{name}: {t}");
     }
     // --dims: checked against the count, shown on stderr
@@ -444,6 +510,8 @@ fn raw_input_checks() {
     let o = run(&[
         "compress",
         s(&p),
+        "--rel",
+        "1e-3",
         "--dims",
         "10x10",
         "-o",
@@ -454,13 +522,31 @@ fn raw_input_checks() {
     assert!(err.contains("shape 10x10"), "{err}");
     let nod = d.join("nodims.szp");
     fails(
-        &["compress", s(&p), "--dims", "10x11", "-o", s(&nod)],
+        &[
+            "compress",
+            s(&p),
+            "--rel",
+            "1e-3",
+            "--dims",
+            "10x11",
+            "-o",
+            s(&nod),
+        ],
         4,
         &["10x11", "110", "the input has 100"],
     );
     assert!(!nod.exists());
     fails(
-        &["compress", s(&p), "--dims", "10x0", "-o", s(&nod)],
+        &[
+            "compress",
+            s(&p),
+            "--rel",
+            "1e-3",
+            "--dims",
+            "10x0",
+            "-o",
+            s(&nod),
+        ],
         2,
         &["--dims"],
     );
@@ -507,6 +593,8 @@ fn gpu_flag_fails_clearly_or_matches_the_cpu() {
         &[
             "compress",
             s(&raw),
+            "--bits",
+            "16",
             "--codec",
             "pernix",
             "--gpu",

@@ -68,14 +68,22 @@ pub struct CompressArgs {
     /// Codec.
     #[arg(long, value_enum, default_value = "szp")]
     codec: CodecArg,
-    /// SZp error bound (absolute, or relative to the value range with --mode noa) [default:
-    /// 1e-3].
+    /// SZp: absolute error bound E: every decoded value is within E of the original. SZp
+    /// needs a bound (--abs, --rel or --eb with --mode); there is no default.
+    #[arg(long, value_name = "E")]
+    abs: Option<f64>,
+    /// SZp: error bound relative to the value range: every decoded value is within
+    /// R × (max − min) of the original (NOA mode).
+    #[arg(long, value_name = "R")]
+    rel: Option<f64>,
+    /// SZp error bound, the long form: `--eb E --mode abs` is `--abs E`, `--eb R --mode noa`
+    /// is `--rel R`. Needs --mode (there is no default mode).
     #[arg(long)]
     eb: Option<f64>,
-    /// SZp error-bound mode [default: noa].
+    /// SZp error-bound mode of --eb: abs or noa (relative to the value range).
     #[arg(long, value_enum)]
     mode: Option<ModeArg>,
-    /// PERNIX bits per value (1..=24) [default: 16].
+    /// PERNIX bits per value (1..=24). PERNIX needs it: there is no default rate.
     #[arg(long)]
     bits: Option<u8>,
     /// Block size: SZp values per block (1..=4096, default 128); PERNIX bytes per block
@@ -113,12 +121,14 @@ fn setting_from(a: &CompressArgs) -> Result<Setting, Fail> {
     let usage = |m: String| Fail::new(Kind::Usage, m);
     Ok(match a.codec {
         CodecArg::Pernix => {
-            if a.eb.is_some() || a.mode.is_some() {
+            if a.eb.is_some() || a.mode.is_some() || a.abs.is_some() || a.rel.is_some() {
                 return Err(usage(
-                    "--eb and --mode are SZp options; PERNIX takes --bits (fixed rate)".into(),
+                    "--abs, --rel, --eb and --mode are SZp options; PERNIX takes --bits \
+                     (fixed rate)"
+                        .into(),
                 ));
             }
-            let b = a.bits.unwrap_or(16);
+            let b = a.bits.ok_or_else(|| usage(NO_RATE.into()))?;
             let bits =
                 BitWidth::new(b).map_err(|_| usage(format!("--bits {b} is outside 1..=24")))?;
             let bs = a.block_size.unwrap_or(64);
@@ -138,12 +148,13 @@ fn setting_from(a: &CompressArgs) -> Result<Setting, Fail> {
         CodecArg::Szp => {
             if a.bits.is_some() {
                 return Err(usage(
-                    "--bits is a PERNIX option; SZp takes --eb and --mode (error bound)".into(),
+                    "--bits is a PERNIX option; SZp takes an error bound (--abs E or --rel R)"
+                        .into(),
                 ));
             }
-            let eb = a.eb.unwrap_or(1e-3);
+            let (mode, eb, flag) = szp_bound(a)?;
             if !(eb.is_finite() && eb > 0.0) {
-                return Err(usage(format!("--eb {eb} must be finite and > 0")));
+                return Err(usage(format!("{flag} {eb} must be finite and > 0")));
             }
             if let Some(m) = a.max_abs {
                 if !(m.is_finite() && m >= 0.0) {
@@ -168,13 +179,45 @@ fn setting_from(a: &CompressArgs) -> Result<Setting, Fail> {
                 ));
             }
             Setting::Szp {
-                mode: a.mode.unwrap_or(ModeArg::Noa),
+                mode,
                 eb,
                 block,
                 layout: a.layout.unwrap_or(LayoutArg::DEFAULT),
             }
         }
     })
+}
+
+/// What `compress` says when SZp is given no bound.
+pub const NO_BOUND: &str = "a bound is required: --abs E or --rel R (fzpack has no default \
+     bound, like SZ3 and ZFP); --abs E keeps every value within E, --rel R within R × (max − \
+     min); the long form is --eb X --mode abs|noa";
+
+/// What `compress` says when PERNIX is given no rate.
+pub const NO_RATE: &str = "PERNIX needs --bits N (1..=24 bits per value; fzpack has no default \
+     rate, like ZFP's fixed-rate mode)";
+
+/// The SZp bound of `--abs E`, `--rel R` or `--eb X --mode M`: exactly one form, and no
+/// default (a missing bound or a `--eb` without `--mode` is a usage error). Returns the mode,
+/// the bound and the flag that gave it (for messages).
+fn szp_bound(a: &CompressArgs) -> Result<(ModeArg, f64, &'static str), Fail> {
+    let usage = |m: String| Fail::new(Kind::Usage, m);
+    match (a.abs, a.rel, a.eb, a.mode) {
+        (Some(e), None, None, None) => Ok((ModeArg::Abs, e, "--abs")),
+        (None, Some(r), None, None) => Ok((ModeArg::Noa, r, "--rel")),
+        (None, None, Some(e), Some(m)) => Ok((m, e, "--eb")),
+        (None, None, None, _) => Err(usage(NO_BOUND.into())),
+        (None, None, Some(_), None) => Err(usage(
+            "--eb needs --mode abs|noa (fzpack has no default mode); or write --abs E \
+             (absolute) or --rel R (relative to the value range)"
+                .into(),
+        )),
+        _ => Err(usage(
+            "give the bound once: --abs E, --rel R, or --eb X --mode abs|noa (not two of them, \
+             and --mode only with --eb)"
+                .into(),
+        )),
+    }
 }
 
 /// A library error, with non-finite inputs named by index and value.
@@ -205,7 +248,7 @@ fn raw_head(nm: &str, npy_ok: bool) -> impl Fn(&[u8]) -> Result<(), Fail> + '_ {
                 "to get the values back, run `fzpack decompress` on it"
             } else if what.contains("NumPy") {
                 "a .npy file is read from a file or a pipe, but not in the bounded-memory stream \
-                 of a pipe with --mode abs --max-abs; give it as a file"
+                 of a pipe with --abs E --max-abs M; give it as a file"
             } else if what.contains("compressed") {
                 "decompress it first (e.g. `zstd -d` / `gunzip`) and compress the raw values"
             } else {

@@ -23,7 +23,7 @@ fn fail_of(paths: &[&Path], e: fzpack::Error) -> Fail {
             let hint = if what.contains("layout") {
                 " (compress them with the same --layout; `fzpack info` shows an archive's)"
             } else {
-                " (compress with the same --eb and --max-abs)"
+                " (compress with the same --abs bound and --max-abs)"
             };
             Fail::new(
                 Kind::Input,
