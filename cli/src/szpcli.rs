@@ -125,3 +125,28 @@ pub fn bound(name: &str, bytes: &[u8], k: ArchiveKind) -> Result<f64, Fail> {
         h.bound() * (1.0 + f32::EPSILON as f64)
     })
 }
+
+/// Whether native SZp archives record the array's shape.
+pub const SHAPES_STORED: bool = false;
+
+/// `cfg` with the array's shape (C order, slowest first) recorded, for the archive's shape
+/// field; `None` (no `--dims`, not a `.npy`) leaves the archive without one.
+pub fn with_shape(name: &str, cfg: Config, shape: Option<&[usize]>) -> Result<Config, Fail> {
+    let Some(_dims) = shape else {
+        return Ok(cfg);
+    };
+    let _ = name;
+    Ok(cfg)
+}
+
+/// The shape an SZp archive records (`None` for an archive without one, or another kind).
+pub fn stored_shape(name: &str, bytes: &[u8], k: ArchiveKind) -> Result<Option<Vec<usize>>, Fail> {
+    let _ = (name, bytes, k);
+    Ok(None)
+}
+
+/// `info`'s rows for an SZp archive's shape and missing values (none for other kinds).
+pub fn info_rows(bytes: &[u8]) -> Vec<(String, String)> {
+    let _ = bytes;
+    Vec::new()
+}

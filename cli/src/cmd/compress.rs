@@ -447,6 +447,7 @@ pub fn run(a: CompressArgs) -> Result<(), Fail> {
     let src = Source {
         bytes,
         npy: npy_head.as_ref(),
+        shape: shape.as_deref(),
         gpu: gpu.as_ref(),
     };
     match dtype {
@@ -473,19 +474,29 @@ pub fn run(a: CompressArgs) -> Result<(), Fail> {
     report(if to_stdout { Path::new("-") } else { &out_path }, &line);
     if let Some(s) = shape {
         // On stderr, so that a script reading the report line sees the same line as before.
-        eprintln!(
-            "{nm}: shape {} ({}); the archive holds the values flat in C order (it has no \
-             field for the shape yet): give --dims {} to `fzpack decompress -o NAME.npy`",
-            npy::shape_str(&s),
-            match &npy_head {
-                Some(h) if h.fortran && s.len() > 1 => {
-                    "from the .npy header; Fortran order, reordered to C order"
+        let from = match &npy_head {
+            Some(h) if h.fortran && s.len() > 1 => {
+                "from the .npy header; Fortran order, reordered to C order"
+            }
+            Some(_) => "from the .npy header",
+            None => "--dims",
+        };
+        let shape = npy::shape_str(&s);
+        match (setting, a.format) {
+            (Setting::Szp { .. }, FormatArg::Native) if szpcli::SHAPES_STORED => {
+                eprintln!("{nm}: shape {shape} ({from}), stored in the archive");
+            }
+            _ => eprintln!(
+                "{nm}: shape {shape} ({from}); the {} holds the values flat in C order (it has \
+                 no field for the shape): give --dims {shape} to `fzpack decompress -o \
+                 NAME.npy`",
+                match (setting, a.format) {
+                    (Setting::Pernix { .. }, _) => "PERNIX stream",
+                    (_, FormatArg::Fzm) => ".fzm container",
+                    _ => "archive",
                 }
-                Some(_) => "from the .npy header",
-                None => "--dims",
-            },
-            npy::shape_str(&s)
-        );
+            ),
+        }
     }
     Ok(())
 }
@@ -495,6 +506,9 @@ pub fn run(a: CompressArgs) -> Result<(), Fail> {
 struct Source<'a> {
     bytes: &'a [u8],
     npy: Option<&'a npy::Header>,
+    /// The array's shape (from the `.npy` header or `--dims`), recorded in a native SZp
+    /// archive.
+    shape: Option<&'a [usize]>,
     gpu: Option<&'a gpu::Device>,
 }
 
@@ -607,6 +621,7 @@ fn compress_t<T: GpuElem>(
         if let Some(m) = a.max_abs {
             cfg = cfg.with_max_abs(m);
         }
+        let cfg = szpcli::with_shape(&nm, cfg, src.shape)?;
         let pb = spinner("compressing on the GPU");
         let r = gpu::compress(d, &nm, values, &cfg);
         pb.finish_and_clear();
@@ -651,6 +666,7 @@ fn compress_t<T: GpuElem>(
             if let Some(m) = a.max_abs {
                 cfg = cfg.with_max_abs(m);
             }
+            let cfg = szpcli::with_shape(&nm, cfg, src.shape)?;
             let r = szpstream::compress(values, &cfg, &eng.par, out, |e| {
                 input_err(&nm, values, e.into())
             });

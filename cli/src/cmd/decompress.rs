@@ -15,6 +15,7 @@ use crate::fail::{Fail, Kind, lib};
 use crate::files::{Input, Output};
 use crate::gpu::{self, GpuElem};
 use crate::npy;
+use crate::szpcli;
 use crate::szpstream;
 use crate::ui::{bar, name, report, spinner};
 
@@ -54,10 +55,11 @@ pub fn run(a: DecompressArgs) -> Result<(), Fail> {
         Some(s) => Some(data::parse_dims(s).map_err(|m| Fail::new(Kind::Usage, m))?),
         None => None,
     };
-    let npy_out = a
-        .output
-        .as_ref()
-        .is_some_and(|p| p.extension().is_some_and(|e| e.eq_ignore_ascii_case("npy")));
+    let is_npy = |p: &Path| p.extension().is_some_and(|e| e.eq_ignore_ascii_case("npy"));
+    // The stem of the default output: `t.npy.szp` -> `t` (a `.npy` output), `t.f32.szp` -> `t`.
+    let stem = a.input.with_extension("");
+    let npy_in = a.output.is_none() && a.input.as_os_str() != "-" && is_npy(&stem);
+    let npy_out = npy_in || a.output.as_deref().is_some_and(is_npy);
     if dims.is_some() && !npy_out {
         return Err(Fail::new(
             Kind::Usage,
@@ -81,8 +83,14 @@ pub fn run(a: DecompressArgs) -> Result<(), Fail> {
     let header = if npy_out {
         let n = usize::try_from(summary.n)
             .map_err(|_| Fail::new(Kind::Input, format!("{nm}: too many values")))?;
-        let shape = dims.unwrap_or_else(|| vec![n]);
-        super::compress::check_dims(&nm, &shape, n, "archive")?;
+        // --dims, else the shape the archive records, else one dimension.
+        let shape = match dims {
+            Some(d) => {
+                super::compress::check_dims(&nm, &d, n, "archive")?;
+                d
+            }
+            None => szpcli::stored_shape(&nm, bytes, summary.kind)?.unwrap_or_else(|| vec![n]),
+        };
         npy::header_bytes(dtype, &shape)
     } else {
         Vec::new()
@@ -91,15 +99,14 @@ pub fn run(a: DecompressArgs) -> Result<(), Fail> {
         if a.input.as_os_str() == "-" {
             return PathBuf::from("-");
         }
-        let stem = a.input.with_extension("");
-        let stem = if data::dtype_from_name(&stem).is_some() {
+        let stem = if npy_in || data::dtype_from_name(&stem).is_some() {
             stem.with_extension("")
         } else {
-            stem
+            stem.clone()
         };
         let mut s = stem.into_os_string();
         s.push(".decoded.");
-        s.push(dtype.name());
+        s.push(if npy_in { "npy" } else { dtype.name() });
         PathBuf::from(s)
     });
     let mut out = Output::create(&out_path, a.force, &[&input])?;
