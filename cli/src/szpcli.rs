@@ -129,6 +129,25 @@ pub fn bound(name: &str, bytes: &[u8], k: ArchiveKind) -> Result<f64, Fail> {
 /// Whether native SZp archives record the array's shape.
 pub const SHAPES_STORED: bool = false;
 
+/// The most dimensions an SZp archive records.
+pub const MAX_RANK: usize = 8;
+
+/// A shape of more than [`MAX_RANK`] dimensions is refused before anything is written.
+pub fn check_rank(name: &str, dims: &[usize]) -> Result<(), Fail> {
+    if dims.len() > MAX_RANK {
+        return Err(Fail::new(
+            Kind::Input,
+            format!(
+                "{name}: shape {} has {} dimensions; an SZp archive records at most {MAX_RANK} \
+                 (reshape it, e.g. merge the slowest dimensions)",
+                crate::npy::shape_str(dims),
+                dims.len()
+            ),
+        ));
+    }
+    Ok(())
+}
+
 /// `cfg` with the array's shape (C order, slowest first) recorded, for the archive's shape
 /// field; `None` (no `--dims`, not a `.npy`) leaves the archive without one.
 pub fn with_shape(name: &str, cfg: Config, shape: Option<&[usize]>) -> Result<Config, Fail> {

@@ -443,6 +443,11 @@ pub fn run(a: CompressArgs) -> Result<(), Fail> {
             (dtype, n, dims.clone())
         }
     };
+    if let (Some(s), Setting::Szp { .. }, FormatArg::Native) = (&shape, setting, a.format)
+        && szpcli::SHAPES_STORED
+    {
+        szpcli::check_rank(&nm, s)?;
+    }
     let mut out = Output::create(&out_path, a.force, &[&input])?;
     let src = Source {
         bytes,

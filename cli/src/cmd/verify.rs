@@ -1,5 +1,5 @@
 //! `fzpack verify`: an archive against its original: the error bound, max error, RMSE and
-//! PSNR; exit code 3 when a value is outside its bound.
+//! PSNR; exit code 6 when a value is outside its bound.
 
 use std::path::PathBuf;
 
