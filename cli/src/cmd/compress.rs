@@ -1,8 +1,10 @@
 //! `fzpack compress`: a raw little-endian f32/f64 file or a NumPy `.npy` file (or standard
 //! input) to an SZp archive, an `.fzm` container or a PERNIX block stream. `.npy` is read
-//! (values in C order; the archive has no field for the shape yet, so it is only shown);
+//! (values brought to C order; see `npy.rs`); the shape (the header's, or `--dims` for a raw
+//! input) is recorded in a native SZp archive, with missing values (NaN, ±inf) kept exactly;
 //! other known containers are refused unless `--raw`; SZp and PERNIX are streamed in batches;
-//! a pipe in SZp ABS mode with `--max-abs` is streamed in bounded windows.
+//! a pipe in SZp ABS mode with `--max-abs` is streamed in bounded windows. There is no default
+//! bound or rate: SZp needs `--abs`/`--rel` (or `--eb` with `--mode`), PERNIX `--bits`.
 
 use std::path::{Path, PathBuf};
 
@@ -57,8 +59,10 @@ pub struct CompressArgs {
     /// `_f32`/`_f64` before the extension]. A name whose type disagrees is refused unless --raw.
     #[arg(long, value_enum)]
     dtype: Option<DTypeArg>,
-    /// Dimensions of a raw input, e.g. 2161x4320 (C order, last fastest): checked against the
-    /// value count and shown. The archive does not store them yet (it holds the values flat).
+    /// Dimensions of a raw input, slowest first as numpy's shape, e.g. 2161,4320 or 2161x4320
+    /// (C order, last fastest): their product must be the value count; a native SZp archive
+    /// records them (1 to 8). For a .npy input the header gives them (a different --dims is an
+    /// error).
     #[arg(long)]
     dims: Option<String>,
     /// Compress on the GPU (device 0; SZp, native archive). Needs a build with the `cuda`

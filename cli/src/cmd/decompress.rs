@@ -1,6 +1,8 @@
 //! `fzpack decompress`: any fzpack archive (or standard input) back to raw little-endian
-//! values, behind a `.npy` header when the output is named `*.npy`. The archive is validated whole first; `.pnx` and `.szp` are then decoded and
-//! written a batch at a time.
+//! values, behind a `.npy` header when the output's name ends in `.npy` (`-o NAME.npy`, or the
+//! default name of an archive of a `.npy`: `t.npy.szp` -> `t.decoded.npy`), shaped by
+//! `--dims`, else by the shape the archive records, else 1-D. The archive is validated whole
+//! first; `.pnx` and `.szp` are then decoded and written a batch at a time.
 
 use std::path::{Path, PathBuf};
 
@@ -23,8 +25,9 @@ use crate::ui::{bar, name, report, spinner};
 pub struct DecompressArgs {
     /// The archive; `-` reads standard input.
     input: PathBuf,
-    /// Output file [default: NAME.decoded.f32/.f64; standard output for input `-`]; `-` writes
-    /// to standard output.
+    /// Output file [default: NAME.decoded.f32/.f64, or NAME.decoded.npy for NAME.npy.szp;
+    /// standard output for input `-`]; `-` writes to standard output. A name ending in .npy
+    /// gets a .npy file (little-endian, C order, the archive's shape).
     #[arg(short, long)]
     output: Option<PathBuf>,
     /// Worker threads [default: all cores; at most 4 per core, 1024 in all].
@@ -37,8 +40,8 @@ pub struct DecompressArgs {
     /// structure is still checked).
     #[arg(long)]
     no_verify: bool,
-    /// Shape of a .npy output (`-o NAME.npy`), e.g. 2161x4320 (C order): its product must be
-    /// the value count [default: one dimension]. The archive does not store the shape yet.
+    /// Shape of a .npy output, e.g. 2161,4320 (C order): its product must be the value count
+    /// [default: the shape the archive records, else one dimension].
     #[arg(long)]
     dims: Option<String>,
     /// Decode on the GPU (device 0; SZp archives, checksums always verified). Needs a build
