@@ -70,6 +70,9 @@ fn result_plan(o: &Opened<'_>) -> Plan {
         } else {
             Layout::Fzgm
         },
+        missing: false,
+        // The result is a flat run of values (version 2): the operations write no extension.
+        shape: super::super::Shape::NONE,
     }
 }
 

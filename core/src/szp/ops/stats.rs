@@ -5,7 +5,7 @@ use super::super::blocks;
 use super::super::fzm::FZM_MAGIC;
 use super::super::{DType, Error};
 use super::block::{CHUNK, recon_finite, unpack_combine};
-use super::input::{FZM_UNSUPPORTED, trailer};
+use super::input::{FZM_UNSUPPORTED, MISSING_UNSUPPORTED, trailer};
 use crate::bits::{HEAD_GROUP_MAX, payload_len, read_heads};
 
 /// Compressed-domain statistics of one archive (levels decoded by prefix sum, no floats
@@ -56,6 +56,9 @@ pub fn stats(archive: &[u8]) -> Result<Stats, Error> {
         return Err(FZM_UNSUPPORTED);
     }
     let v = blocks::parse(archive)?;
+    if v.header.missing {
+        return Err(MISSING_UNSUPPORTED);
+    }
     let bs = v.header.block_size as usize;
     let group = v.header.head_group().min(HEAD_GROUP_MAX);
     let (mut s, mut lo, mut hi) = (0i128, i64::MAX, i64::MIN);
