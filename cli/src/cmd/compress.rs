@@ -447,8 +447,14 @@ pub fn run(a: CompressArgs) -> Result<(), Fail> {
             (dtype, n, dims.clone())
         }
     };
-    if let (Some(s), Setting::Szp { .. }, FormatArg::Native) = (&shape, setting, a.format)
-        && szpcli::SHAPES_STORED
+    // A native SZp archive records the shape; the GPU's archives (format version 2), PERNIX
+    // streams and .fzm containers have no field for it.
+    let stores_shape = matches!(
+        (setting, a.format),
+        (Setting::Szp { .. }, FormatArg::Native)
+    ) && gpu.is_none();
+    if let Some(s) = &shape
+        && stores_shape
     {
         szpcli::check_rank(&nm, s)?;
     }
@@ -491,20 +497,19 @@ pub fn run(a: CompressArgs) -> Result<(), Fail> {
             None => "--dims",
         };
         let shape = npy::shape_str(&s);
-        match (setting, a.format) {
-            (Setting::Szp { .. }, FormatArg::Native) if szpcli::SHAPES_STORED => {
-                eprintln!("{nm}: shape {shape} ({from}), stored in the archive");
-            }
-            _ => eprintln!(
+        if stores_shape {
+            eprintln!("{nm}: shape {shape} ({from}), stored in the archive");
+        } else {
+            eprintln!(
                 "{nm}: shape {shape} ({from}); the {} holds the values flat in C order (it has \
                  no field for the shape): give --dims {shape} to `fzpack decompress -o \
                  NAME.npy`",
                 match (setting, a.format) {
                     (Setting::Pernix { .. }, _) => "PERNIX stream",
                     (_, FormatArg::Fzm) => ".fzm container",
-                    _ => "archive",
+                    _ => "GPU's archive (format version 2)",
                 }
-            ),
+            );
         }
     }
     Ok(())
@@ -630,7 +635,6 @@ fn compress_t<T: GpuElem>(
         if let Some(m) = a.max_abs {
             cfg = cfg.with_max_abs(m);
         }
-        let cfg = szpcli::with_shape(&nm, cfg, src.shape)?;
         let pb = spinner("compressing on the GPU");
         let r = gpu::compress(d, &nm, values, &cfg);
         pb.finish_and_clear();
