@@ -224,8 +224,9 @@ fn szp_bound(a: &CompressArgs) -> Result<(ModeArg, f64, &'static str), Fail> {
     }
 }
 
-/// A library error, with non-finite inputs named by index and value.
-fn input_err<T: Element>(nm: &str, values: &[T], e: fzpack::Error) -> Fail {
+/// A library error, with non-finite inputs named by index and value; `codec` says which
+/// codec refused them (and SZp's native archive is named as the one that keeps them).
+fn input_err<T: Element>(nm: &str, codec: &str, values: &[T], e: fzpack::Error) -> Fail {
     let index = match &e {
         fzpack::Error::NonFinite { index } => Some(*index),
         fzpack::Error::Szp(fzpack::szp::Error::NonFinite { index }) => Some(*index),
@@ -234,7 +235,10 @@ fn input_err<T: Element>(nm: &str, values: &[T], e: fzpack::Error) -> Fail {
     match index.and_then(|i| values.get(i).map(|v| (i, v))) {
         Some((i, v)) => Fail::new(
             Kind::Input,
-            format!("{nm}: value at index {i} is {v:?}; the codecs need finite values"),
+            format!(
+                "{nm}: value at index {i} is {v:?}; {codec} needs finite values (a native SZp \
+                 archive keeps NaN and ±inf exactly: --codec szp --format native)"
+            ),
         ),
         None => lib(nm, e),
     }
@@ -659,7 +663,7 @@ fn compress_t<T: GpuElem>(
                 d.units(&h, &values[vals.clone()], u0, &mut buf)
                     .map_err(|e| {
                         // indices in errors are global already
-                        input_err(&nm, values, e)
+                        input_err(&nm, "PERNIX", values, e)
                     })?;
                 out.write_all(&buf)?;
                 pb.inc((vals.len() * T::BYTES) as u64);
@@ -681,7 +685,7 @@ fn compress_t<T: GpuElem>(
             }
             let cfg = szpcli::with_shape(&nm, cfg, src.shape)?;
             let r = szpstream::compress(values, &cfg, &eng.par, out, |e| {
-                input_err(&nm, values, e.into())
+                input_err(&nm, "SZp", values, e.into())
             });
             pb.finish_and_clear();
             r
