@@ -821,6 +821,29 @@ fn npy_round_trip_keeps_the_shape() {
     }
 }
 
+/// A 0-d `.npy` (one value, shape `()`) compresses without a stored shape and comes back as a
+/// 1-D `.npy` of one value.
+#[test]
+fn npy_scalar_has_no_shape_to_store() {
+    let d = dir("scalar");
+    let p = d.join("x.npy");
+    std::fs::write(&p, npy(1, "'<f8'", false, &[], &273.15f64.to_le_bytes())).unwrap();
+    let o = run(&["compress", s(&p), "--abs", "1e-6"]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(
+        text(&o).contains("one value, no shape to store"),
+        "{}",
+        text(&o)
+    );
+    let a = d.join("x.npy.szp");
+    let info = ok(&["info", s(&a)]);
+    assert_eq!(info_row(&info, "shape"), None, "{info}");
+    ok(&["decompress", s(&a)]);
+    let (dt, sh, v) = read_npy_values(&d.join("x.decoded.npy"));
+    assert_eq!((dt.as_str(), sh.as_str()), ("'<f8'", "(1,)"));
+    assert!((v[0] - 273.15).abs() <= 1e-6, "{v:?}");
+}
+
 /// `--dims` on a raw input (`D1,D2,...` or `D1xD2x...`, slowest first as numpy's shape) is
 /// recorded in the archive: `info` shows it and `-o NAME.npy` gets it back; `decompress
 /// --dims` reshapes (its product checked); more than 8 dimensions are refused.

@@ -501,7 +501,9 @@ pub fn run(a: CompressArgs) -> Result<(), Fail> {
             None => "--dims",
         };
         let shape = npy::shape_str(&s);
-        if stores_shape {
+        if s.is_empty() {
+            eprintln!("{nm}: shape {shape} ({from}): one value, no shape to store");
+        } else if stores_shape {
             eprintln!("{nm}: shape {shape} ({from}), stored in the archive");
         } else {
             eprintln!(
