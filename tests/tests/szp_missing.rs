@@ -360,30 +360,98 @@ fn fzm_refuses_missing_values_with_their_index() {
     assert_eq!(DType::F32.size(), 4);
 }
 
+/// Operations on archives with missing values: a missing value in any input gives a missing
+/// value in the result (±inf as IEEE arithmetic gives it; NaN with the first NaN input's
+/// pattern, quieted, or the canonical quiet NaN for `inf − inf`); every other value is the
+/// combination within the summed bound; `stats` leaves missing values out and counts them.
 #[test]
-fn operations_refuse_missing_values_and_drop_no_shape_silently() {
-    let x: Vec<f32> = (0..3000).map(|i| (i as f32 * 0.01).sin()).collect();
-    let mut y = x.clone();
-    y[10] = f32::NAN;
-    let cfg = Config::abs(1e-3);
+fn operations_propagate_missing_values_and_stats_leave_them_out() {
+    let n = 20_000;
+    let x: Vec<f32> = (0..n).map(|i| (i as f32 * 0.01).sin() * 5.0).collect();
+    let mut y: Vec<f32> = (0..n).map(|i| (i as f32 * 0.003).cos() * 3.0).collect();
+    let mut x = x;
+    for i in (100..400).chain(5000..5003) {
+        x[i] = f32::NAN;
+    }
+    x[7000] = f32::INFINITY;
+    x[7001] = f32::INFINITY;
+    y[7001] = f32::NEG_INFINITY; // inf - inf (with c = +1, +1): NaN
+    y[7002] = f32::from_bits(0x7f80_0abc); // signalling NaN with a payload
+    y[300..600].fill(f32::NEG_INFINITY);
+    let cfg = Config::abs(1e-3).with_shape(Shape::new(&[100, 200]).unwrap());
     let a = fzpack::szp::compress(&x, &cfg).unwrap();
     let b = fzpack::szp::compress(&y, &cfg).unwrap();
-    let mut out = vec![0u8; a.len() * 4];
-    let e = szp::ops::linear(&[&a, &b], &[1, 1], &mut out).unwrap_err();
+    for (coeffs, name) in [([1i64, 1], "a+b"), ([2, -1], "2a-b"), ([0, 1], "0a+b")] {
+        let mut out = vec![0u8; a.len() + b.len() + 4096];
+        let len = szp::ops::linear(&[&a, &b], &coeffs, &mut out).unwrap();
+        let r_ref = {
+            let mut o = vec![0u8; out.len()];
+            let l = szp::ops::linear_reference(&[&a, &b], &coeffs, &mut o).unwrap();
+            o.truncate(l);
+            o
+        };
+        assert!(
+            out[..len] == r_ref[..],
+            "{name}: path differs from the reference"
+        );
+        let h = szp::header(&out[..len]).unwrap();
+        assert_eq!(h.shape.dims(), &[100, 200], "{name}: shape kept");
+        let z: Vec<f32> = fzpack::szp::decompress(&out[..len]).unwrap();
+        for i in 0..n {
+            let (p, q) = (x[i], y[i]);
+            let want = coeffs[0] as f32 * p + coeffs[1] as f32 * q;
+            if p.is_missing() || q.is_missing() {
+                assert!(z[i].is_missing(), "{name} {i}: {} not missing", z[i]);
+                if want.is_infinite() {
+                    assert_eq!(z[i], want, "{name} {i}");
+                } else {
+                    assert!(z[i].is_nan(), "{name} {i}");
+                }
+            } else {
+                assert!(
+                    (f64::from(z[i]) - f64::from(want)).abs() <= h.bound() + 1e-6,
+                    "{name} {i}"
+                );
+            }
+        }
+        if name == "a+b" {
+            assert_eq!(
+                z[7001].to_bits(),
+                0x7fc0_0000,
+                "inf - inf: the canonical quiet NaN"
+            );
+            assert_eq!(z[7002].to_bits(), 0x7fc0_0abc, "the NaN's payload, quieted");
+            assert_eq!(z[150].to_bits(), f32::NAN.to_bits());
+        }
+    }
+    // stats: the missing values are left out and counted.
+    let st = szp::ops::stats(&a).unwrap();
+    let finite: Vec<f64> = x
+        .iter()
+        .filter(|v| !v.is_missing())
+        .map(|&v| f64::from(v))
+        .collect();
+    assert_eq!(st.missing, (n - finite.len()) as u64);
+    let mean = finite.iter().sum::<f64>() / finite.len() as f64;
     assert!(
-        matches!(e, Error::OpsUnsupported { what } if what.contains("missing")),
-        "{e}"
+        (st.mean().unwrap() - mean).abs() <= 1e-3 + 1e-9,
+        "{:?} vs {mean}",
+        st.mean()
     );
-    assert!(matches!(
-        szp::ops::stats(&b),
-        Err(Error::OpsUnsupported { .. })
-    ));
-    // Shapes must agree; the result is flat.
-    let s = fzpack::szp::compress(&x, &cfg.with_shape(Shape::new(&[30, 100]).unwrap())).unwrap();
-    let e = szp::ops::linear(&[&a, &s], &[1, 1], &mut out).unwrap_err();
+    let (lo, hi) = st.min_max().unwrap();
+    let flo = finite.iter().cloned().fold(f64::MAX, f64::min);
+    let fhi = finite.iter().cloned().fold(f64::MIN, f64::max);
+    assert!((lo - flo).abs() <= 1e-3 && (hi - fhi).abs() <= 1e-3);
+    let all = szp::ops::stats(
+        &fzpack::szp::compress(&vec![f32::NAN; 1000], &cfg.with_shape(Shape::NONE)).unwrap(),
+    )
+    .unwrap();
+    assert_eq!((all.missing, all.mean(), all.min_max()), (1000, None, None));
+    // Shapes must agree.
+    let flat = fzpack::szp::compress(&x, &Config::abs(1e-3)).unwrap();
+    let mut out = vec![0u8; a.len() * 4];
+    let e = szp::ops::linear(&[&a, &flat], &[1, 1], &mut out).unwrap_err();
     assert_eq!(e, Error::OpsMismatch { what: "shape" });
-    let len = szp::ops::linear(&[&s, &s], &[1, 1], &mut out).unwrap();
-    assert_eq!(szp::header(&out[..len]).unwrap().version, 2);
 }
 
 /// The version 3 layout is frozen: these archives (missing values of several patterns, a

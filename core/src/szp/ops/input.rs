@@ -20,13 +20,6 @@ pub(super) const FZM_UNSUPPORTED: Error = Error::OpsUnsupported {
     what: ".fzm archives (decompress and recompress as fzpack .szp archives)",
 };
 
-/// What the operations answer for an archive with missing values (NaN, ±inf): their blocks
-/// hold stand-ins, so levels alone cannot say which results are missing.
-pub(super) const MISSING_UNSUPPORTED: Error = Error::OpsUnsupported {
-    what: "archives with missing values (NaN or infinity): decompress, combine and compress \
-           instead",
-};
-
 /// One input's per-block view.
 #[derive(Clone, Copy)]
 pub(super) struct Term<'a> {
@@ -191,9 +184,6 @@ pub(super) fn open<'a>(
             blocks::parse_structure(a, Verify::Checksums)?
         };
         check_same(&first, &v)?;
-        if v.header.missing {
-            return Err(MISSING_UNSUPPORTED);
-        }
         bound += c.unsigned_abs() as f64 * v.header.bound();
         strict &= v.header.strict;
         *term = Term::new(&v, c);
