@@ -974,6 +974,37 @@ fn missing_values_round_trip() {
     let f = d.join("filled.f32");
     std::fs::write(&f, fzpack::values_to_le_bytes(&filled)).unwrap();
     fails(&["verify", s(&f), s(&a)], 6, &["in the original but"]);
+    // the compressed-domain ops: stats leave them out and count them; scale keeps them in
+    // place and keeps the shape
+    let st: serde_json::Value =
+        serde_json::from_str(ok(&["stats", s(&a), "--json"]).trim()).unwrap();
+    assert_eq!(st["missing"], (nans + 2) as u64, "{st}");
+    let finite: Vec<f64> = v
+        .iter()
+        .filter(|x| x.is_finite())
+        .map(|&x| x as f64)
+        .collect();
+    let mean = finite.iter().sum::<f64>() / finite.len() as f64;
+    assert!(
+        (st["mean"].as_f64().unwrap() - mean).abs() <= eb,
+        "{st} vs {mean}"
+    );
+    let t = ok(&["stats", s(&a)]);
+    assert!(t.contains(&format!("missing={}", nans + 2)), "{t}");
+    let twice = d.join("twice.szp");
+    ok(&["scale", s(&a), "--by", "2", "-o", s(&twice)]);
+    let info2 = ok(&["info", s(&twice)]);
+    assert_eq!(
+        info_row(&info2, "shape").as_deref(),
+        Some("200x200 (C order, last index fastest)"),
+        "{info2}"
+    );
+    let tb = d.join("twice.f32");
+    ok(&["decompress", s(&twice), "-o", s(&tb)]);
+    let tv = fzpack::values_from_le_bytes::<f32>(&std::fs::read(&tb).unwrap()).unwrap();
+    for (i, (x, y)) in v.iter().zip(&tv).enumerate() {
+        assert_eq!(x.is_nan(), y.is_nan(), "index {i}: {x} scaled to {y}");
+    }
     // a pipe streamed in bounded memory cannot hold them: refused with the index and the way out
     let mut c = bin()
         .args([
