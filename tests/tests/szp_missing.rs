@@ -318,34 +318,60 @@ fn shapes_round_trip_and_must_match_the_count() {
     assert_eq!(&a[8..48], &plain[8..48]);
 }
 
+/// The streaming encoder writes what one-shot compression writes, missing values and shape
+/// included, in both layouts and types; a buffer too small for the run records is an error
+/// naming the length, never a wrong archive.
 #[test]
-fn streaming_keeps_the_shape_and_refuses_missing_values() {
-    let n = 1000;
-    let data: Vec<f32> = (0..n).map(|i| (i as f32 * 0.01).sin()).collect();
-    let cfg = Config::abs(1e-3)
-        .with_max_abs(2.0)
-        .with_shape(Shape::new(&[10, 100]).unwrap());
-    let cap = StreamEncoder::<f32>::max_len(n, &cfg).unwrap();
-    let mut out = vec![0u8; cap];
-    let mut enc = StreamEncoder::<f32>::new(&mut out, n, &cfg).unwrap();
-    for b in data.chunks(128) {
-        enc.push_block(b).unwrap();
+fn streaming_equals_one_shot_with_missing_values_and_shapes() {
+    fn stream<T: SzpFloat>(x: &[T], cfg: &Config, extra: usize) -> Result<Vec<u8>, Error> {
+        let cap = StreamEncoder::<T>::max_len(x.len(), cfg)? + extra;
+        let mut out = vec![0u8; cap];
+        let mut enc = StreamEncoder::<T>::new(&mut out, x.len(), cfg)?;
+        for b in x.chunks(cfg.block_size as usize) {
+            enc.push_block(b)?;
+        }
+        let len = enc.finish()?;
+        out.truncate(len);
+        Ok(out)
     }
-    let len = enc.finish().unwrap();
-    let one = fzpack::szp::compress(&data, &cfg).unwrap();
-    assert!(out[..len] == one[..], "streamed bytes differ from one-shot");
-    let mut bad = data.clone();
-    bad[300] = f32::NAN;
-    let mut out = vec![0u8; cap];
-    let mut enc = StreamEncoder::<f32>::new(&mut out, n, &cfg).unwrap();
-    let mut err = None;
-    for b in bad.chunks(128) {
-        if let Err(e) = enc.push_block(b) {
-            err = Some(e);
-            break;
+    let base = field_with_missing(9000);
+    let (x32, x64) = (as_f32(&base), as_f64(&base));
+    let shape = Shape::new(&[90, 100]).unwrap();
+    for layout in [Layout::Heads, Layout::Fzgm] {
+        for (bs, sh) in [(128u32, Shape::NONE), (64, shape), (7, shape)] {
+            let cfg = Config::abs(1e-3)
+                .with_max_abs(64.0)
+                .with_block_size(bs)
+                .with_layout(layout)
+                .with_shape(sh);
+            let extra = 30 * 9000;
+            let s32 = stream(&x32, &cfg, extra).unwrap();
+            assert!(
+                s32 == encode_on(Kernel::Scalar, &x32, &cfg).unwrap(),
+                "f32 bs {bs}"
+            );
+            let s64 = stream(&x64, &cfg, extra).unwrap();
+            assert!(
+                s64 == encode_on(Kernel::Scalar, &x64, &cfg).unwrap(),
+                "f64 bs {bs}"
+            );
+            let y: Vec<f32> = fzpack::szp::decompress(&s32).unwrap();
+            check_values(&x32, &y, 1e-3);
         }
     }
-    assert_eq!(err, Some(Error::NonFinite { index: 300 }));
+    // Without room for the records: an error that names a length, in push_block or finish.
+    let cfg = Config::abs(1e-3).with_max_abs(64.0);
+    let r = stream(&x32, &cfg, 0);
+    let big = stream(&x32, &cfg, 30 * 9000).unwrap();
+    match r {
+        Ok(a) => assert!(a == big),
+        Err(Error::OutputTooSmall { needed }) => assert!(needed > big.len() / 2, "{needed}"),
+        Err(e) => panic!("{e}"),
+    }
+    // Shape only (no missing values): one-shot bytes too.
+    let clean: Vec<f32> = (0..1000).map(|i| (i as f32 * 0.01).sin()).collect();
+    let cfg = cfg.with_shape(Shape::new(&[10, 100]).unwrap());
+    assert!(stream(&clean, &cfg, 0).unwrap() == fzpack::szp::compress(&clean, &cfg).unwrap());
 }
 
 #[test]

@@ -51,7 +51,10 @@ impl Sink<'_> {
                 .ok_or(Error::OutputTooSmall {
                     needed: self.len.saturating_add(b.len()),
                 })?;
-            dst.copy_from_slice(b);
+            // Element-wise: no length-mismatch panic path is linked (firmware).
+            for (d, s) in dst.iter_mut().zip(b) {
+                *d = *s;
+            }
         }
         self.len = self.len.saturating_add(b.len());
         Ok(())
@@ -429,6 +432,133 @@ pub(crate) fn write_combined(
     s.put(&(body as u32).to_le_bytes())?;
     s.put(&sum.to_le_bytes())?;
     Ok(s.len)
+}
+
+/// The streaming encoder's missing values: the run being extended, and the run records
+/// written so far. The records are written backwards, downward from just below the chunk
+/// CRCs parked at the end of the output (the payload grows upward to meet them), and turned
+/// around and moved behind the CRCs when the archive is closed.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct StreamRuns {
+    /// The run being extended: start, length, bit pattern.
+    pend: Option<(u64, u64, u64)>,
+    /// End of the last written run, and its pattern.
+    end: u64,
+    prev: Option<u64>,
+    /// Bytes of records written (below the parked CRCs).
+    pub(crate) used: usize,
+}
+
+impl StreamRuns {
+    /// Notes a missing value at `index` with bit pattern `bits`; a run it does not extend is
+    /// written (backwards) ending at `top − used` in `out`, not below `floor`. Errors with the
+    /// bytes needed.
+    pub(crate) fn note(
+        &mut self,
+        index: u64,
+        bits: u64,
+        size: usize,
+        out: &mut [u8],
+        top: usize,
+        floor: usize,
+    ) -> Result<(), usize> {
+        match self.pend {
+            Some((s, l, b)) if b == bits && s + l == index => {
+                self.pend = Some((s, l + 1, b));
+                Ok(())
+            }
+            _ => {
+                self.flush(size, out, top, floor)?;
+                self.pend = Some((index, 1, bits));
+                Ok(())
+            }
+        }
+    }
+
+    /// Writes the pending run, if any (see [`StreamRuns::note`]).
+    pub(crate) fn flush(
+        &mut self,
+        size: usize,
+        out: &mut [u8],
+        top: usize,
+        floor: usize,
+    ) -> Result<(), usize> {
+        let Some((start, len, bits)) = self.pend.take() else {
+            return Ok(());
+        };
+        let mut rec = [0u8; 2 * VARINT_MAX + 8];
+        let mut s = Sink {
+            out: Some(&mut rec[..]),
+            len: 0,
+        };
+        let new = self.prev != Some(bits);
+        let wrote = s
+            .varint(start - self.end)
+            .and_then(|()| s.varint(((len - 1) << 1) | u64::from(new)))
+            .and_then(|()| match new {
+                true => s.put(bits.to_le_bytes().get(..size).unwrap_or_default()),
+                false => Ok(()),
+            });
+        let k = s.len;
+        let hi = top.saturating_sub(self.used);
+        if wrote.is_err() || hi < floor.saturating_add(k) {
+            self.pend = Some((start, len, bits));
+            return Err(floor.saturating_add(k).saturating_add(out.len() - hi));
+        }
+        // Backwards: the record's first byte at the highest address.
+        for (i, b) in rec.iter().take(k).enumerate() {
+            if let Some(d) = out.get_mut(hi - 1 - i) {
+                *d = *b;
+            }
+        }
+        self.used += k;
+        (self.end, self.prev) = (start + len, Some(bits));
+        Ok(())
+    }
+
+    /// Whether some value was missing.
+    pub(crate) fn any(&self) -> bool {
+        self.used > 0 || self.pend.is_some()
+    }
+}
+
+/// Writes the shape field of an extension (`rank`, then the dimensions) at the start of `out`;
+/// returns its length, or the length needed.
+pub(crate) fn put_shape(shape: &Shape, out: &mut [u8]) -> Result<usize, Error> {
+    let mut s = Sink {
+        out: Some(out),
+        len: 0,
+    };
+    s.put(&[shape.rank() as u8])?;
+    for d in shape.dims() {
+        s.put(&d.to_le_bytes())?;
+    }
+    Ok(s.len)
+}
+
+/// Reverses `s` in place (element-wise: no panic path).
+pub(crate) fn reverse(s: &mut [u8]) {
+    s.reverse();
+}
+
+/// Writes the footer of an extension of `len` bytes that starts at `at` in `out` (its CRC
+/// over those bytes); returns the bytes written (8) or the length needed.
+pub(crate) fn put_footer(out: &mut [u8], at: usize, len: usize) -> Result<usize, Error> {
+    let end = at.saturating_add(len);
+    let sum = crate::crc::hash(
+        out.get(at..end)
+            .ok_or(Error::OutputTooSmall { needed: end })?,
+    );
+    let f = out
+        .get_mut(end..end + FOOTER_LEN)
+        .ok_or(Error::OutputTooSmall {
+            needed: end + FOOTER_LEN,
+        })?;
+    let bytes = (len as u32).to_le_bytes().into_iter().chain(sum.to_le_bytes());
+    for (d, s) in f.iter_mut().zip(bytes) {
+        *d = s;
+    }
+    Ok(FOOTER_LEN)
 }
 
 /// One run of missing values.
