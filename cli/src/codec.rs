@@ -18,7 +18,7 @@ pub fn max_threads() -> usize {
 /// The codec of `--codec`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum CodecArg {
-    /// SZp: every value within an error bound (--eb, --mode).
+    /// SZp: every value within an error bound (--abs E or --rel R).
     Szp,
     /// PERNIX: fixed-rate blocks of --bits bits per value.
     Pernix,
@@ -257,10 +257,14 @@ impl Bound {
     }
 }
 
-/// The largest `|a_i - b_i| / bound_i` (≤ 1 when the bound holds) and its index.
+/// The largest `|a_i - b_i| / bound_i` (≤ 1 when the bound holds) and its index, over the
+/// finite values of `a` (missing values are checked apart: `data::missing_mismatch`).
 pub fn worst_ratio<T: Element>(a: &[T], b: &[T], bound: &Bound) -> (f64, usize) {
     let mut worst = (0.0f64, 0usize);
     for (i, (x, y)) in a.iter().zip(b).enumerate() {
+        if !x.is_finite() {
+            continue;
+        }
         let e = (x.to_f64() - y.to_f64()).abs();
         let bi = bound.at(i);
         let r = if bi > 0.0 {

@@ -78,6 +78,28 @@ pub fn check_finite<T: Element>(path: &Path, v: &[T]) -> Result<(), Fail> {
     }
 }
 
+/// The number of missing values (NaN, ±inf) in `a`, and the first index where `b` does not
+/// keep one of them exactly (a NaN for a NaN, the same infinity), or decodes a finite value
+/// of `a` to a non-finite one.
+pub fn missing_mismatch<T: Element>(a: &[T], b: &[T]) -> (usize, Option<usize>) {
+    let mut count = 0;
+    for (i, (x, y)) in a.iter().zip(b).enumerate() {
+        let (x, y) = (x.to_f64(), y.to_f64());
+        if x.is_finite() {
+            if !y.is_finite() {
+                return (count, Some(i));
+            }
+            continue;
+        }
+        count += 1;
+        let kept = if x.is_nan() { y.is_nan() } else { x == y };
+        if !kept {
+            return (count, Some(i));
+        }
+    }
+    (count, None)
+}
+
 /// Writes `bytes` to `path` safely ([`crate::files::Output`]: regular files only, a unique
 /// temporary file renamed at the end; refuses to overwrite without `force`).
 pub fn write_output(path: &Path, bytes: &[u8], force: bool) -> Result<(), Fail> {
@@ -99,12 +121,17 @@ pub struct Quality {
     pub argmax: usize,
 }
 
-/// Error statistics of `b` against `a`.
+/// Error statistics of `b` against `a`, over the finite values of `a` (missing values, NaN
+/// and ±inf, are checked apart: [`missing_mismatch`]).
 pub fn quality<T: Element>(a: &[T], b: &[T]) -> Quality {
     let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
-    let (mut max, mut arg, mut sq) = (0f64, 0usize, 0f64);
+    let (mut max, mut arg, mut sq, mut n) = (0f64, 0usize, 0f64, 0usize);
     for (i, (x, y)) in a.iter().zip(b).enumerate() {
         let (x, y) = (x.to_f64(), y.to_f64());
+        if !x.is_finite() {
+            continue;
+        }
+        n += 1;
         lo = lo.min(x);
         hi = hi.max(x);
         let e = (x - y).abs();
@@ -114,9 +141,8 @@ pub fn quality<T: Element>(a: &[T], b: &[T]) -> Quality {
         }
         sq += e * e;
     }
-    let n = a.len().max(1) as f64;
-    let rmse = (sq / n).sqrt();
-    let range = if a.is_empty() { 0.0 } else { hi - lo };
+    let rmse = (sq / n.max(1) as f64).sqrt();
+    let range = if n == 0 { 0.0 } else { hi - lo };
     let psnr_db = if rmse == 0.0 {
         f64::INFINITY
     } else {

@@ -241,7 +241,7 @@ fn read_capped(file: &File, buf: &mut Vec<u8>, cap: u64, path: &Path) -> Result<
                      range, before the first block), up to FZPACK_MAX_PIPE_BYTES = {cap} \
                      bytes. Write the data to a regular file first (regular files are \
                      memory-mapped, any size), or raise FZPACK_MAX_PIPE_BYTES (`compress \
-                     --mode abs --max-abs M` streams input of any length in bounded memory)"
+                     --abs E --max-abs M` streams input of any length in bounded memory)"
                 ),
             ));
         }

@@ -53,7 +53,8 @@ struct Cli {
 enum Cmd {
     /// Compress a raw little-endian f32/f64 file or a NumPy .npy file (float32/float64).
     Compress(CompressArgs),
-    /// Decompress an archive back to a raw little-endian file (or .npy with -o NAME.npy).
+    /// Decompress an archive back to a raw little-endian file (or .npy: -o NAME.npy, or the
+    /// default for an archive of a .npy).
     Decompress(DecompressArgs),
     /// Describe an archive.
     Info {

@@ -125,3 +125,82 @@ pub fn bound(name: &str, bytes: &[u8], k: ArchiveKind) -> Result<f64, Fail> {
         h.bound() * (1.0 + f32::EPSILON as f64)
     })
 }
+
+/// The most dimensions an SZp archive records.
+pub const MAX_RANK: usize = szp::MAX_RANK;
+
+/// `cfg` with the array's shape (C order, slowest first) recorded, for the archive's shape
+/// field; `None` (no `--dims`, not a `.npy`) and a 0-d `.npy` (no dimensions) leave the
+/// archive without one.
+pub fn with_shape(name: &str, cfg: Config, shape: Option<&[usize]>) -> Result<Config, Fail> {
+    let Some(dims) = shape.filter(|d| !d.is_empty()) else {
+        return Ok(cfg);
+    };
+    check_rank(name, dims)?;
+    let d: Vec<u64> = dims.iter().map(|&x| x as u64).collect();
+    let s = szp::Shape::new(&d).map_err(|e| lib(name, e.into()))?;
+    Ok(cfg.with_shape(s))
+}
+
+/// A shape of more than [`MAX_RANK`] dimensions is refused before anything is written.
+pub fn check_rank(name: &str, dims: &[usize]) -> Result<(), Fail> {
+    if dims.len() > MAX_RANK {
+        return Err(Fail::new(
+            Kind::Input,
+            format!(
+                "{name}: shape {} has {} dimensions; an SZp archive records at most {MAX_RANK} \
+                 (reshape it, e.g. merge the slowest dimensions)",
+                crate::npy::shape_str(dims),
+                dims.len()
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// The shape an SZp archive records (`None` for an archive without one, or another kind).
+pub fn stored_shape(name: &str, bytes: &[u8], k: ArchiveKind) -> Result<Option<Vec<usize>>, Fail> {
+    if k != ArchiveKind::Szp {
+        return Ok(None);
+    }
+    let h = szp::header(bytes).map_err(|e| lib(name, e.into()))?;
+    if h.shape.is_none() {
+        return Ok(None);
+    }
+    h.shape
+        .dims()
+        .iter()
+        .map(|&d| usize::try_from(d).ok())
+        .collect::<Option<Vec<usize>>>()
+        .map(Some)
+        .ok_or_else(|| {
+            Fail::new(
+                Kind::Input,
+                format!("{name}: shape too large for this machine"),
+            )
+        })
+}
+
+/// `info`'s rows for an SZp archive's shape and missing values (none for other kinds).
+pub fn info_rows(bytes: &[u8]) -> Vec<(String, String)> {
+    let Ok(h) = szp::header(bytes) else {
+        return Vec::new();
+    };
+    let mut rows = Vec::new();
+    if !h.shape.is_none() {
+        let dims: Vec<String> = h.shape.dims().iter().map(|d| d.to_string()).collect();
+        rows.push((
+            "shape".to_string(),
+            format!("{} (C order, last index fastest)", dims.join("x")),
+        ));
+    }
+    rows.push((
+        "missing values".to_string(),
+        if h.missing {
+            format!("yes: {} (NaN or ±inf), stored exactly", h.missing_count)
+        } else {
+            "none".to_string()
+        },
+    ));
+    rows
+}

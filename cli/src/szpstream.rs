@@ -296,6 +296,20 @@ pub fn compress_stream<T: Wrap>(
                 .unwrap_or_default();
             &owned
         };
+        // Missing values need the whole input (their runs follow the chunk CRCs, and NaN
+        // stand-ins look at neighbours): refused here, by global index, with the way out.
+        if let Some(i) = vals.iter().position(|x| !x.is_finite()) {
+            return Err(Fail::new(
+                Kind::Input,
+                format!(
+                    "{nm}: value at index {} is {:?}: a pipe streamed in bounded memory (--abs \
+                     with --max-abs) cannot hold missing values (NaN, ±inf); write the data to \
+                     a file and compress that, where they are kept exactly",
+                    n + i,
+                    vals[i]
+                ),
+            ));
+        }
         // The open writer validates the window (finite, |x| <= max_abs, levels in range) and
         // names global element indices.
         let join = RayonJoin::for_job(par, size_of_val(vals));

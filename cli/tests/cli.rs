@@ -73,7 +73,7 @@ fn szp_round_trip_abs_and_noa() {
     let d = dir("szp");
     let input = d.join("field_30x400.f32");
     let orig = write_f32(&input, 12_000);
-    ok(&["compress", s(&input), "--eb", "1e-4"]);
+    ok(&["compress", s(&input), "--rel", "1e-4"]);
     let arch = d.join("field_30x400.f32.szp");
     let info = ok(&["info", s(&arch)]);
     assert!(
@@ -112,7 +112,7 @@ fn szp_round_trip_abs_and_noa() {
     ok(&[
         "compress",
         s(&input),
-        "--eb",
+        "--rel",
         "1e-4",
         "--format",
         "fzm",
@@ -134,6 +134,8 @@ fn szp_round_trip_abs_and_noa() {
         &[
             "compress",
             s(&input),
+            "--bits",
+            "16",
             "--codec",
             "pernix",
             "--format",
@@ -146,19 +148,44 @@ fn szp_round_trip_abs_and_noa() {
     // errors: a constant field has no NOA bound; bad bounds and block sizes; corrupt archive
     let flat = d.join("flat.f32");
     std::fs::write(&flat, fzpack::values_to_le_bytes(&[3.0f32; 500])).unwrap();
-    fails(&["compress", s(&flat)], 4, "constant field");
     fails(
-        &["compress", s(&input), "--eb=-1", "-o", s(&d.join("x"))],
-        2,
-        "--eb",
+        &["compress", s(&flat), "--rel", "1e-3"],
+        4,
+        "constant field",
     );
     fails(
-        &["compress", s(&input), "--eb", "0", "-o", s(&d.join("x"))],
+        &["compress", s(&input), "--rel=-1", "-o", s(&d.join("x"))],
         2,
-        "--eb",
+        "--rel -1 must be finite and > 0",
     );
     fails(
-        &["compress", s(&input), "--block-size", "5000"],
+        &["compress", s(&input), "--abs", "0", "-o", s(&d.join("x"))],
+        2,
+        "--abs 0 must be finite and > 0",
+    );
+    fails(
+        &[
+            "compress",
+            s(&input),
+            "--eb",
+            "0",
+            "--mode",
+            "noa",
+            "-o",
+            s(&d.join("x")),
+        ],
+        2,
+        "--eb 0 must be finite and > 0",
+    );
+    fails(
+        &[
+            "compress",
+            s(&input),
+            "--rel",
+            "1e-3",
+            "--block-size",
+            "5000",
+        ],
         2,
         "1..=4096",
     );
@@ -175,7 +202,7 @@ fn error_cases_have_messages_and_exit_codes() {
     let d = dir("errors");
     let missing = d.join("nope.f32");
     fails(
-        &["compress", s(&missing), "--codec", "pernix"],
+        &["compress", s(&missing), "--bits", "16", "--codec", "pernix"],
         3,
         "no such file",
     );
@@ -184,7 +211,7 @@ fn error_cases_have_messages_and_exit_codes() {
     let odd = d.join("odd.f32");
     std::fs::write(&odd, [0u8; 10]).unwrap();
     fails(
-        &["compress", s(&odd), "--codec", "pernix"],
+        &["compress", s(&odd), "--bits", "16", "--codec", "pernix"],
         4,
         "not a multiple",
     );
@@ -193,12 +220,20 @@ fn error_cases_have_messages_and_exit_codes() {
     let mut v = vec![1.0f32; 100];
     v[42] = f32::NAN;
     std::fs::write(&nan, fzpack::values_to_le_bytes(&v)).unwrap();
-    fails(&["compress", s(&nan), "--codec", "pernix"], 4, "index 42");
+    fails(
+        &["compress", s(&nan), "--bits", "16", "--codec", "pernix"],
+        4,
+        "index 42",
+    );
     assert!(!d.join("nan.f32.pnx").exists(), "nothing written on error");
 
     let noext = d.join("data.raw");
     std::fs::write(&noext, [0u8; 8]).unwrap();
-    fails(&["compress", s(&noext), "--codec", "pernix"], 4, "--dtype");
+    fails(
+        &["compress", s(&noext), "--bits", "16", "--codec", "pernix"],
+        4,
+        "--dtype",
+    );
 
     let good = d.join("good.f32");
     write_f32(&good, 1000);
@@ -211,6 +246,8 @@ fn error_cases_have_messages_and_exit_codes() {
         &[
             "compress",
             s(&good),
+            "--bits",
+            "16",
             "--codec",
             "pernix",
             "--block-size",
@@ -219,18 +256,42 @@ fn error_cases_have_messages_and_exit_codes() {
         2,
         "block size",
     );
-    fails(&["compress", s(&good), "--bogus"], 2, "--bogus");
+    fails(
+        &["compress", s(&good), "--rel", "1e-3", "--bogus"],
+        2,
+        "--bogus",
+    );
 
     let arch = d.join("good.pnx");
-    ok(&["compress", s(&good), "--codec", "pernix", "-o", s(&arch)]);
+    ok(&[
+        "compress",
+        s(&good),
+        "--bits",
+        "16",
+        "--codec",
+        "pernix",
+        "-o",
+        s(&arch),
+    ]);
     fails(
-        &["compress", s(&good), "--codec", "pernix", "-o", s(&arch)],
+        &[
+            "compress",
+            s(&good),
+            "--bits",
+            "16",
+            "--codec",
+            "pernix",
+            "-o",
+            s(&arch),
+        ],
         7,
         "--force",
     );
     ok(&[
         "compress",
         s(&good),
+        "--bits",
+        "16",
         "--codec",
         "pernix",
         "-o",
@@ -428,7 +489,7 @@ fn outputs_that_are_not_regular_files_or_the_input_are_refused() {
         input.clone()
     })
     .unwrap();
-    let szp = ["--codec", "szp", "--eb", "1e-3"];
+    let szp = ["--codec", "szp", "--rel", "1e-3"];
     // Output == input (also through a symlink), even with --force: the input survives.
     let link_in = d.join("alias.f32");
     symlink(&input, &link_in).unwrap();
@@ -508,7 +569,7 @@ fn hostile_arguments_and_inputs_fail_fast() {
         s(&input),
         "--codec",
         "szp",
-        "--eb",
+        "--rel",
         "1e-3",
         "--threads",
         "100000",
@@ -521,7 +582,7 @@ fn hostile_arguments_and_inputs_fail_fast() {
         s(&input),
         "--codec",
         "szp",
-        "--eb",
+        "--rel",
         "1e-3",
         "--bits",
         "8",

@@ -39,7 +39,7 @@ fn concurrent_writers_to_one_new_name_have_exactly_one_winner() {
     let input = d.join("x.f32");
     let v = write_f32(&input, 256);
     let reference = d.join("ref.szp");
-    ok(&["compress", s(&input), "-o", s(&reference)]);
+    ok(&["compress", s(&input), "--rel", "1e-3", "-o", s(&reference)]);
     let want = std::fs::read(&reference).unwrap();
     assert!(decode(&want).len() == v.len());
     let out = d.join("same.szp");
@@ -47,7 +47,7 @@ fn concurrent_writers_to_one_new_name_have_exactly_one_winner() {
         let mut kids: Vec<_> = (0..4)
             .map(|_| {
                 let mut c = bin();
-                c.args(["compress", s(&input), "-o", s(&out)]);
+                c.args(["compress", s(&input), "--rel", "1e-3", "-o", s(&out)]);
                 if force {
                     c.arg("--force");
                 }
@@ -117,7 +117,7 @@ fn dash_output_carries_only_the_payload() {
         (vec!["add", s(&x), s(&y), "-o", "-"], 2.0),
         (vec!["add", s(&x), s(&y), "--sub", "-o", "-"], 0.0),
         (vec!["sum", s(&x), s(&y), s(&x), "-o", "-"], 3.0),
-        (vec!["compress", s(&input), "-o", "-"], 1.0),
+        (vec!["compress", s(&input), "--rel", "1e-3", "-o", "-"], 1.0),
     ];
     for (args, k) in cases {
         let o = run(&args);
@@ -178,8 +178,8 @@ fn ops_never_overwrite_an_input() {
     write_f32(&input, 2000);
     let x = d.join("x.szp");
     let y = d.join("y.szp");
-    ok(&["compress", s(&input), "--mode", "abs", "-o", s(&x)]);
-    ok(&["compress", s(&input), "--mode", "abs", "-o", s(&y)]);
+    ok(&["compress", s(&input), "--abs", "1e-3", "-o", s(&x)]);
+    ok(&["compress", s(&input), "--abs", "1e-3", "-o", s(&y)]);
     let (xb, yb) = (std::fs::read(&x).unwrap(), std::fs::read(&y).unwrap());
     let hard = d.join("hard.szp");
     std::fs::hard_link(&y, &hard).unwrap();
@@ -228,9 +228,18 @@ fn containers_are_not_compressed_as_raw_floats() {
     let raw = d.join("plain.f32");
     std::fs::write(&raw, &body).unwrap();
     let szp = d.join("plain.szp");
-    ok(&["compress", s(&raw), "-o", s(&szp)]);
+    ok(&["compress", s(&raw), "--rel", "1e-3", "-o", s(&szp)]);
     let pnx = d.join("plain.pnx");
-    ok(&["compress", s(&raw), "--codec", "pernix", "-o", s(&pnx)]);
+    ok(&[
+        "compress",
+        s(&raw),
+        "--bits",
+        "16",
+        "--codec",
+        "pernix",
+        "-o",
+        s(&pnx),
+    ]);
     let with = |magic: &[u8]| {
         let mut v = magic.to_vec();
         v.resize(16, 0);
@@ -260,9 +269,8 @@ fn containers_are_not_compressed_as_raw_floats() {
         std::fs::write(&p, bytes).unwrap();
         let out = d.join(format!("{name}.out"));
         // with and without --dtype (without, the container is named instead of "give --dtype")
-        fails(&["compress", s(&p), "-o", s(&out)], 4, needles);
         fails(
-            &["compress", s(&p), "--dtype", "f32", "-o", s(&out)],
+            &["compress", s(&p), "--rel", "1e-3", "-o", s(&out)],
             4,
             needles,
         );
@@ -270,6 +278,22 @@ fn containers_are_not_compressed_as_raw_floats() {
             &[
                 "compress",
                 s(&p),
+                "--rel",
+                "1e-3",
+                "--dtype",
+                "f32",
+                "-o",
+                s(&out),
+            ],
+            4,
+            needles,
+        );
+        fails(
+            &[
+                "compress",
+                s(&p),
+                "--bits",
+                "16",
                 "--dtype",
                 "f32",
                 "--codec",
@@ -282,7 +306,16 @@ fn containers_are_not_compressed_as_raw_floats() {
         );
         // from standard input
         let mut c = bin()
-            .args(["compress", "-", "--dtype", "f32", "-o", s(&out)])
+            .args([
+                "compress",
+                "-",
+                "--rel",
+                "1e-3",
+                "--dtype",
+                "f32",
+                "-o",
+                s(&out),
+            ])
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -300,7 +333,17 @@ fn containers_are_not_compressed_as_raw_floats() {
         // --raw: the bytes as raw floats (the magic check is skipped; an archive's bytes may
         // still hold NaN patterns, refused as for any raw input)
         if bytes.len() % 4 == 0 {
-            let args = ["compress", s(&p), "--dtype", "f32", "--raw", "-o", s(&out)];
+            let args = [
+                "compress",
+                s(&p),
+                "--rel",
+                "1e-3",
+                "--dtype",
+                "f32",
+                "--raw",
+                "-o",
+                s(&out),
+            ];
             let o = run(&args);
             let t = text(&o);
             assert!(!t.contains("magic number"), "{args:?}: {t}");
@@ -311,7 +354,14 @@ fn containers_are_not_compressed_as_raw_floats() {
         }
     }
     // plain floats are unaffected
-    ok(&["compress", s(&raw), "-o", s(&d.join("again.szp"))]);
+    ok(&[
+        "compress",
+        s(&raw),
+        "--rel",
+        "1e-3",
+        "-o",
+        s(&d.join("again.szp")),
+    ]);
 }
 
 /// Runs `cmd` with `stdin` under a 1 GiB address-space limit and a 60 s watchdog (so the test
@@ -390,21 +440,39 @@ fn endless_input_stops_at_the_buffering_cap() {
     let out = d.join("out.szp");
     let cap = "33554432"; // 32 MiB
     let cases: Vec<Vec<&str>> = vec![
-        vec!["compress", "-", "--dtype", "f32", "-o", s(&out)],
         vec![
             "compress",
             "-",
+            "--rel",
+            "1e-3",
             "--dtype",
             "f32",
-            "--mode",
-            "abs",
             "-o",
             s(&out),
         ],
         vec![
-            "compress", "-", "--dtype", "f64", "--codec", "pernix", "-o", "-",
+            "compress",
+            "-",
+            "--abs",
+            "1e-3",
+            "--dtype",
+            "f32",
+            "-o",
+            s(&out),
         ],
-        vec!["compress", "/dev/zero", "--dtype", "f32", "-o", s(&out)],
+        vec![
+            "compress", "-", "--bits", "16", "--dtype", "f64", "--codec", "pernix", "-o", "-",
+        ],
+        vec![
+            "compress",
+            "/dev/zero",
+            "--rel",
+            "1e-3",
+            "--dtype",
+            "f32",
+            "-o",
+            s(&out),
+        ],
     ];
     for args in &cases {
         let mut c = bin();
@@ -443,8 +511,17 @@ fn endless_input_stops_at_the_buffering_cap() {
     );
     // The default cap (1 GiB) holds under a 3 GiB address-space limit.
     let mut c = bin();
-    c.args(["compress", "/dev/zero", "--dtype", "f32", "-o", s(&out)])
-        .env_remove("FZPACK_MAX_PIPE_BYTES");
+    c.args([
+        "compress",
+        "/dev/zero",
+        "--rel",
+        "1e-3",
+        "--dtype",
+        "f32",
+        "-o",
+        s(&out),
+    ])
+    .env_remove("FZPACK_MAX_PIPE_BYTES");
     let o = limited(c, 3, None);
     assert_eq!(o.status.code(), Some(4), "{}", text(&o));
     assert!(
@@ -456,8 +533,10 @@ fn endless_input_stops_at_the_buffering_cap() {
     let small =
         fzpack::values_to_le_bytes(&(0..5000).map(|i| (i as f32).sin()).collect::<Vec<_>>());
     let mut c = bin();
-    c.args(["compress", "-", "--dtype", "f32", "-o", "-"])
-        .env("FZPACK_MAX_PIPE_BYTES", cap);
+    c.args([
+        "compress", "-", "--rel", "1e-3", "--dtype", "f32", "-o", "-",
+    ])
+    .env("FZPACK_MAX_PIPE_BYTES", cap);
     let o = limited(
         c,
         1,
@@ -570,7 +649,7 @@ fn stale_temp_files_of_dead_runs_are_removed() {
     symlink(&input, &link).unwrap();
     // A real killed run leaves such a file too (when it is killed mid-write).
     let out = d.join("out.szp");
-    ok(&["compress", s(&input), "-o", s(&out)]);
+    ok(&["compress", s(&input), "--rel", "1e-3", "-o", s(&out)]);
     assert!(
         !stale.exists(),
         "the dead run's temporary file is still there"
@@ -593,7 +672,7 @@ fn stale_temp_files_of_dead_runs_are_removed() {
     for attempt in 0..4 {
         write_f32(&big, n);
         let mut child = bin()
-            .args(["compress", s(&big), "-o", s(&k)])
+            .args(["compress", s(&big), "--rel", "1e-3", "-o", s(&k)])
             .env("FZPACK_BATCH_BYTES", "65536")
             .stdout(Stdio::null())
             .stderr(Stdio::null())
@@ -632,7 +711,7 @@ fn stale_temp_files_of_dead_runs_are_removed() {
             "SIGKILL cannot be caught: the file stays"
         );
         assert!(!k.exists());
-        ok(&["compress", s(&input), "-o", s(&k)]);
+        ok(&["compress", s(&input), "--rel", "1e-3", "-o", s(&k)]);
         assert!(
             !d.join(&name).exists(),
             "the killed run's {name} is still there"

@@ -140,10 +140,20 @@ fn device_node_at_the_output_is_never_replaced() {
         return;
     }
     for cmd in [
-        vec!["compress", s(&input), "-o", s(&node), "--force"],
         vec![
             "compress",
             s(&input),
+            "--rel",
+            "1e-3",
+            "-o",
+            s(&node),
+            "--force",
+        ],
+        vec![
+            "compress",
+            s(&input),
+            "--bits",
+            "16",
             "--codec",
             "pernix",
             "-o",
@@ -159,7 +169,7 @@ fn device_node_at_the_output_is_never_replaced() {
     }
     // decompress onto it too
     let arch = d.join("a.szp");
-    ok(&["compress", s(&input), "-o", s(&arch)]);
+    ok(&["compress", s(&input), "--rel", "1e-3", "-o", s(&arch)]);
     let o = run(&["decompress", s(&arch), "-o", s(&node), "--force"]);
     assert_eq!(o.status.code(), Some(3), "{}", text(&o));
     assert!(
@@ -178,7 +188,7 @@ fn fifo_symlinks_and_the_input_itself_are_refused() {
     write_walk(&input, 5000);
     let orig = std::fs::read(&input).unwrap();
     let arch = d.join("a.szp");
-    ok(&["compress", s(&input), "-o", s(&arch)]);
+    ok(&["compress", s(&input), "--rel", "1e-3", "-o", s(&arch)]);
     let arch_bytes = std::fs::read(&arch).unwrap();
 
     // FIFO at the output: refused at once (no open, so no blocking), for both commands.
@@ -191,7 +201,15 @@ fn fifo_symlinks_and_the_input_itself_are_refused() {
             .success()
     );
     for cmd in [
-        vec!["compress", s(&input), "-o", s(&fifo), "--force"],
+        vec![
+            "compress",
+            s(&input),
+            "--rel",
+            "1e-3",
+            "-o",
+            s(&fifo),
+            "--force",
+        ],
         vec!["decompress", s(&arch), "-o", s(&fifo), "--force"],
     ] {
         let o = run(&cmd);
@@ -213,7 +231,15 @@ fn fifo_symlinks_and_the_input_itself_are_refused() {
     let dangling = d.join("dangling.szp");
     symlink(d.join("nothere"), &dangling).unwrap();
     for out in [&link, &dangling] {
-        let o = run(&["compress", s(&input), "-o", s(out), "--force"]);
+        let o = run(&[
+            "compress",
+            s(&input),
+            "--rel",
+            "1e-3",
+            "-o",
+            s(out),
+            "--force",
+        ]);
         assert_eq!(o.status.code(), Some(3), "{}", text(&o));
         assert!(text(&o).contains("symbolic link"), "{}", text(&o));
         assert!(
@@ -235,7 +261,16 @@ fn fifo_symlinks_and_the_input_itself_are_refused() {
     let old_name = d.join("fresh.szp.fzpack-partial");
     symlink(&victim, &old_name).unwrap();
     let mut child = bin()
-        .args(["compress", "-", "--dtype", "f32", "-o", s(&out)])
+        .args([
+            "compress",
+            "-",
+            "--rel",
+            "1e-3",
+            "--dtype",
+            "f32",
+            "-o",
+            s(&out),
+        ])
         .env("FZPACK_TEMP_RAND_LEN", "0")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -261,7 +296,7 @@ fn fifo_symlinks_and_the_input_itself_are_refused() {
     );
     assert!(!out.exists());
     // With the usual random name the same run succeeds and leaves both links alone.
-    ok(&["compress", s(&input), "-o", s(&out)]);
+    ok(&["compress", s(&input), "--rel", "1e-3", "-o", s(&out)]);
     assert_eq!(std::fs::read(&out).unwrap(), arch_bytes);
     assert_eq!(std::fs::read(&victim).unwrap(), b"keep");
     assert!(
@@ -279,12 +314,28 @@ fn fifo_symlinks_and_the_input_itself_are_refused() {
     let hard = d.join("hard.f32");
     std::fs::hard_link(&input, &hard).unwrap();
     for out in [&input, &hard] {
-        let o = run(&["compress", s(&input), "-o", s(out), "--force"]);
+        let o = run(&[
+            "compress",
+            s(&input),
+            "--rel",
+            "1e-3",
+            "-o",
+            s(out),
+            "--force",
+        ]);
         assert_eq!(o.status.code(), Some(2), "{}", text(&o));
         assert!(text(&o).contains("input file itself"), "{}", text(&o));
     }
     // (a symlink to the input is refused as a symlink first)
-    let o = run(&["compress", s(&input), "-o", s(&soft), "--force"]);
+    let o = run(&[
+        "compress",
+        s(&input),
+        "--rel",
+        "1e-3",
+        "-o",
+        s(&soft),
+        "--force",
+    ]);
     assert_eq!(o.status.code(), Some(3), "{}", text(&o));
     let o = run(&["decompress", s(&arch), "-o", s(&arch), "--force"]);
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
@@ -341,15 +392,33 @@ fn killed_runs_leave_the_output_untouched_and_sigterm_leaves_no_temp_file() {
     for attempt in 0..4 {
         write_walk(&input, n);
         let arch = d.join("big.szp");
-        ok(&["compress", s(&input), "-o", s(&arch), "--force"]);
+        ok(&[
+            "compress",
+            s(&input),
+            "--rel",
+            "1e-3",
+            "-o",
+            s(&arch),
+            "--force",
+        ]);
         let out = d.join("out.bin");
         let mut done = true;
         for sig in [libc::SIGTERM, libc::SIGKILL] {
             for args in [
-                vec!["compress", s(&input), "-o", s(&out), "--force"],
                 vec![
                     "compress",
                     s(&input),
+                    "--rel",
+                    "1e-3",
+                    "-o",
+                    s(&out),
+                    "--force",
+                ],
+                vec![
+                    "compress",
+                    s(&input),
+                    "--bits",
+                    "16",
                     "--codec",
                     "pernix",
                     "-o",
@@ -425,8 +494,8 @@ fn ten_thousand_bit_flips_per_format_are_detected() {
     let trials = 10_000;
     for (name, args) in [
         ("pnx v2", vec!["--codec", "pernix", "--bits", "12"]),
-        ("fzm", vec!["--format", "fzm", "--eb", "1e-3"]),
-        ("szp v2", vec!["--eb", "1e-3"]),
+        ("fzm", vec!["--format", "fzm", "--rel", "1e-3"]),
+        ("szp v2", vec!["--rel", "1e-3"]),
     ] {
         let arch = d.join("a.arch");
         ok(&[
@@ -550,19 +619,40 @@ fn hostile_arguments_and_devices_fail_at_once() {
     let input = d.join("in.f32");
     write_walk(&input, 1000);
     let arch = d.join("a.szp");
-    ok(&["compress", s(&input), "-o", s(&arch)]);
+    ok(&["compress", s(&input), "--rel", "1e-3", "-o", s(&arch)]);
     // Every one of these must end (with an error) rather than run, read or spawn forever; the
     // 30 s allowance only catches a hang, it is not a speed test.
     let cases: Vec<(Vec<&str>, i32)> = vec![
         (
-            vec!["compress", s(&input), "--threads", "100000", "-o", "x"],
+            vec![
+                "compress",
+                s(&input),
+                "--rel",
+                "1e-3",
+                "--threads",
+                "100000",
+                "-o",
+                "x",
+            ],
             2,
         ),
         (
             vec!["decompress", s(&arch), "--threads", "100000", "-o", "x"],
             2,
         ),
-        (vec!["compress", s(&input), "--threads", "0", "-o", "x"], 2),
+        (
+            vec![
+                "compress",
+                s(&input),
+                "--rel",
+                "1e-3",
+                "--threads",
+                "0",
+                "-o",
+                "x",
+            ],
+            2,
+        ),
         (vec!["info", "/dev/zero"], 5),
         (vec!["decompress", "/dev/zero", "-o", "x"], 5),
         (vec!["verify", s(&input), "/dev/zero"], 5),
@@ -622,8 +712,8 @@ fn szp_max_abs_and_no_verify() {
     let o = run(&[
         "compress",
         s(&a),
-        "--mode",
-        "abs",
+        "--abs",
+        "1e-3",
         "--max-abs",
         "1e-3",
         "-o",
@@ -631,10 +721,10 @@ fn szp_max_abs_and_no_verify() {
     ]);
     assert_eq!(o.status.code(), Some(4), "{}", text(&o));
     for bad in [
-        vec!["--codec", "pernix", "--max-abs", "10"],
-        vec!["--format", "fzm", "--max-abs", "10"],
-        vec!["--max-abs", "-1"],
-        vec!["--max-abs", "inf"],
+        vec!["--codec", "pernix", "--bits", "12", "--max-abs", "10"],
+        vec!["--format", "fzm", "--rel", "1e-3", "--max-abs", "10"],
+        vec!["--abs", "1e-3", "--max-abs=-1"],
+        vec!["--abs", "1e-3", "--max-abs", "inf"],
     ] {
         let o = run(&[
             &["compress", s(&a), "-o", s(&d.join("x.szp"))][..],
@@ -642,6 +732,7 @@ fn szp_max_abs_and_no_verify() {
         ]
         .concat());
         assert_eq!(o.status.code(), Some(2), "{bad:?}: {}", text(&o));
+        assert!(text(&o).contains("--max-abs"), "{bad:?}: {}", text(&o));
     }
     assert!(!d.join("x.szp").exists());
 

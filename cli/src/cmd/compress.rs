@@ -1,8 +1,10 @@
 //! `fzpack compress`: a raw little-endian f32/f64 file or a NumPy `.npy` file (or standard
 //! input) to an SZp archive, an `.fzm` container or a PERNIX block stream. `.npy` is read
-//! (values in C order; the archive has no field for the shape yet, so it is only shown);
+//! (values brought to C order; see `npy.rs`); the shape (the header's, or `--dims` for a raw
+//! input) is recorded in a native SZp archive, with missing values (NaN, ±inf) kept exactly;
 //! other known containers are refused unless `--raw`; SZp and PERNIX are streamed in batches;
-//! a pipe in SZp ABS mode with `--max-abs` is streamed in bounded windows.
+//! a pipe in SZp ABS mode with `--max-abs` is streamed in bounded windows. There is no default
+//! bound or rate: SZp needs `--abs`/`--rel` (or `--eb` with `--mode`), PERNIX `--bits`.
 
 use std::path::{Path, PathBuf};
 
@@ -57,8 +59,10 @@ pub struct CompressArgs {
     /// `_f32`/`_f64` before the extension]. A name whose type disagrees is refused unless --raw.
     #[arg(long, value_enum)]
     dtype: Option<DTypeArg>,
-    /// Dimensions of a raw input, e.g. 2161x4320 (C order, last fastest): checked against the
-    /// value count and shown. The archive does not store them yet (it holds the values flat).
+    /// Dimensions of a raw input, slowest first as numpy's shape, e.g. 2161,4320 or 2161x4320
+    /// (C order, last fastest): their product must be the value count; a native SZp archive
+    /// records them (1 to 8). For a .npy input the header gives them (a different --dims is an
+    /// error).
     #[arg(long)]
     dims: Option<String>,
     /// Compress on the GPU (device 0; SZp, native archive). Needs a build with the `cuda`
@@ -68,14 +72,22 @@ pub struct CompressArgs {
     /// Codec.
     #[arg(long, value_enum, default_value = "szp")]
     codec: CodecArg,
-    /// SZp error bound (absolute, or relative to the value range with --mode noa) [default:
-    /// 1e-3].
+    /// SZp: absolute error bound E: every decoded value is within E of the original. SZp
+    /// needs a bound (--abs, --rel or --eb with --mode); there is no default.
+    #[arg(long, value_name = "E")]
+    abs: Option<f64>,
+    /// SZp: error bound relative to the value range: every decoded value is within
+    /// R × (max − min) of the original (NOA mode).
+    #[arg(long, value_name = "R")]
+    rel: Option<f64>,
+    /// SZp error bound, the long form: `--eb E --mode abs` is `--abs E`, `--eb R --mode noa`
+    /// is `--rel R`. Needs --mode (there is no default mode).
     #[arg(long)]
     eb: Option<f64>,
-    /// SZp error-bound mode [default: noa].
+    /// SZp error-bound mode of --eb: abs or noa (relative to the value range).
     #[arg(long, value_enum)]
     mode: Option<ModeArg>,
-    /// PERNIX bits per value (1..=24) [default: 16].
+    /// PERNIX bits per value (1..=24). PERNIX needs it: there is no default rate.
     #[arg(long)]
     bits: Option<u8>,
     /// Block size: SZp values per block (1..=4096, default 128); PERNIX bytes per block
@@ -113,12 +125,14 @@ fn setting_from(a: &CompressArgs) -> Result<Setting, Fail> {
     let usage = |m: String| Fail::new(Kind::Usage, m);
     Ok(match a.codec {
         CodecArg::Pernix => {
-            if a.eb.is_some() || a.mode.is_some() {
+            if a.eb.is_some() || a.mode.is_some() || a.abs.is_some() || a.rel.is_some() {
                 return Err(usage(
-                    "--eb and --mode are SZp options; PERNIX takes --bits (fixed rate)".into(),
+                    "--abs, --rel, --eb and --mode are SZp options; PERNIX takes --bits \
+                     (fixed rate)"
+                        .into(),
                 ));
             }
-            let b = a.bits.unwrap_or(16);
+            let b = a.bits.ok_or_else(|| usage(NO_RATE.into()))?;
             let bits =
                 BitWidth::new(b).map_err(|_| usage(format!("--bits {b} is outside 1..=24")))?;
             let bs = a.block_size.unwrap_or(64);
@@ -138,12 +152,13 @@ fn setting_from(a: &CompressArgs) -> Result<Setting, Fail> {
         CodecArg::Szp => {
             if a.bits.is_some() {
                 return Err(usage(
-                    "--bits is a PERNIX option; SZp takes --eb and --mode (error bound)".into(),
+                    "--bits is a PERNIX option; SZp takes an error bound (--abs E or --rel R)"
+                        .into(),
                 ));
             }
-            let eb = a.eb.unwrap_or(1e-3);
+            let (mode, eb, flag) = szp_bound(a)?;
             if !(eb.is_finite() && eb > 0.0) {
-                return Err(usage(format!("--eb {eb} must be finite and > 0")));
+                return Err(usage(format!("{flag} {eb} must be finite and > 0")));
             }
             if let Some(m) = a.max_abs {
                 if !(m.is_finite() && m >= 0.0) {
@@ -168,7 +183,7 @@ fn setting_from(a: &CompressArgs) -> Result<Setting, Fail> {
                 ));
             }
             Setting::Szp {
-                mode: a.mode.unwrap_or(ModeArg::Noa),
+                mode,
                 eb,
                 block,
                 layout: a.layout.unwrap_or(LayoutArg::DEFAULT),
@@ -177,8 +192,41 @@ fn setting_from(a: &CompressArgs) -> Result<Setting, Fail> {
     })
 }
 
-/// A library error, with non-finite inputs named by index and value.
-fn input_err<T: Element>(nm: &str, values: &[T], e: fzpack::Error) -> Fail {
+/// What `compress` says when SZp is given no bound.
+pub const NO_BOUND: &str = "a bound is required: --abs E or --rel R (fzpack has no default \
+     bound, like SZ3 and ZFP); --abs E keeps every value within E, --rel R within R × (max − \
+     min); the long form is --eb X --mode abs|noa";
+
+/// What `compress` says when PERNIX is given no rate.
+pub const NO_RATE: &str = "PERNIX needs --bits N (1..=24 bits per value; fzpack has no default \
+     rate, like ZFP's fixed-rate mode)";
+
+/// The SZp bound of `--abs E`, `--rel R` or `--eb X --mode M`: exactly one form, and no
+/// default (a missing bound or a `--eb` without `--mode` is a usage error). Returns the mode,
+/// the bound and the flag that gave it (for messages).
+fn szp_bound(a: &CompressArgs) -> Result<(ModeArg, f64, &'static str), Fail> {
+    let usage = |m: String| Fail::new(Kind::Usage, m);
+    match (a.abs, a.rel, a.eb, a.mode) {
+        (Some(e), None, None, None) => Ok((ModeArg::Abs, e, "--abs")),
+        (None, Some(r), None, None) => Ok((ModeArg::Noa, r, "--rel")),
+        (None, None, Some(e), Some(m)) => Ok((m, e, "--eb")),
+        (None, None, None, _) => Err(usage(NO_BOUND.into())),
+        (None, None, Some(_), None) => Err(usage(
+            "--eb needs --mode abs|noa (fzpack has no default mode); or write --abs E \
+             (absolute) or --rel R (relative to the value range)"
+                .into(),
+        )),
+        _ => Err(usage(
+            "give the bound once: --abs E, --rel R, or --eb X --mode abs|noa (not two of them, \
+             and --mode only with --eb)"
+                .into(),
+        )),
+    }
+}
+
+/// A library error, with non-finite inputs named by index and value; `codec` says which
+/// codec refused them (and SZp's native archive is named as the one that keeps them).
+fn input_err<T: Element>(nm: &str, codec: &str, values: &[T], e: fzpack::Error) -> Fail {
     let index = match &e {
         fzpack::Error::NonFinite { index } => Some(*index),
         fzpack::Error::Szp(fzpack::szp::Error::NonFinite { index }) => Some(*index),
@@ -187,7 +235,10 @@ fn input_err<T: Element>(nm: &str, values: &[T], e: fzpack::Error) -> Fail {
     match index.and_then(|i| values.get(i).map(|v| (i, v))) {
         Some((i, v)) => Fail::new(
             Kind::Input,
-            format!("{nm}: value at index {i} is {v:?}; the codecs need finite values"),
+            format!(
+                "{nm}: value at index {i} is {v:?}; {codec} needs finite values (a native SZp \
+                 archive keeps NaN and ±inf exactly: --codec szp --format native)"
+            ),
         ),
         None => lib(nm, e),
     }
@@ -205,7 +256,7 @@ fn raw_head(nm: &str, npy_ok: bool) -> impl Fn(&[u8]) -> Result<(), Fail> + '_ {
                 "to get the values back, run `fzpack decompress` on it"
             } else if what.contains("NumPy") {
                 "a .npy file is read from a file or a pipe, but not in the bounded-memory stream \
-                 of a pipe with --mode abs --max-abs; give it as a file"
+                 of a pipe with --abs E --max-abs M; give it as a file"
             } else if what.contains("compressed") {
                 "decompress it first (e.g. `zstd -d` / `gunzip`) and compress the raw values"
             } else {
@@ -400,10 +451,22 @@ pub fn run(a: CompressArgs) -> Result<(), Fail> {
             (dtype, n, dims.clone())
         }
     };
+    // A native SZp archive records the shape; the GPU's archives (format version 2), PERNIX
+    // streams and .fzm containers have no field for it.
+    let stores_shape = matches!(
+        (setting, a.format),
+        (Setting::Szp { .. }, FormatArg::Native)
+    ) && gpu.is_none();
+    if let Some(s) = &shape
+        && stores_shape
+    {
+        szpcli::check_rank(&nm, s)?;
+    }
     let mut out = Output::create(&out_path, a.force, &[&input])?;
     let src = Source {
         bytes,
         npy: npy_head.as_ref(),
+        shape: shape.as_deref(),
         gpu: gpu.as_ref(),
     };
     match dtype {
@@ -430,19 +493,30 @@ pub fn run(a: CompressArgs) -> Result<(), Fail> {
     report(if to_stdout { Path::new("-") } else { &out_path }, &line);
     if let Some(s) = shape {
         // On stderr, so that a script reading the report line sees the same line as before.
-        eprintln!(
-            "{nm}: shape {} ({}); the archive holds the values flat in C order (it has no \
-             field for the shape yet): give --dims {} to `fzpack decompress -o NAME.npy`",
-            npy::shape_str(&s),
-            match &npy_head {
-                Some(h) if h.fortran && s.len() > 1 => {
-                    "from the .npy header; Fortran order, reordered to C order"
+        let from = match &npy_head {
+            Some(h) if h.fortran && s.len() > 1 => {
+                "from the .npy header; Fortran order, reordered to C order"
+            }
+            Some(_) => "from the .npy header",
+            None => "--dims",
+        };
+        let shape = npy::shape_str(&s);
+        if s.is_empty() {
+            eprintln!("{nm}: shape {shape} ({from}): one value, no shape to store");
+        } else if stores_shape {
+            eprintln!("{nm}: shape {shape} ({from}), stored in the archive");
+        } else {
+            eprintln!(
+                "{nm}: shape {shape} ({from}); the {} holds the values flat in C order (it has \
+                 no field for the shape): give --dims {shape} to `fzpack decompress -o \
+                 NAME.npy`",
+                match (setting, a.format) {
+                    (Setting::Pernix { .. }, _) => "PERNIX stream",
+                    (_, FormatArg::Fzm) => ".fzm container",
+                    _ => "GPU's archive (format version 2)",
                 }
-                Some(_) => "from the .npy header",
-                None => "--dims",
-            },
-            npy::shape_str(&s)
-        );
+            );
+        }
     }
     Ok(())
 }
@@ -452,6 +526,9 @@ pub fn run(a: CompressArgs) -> Result<(), Fail> {
 struct Source<'a> {
     bytes: &'a [u8],
     npy: Option<&'a npy::Header>,
+    /// The array's shape (from the `.npy` header or `--dims`), recorded in a native SZp
+    /// archive.
+    shape: Option<&'a [usize]>,
     gpu: Option<&'a gpu::Device>,
 }
 
@@ -588,7 +665,7 @@ fn compress_t<T: GpuElem>(
                 d.units(&h, &values[vals.clone()], u0, &mut buf)
                     .map_err(|e| {
                         // indices in errors are global already
-                        input_err(&nm, values, e)
+                        input_err(&nm, "PERNIX", values, e)
                     })?;
                 out.write_all(&buf)?;
                 pb.inc((vals.len() * T::BYTES) as u64);
@@ -608,8 +685,9 @@ fn compress_t<T: GpuElem>(
             if let Some(m) = a.max_abs {
                 cfg = cfg.with_max_abs(m);
             }
+            let cfg = szpcli::with_shape(&nm, cfg, src.shape)?;
             let r = szpstream::compress(values, &cfg, &eng.par, out, |e| {
-                input_err(&nm, values, e.into())
+                input_err(&nm, "SZp", values, e.into())
             });
             pb.finish_and_clear();
             r

@@ -1,6 +1,8 @@
 //! `fzpack decompress`: any fzpack archive (or standard input) back to raw little-endian
-//! values, behind a `.npy` header when the output is named `*.npy`. The archive is validated whole first; `.pnx` and `.szp` are then decoded and
-//! written a batch at a time.
+//! values, behind a `.npy` header when the output's name ends in `.npy` (`-o NAME.npy`, or the
+//! default name of an archive of a `.npy`: `t.npy.szp` -> `t.decoded.npy`), shaped by
+//! `--dims`, else by the shape the archive records, else 1-D. The archive is validated whole
+//! first; `.pnx` and `.szp` are then decoded and written a batch at a time.
 
 use std::path::{Path, PathBuf};
 
@@ -15,6 +17,7 @@ use crate::fail::{Fail, Kind, lib};
 use crate::files::{Input, Output};
 use crate::gpu::{self, GpuElem};
 use crate::npy;
+use crate::szpcli;
 use crate::szpstream;
 use crate::ui::{bar, name, report, spinner};
 
@@ -22,8 +25,9 @@ use crate::ui::{bar, name, report, spinner};
 pub struct DecompressArgs {
     /// The archive; `-` reads standard input.
     input: PathBuf,
-    /// Output file [default: NAME.decoded.f32/.f64; standard output for input `-`]; `-` writes
-    /// to standard output.
+    /// Output file [default: NAME.decoded.f32/.f64, or NAME.decoded.npy for NAME.npy.szp;
+    /// standard output for input `-`]; `-` writes to standard output. A name ending in .npy
+    /// gets a .npy file (little-endian, C order, the archive's shape).
     #[arg(short, long)]
     output: Option<PathBuf>,
     /// Worker threads [default: all cores; at most 4 per core, 1024 in all].
@@ -36,8 +40,8 @@ pub struct DecompressArgs {
     /// structure is still checked).
     #[arg(long)]
     no_verify: bool,
-    /// Shape of a .npy output (`-o NAME.npy`), e.g. 2161x4320 (C order): its product must be
-    /// the value count [default: one dimension]. The archive does not store the shape yet.
+    /// Shape of a .npy output, e.g. 2161,4320 (C order): its product must be the value count
+    /// [default: the shape the archive records, else one dimension].
     #[arg(long)]
     dims: Option<String>,
     /// Decode on the GPU (device 0; SZp archives, checksums always verified). Needs a build
@@ -54,10 +58,11 @@ pub fn run(a: DecompressArgs) -> Result<(), Fail> {
         Some(s) => Some(data::parse_dims(s).map_err(|m| Fail::new(Kind::Usage, m))?),
         None => None,
     };
-    let npy_out = a
-        .output
-        .as_ref()
-        .is_some_and(|p| p.extension().is_some_and(|e| e.eq_ignore_ascii_case("npy")));
+    let is_npy = |p: &Path| p.extension().is_some_and(|e| e.eq_ignore_ascii_case("npy"));
+    // The stem of the default output: `t.npy.szp` -> `t` (a `.npy` output), `t.f32.szp` -> `t`.
+    let stem = a.input.with_extension("");
+    let npy_in = a.output.is_none() && a.input.as_os_str() != "-" && is_npy(&stem);
+    let npy_out = npy_in || a.output.as_deref().is_some_and(is_npy);
     if dims.is_some() && !npy_out {
         return Err(Fail::new(
             Kind::Usage,
@@ -81,8 +86,14 @@ pub fn run(a: DecompressArgs) -> Result<(), Fail> {
     let header = if npy_out {
         let n = usize::try_from(summary.n)
             .map_err(|_| Fail::new(Kind::Input, format!("{nm}: too many values")))?;
-        let shape = dims.unwrap_or_else(|| vec![n]);
-        super::compress::check_dims(&nm, &shape, n, "archive")?;
+        // --dims, else the shape the archive records, else one dimension.
+        let shape = match dims {
+            Some(d) => {
+                super::compress::check_dims(&nm, &d, n, "archive")?;
+                d
+            }
+            None => szpcli::stored_shape(&nm, bytes, summary.kind)?.unwrap_or_else(|| vec![n]),
+        };
         npy::header_bytes(dtype, &shape)
     } else {
         Vec::new()
@@ -91,15 +102,14 @@ pub fn run(a: DecompressArgs) -> Result<(), Fail> {
         if a.input.as_os_str() == "-" {
             return PathBuf::from("-");
         }
-        let stem = a.input.with_extension("");
-        let stem = if data::dtype_from_name(&stem).is_some() {
+        let stem = if npy_in || data::dtype_from_name(&stem).is_some() {
             stem.with_extension("")
         } else {
-            stem
+            stem.clone()
         };
         let mut s = stem.into_os_string();
         s.push(".decoded.");
-        s.push(dtype.name());
+        s.push(if npy_in { "npy" } else { dtype.name() });
         PathBuf::from(s)
     });
     let mut out = Output::create(&out_path, a.force, &[&input])?;

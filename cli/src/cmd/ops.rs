@@ -23,7 +23,7 @@ fn fail_of(paths: &[&Path], e: fzpack::Error) -> Fail {
             let hint = if what.contains("layout") {
                 " (compress them with the same --layout; `fzpack info` shows an archive's)"
             } else {
-                " (compress with the same --eb and --max-abs)"
+                " (compress with the same --abs bound and --max-abs)"
             };
             Fail::new(
                 Kind::Input,
@@ -102,7 +102,8 @@ fn finish(out: &Path, archive: &[u8], force: bool, inputs: &[Input]) -> Result<S
     ))
 }
 
-/// `fzpack stats A [--json]`: n, sum, mean, min, max, levels and bound, from the levels.
+/// `fzpack stats A [--json]`: n, sum, mean, min, max, levels and bound, from the levels; the
+/// missing values (NaN, ±inf) are left out of them and counted (`missing`).
 pub fn stats(a: &Path, json: bool) -> Result<String, Fail> {
     let ins = open_all(&[a])?;
     let s = fzpack::ops::stats(ins[0].bytes()).map_err(|e| fail_of(&[a], e))?;
@@ -118,9 +119,10 @@ pub fn stats(a: &Path, json: bool) -> Result<String, Fail> {
     };
     Ok(if json {
         format!(
-            "{{\"file\":{:?},\"n\":{},\"sum\":{},\"mean\":{},\"min\":{},\"max\":{},\"min_level\":{ql},\"max_level\":{qh},\"level_sum\":\"{}\",\"quant_eb\":{:e},\"bound\":{:e}}}",
+            "{{\"file\":{:?},\"n\":{},\"missing\":{},\"sum\":{},\"mean\":{},\"min\":{},\"max\":{},\"min_level\":{ql},\"max_level\":{qh},\"level_sum\":\"{}\",\"quant_eb\":{:e},\"bound\":{:e}}}",
             a.display().to_string(),
             s.n,
+            s.missing,
             num(s.sum()),
             num(mean),
             num(lo),
@@ -131,14 +133,25 @@ pub fn stats(a: &Path, json: bool) -> Result<String, Fail> {
         )
     } else {
         format!(
-            "{}: n={} sum={} mean={} min={} max={} levels=[{ql}, {qh}] bound={:e} (sum within n*bound, mean within bound of the original data)",
+            "{}: n={}{} sum={} mean={} min={} max={} levels=[{ql}, {qh}] bound={:e} ({})",
             a.display(),
             s.n,
+            if s.missing > 0 {
+                format!(" missing={}", s.missing)
+            } else {
+                String::new()
+            },
             num(s.sum()),
             num(mean),
             num(lo),
             num(hi),
-            s.bound
+            s.bound,
+            if s.missing > 0 {
+                "missing values left out: sum within (n-missing)*bound, mean within bound of \
+                 the original's other values"
+            } else {
+                "sum within n*bound, mean within bound of the original data"
+            }
         )
     })
 }

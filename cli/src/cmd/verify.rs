@@ -1,5 +1,5 @@
 //! `fzpack verify`: an archive against its original: the error bound, max error, RMSE and
-//! PSNR; exit code 3 when a value is outside its bound.
+//! PSNR; exit code 6 when a value is outside its bound.
 
 use std::path::PathBuf;
 
@@ -10,11 +10,12 @@ use crate::data;
 use crate::dispatch::{self, archive_head};
 use crate::fail::{Fail, Kind};
 use crate::files::Input;
+use crate::npy;
 use crate::ui::name;
 
 #[derive(clap::Args, Debug)]
 pub struct VerifyArgs {
-    /// The original raw file.
+    /// The original: a raw file or a NumPy .npy file.
     original: PathBuf,
     /// The archive made from it.
     archive: PathBuf,
@@ -41,7 +42,19 @@ fn verify_t<T: Wrap>(
     decoded: Values,
     bound: &Bound,
 ) -> Result<(), Fail> {
-    let orig: Vec<T> = data::values_of(&a.original, obytes)?;
+    let orig: Vec<T> = if obytes.starts_with(npy::MAGIC) {
+        let nm = name(&a.original);
+        let h = npy::parse(obytes).map_err(|m| Fail::new(Kind::Input, format!("{nm}: {m}")))?;
+        if h.dtype != T::TYPE {
+            return Err(Fail::new(
+                Kind::Input,
+                format!("{nm} holds {} values, the archive {}", h.dtype, T::TYPE),
+            ));
+        }
+        npy::values(obytes, &h).map_err(|m| Fail::new(Kind::Input, format!("{nm}: {m}")))?
+    } else {
+        data::values_of(&a.original, obytes)?
+    };
     let dec = T::unwrap(decoded).expect("dtype checked");
     if orig.len() != dec.len() {
         return Err(Fail::new(
@@ -55,10 +68,24 @@ fn verify_t<T: Wrap>(
             ),
         ));
     }
-    data::check_finite(&a.original, &orig)?;
+    // Missing values (NaN, ±inf) must come back exactly; the bound is over the finite ones.
+    let (missing, bad) = data::missing_mismatch(&orig, &dec);
+    if let Some(i) = bad {
+        return Err(Fail::new(
+            Kind::Bound,
+            format!(
+                "value {i} is {:?} in the original but {:?} in the archive: missing values \
+                 (NaN, ±inf) must be kept exactly and finite values stay finite",
+                orig[i], dec[i]
+            ),
+        ));
+    }
     let q = data::quality(&orig, &dec);
     let (worst, at) = worst_ratio(&orig, &dec, bound);
     println!("values      {}", orig.len());
+    if missing > 0 {
+        println!("missing     {missing} (NaN or ±inf), every one kept exactly");
+    }
     println!("max error   {:.6e} (at index {})", q.max_abs_err, q.argmax);
     println!(
         "bound       {:.6e}{}",
