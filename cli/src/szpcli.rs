@@ -163,11 +163,11 @@ pub fn stored_shape(name: &str, bytes: &[u8], k: ArchiveKind) -> Result<Option<V
     if k != ArchiveKind::Szp {
         return Ok(None);
     }
-    let h = szp::header(bytes).map_err(|e| lib(name, e.into()))?;
-    if h.shape.is_none() {
+    let shape = szp::shape(bytes).map_err(|e| lib(name, e.into()))?;
+    if shape.is_none() {
         return Ok(None);
     }
-    h.shape
+    shape
         .dims()
         .iter()
         .map(|&d| usize::try_from(d).ok())
@@ -183,12 +183,12 @@ pub fn stored_shape(name: &str, bytes: &[u8], k: ArchiveKind) -> Result<Option<V
 
 /// `info`'s rows for an SZp archive's shape and missing values (none for other kinds).
 pub fn info_rows(bytes: &[u8]) -> Vec<(String, String)> {
-    let Ok(h) = szp::header(bytes) else {
+    let (Ok(h), Ok(shape)) = (szp::header(bytes), szp::shape(bytes)) else {
         return Vec::new();
     };
     let mut rows = Vec::new();
-    if !h.shape.is_none() {
-        let dims: Vec<String> = h.shape.dims().iter().map(|d| d.to_string()).collect();
+    if !shape.is_none() {
+        let dims: Vec<String> = shape.dims().iter().map(|d| d.to_string()).collect();
         rows.push((
             "shape".to_string(),
             format!("{} (C order, last index fastest)", dims.join("x")),
