@@ -22,7 +22,9 @@ from ._fzpack import Error, __version__
 __all__ = [
     "Error",
     "MODES",
+    "BOUND_REQUIRED",
     "check_mode",
+    "require_bound",
     "__version__",
     "szp_compress",
     "szp_decompress",
@@ -50,6 +52,24 @@ def check_mode(mode) -> str:
             f"to the value range), got {mode!r}"
         )
     return m
+
+
+#: The message of the ``TypeError`` every SZp front end raises when no bound is given.
+BOUND_REQUIRED = (
+    "an error bound is required: eb=<float> (absolute with mode=\"abs\", the default; a "
+    "fraction of the value range with mode=\"noa\"); fzpack has no default bound, as SZ3 and "
+    "ZFP have none"
+)
+
+
+def require_bound(eb):
+    """``eb`` unchanged unless it is missing (``None``): then a ``TypeError`` with
+    :data:`BOUND_REQUIRED`. The one rule of every SZp front end (``szp_compress``,
+    ``write_fzm``, the numcodecs, Zarr and HDF5 codecs and their configurations); the value
+    itself is checked by each (finite and > 0)."""
+    if eb is None:
+        raise TypeError(BOUND_REQUIRED)
+    return eb
 
 
 def _floats(arr) -> np.ndarray:
@@ -90,7 +110,9 @@ def szp_compress(arr, eb: float, mode: str = "abs", block_size: int = 128) -> by
         Error: non-float input, NaN/inf (naming the index), a bad bound, mode or block size,
             or a bound the data cannot meet.
     """
-    return _fzpack.szp_compress(_floats(arr), float(eb), check_mode(mode), int(block_size))
+    return _fzpack.szp_compress(
+        _floats(arr), float(require_bound(eb)), check_mode(mode), int(block_size)
+    )
 
 
 def szp_decompress(buf) -> np.ndarray:
@@ -150,7 +172,11 @@ def write_fzm(
     bound so every value meets ``eb`` exactly.
     """
     return _fzpack.write_fzm(
-        _floats(arr), float(eb), check_mode(mode), int(block_size), bool(stage_compatible)
+        _floats(arr),
+        float(require_bound(eb)),
+        check_mode(mode),
+        int(block_size),
+        bool(stage_compatible),
     )
 
 

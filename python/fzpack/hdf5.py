@@ -104,7 +104,7 @@ class SZp(_Filter):
     def __init__(self, eb: float, mode: str = "abs", block_size: int = 128):
         mode = fzpack.check_mode(mode)
         codes = {"abs": 0, "noa": 2}
-        eb = float(eb)
+        eb = float(fzpack.require_bound(eb))
         if not (eb > 0 and eb != float("inf")):
             raise fzpack.Error(f"invalid argument: eb must be finite and > 0, got {eb}")
         block_size = int(block_size)

@@ -35,12 +35,21 @@ class SZp(Codec):
 
     def __init__(self, eb: float, mode: str = "abs", block_size: int = 128):
         mode = fzpack.check_mode(mode)
-        eb = float(eb)
+        eb = float(fzpack.require_bound(eb))
         if not (np.isfinite(eb) and eb > 0):
             raise fzpack.Error(f"invalid argument: eb must be finite and > 0, got {eb}")
         self.eb = eb
         self.mode = mode
         self.block_size = int(block_size)
+
+    @classmethod
+    def from_config(cls, config):
+        """The codec of a configuration (``numcodecs.get_codec``); one without ``eb`` raises
+        ``TypeError`` (:data:`fzpack.BOUND_REQUIRED`): there is no default bound."""
+        config = dict(config)
+        config.pop("id", None)
+        fzpack.require_bound(config.get("eb"))
+        return cls(**config)
 
     def encode(self, buf):
         return fzpack.szp_compress(ensure_ndarray(buf), self.eb, self.mode, self.block_size)

@@ -85,7 +85,7 @@ class SZp(ArrayBytesCodec, metaclass=_SerializerOnly):
 
     def __init__(self, eb: float, mode: str = "abs", block_size: int = 128) -> None:
         mode = fzpack.check_mode(mode)
-        eb = float(eb)
+        eb = float(fzpack.require_bound(eb))
         if not (np.isfinite(eb) and eb > 0):
             raise fzpack.Error(f"invalid argument: eb must be finite and > 0, got {eb}")
         object.__setattr__(self, "eb", eb)
@@ -94,7 +94,10 @@ class SZp(ArrayBytesCodec, metaclass=_SerializerOnly):
 
     @classmethod
     def from_dict(cls, data: dict) -> Self:
-        _, cfg = parse_named_configuration(data, CODEC_NAME)
+        _, cfg = parse_named_configuration(data, CODEC_NAME, require_configuration=False)
+        cfg = dict(cfg or {})
+        # A zarr.json without the bound is refused (TypeError): there is no default bound.
+        fzpack.require_bound(cfg.get("eb"))
         return cls(**cfg)
 
     def to_dict(self) -> dict:
