@@ -203,8 +203,11 @@ macro_rules! szp_entry_points {
     ($t:ty, $c:ident, $d:ident) => {
         /// Compresses `n` values with `mode` (0 ABS, 2 NOA), `error_bound` and `block_size`
         /// (128 is the usual choice) into `output`; the archive length goes to `*output_len`.
-        /// On NON_FINITE / LEVEL_OVERFLOW the first bad index goes to `*bad_index`; on
-        /// OUTPUT_TOO_SMALL the required capacity goes to `*output_len`.
+        /// Missing values (NaN, ±inf) are stored exactly (format version 3); every finite value
+        /// meets the bound. On LEVEL_OVERFLOW the first bad index goes to `*bad_index`; on
+        /// OUTPUT_TOO_SMALL the required capacity goes to `*output_len`
+        /// (`fzpack_szp_max_compressed_len` covers inputs without missing values; their runs
+        /// add at most `8 + size + 20` bytes per missing value).
         ///
         /// # Safety
         /// `input` points to `n` aligned values (may be null if `n == 0`); `output` to

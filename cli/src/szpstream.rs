@@ -122,7 +122,8 @@ pub fn compress<T: Wrap>(
             let b = buf.batch(&mut w, par, values).map_err(&err)?;
             out.write_all(&buf.payload[..b.payload_len])?;
         }
-        return out.write_all(&sums);
+        out.write_all(&sums)?;
+        return out.write_all(&extension(&w, values, &err)?);
     }
     let at = w.payload_at() as u64;
     while w.values() < values.len() {
@@ -133,8 +134,21 @@ pub fn compress<T: Wrap>(
     }
     let frame = w.finish().map_err(&err)?;
     out.write_at(frame.sums_at as u64, &sums)?;
+    out.write_at(frame.len as u64, &extension(&w, values, &err)?)?;
     out.write_at(0, &frame.header)?;
     Ok(())
+}
+
+/// The archive's extension (format 3: the shape and the missing values of `values`, whose
+/// blocks hold stand-ins; empty for a version 2 archive), which follows the chunk CRCs.
+fn extension<T: Wrap>(
+    w: &ArchiveWriter,
+    values: &[T],
+    err: impl Fn(szp::Error) -> Fail,
+) -> Result<Vec<u8>, Fail> {
+    let mut x = vec![0u8; w.extension_len(values).map_err(&err)?];
+    w.write_extension(values, &mut x).map_err(&err)?;
+    Ok(x)
 }
 
 /// Decodes the SZp archive `bytes` to `out`, a batch of whole checksum chunks at a time,

@@ -488,6 +488,8 @@ fn hostile_counts_under_a_one_gib_address_space_limit() {
         value_base: 0.0,
         strict: false,
         layout: szp::Layout::Fzgm,
+        missing: false,
+        shape: szp::Shape::NONE,
     };
     let mut szp_bytes = vec![0u8; szp::HEADER_LEN + 64];
     szp::blocks::write_header(&plan, &mut szp_bytes).unwrap();

@@ -447,6 +447,12 @@ pub trait SzpFloat: Copy + PartialOrd + Default + Send + Sync + sealed::Sealed +
     fn to_f64(self) -> f64;
     /// Conversion from f64 (round to nearest even for f32).
     fn from_f64(v: f64) -> Self;
+    /// The bit pattern, zero-extended (NaN payloads and signalling bits kept).
+    fn bits(self) -> u64;
+    /// The value of bit pattern `b` (its low `size_of::<Self>()` bytes).
+    fn from_bits(b: u64) -> Self;
+    /// Whether this is NaN or ±inf: a missing value.
+    fn is_missing(self) -> bool;
 }
 
 impl SzpFloat for f32 {
@@ -459,6 +465,18 @@ impl SzpFloat for f32 {
     fn from_f64(v: f64) -> Self {
         v as f32
     }
+    #[inline(always)]
+    fn bits(self) -> u64 {
+        u64::from(self.to_bits())
+    }
+    #[inline(always)]
+    fn from_bits(b: u64) -> Self {
+        f32::from_bits(b as u32)
+    }
+    #[inline(always)]
+    fn is_missing(self) -> bool {
+        self.to_bits() & 0x7f80_0000 == 0x7f80_0000
+    }
 }
 
 impl SzpFloat for f64 {
@@ -470,6 +488,18 @@ impl SzpFloat for f64 {
     #[inline(always)]
     fn from_f64(v: f64) -> Self {
         v
+    }
+    #[inline(always)]
+    fn bits(self) -> u64 {
+        self.to_bits()
+    }
+    #[inline(always)]
+    fn from_bits(b: u64) -> Self {
+        f64::from_bits(b)
+    }
+    #[inline(always)]
+    fn is_missing(self) -> bool {
+        self.to_bits() & 0x7ff0_0000_0000_0000 == 0x7ff0_0000_0000_0000
     }
 }
 

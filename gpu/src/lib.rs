@@ -268,7 +268,10 @@ pub(crate) fn plan_from_stats(
         });
     }
     let range = if n == 0 { 0.0 } else { s.hi - s.lo };
-    let plan = szp::blocks::resolve(dtype, cfg, n, range, cfg.max_abs.unwrap_or(s.mag))?;
+    let mut plan = szp::blocks::resolve(dtype, cfg, n, range, cfg.max_abs.unwrap_or(s.mag))?;
+    // The device writes version 2 archives (no extension): a shape is not stored, and input
+    // with missing values is refused above.
+    plan.shape = szp::Shape::NONE;
     let quant_eb = plan.quant_eb;
     if s.mag / (2.0 * quant_eb) >= LEVEL_LIMIT {
         return Ok(Planned::LevelOverflow(2.0 * quant_eb));

@@ -428,7 +428,7 @@ impl<W: Write, T: Element> SzpWriter<W, T> {
         } else {
             let join = szp_join(size_of_val(&self.values[..]));
             let (plan, max_abs) = engine::plan_on(Kernel::best(), &join, &self.values, &self.cfg)?;
-            let mut archive = vec![0u8; engine::worst_len(&plan, max_abs)];
+            let mut archive = vec![0u8; engine::worst_len_for(&plan, max_abs, &self.values)?];
             let len = ArchiveWriter::begin(Kernel::best(), &plan, max_abs).write_all(
                 &join,
                 &self.values,

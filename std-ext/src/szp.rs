@@ -65,10 +65,10 @@
 use std::io::Write;
 
 pub use fzpack_core::szp::{
-    ArchiveView, CHUNK_TARGET_VALUES, Config, DType, Error, FORMAT_VERSION, FORMAT_VERSION_V1,
-    HEADER_LEN, HEADER_LEN_V1, Header, Kernel, LAYOUT_FZGM, LAYOUT_HEADS, Layout, MAGIC,
-    MAX_BLOCK_SIZE, Mode, Plan, StreamEncoder, SzpFloat, Verify, archive, blocks, engine, fzm,
-    header, max_compressed_len,
+    ArchiveView, CHUNK_TARGET_VALUES, Config, DType, Error, FLAG_MISSING, FLAG_SHAPE,
+    FORMAT_VERSION, FORMAT_VERSION_V1, FORMAT_VERSION_V3, HEADER_LEN, HEADER_LEN_V1, Header,
+    Kernel, LAYOUT_FZGM, LAYOUT_HEADS, Layout, MAGIC, MAX_BLOCK_SIZE, MAX_RANK, Mode, Plan, Shape,
+    StreamEncoder, SzpFloat, Verify, archive, blocks, engine, fzm, header, max_compressed_len,
 };
 
 use crate::element::Element;
@@ -335,9 +335,16 @@ fn compress_planned_into<T: Element, J: engine::Join>(
         Err(e) => return finish(out, Err(e)),
     };
     let cap = if path == Kernel::Scalar {
-        worst_len::<T>(input.len(), cfg).inspect_err(|_| out.clear())?
+        let ext = engine::extension_len(&plan, input).map_err(|e| {
+            out.clear();
+            FzError::Szp(e)
+        })?;
+        worst_len::<T>(input.len(), cfg).inspect_err(|_| out.clear())? + ext
     } else {
-        engine::worst_len(&plan, max_abs)
+        match engine::worst_len_for(&plan, max_abs, input) {
+            Ok(c) => c,
+            Err(e) => return finish(out, Err(e)),
+        }
     };
     prepare(out, cap, 0u8);
     let r = engine::compress_planned_on(path, join, &plan, max_abs, input, out);

@@ -35,9 +35,15 @@ int main(void) {
     CHECK(fzpack_szp_decompress_f64(a, len, yd, N, &n) == FZPACK_SZP_OK);
     for (int i = 0; i < N; ++i) CHECK(fabs(xd[i] - yd[i]) <= 1e-9);
     /* errors */
+    /* missing values (NaN, inf) are stored exactly, finite values within the bound */
     x[123] = NAN;
-    CHECK(fzpack_szp_compress_f32(x, N, FZPACK_SZP_ABS, 1e-3, 128, a, cap, &len, &bad) == FZPACK_SZP_NON_FINITE && bad == 123);
+    x[124] = -INFINITY;
+    CHECK(fzpack_szp_compress_f32(x, N, FZPACK_SZP_ABS, 1e-3, 128, a, cap, &len, &bad) == FZPACK_SZP_OK);
+    CHECK(fzpack_szp_decompress_f32(a, len, y, N, &n) == FZPACK_SZP_OK && n == N);
+    CHECK(isnan(y[123]) && isinf(y[124]) && y[124] < 0);
+    for (int i = 0; i < N; ++i) CHECK(i == 123 || i == 124 || fabs((double)x[i] - (double)y[i]) <= 1e-3);
     x[123] = 1.0f;
+    x[124] = 1.0f;
     CHECK(fzpack_szp_compress_f32(x, N, FZPACK_SZP_ABS, 0.0, 128, a, cap, &len, &bad) == FZPACK_SZP_INVALID_ERROR_BOUND);
     CHECK(fzpack_szp_compress_f32(x, N, FZPACK_SZP_ABS, 1e-3, 5000, a, cap, &len, &bad) == FZPACK_SZP_INVALID_BLOCK_SIZE);
     CHECK(fzpack_szp_compress_f32(x, N, 1, 1e-3, 128, a, cap, &len, &bad) == FZPACK_SZP_INVALID_ARGUMENT);

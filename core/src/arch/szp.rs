@@ -7,6 +7,7 @@
 //! Kernels work on one block at a time and know nothing of archives: the driver owns the
 //! layout (header, width bytes, payload offsets), the statistics/plan and the error values.
 
+use crate::arch::generic::szp::{encode_filled, width_filled};
 use crate::bits::{
     HEAD_GROUP_MAX, TrailerError, heads_width, payload_len, put_heads, quantize, read_heads,
     trailer_len,
@@ -86,8 +87,13 @@ pub(crate) trait SzpKernel: Copy + Send + Sync {
     fn scratch(self) -> Self::Scratch;
     /// The encoder invariants for `q`.
     fn encoder(self, q: Quant) -> Self::Enc;
+    /// The quantizer parameters `e` was made from.
+    fn quant(e: &Self::Enc) -> Quant;
     /// The quantizer bound of `e` (what [`Quant::eb`] was).
-    fn quant_eb(e: &Self::Enc) -> f64;
+    #[inline(always)]
+    fn quant_eb(e: &Self::Enc) -> f64 {
+        Self::quant(e).eb
+    }
     /// Min, max and non-finite flag of `x` (not called when [`Self::EXACT_PLAN`]).
     fn stats<T: SzpFloat>(self, x: &[T]) -> Stats;
     /// The width byte of one block whose deltas start from `seed` (the sizing pass; writes
@@ -180,6 +186,10 @@ pub(crate) struct Run {
     /// set for strict archives, whose encoder guarantees it; a stage-compatible archive may
     /// hold levels that reconstruct to ±inf, as FZGPUModules' own does.
     pub finite: bool,
+    /// The input has missing values (NaN, ±inf): a block holding one is encoded from its
+    /// stand-ins by the reference (`generic::szp::encode_filled`; the archive layer stores
+    /// the missing values themselves).
+    pub missing: bool,
 }
 
 impl Run {
@@ -268,9 +278,12 @@ pub(crate) fn encode_run<K: SzpKernel, T: SzpFloat>(
         let mut cnt = 0usize;
         for ((x, slot), h) in xs.chunks(bs).zip(ws.iter_mut()).zip(hs.iter_mut()) {
             let dst = payload.get_mut(pos..).unwrap_or_default();
-            let (w, seed) = k
-                .encode_block(e, x, heads, dst, s)
-                .map_err(|err| RunError { block, pos, err })?;
+            let r = if run.missing && x.iter().any(|v| v.is_missing()) {
+                encode_filled(&K::quant(e), x, heads, dst)
+            } else {
+                k.encode_block(e, x, heads, dst, s)
+            };
+            let (w, seed) = r.map_err(|err| RunError { block, pos, err })?;
             (*slot, *h) = (w, seed);
             pos += payload_len(w, x.len());
             block += 1;
@@ -305,8 +318,14 @@ pub(crate) fn size_run<K: SzpKernel, T: SzpFloat>(
     for xs in input.chunks(bs.saturating_mul(g).max(1)) {
         let mut cnt = 0usize;
         for (x, h) in xs.chunks(bs).zip(hs.iter_mut()) {
-            *h = seed_of(heads, x, eb);
-            total += payload_len(k.width(e, x, *h, &mut s), x.len());
+            if run.missing && x.iter().any(|v| v.is_missing()) {
+                let (w, seed) = width_filled(eb, x, heads);
+                *h = seed;
+                total += payload_len(w, x.len());
+            } else {
+                *h = seed_of(heads, x, eb);
+                total += payload_len(k.width(e, x, *h, &mut s), x.len());
+            }
             cnt += 1;
         }
         if heads {

@@ -29,6 +29,7 @@
 //! payload.
 
 use super::blocks::{self, ArchiveView, Grid, Header, Plan, chunk_sum, put_le32, write_header};
+use super::missing::{self, Patch};
 use super::ranges::{self, Join, Sums, on_path};
 use super::{Config, Error, FORMAT_VERSION_V1, HEADER_LEN, Kernel, Mode, SzpFloat, Verify};
 use crate::arch::generic::Reference;
@@ -95,6 +96,7 @@ pub(crate) fn run_of(plan: &Plan) -> Run {
         bs: plan.block_size.max(1) as usize,
         group: plan.head_group(),
         finite: plan.strict,
+        missing: plan.missing,
     }
 }
 
@@ -152,6 +154,40 @@ pub(crate) fn worst_len(plan: &Plan, max_abs: f64) -> usize {
     plan.payload_offset()
         .saturating_add(body)
         .saturating_add(plan.sums_len())
+        .saturating_add(worst_extension(plan))
+}
+
+/// The largest extension (version 3) of `plan`'s archives: its footer and shape and, when
+/// some value is missing, a run record per value at most (two varints and a pattern; the
+/// exact length for an input is [`missing::extension_len`], which the one-shot writers use).
+fn worst_extension(plan: &Plan) -> usize {
+    if plan.ext_flags() == 0 {
+        return 0;
+    }
+    let shape = if plan.shape.is_none() {
+        0
+    } else {
+        1 + 8 * plan.shape.rank()
+    };
+    let runs = if plan.missing {
+        plan.n.saturating_mul(20 + plan.dtype.size())
+    } else {
+        0
+    };
+    (missing::FOOTER_LEN + shape).saturating_add(runs)
+}
+
+/// The largest archive of `input` under `plan` (`|x| <= max_abs`): [`worst_len`] with the
+/// extension's exact length (a scan of `input` when some value is missing).
+pub(crate) fn worst_len_for<T: SzpFloat>(
+    plan: &Plan,
+    max_abs: f64,
+    input: &[T],
+) -> Result<usize, Error> {
+    let x = missing::extension_len(plan.ext_flags(), &plan.shape, input)?;
+    Ok(worst_len(plan, max_abs)
+        .saturating_sub(worst_extension(plan))
+        .saturating_add(x))
 }
 
 /// Blocks per checksum chunk, `2^shift` (at least 1).
@@ -165,6 +201,16 @@ fn batch_blocks_for(bytes: usize, bs: usize, vb: usize, shift: u8) -> usize {
     let c = chunk_blocks(shift);
     let want = (bytes / bs.max(1).saturating_mul(vb).max(1)).max(1);
     want.div_ceil(c).saturating_mul(c)
+}
+
+/// `e` with a needed length moved on by `by`.
+fn shifted_len(e: Error, by: usize) -> Error {
+    match e {
+        Error::OutputTooSmall { needed } => Error::OutputTooSmall {
+            needed: needed.saturating_add(by),
+        },
+        other => other,
+    }
 }
 
 /// `e` with its element index moved on by `by` (the errors of a batch, named globally).
@@ -413,7 +459,7 @@ impl ArchiveWriter {
         k: K,
         j: &J,
         input: &[T],
-        out: &mut [u8],
+        whole: &mut [u8],
     ) -> Result<usize, Error> {
         let plan = &self.plan;
         if self.block != 0 || plan.n != input.len() || plan.dtype != T::DTYPE {
@@ -422,16 +468,23 @@ impl ArchiveWriter {
         let e = k.encoder(ranges::quant(plan, self.max_abs));
         let run = run_of(plan);
         let start = plan.payload_offset();
-        let fits = out.len() >= worst_len(plan, self.max_abs)
-            || super::max_compressed_len(input.len(), plan.block_size, T::DTYPE)
-                .is_some_and(|m| out.len() >= m);
+        // The extension (version 3: shape, missing values) follows the chunk CRCs; the blocks
+        // are written into the rest of `out`.
+        let (flags, shape) = (plan.ext_flags(), plan.shape);
+        let xlen = missing::extension_len(flags, &shape, input)?;
+        let cap = whole.len().saturating_sub(xlen);
+        let fits = cap >= worst_len(plan, self.max_abs).saturating_sub(worst_extension(plan))
+            || (flags == 0
+                && super::max_compressed_len(input.len(), plan.block_size, T::DTYPE)
+                    .is_some_and(|m| whole.len() >= m));
         let slen = plan.sums_len();
         if !fits {
-            let total = start + ranges::payload_size(k, j, &e, run, input) + slen;
-            if out.len() < total {
+            let total = start + ranges::payload_size(k, j, &e, run, input) + slen + xlen;
+            if whole.len() < total {
                 return Err(Error::OutputTooSmall { needed: total });
             }
         }
+        let out = whole.get_mut(..cap).unwrap_or_default();
         let Some((head, body)) = out.split_at_mut_checked(start) else {
             return Err(Error::OutputTooSmall { needed: start });
         };
@@ -469,7 +522,12 @@ impl ArchiveWriter {
         self.block = plan.blocks();
         self.values = input.len();
         self.payload = len;
-        self.close_in(out)
+        let len = self.close_in(out)?;
+        // The extension right after the CRCs, in the room kept for it.
+        let dst = whole.get_mut(len..).unwrap_or_default();
+        let x =
+            missing::write_extension(flags, &shape, input, dst).map_err(|e| shifted_len(e, len))?;
+        Ok(len + x)
     }
 
     /// The body of FZGPUModules' SZp stage (`.fzm`): the width bytes, then the payload — the
@@ -622,6 +680,36 @@ impl ArchiveWriter {
         self.plan.block_len(self.block)
     }
 
+    /// Ends a streamed archive in `out` ([`ArchiveWriter::close_in`]) and writes its extension
+    /// (its shape, if the config gave one: a stream holds no missing values); returns the
+    /// archive's length.
+    pub(crate) fn close_stream(&self, out: &mut [u8]) -> Result<usize, Error> {
+        let len = self.close_in(out)?;
+        let flags = self.plan.ext_flags();
+        let dst = out.get_mut(len..).unwrap_or_default();
+        let x = missing::write_extension::<f32>(flags, &self.plan.shape, &[], dst)
+            .map_err(|e| shifted_len(e, len))?;
+        Ok(len + x)
+    }
+
+    /// Bytes of the extension (version 3: the shape and missing values; 0 for version 2) of
+    /// `input`, the whole input of this writer's archive: what follows the chunk CRCs of a
+    /// batched archive ([`ArchiveWriter::write_extension`]).
+    pub fn extension_len<T: SzpFloat>(&self, input: &[T]) -> Result<usize, Error> {
+        missing::extension_len(self.plan.ext_flags(), &self.plan.shape, input)
+    }
+
+    /// Writes the extension of `input` (the whole input of this writer's archive, whose
+    /// missing values the batches encoded as stand-ins) at the start of `out`; returns its
+    /// length. A batched writer appends it after the chunk CRCs ([`Frame::len`]).
+    pub fn write_extension<T: SzpFloat>(
+        &self,
+        input: &[T],
+        out: &mut [u8],
+    ) -> Result<usize, Error> {
+        missing::write_extension(self.plan.ext_flags(), &self.plan.shape, input, out)
+    }
+
     /// Ends an archive written into one buffer `out` ([`ArchiveWriter::write_all`],
     /// [`ArchiveWriter::push_block`]): moves the CRCs parked in the last [`Plan::sums_len`]
     /// bytes of `out` behind the payload and writes the header last; returns the length.
@@ -676,6 +764,10 @@ pub struct ArchiveReader<'a> {
     off: usize,
     /// The last batch was decoded (and the payload's end checked).
     done: bool,
+    /// Where the missing values (version 3) of the next batch start.
+    patch: Patch,
+    /// Bytes of the extension and its footer (version 3; 0 before).
+    ext_len: usize,
 }
 
 impl<'a> ArchiveReader<'a> {
@@ -687,6 +779,7 @@ impl<'a> ArchiveReader<'a> {
         let h = Header::read_with(archive, verify)?;
         let checked = verify == Verify::Checksums && h.version != FORMAT_VERSION_V1;
         let view = blocks::frame(h, archive, !checked)?;
+        let body = h.header_len() + view.widths.len() + view.payload.len() + view.sums.len();
         Ok(ArchiveReader {
             kernel,
             view,
@@ -694,6 +787,8 @@ impl<'a> ArchiveReader<'a> {
             block: 0,
             off: 0,
             done: false,
+            patch: Patch::default(),
+            ext_len: archive.len().saturating_sub(body),
         })
     }
 
@@ -713,6 +808,11 @@ impl<'a> ArchiveReader<'a> {
             block: self.block,
             off: self.off,
             done: self.done,
+            patch: self.patch,
+            ext: v.ext.shape,
+            count: v.ext.count,
+            runs: v.ext.runs.len(),
+            ext_len: self.ext_len,
         }
     }
 
@@ -774,7 +874,7 @@ impl<'a> ArchiveReader<'a> {
 
     /// The one-shot decoder: every block in one batch, into `out[..n]`; returns `n`.
     pub(crate) fn read_all_on<K: SzpKernel, T: SzpFloat, J: Join>(
-        self,
+        mut self,
         k: K,
         j: &J,
         out: &mut [T],
@@ -788,7 +888,9 @@ impl<'a> ArchiveReader<'a> {
             .ok_or(Error::OutputTooSmall { needed: view.n })?;
         let (ws, p, sums) = (view.widths, view.payload, view.sums);
         self.decode_run(k, j, ws, p, sums, 0, true, out)?;
-        Ok(view.n)
+        let n = view.n;
+        self.patch.apply(self.view.ext.runs, 0, out);
+        Ok(n)
     }
 
     /// Decodes the blocks `ws` (whole chunks from chunk `u0`, or the archive's last ones:
@@ -813,6 +915,7 @@ impl<'a> ArchiveReader<'a> {
             bs: h.block_size.max(1) as usize,
             group: h.head_group(),
             finite: h.strict,
+            missing: h.missing,
         };
         let eb = h.quant_eb;
         if self.checked {
@@ -881,6 +984,8 @@ impl<'a> ArchiveReader<'a> {
         };
         let u0 = (b0 >> shift.min(31)) as u32;
         let used = self.decode_run(k, j, ws, rest, sums, u0, b1 == nb, out)?;
+        let v0 = b0.saturating_mul(h.block_size as usize) as u64;
+        self.patch.apply(view.ext.runs, v0, out);
         self.block = b1;
         self.off = self.off.saturating_add(used);
         self.done = b1 == nb;
@@ -901,6 +1006,11 @@ pub struct ReaderPos {
     block: usize,
     off: usize,
     done: bool,
+    patch: Patch,
+    ext: super::Shape,
+    count: u64,
+    runs: usize,
+    ext_len: usize,
 }
 
 impl ReaderPos {
@@ -914,9 +1024,15 @@ impl ReaderPos {
             .saturating_add(self.nb)
             .saturating_add(self.payload)
             .saturating_add(self.sums);
-        if archive.len() != len {
+        if archive.len() != len.saturating_add(self.ext_len) {
             return Err(Error::StreamState);
         }
+        let foot = archive.len().saturating_sub(missing::FOOTER_LEN);
+        let runs = archive
+            .get(foot.saturating_sub(self.runs)..foot)
+            .filter(|_| self.ext_len > 0)
+            .unwrap_or_default();
+        let archive = archive.get(..len).ok_or(Error::StreamState)?;
         let rest = archive.get(hl..).ok_or(Error::StreamState)?;
         let (widths, rest) = rest.split_at_checked(self.nb).ok_or(Error::StreamState)?;
         let (payload, sums) = rest
@@ -930,11 +1046,18 @@ impl ReaderPos {
                 widths,
                 payload,
                 sums,
+                ext: missing::Missing {
+                    shape: self.ext,
+                    runs,
+                    count: self.count,
+                },
             },
             checked: self.checked,
             block: self.block,
             off: self.off,
             done: self.done,
+            patch: self.patch,
+            ext_len: self.ext_len,
         })
     }
 

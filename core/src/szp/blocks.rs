@@ -8,9 +8,10 @@
 //! which they are written and checked, is the archive layer's ([`super::archive`]); the block
 //! loops are the engine's ([`super::engine`]), over the kernels of `crate::arch`.
 
+use super::missing::{self, Missing};
 use super::{CHUNK_TARGET_VALUES, Config, FORMAT_VERSION_V1, HEADER_LEN_V1, LAYOUT_FZGM, Verify};
 use super::{DType, Error, FORMAT_VERSION, HEADER_LEN, MAGIC, MAX_BLOCK_SIZE, Mode, SzpFloat};
-use super::{LAYOUT_HEADS, Layout};
+use super::{FLAG_MISSING, FLAG_SHAPE, FORMAT_VERSION_V3, LAYOUT_HEADS, Layout, Shape};
 use crate::bits::{self, LEVEL_LIMIT};
 
 pub use crate::bits::{quantize, reconstruct};
@@ -39,9 +40,18 @@ pub struct Plan {
     pub strict: bool,
     /// The block layout.
     pub layout: Layout,
+    /// Some value is missing (NaN or ±inf): the archive stores them in its extension
+    /// (format version 3) and the blocks hold stand-ins.
+    pub missing: bool,
+    /// The array's shape, stored in the extension ([`Shape::NONE`]: none).
+    pub shape: Shape,
 }
 
 impl Plan {
+    /// The header flags of the extension (0: none, a version 2 archive).
+    pub fn ext_flags(&self) -> u8 {
+        missing::flags(&self.shape, self.missing)
+    }
     /// Number of blocks, `ceil(n / block_size)`.
     pub fn blocks(&self) -> usize {
         self.n.div_ceil(self.block_size.max(1) as usize)
@@ -459,6 +469,9 @@ pub(crate) fn resolve_grid(
     if !(bound.is_finite() && bound > 0.0) {
         return Err(Error::InvalidErrorBound);
     }
+    if !(cfg.shape.is_none() || n == 0 || cfg.shape.count() == Some(n as u64)) {
+        return Err(Error::InvalidShape);
+    }
     let quant_eb = if cfg.strict {
         let m = match (cfg.max_abs, grid) {
             (Some(m), _) => m,
@@ -484,6 +497,8 @@ pub(crate) fn resolve_grid(
         value_base,
         strict: cfg.strict,
         layout: cfg.layout,
+        missing: false,
+        shape: cfg.shape,
     })
 }
 
@@ -502,10 +517,13 @@ pub(crate) fn plan_mag<T: SzpFloat>(
 ) -> Result<(Plan, f64), Error> {
     check_config(cfg)?;
     let (mut lo, mut hi, mut mag) = (f64::INFINITY, f64::NEG_INFINITY, 0f64);
+    let mut missing = false;
     for (index, x) in input.iter().enumerate() {
         let v = x.to_f64();
         if !v.is_finite() {
-            return Err(Error::NonFinite { index });
+            // A missing value: stored apart, outside the range and the grid.
+            missing = true;
+            continue;
         }
         if let Some(m) = cfg.max_abs
             && v.abs() > m
@@ -516,8 +534,8 @@ pub(crate) fn plan_mag<T: SzpFloat>(
         hi = hi.max(v);
         mag = mag.max(v.abs());
     }
-    let range = if input.is_empty() { 0.0 } else { hi - lo };
-    let plan = resolve_grid(
+    let range = if lo <= hi { hi - lo } else { 0.0 };
+    let mut plan = resolve_grid(
         T::DTYPE,
         cfg,
         input.len(),
@@ -532,6 +550,7 @@ pub(crate) fn plan_mag<T: SzpFloat>(
             .unwrap_or(0);
         return Err(Error::LevelOverflow { index });
     }
+    plan.missing = missing;
     Ok((plan, cfg.max_abs.unwrap_or(mag)))
 }
 
@@ -566,6 +585,15 @@ pub struct Header {
     pub requested: f64,
     /// Whether the archive was written under the strict promise.
     pub strict: bool,
+    /// Version 3: the extension's flags ([`super::FLAG_MISSING`], [`super::FLAG_SHAPE`]); 0
+    /// for versions 1 and 2.
+    pub ext: u8,
+    /// Version 3: the archive may hold missing values (NaN, ±inf), stored exactly.
+    pub missing: bool,
+    /// The number of missing values.
+    pub missing_count: u64,
+    /// The array's shape (version 3 with a shape; [`Shape::NONE`] otherwise).
+    pub shape: Shape,
 }
 
 impl Header {
@@ -613,12 +641,22 @@ impl Header {
             return Err(Error::BadMagic);
         }
         let version = a[4];
-        if version != FORMAT_VERSION && version != FORMAT_VERSION_V1 {
+        if version != FORMAT_VERSION && version != FORMAT_VERSION_V1 && version != FORMAT_VERSION_V3
+        {
             return Err(Error::UnsupportedVersion { version });
         }
         let flags = a[5];
-        if flags & !1 != 0 {
+        let known = if version == FORMAT_VERSION_V3 {
+            1 | FLAG_MISSING | FLAG_SHAPE
+        } else {
+            1
+        };
+        if flags & !known != 0 {
             return Err(Error::Corrupt("reserved header bits set"));
+        }
+        let ext = flags & (FLAG_MISSING | FLAG_SHAPE);
+        if version == FORMAT_VERSION_V3 && ext == 0 {
+            return Err(Error::Corrupt("version 3 archive without an extension"));
         }
         let (layout, chunk_shift) = if version == FORMAT_VERSION_V1 {
             if a[6] != 0 || a[7] != 0 {
@@ -669,7 +707,7 @@ impl Header {
         if !value_base.is_finite() || !requested.is_finite() {
             return Err(Error::Corrupt("non-finite header field"));
         }
-        let header = Header {
+        let mut header = Header {
             version,
             layout,
             chunk_shift,
@@ -681,8 +719,16 @@ impl Header {
             value_base,
             requested,
             strict: flags & 1 != 0,
+            ext,
+            missing: ext & FLAG_MISSING != 0,
+            missing_count: 0,
+            shape: Shape::NONE,
         };
         header.check_numbers()?;
+        if ext != 0 {
+            let x = extension(&header, archive, verify)?.1;
+            (header.shape, header.missing_count) = (x.shape, x.count);
+        }
         Ok(header)
     }
 
@@ -722,10 +768,18 @@ pub fn write_header(plan: &Plan, out: &mut [u8]) -> Result<(), Error> {
     let dst = out
         .get_mut(..HEADER_LEN)
         .ok_or(Error::OutputTooSmall { needed: HEADER_LEN })?;
+    if !(plan.shape.is_none() || plan.shape.count() == Some(plan.n as u64)) {
+        return Err(Error::InvalidShape);
+    }
+    let ext = plan.ext_flags();
     let mut h = [0u8; HEADER_LEN];
     h[0..4].copy_from_slice(&MAGIC);
-    h[4] = FORMAT_VERSION;
-    h[5] = u8::from(plan.strict);
+    h[4] = if ext == 0 {
+        FORMAT_VERSION
+    } else {
+        FORMAT_VERSION_V3
+    };
+    h[5] = u8::from(plan.strict) | ext;
     h[6] = plan.layout.code();
     h[7] = plan.chunk_shift();
     // 8..40: the FZGPUModules SZpConfig, verbatim.
@@ -788,6 +842,8 @@ pub struct ArchiveView<'a> {
     /// Version 2: the chunk CRCs (4 bytes LE per chunk of `2^chunk_shift` blocks); empty for
     /// version 1.
     pub sums: &'a [u8],
+    /// The extension (version 3): the shape and the missing values' runs.
+    pub ext: Missing<'a>,
 }
 
 impl ArchiveView<'_> {
@@ -882,6 +938,12 @@ pub fn parse_frame(archive: &[u8], verify: Verify, body: bool) -> Result<Archive
 
 /// [`parse_frame`] with the header already read (and checked) from `archive`.
 pub(crate) fn frame(header: Header, archive: &[u8], body: bool) -> Result<ArchiveView<'_>, Error> {
+    // Version 3: the extension at the end (validated when the header was read).
+    let (archive, ext) = if header.version == FORMAT_VERSION_V3 {
+        extension(&header, archive, Verify::Skip)?
+    } else {
+        (archive, Missing::default())
+    };
     let rest = archive.get(header.header_len()..).ok_or(Error::Truncated)?;
     let bs = u64::from(header.block_size);
     let nb = header.n.div_ceil(bs.max(1));
@@ -922,7 +984,27 @@ pub(crate) fn frame(header: Header, archive: &[u8], body: bool) -> Result<Archiv
         widths,
         payload,
         sums,
+        ext,
     })
+}
+
+/// The extension of a version 3 `archive` (the header's flags say what it holds): the bytes
+/// before it and its parse (shape and missing-value runs validated; its CRC checked under
+/// [`Verify::Checksums`]).
+pub(crate) fn extension<'a>(
+    header: &Header,
+    archive: &'a [u8],
+    verify: Verify,
+) -> Result<(&'a [u8], Missing<'a>), Error> {
+    let (before, section, sum) = missing::split(archive)?;
+    if verify == Verify::Checksums && crate::crc::hash(section) != sum {
+        return Err(Error::ChecksumMismatch {
+            what: "extension",
+            chunk: 0,
+        });
+    }
+    let x = Missing::parse(header.ext, header.dtype, header.n, section)?;
+    Ok((before, x))
 }
 
 #[cfg(test)]

@@ -14,8 +14,21 @@ use crate::types::SzpFloat;
 /// The largest archive `plan` can produce for inputs with `|x| <= max_abs` (at most
 /// [`super::max_compressed_len`]; usually far less): a buffer this long needs no sizing pass, and the
 /// parallel driver splits inside it.
+/// With missing values it allows a run record per value; [`worst_len_for`] is exact for an input.
 pub fn worst_len(plan: &Plan, max_abs: f64) -> usize {
     archive::worst_len(plan, max_abs)
+}
+
+/// [`worst_len`] for `input` (the plan's values): the extension (version 3: shape, missing
+/// values) counted exactly, by a scan of `input` when some value is missing.
+pub fn worst_len_for<T: SzpFloat>(plan: &Plan, max_abs: f64, input: &[T]) -> Result<usize, Error> {
+    archive::worst_len_for(plan, max_abs, input)
+}
+
+/// Bytes of the extension (version 3: shape, missing values; 0 for version 2) of `input`
+/// under `plan`.
+pub fn extension_len<T: SzpFloat>(plan: &Plan, input: &[T]) -> Result<usize, Error> {
+    super::missing::extension_len(plan.ext_flags(), &plan.shape, input)
 }
 
 /// Compresses with kernel `k`, ranges run by `j`: plan once, then the archive writer's

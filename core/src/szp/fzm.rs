@@ -101,7 +101,14 @@ fn write_on<K: SzpKernel, T: SzpFloat>(
     out: &mut [u8],
 ) -> Result<usize, Error> {
     // The version 1 grid rule (tightening for the data's max|x|): `.fzm` output is unchanged.
-    let (plan, max_abs) = ranges::plan_grid(k, &Serial, input, cfg, Grid::Data)?;
+    let (mut plan, max_abs) = ranges::plan_grid(k, &Serial, input, cfg, Grid::Data)?;
+    if plan.missing {
+        // The stage format has no place for missing values.
+        let index = input.iter().position(|x| x.is_missing()).unwrap_or(0);
+        return Err(Error::NonFinite { index });
+    }
+    // Nor for a shape: the container holds a flat run of values.
+    plan.shape = super::Shape::NONE;
     let nb = plan.blocks();
     // The stage body (widths, then payload) is the archive layer's; the container is FZM's.
     let writer = ArchiveWriter::for_token(&plan, max_abs);
@@ -345,6 +352,10 @@ pub fn header(archive: &[u8]) -> Result<Header, Error> {
         value_base: c.value_base,
         requested,
         strict: false,
+        ext: 0,
+        missing: false,
+        missing_count: 0,
+        shape: super::Shape::NONE,
     })
 }
 
@@ -382,6 +393,7 @@ pub fn read<T: SzpFloat>(archive: &[u8], out: &mut [T]) -> Result<usize, Error> 
         bs,
         group: 0,
         finite: true,
+        missing: false,
     };
     on_path!(Kernel::best(), k => ranges::decode_range(k, &Serial, eb, run, widths, payload, out))?;
     Ok(n)

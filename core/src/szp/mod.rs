@@ -74,6 +74,7 @@ pub mod engine;
 pub mod entropy;
 pub mod fzm;
 mod kernel;
+pub mod missing;
 pub mod ops;
 mod ranges;
 pub mod scalar;
@@ -82,6 +83,7 @@ mod stream;
 pub use crate::types::{DType, SzpFloat, Verify};
 pub use blocks::{ArchiveView, Header, Plan};
 pub use kernel::{Kernel, compress_with, decompress_with};
+pub use missing::Missing;
 pub use stream::StreamEncoder;
 
 use core::fmt;
@@ -97,6 +99,67 @@ pub const MAGIC: [u8; 4] = *b"FZSZ";
 pub const FORMAT_VERSION: u8 = 2;
 /// The first archive format version (no checksums), still read.
 pub const FORMAT_VERSION_V1: u8 = 1;
+/// Archive format version 3: version 2 with an extension section after the chunk CRCs that
+/// holds the array's shape and/or the missing (non-finite) values, stored exactly. Written
+/// only for archives that carry one of them ([`Config::with_shape`], or input with NaN or
+/// ±inf); every other archive stays version 2, byte for byte.
+pub const FORMAT_VERSION_V3: u8 = 3;
+/// Header flag (byte 5) bit of version 3: the extension holds the missing values.
+pub const FLAG_MISSING: u8 = 2;
+/// Header flag (byte 5) bit of version 3: the extension holds the array's shape.
+pub const FLAG_SHAPE: u8 = 4;
+/// Dimensions an archive's shape holds at most.
+pub const MAX_RANK: usize = 8;
+
+/// The dimensions of the array an archive holds (C order: slowest-varying first, as NumPy's
+/// `shape`), or none ([`Shape::NONE`]: a flat run of values). Their product is the value count.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub struct Shape {
+    rank: u8,
+    dims: [u64; MAX_RANK],
+}
+
+impl Shape {
+    /// No shape (a flat run of values).
+    pub const NONE: Shape = Shape {
+        rank: 0,
+        dims: [0; MAX_RANK],
+    };
+
+    /// The shape with dimensions `dims` (1 to [`MAX_RANK`] of them; an empty slice is
+    /// [`Shape::NONE`]); more is [`Error::InvalidShape`].
+    pub fn new(dims: &[u64]) -> Result<Shape, Error> {
+        if dims.len() > MAX_RANK {
+            return Err(Error::InvalidShape);
+        }
+        let mut s = Shape::NONE;
+        for (d, &v) in s.dims.iter_mut().zip(dims) {
+            *d = v;
+        }
+        s.rank = dims.len() as u8;
+        Ok(s)
+    }
+
+    /// The dimensions (empty for [`Shape::NONE`]).
+    pub fn dims(&self) -> &[u64] {
+        self.dims.get(..usize::from(self.rank)).unwrap_or_default()
+    }
+
+    /// The number of dimensions (0 for [`Shape::NONE`]).
+    pub const fn rank(&self) -> usize {
+        self.rank as usize
+    }
+
+    /// Whether this is [`Shape::NONE`].
+    pub const fn is_none(&self) -> bool {
+        self.rank == 0
+    }
+
+    /// The product of the dimensions (`None` on overflow; 1 for [`Shape::NONE`]).
+    pub fn count(&self) -> Option<u64> {
+        self.dims().iter().try_fold(1u64, |a, &d| a.checked_mul(d))
+    }
+}
 /// Block layout code of the version 2 header (byte 6) for [`Layout::Fzgm`].
 pub const LAYOUT_FZGM: u8 = 0;
 /// Block layout code of the version 2 header (byte 6) for [`Layout::Heads`]. Other values are
@@ -204,6 +267,9 @@ pub struct Config {
     pub strict: bool,
     /// The block layout of the archive (default [`Layout::DEFAULT`]: [`Layout::Heads`]).
     pub layout: Layout,
+    /// The array's dimensions, stored in the archive (default [`Shape::NONE`]: none stored).
+    /// Their product must be the value count ([`Error::InvalidShape`] otherwise).
+    pub shape: Shape,
 }
 
 impl Config {
@@ -216,6 +282,7 @@ impl Config {
             max_abs: None,
             strict: true,
             layout: Layout::DEFAULT,
+            shape: Shape::NONE,
         }
     }
     /// A bound relative to the value range (`max − min`), block size 128, strict, the
@@ -228,6 +295,7 @@ impl Config {
             max_abs: None,
             strict: true,
             layout: Layout::DEFAULT,
+            shape: Shape::NONE,
         }
     }
     /// This config with another block size.
@@ -237,6 +305,11 @@ impl Config {
     /// This config with another block layout.
     pub const fn with_layout(self, layout: Layout) -> Config {
         Config { layout, ..self }
+    }
+    /// This config storing the array's shape (C order; the product of the dimensions must be
+    /// the value count). The archive is then format version 3.
+    pub const fn with_shape(self, shape: Shape) -> Config {
+        Config { shape, ..self }
     }
     /// This config with a known bound on `|x|`.
     pub const fn with_max_abs(self, max_abs: f64) -> Config {
@@ -273,7 +346,9 @@ pub enum Error {
     /// The error bound (or `max_abs`) is not finite and positive; for NOA also when
     /// `error_bound · (max − min)` overflows to infinity or underflows to 0.
     InvalidErrorBound,
-    /// A NaN or infinite input value.
+    /// A NaN or infinite input value where none can be stored: the streaming encoder, the
+    /// `.fzm` stage format and the compressed-domain operations (one-shot compression stores
+    /// them exactly).
     NonFinite {
         /// Element index.
         index: usize,
@@ -362,6 +437,8 @@ pub enum Error {
     /// largest finite value that a reconstruction within the bound could round to infinity:
     /// the value range overflows the quantizer.
     RangeOverflow,
+    /// A shape of more than [`MAX_RANK`] dimensions, or whose product is not the value count.
+    InvalidShape,
     /// A compressed-domain operation's result at `index` is not finite in the element type
     /// (e.g. doubling values near `f32::MAX`).
     ResultOverflow {
@@ -380,9 +457,12 @@ impl fmt::Display for Error {
                     "the error bound (for NOA: bound x value range) must be finite and > 0"
                 )
             }
-            Error::NonFinite { index } => {
-                write!(f, "non-finite value (NaN or infinity) at index {index}")
-            }
+            Error::NonFinite { index } => write!(
+                f,
+                "non-finite value (NaN or infinity) at index {index}: missing values are \
+                 stored by one-shot compression only (not by the streaming encoder, .fzm or \
+                 compressed-domain operations)"
+            ),
             Error::ValueOutOfRange { index } => {
                 write!(f, "value at index {index} exceeds the configured max_abs")
             }
@@ -445,6 +525,10 @@ impl fmt::Display for Error {
                 f,
                 "the data's magnitude is too close to the element type's largest finite value: \
                  a reconstruction within the bound could overflow to infinity"
+            ),
+            Error::InvalidShape => write!(
+                f,
+                "the shape's dimensions (at most 8) must multiply to the number of values"
             ),
             Error::ResultOverflow { index } => write!(
                 f,

@@ -109,7 +109,7 @@ impl<'a, T: SzpFloat> StreamEncoder<'a, T> {
     /// of `out`: they move behind the payload) and returns the archive length; every block
     /// must have been pushed.
     pub fn finish(self) -> Result<usize, Error> {
-        self.writer.close_in(self.out)
+        self.writer.close_stream(self.out)
     }
 }
 

@@ -28,9 +28,15 @@ use crate::types::SzpFloat;
 /// The reference width of one block (the sizing pass and the two-pass encoder share one copy).
 #[inline]
 pub(crate) fn ref_width<T: SzpFloat>(eb: f64, block: &[T], seed: i64) -> u8 {
+    width_of(eb, block.iter().copied(), seed)
+}
+
+/// The width of the values `xs` (deltas from `seed`).
+#[inline(always)]
+fn width_of<T: SzpFloat>(eb: f64, xs: impl Iterator<Item = T>, seed: i64) -> u8 {
     let mut prev = seed;
     let mut any = 0u64;
-    for &x in block {
+    for x in xs {
         let q = quantize(x, eb);
         any |= zigzag(q.wrapping_sub(prev));
         prev = q;
@@ -48,7 +54,20 @@ pub(crate) fn ref_encode<T: SzpFloat>(
     width: u8,
     out: &mut [u8],
 ) -> Result<(), BlockError> {
-    let cost = payload_len(width, block.len());
+    encode_values(q, block.iter().copied(), block.len(), seed, width, out)
+}
+
+/// [`ref_encode`] of the `len` values `xs`.
+#[inline(always)]
+fn encode_values<T: SzpFloat>(
+    q: &Quant,
+    xs: impl Iterator<Item = T>,
+    len: usize,
+    seed: i64,
+    width: u8,
+    out: &mut [u8],
+) -> Result<(), BlockError> {
+    let cost = payload_len(width, len);
     if out.len() != cost || width > 64 {
         return Err(BlockError::Short(cost));
     }
@@ -62,7 +81,7 @@ pub(crate) fn ref_encode<T: SzpFloat>(
     };
     let chk = bits::Check::new(q.eb, q.bound);
     let mut prev = seed;
-    for (i, &x) in block.iter().enumerate() {
+    for (i, x) in xs.enumerate() {
         let l = quantize(x, q.eb);
         if q.strict && chk.misses(x, l) {
             return Err(BlockError::Violation(i));
@@ -75,6 +94,49 @@ pub(crate) fn ref_encode<T: SzpFloat>(
     }
     bits.flush();
     Ok(())
+}
+
+/// The stand-ins of a block's values at encode: a missing value (NaN, ±inf) becomes the
+/// nearest finite value before it in the block, else the block's first finite value, else 0;
+/// a finite value is itself. Block-local, so every kernel, split and stream gives the same
+/// bytes; a stand-in equals its neighbour, so a missing value costs no jump.
+pub(crate) fn filled<T: SzpFloat>(block: &[T]) -> impl Iterator<Item = T> + '_ {
+    let first = block
+        .iter()
+        .copied()
+        .find(|x| !x.is_missing())
+        .unwrap_or_default();
+    block.iter().scan(first, |last, &x| {
+        if !x.is_missing() {
+            *last = x;
+        }
+        Some(*last)
+    })
+}
+
+/// The width and seed of a block with missing values, from its stand-ins ([`filled`]); the
+/// seed is 0, or with `heads` the stand-ins' first level.
+pub(crate) fn width_filled<T: SzpFloat>(eb: f64, block: &[T], heads: bool) -> (u8, i64) {
+    let seed = match filled(block).next() {
+        Some(x) if heads => quantize(x, eb),
+        _ => 0,
+    };
+    (width_of(eb, filled(block), seed), seed)
+}
+
+/// Encodes a block with missing values from its stand-ins ([`filled`]) by the reference
+/// two-pass encoder (what every kernel writes for such a block); returns its width and seed.
+pub(crate) fn encode_filled<T: SzpFloat>(
+    q: &Quant,
+    block: &[T],
+    heads: bool,
+    dst: &mut [u8],
+) -> Result<(u8, i64), BlockError> {
+    let (w, seed) = width_filled(q.eb, block, heads);
+    let cost = payload_len(w, block.len());
+    let out = dst.get_mut(..cost).ok_or(BlockError::Short(cost))?;
+    encode_values(q, filled(block), block.len(), seed, w, out)?;
+    Ok((w, seed))
 }
 
 struct BitWriter<'a> {
@@ -261,8 +323,8 @@ impl SzpKernel for Reference {
         q
     }
     #[inline(always)]
-    fn quant_eb(e: &Quant) -> f64 {
-        e.eb
+    fn quant(e: &Quant) -> Quant {
+        *e
     }
     fn stats<T: SzpFloat>(self, x: &[T]) -> Stats {
         let mut s = Stats::EMPTY;
@@ -585,8 +647,8 @@ macro_rules! portable_kernel_items {
             q
         }
         #[inline(always)]
-        fn quant_eb(e: &Self::Enc) -> f64 {
-            e.eb
+        fn quant(e: &Self::Enc) -> $crate::arch::szp::Quant {
+            *e
         }
     };
 }

@@ -396,8 +396,8 @@ macro_rules! scan_kernel_methods {
         }
 
         #[inline(always)]
-        fn quant_eb(e: &Self::Enc) -> f64 {
-            e.q.eb
+        fn quant(e: &Self::Enc) -> $crate::arch::szp::Quant {
+            e.q
         }
         $crate::arch::szp::block_methods! {
             width: |e, block, seed, s| {

@@ -70,6 +70,8 @@ fn result_plan(o: &Opened<'_>) -> Plan {
         } else {
             Layout::Fzgm
         },
+        missing: false,
+        shape: h.shape,
     }
 }
 

@@ -1,0 +1,365 @@
+//! Missing values (NaN and ±inf) and the array's shape: the extension section of format
+//! version 3 (`docs/szp-archive.md`).
+//!
+//! A version 3 archive is a version 2 archive followed by an extension section, which the
+//! header's flags announce: the shape ([`super::FLAG_SHAPE`]) and the missing values
+//! ([`super::FLAG_MISSING`]), then a footer (the section's length and its CRC-32). The blocks
+//! hold every missing value as a stand-in (see `arch::generic::szp::filled`: the nearest
+//! finite value before it in its block, else the block's first finite value, else 0), so a
+//! missing value costs the blocks nothing — no jump — and every kernel, the parallel driver and
+//! the checksums work on blocks as before; the decoder writes each missing value's exact bit
+//! pattern back over its stand-in.
+//!
+//! **Runs.** The missing values are stored as runs of equal bit patterns, in order: each run is
+//! a LEB128 varint `gap` (values between the end of the previous run — or the start of the
+//! array — and this run), a varint `(len − 1) << 1 | new` and, when `new` is 1, the run's bit
+//! pattern (4 bytes for f32, 8 for f64, little-endian); when `new` is 0 the run repeats the
+//! previous run's pattern. A land mask over a sea-surface field is then a few bytes per
+//! coastline crossing.
+
+use super::{DType, Error, FLAG_MISSING, FLAG_SHAPE, MAX_RANK, Shape};
+use crate::types::SzpFloat;
+
+/// Bytes after the extension's content: its length and its CRC-32 (both u32 LE).
+pub const FOOTER_LEN: usize = 8;
+
+/// Bytes of a varint at most (a u64 in LEB128).
+const VARINT_MAX: usize = 10;
+
+/// The parsed extension section of a version 3 archive.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct Missing<'a> {
+    /// The array's shape ([`Shape::NONE`] when the archive stores none).
+    pub shape: Shape,
+    /// The run records of the missing values (empty when there are none).
+    pub runs: &'a [u8],
+    /// The number of missing values.
+    pub count: u64,
+}
+
+/// Where bytes go: counted only, or written into a slice.
+struct Sink<'a> {
+    out: Option<&'a mut [u8]>,
+    len: usize,
+}
+
+impl Sink<'_> {
+    fn put(&mut self, b: &[u8]) -> Result<(), Error> {
+        if let Some(o) = self.out.as_deref_mut() {
+            let dst = o
+                .get_mut(self.len..self.len.saturating_add(b.len()))
+                .ok_or(Error::OutputTooSmall {
+                    needed: self.len.saturating_add(b.len()),
+                })?;
+            dst.copy_from_slice(b);
+        }
+        self.len = self.len.saturating_add(b.len());
+        Ok(())
+    }
+
+    fn varint(&mut self, mut v: u64) -> Result<(), Error> {
+        let mut b = [0u8; VARINT_MAX];
+        let mut n = 0;
+        for slot in b.iter_mut() {
+            let low = (v & 0x7f) as u8;
+            v >>= 7;
+            n += 1;
+            if v == 0 {
+                *slot = low;
+                break;
+            }
+            *slot = low | 0x80;
+        }
+        self.put(b.get(..n).unwrap_or_default())
+    }
+}
+
+/// Reads a varint of `src` at `*pos` (at most 10 bytes, no overflow past 64 bits).
+fn varint(src: &[u8], pos: &mut usize) -> Result<u64, Error> {
+    let mut v = 0u64;
+    for k in 0..VARINT_MAX {
+        let b = *src
+            .get(*pos)
+            .ok_or(Error::Corrupt("missing-value run truncated"))?;
+        *pos += 1;
+        let part = u64::from(b & 0x7f);
+        if k == VARINT_MAX - 1 && b > 1 {
+            return Err(Error::Corrupt("missing-value varint overflows 64 bits"));
+        }
+        v |= part << (7 * k);
+        if b & 0x80 == 0 {
+            return Ok(v);
+        }
+    }
+    Err(Error::Corrupt("missing-value varint overflows 64 bits"))
+}
+
+/// Calls `f(start, len, bits)` for every maximal run of equal missing bit patterns of `input`.
+fn for_each_run<T: SzpFloat>(
+    input: &[T],
+    mut f: impl FnMut(usize, usize, u64) -> Result<(), Error>,
+) -> Result<(), Error> {
+    let mut cur: Option<(usize, usize, u64)> = None;
+    for (i, &x) in input.iter().enumerate() {
+        if !x.is_missing() {
+            continue;
+        }
+        let b = x.bits();
+        match cur {
+            Some((s, l, pb)) if pb == b && s + l == i => cur = Some((s, l + 1, pb)),
+            _ => {
+                if let Some((s, l, pb)) = cur {
+                    f(s, l, pb)?;
+                }
+                cur = Some((i, 1, b));
+            }
+        }
+    }
+    match cur {
+        Some((s, l, pb)) => f(s, l, pb),
+        None => Ok(()),
+    }
+}
+
+/// Writes (or, with `out` `None`, counts) the extension of `input` with `flags`.
+fn emit<T: SzpFloat>(
+    flags: u8,
+    shape: &Shape,
+    input: &[T],
+    out: Option<&mut [u8]>,
+) -> Result<usize, Error> {
+    let mut s = Sink { out, len: 0 };
+    if flags & FLAG_SHAPE != 0 {
+        s.put(&[shape.rank() as u8])?;
+        for d in shape.dims() {
+            s.put(&d.to_le_bytes())?;
+        }
+    }
+    if flags & FLAG_MISSING != 0 {
+        let size = T::DTYPE.size();
+        let (mut end, mut prev) = (0usize, None);
+        for_each_run(input, |start, len, bits| {
+            s.varint((start - end) as u64)?;
+            let new = prev != Some(bits);
+            s.varint((((len - 1) as u64) << 1) | u64::from(new))?;
+            if new {
+                s.put(bits.to_le_bytes().get(..size).unwrap_or_default())?;
+            }
+            (end, prev) = (start + len, Some(bits));
+            Ok(())
+        })?;
+    }
+    let body = s.len;
+    let sum = match s.out.as_deref() {
+        Some(o) => crate::crc::hash(o.get(..body).unwrap_or_default()),
+        None => 0,
+    };
+    s.put(&(body as u32).to_le_bytes())?;
+    s.put(&sum.to_le_bytes())?;
+    Ok(s.len)
+}
+
+/// The header flags of an archive of `input` with `shape`: [`FLAG_SHAPE`] for a shape,
+/// [`FLAG_MISSING`] when some value is missing (`missing`: the plan saw one).
+pub(crate) fn flags(shape: &Shape, missing: bool) -> u8 {
+    (if shape.is_none() { 0 } else { FLAG_SHAPE }) | (if missing { FLAG_MISSING } else { 0 })
+}
+
+/// Bytes of the extension (with its footer) of `input` under header `flags` (0: none).
+pub(crate) fn extension_len<T: SzpFloat>(
+    flags: u8,
+    shape: &Shape,
+    input: &[T],
+) -> Result<usize, Error> {
+    if flags == 0 {
+        return Ok(0);
+    }
+    emit(flags, shape, input, None)
+}
+
+/// Writes the extension (with its footer) of `input` under header `flags` (0: nothing) at the
+/// start of `out`; returns its length.
+pub(crate) fn write_extension<T: SzpFloat>(
+    flags: u8,
+    shape: &Shape,
+    input: &[T],
+    out: &mut [u8],
+) -> Result<usize, Error> {
+    if flags == 0 {
+        return Ok(0);
+    }
+    emit(flags, shape, input, Some(out))
+}
+
+/// The extension at the end of `tail` (the archive's bytes after its chunk CRCs' start, or the
+/// whole archive): splits off the section and its footer, returning the bytes before it and
+/// the section. `Truncated` when the footer or the section does not fit.
+pub(crate) fn split(archive: &[u8]) -> Result<(&[u8], &[u8], u32), Error> {
+    let at = archive
+        .len()
+        .checked_sub(FOOTER_LEN)
+        .ok_or(Error::Truncated)?;
+    let (rest, foot) = archive.split_at_checked(at).ok_or(Error::Truncated)?;
+    let len = crate::szp::blocks::le32(foot) as usize;
+    let sum = crate::szp::blocks::le32(foot.get(4..).unwrap_or_default());
+    let start = rest.len().checked_sub(len).ok_or(Error::Truncated)?;
+    let (before, section) = rest.split_at_checked(start).ok_or(Error::Truncated)?;
+    Ok((before, section, sum))
+}
+
+impl<'a> Missing<'a> {
+    /// Parses and validates an extension `section` (without its footer) under header `flags`
+    /// for `n` values of `dtype`: the shape (1 to 8 dimensions whose product is `n`), and every
+    /// run (a non-finite pattern, within the array, after the previous run; the first run
+    /// states its pattern), which must end exactly at the section's end.
+    pub fn parse(flags: u8, dtype: DType, n: u64, section: &'a [u8]) -> Result<Self, Error> {
+        let mut pos = 0usize;
+        let mut shape = Shape::NONE;
+        if flags & FLAG_SHAPE != 0 {
+            let r = usize::from(*section.first().ok_or(Error::Truncated)?);
+            pos = 1;
+            if r == 0 || r > MAX_RANK {
+                return Err(Error::Corrupt("shape rank not in 1..=8"));
+            }
+            let mut dims = [0u64; MAX_RANK];
+            for d in dims.iter_mut().take(r) {
+                let b = section
+                    .get(pos..pos + 8)
+                    .and_then(|b| b.first_chunk::<8>())
+                    .ok_or(Error::Truncated)?;
+                *d = u64::from_le_bytes(*b);
+                pos += 8;
+            }
+            shape = Shape::new(dims.get(..r).unwrap_or_default())?;
+            if shape.count() != Some(n) {
+                return Err(Error::Corrupt("shape does not multiply to the value count"));
+            }
+        }
+        let runs = section.get(pos..).unwrap_or_default();
+        if flags & FLAG_MISSING == 0 {
+            if !runs.is_empty() {
+                return Err(Error::Corrupt("trailing bytes in the extension"));
+            }
+            return Ok(Missing {
+                shape,
+                runs,
+                count: 0,
+            });
+        }
+        let mut cur = Cursor::default();
+        let mut count = 0u64;
+        while let Some(r) = cur.next_run(dtype, runs)? {
+            if r.start.checked_add(r.len).is_none_or(|e| e > n) {
+                return Err(Error::Corrupt("missing-value run past the last value"));
+            }
+            count += r.len;
+        }
+        Ok(Missing { shape, runs, count })
+    }
+
+    /// A cursor at the first run, for [`Patch::apply`].
+    pub fn patch(&self) -> Patch {
+        Patch::default()
+    }
+}
+
+/// One run of missing values.
+#[derive(Clone, Copy, Debug)]
+struct RunRec {
+    start: u64,
+    len: u64,
+    bits: u64,
+}
+
+/// A position in the run records.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct Cursor {
+    pos: usize,
+    end: u64,
+    bits: Option<u64>,
+}
+
+impl Cursor {
+    fn next_run(&mut self, dtype: DType, runs: &[u8]) -> Result<Option<RunRec>, Error> {
+        if self.pos >= runs.len() {
+            return Ok(None);
+        }
+        let gap = varint(runs, &mut self.pos)?;
+        let word = varint(runs, &mut self.pos)?;
+        let len = (word >> 1) + 1;
+        let bits = if word & 1 == 1 {
+            let size = dtype.size();
+            let b = runs
+                .get(self.pos..self.pos + size)
+                .ok_or(Error::Corrupt("missing-value run truncated"))?;
+            self.pos += size;
+            let mut w = [0u8; 8];
+            for (d, s) in w.iter_mut().zip(b) {
+                *d = *s;
+            }
+            let bits = u64::from_le_bytes(w);
+            let finite = match dtype {
+                DType::F32 => f32::from_bits(bits as u32).is_finite(),
+                DType::F64 => f64::from_bits(bits).is_finite(),
+            };
+            if finite {
+                return Err(Error::Corrupt("a missing-value pattern that is finite"));
+            }
+            bits
+        } else {
+            self.bits
+                .ok_or(Error::Corrupt("the first missing-value run has no pattern"))?
+        };
+        let start = self
+            .end
+            .checked_add(gap)
+            .ok_or(Error::Corrupt("missing-value run past the last value"))?;
+        self.end = start
+            .checked_add(len)
+            .ok_or(Error::Corrupt("missing-value run past the last value"))?;
+        self.bits = Some(bits);
+        Ok(Some(RunRec { start, len, bits }))
+    }
+}
+
+/// The decoder's place in the runs: writes the missing values of each decoded batch, batches
+/// in order ([`Patch::apply`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Patch {
+    cur: Cursor,
+    /// The run being written: its next index and how many values are left.
+    at: u64,
+    left: u64,
+    bits: u64,
+}
+
+impl Patch {
+    /// Writes the missing values among values `[v0, v0 + out.len())` of the archive over
+    /// their stand-ins in `out` (`runs` validated by [`Missing::parse`]; batches in order).
+    pub fn apply<T: SzpFloat>(&mut self, runs: &[u8], v0: u64, out: &mut [T]) {
+        let end = v0.saturating_add(out.len() as u64);
+        loop {
+            if self.left == 0 {
+                match self.cur.next_run(T::DTYPE, runs) {
+                    Ok(Some(r)) => (self.at, self.left, self.bits) = (r.start, r.len, r.bits),
+                    _ => return,
+                }
+            }
+            if self.at >= end {
+                return;
+            }
+            let stop = self.at.saturating_add(self.left).min(end);
+            let from = self.at.max(v0);
+            let x = T::from_bits(self.bits);
+            let (a, b) = ((from - v0) as usize, (stop.max(from) - v0) as usize);
+            for o in out.get_mut(a..b).unwrap_or_default() {
+                *o = x;
+            }
+            self.left -= stop - self.at;
+            self.at = stop;
+            if self.left > 0 {
+                return;
+            }
+        }
+    }
+}
