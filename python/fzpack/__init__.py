@@ -1,11 +1,14 @@
 """fzpack: error-bounded lossy compression of scientific floats (SZp, PERNIX).
 
 The functions take numpy arrays of ``float32`` or ``float64`` (any shape, compressed in C
-order) and return ``bytes``; the decompressors return a 1-D array whose dtype comes from the
-archive (the caller reshapes). C-contiguous native-endian arrays are read in place
-(zero-copy); anything else is copied once. The GIL is released while the Rust code runs, and
-large inputs are split across a rayon thread pool. Every failure raises :class:`Error`, a
-subclass of :class:`ValueError`, with the message of the Rust core.
+order) and return ``bytes``. SZp archives record the array's shape (1 to 8 dimensions), and
+``szp_decompress`` gives it back; NaN and infinities (missing values) are stored exactly, every
+finite value within the bound. The other decompressors return a 1-D array (the caller
+reshapes). The dtype always comes from the archive. C-contiguous native-endian arrays are read
+in place (zero-copy); anything else is copied once, in C order. The GIL is released while the
+Rust code runs, and large inputs are split across a rayon thread pool. Every failure raises
+:class:`Error`, a subclass of :class:`ValueError`, with the message of the Rust core; a missing
+bound raises ``TypeError`` (there is no default bound).
 
 Submodules: :mod:`fzpack.numcodecs` (codecs ``fzpack_szp``/``fzpack_pernix``),
 :mod:`fzpack.zarr` (a Zarr v3 array-to-bytes codec), :mod:`fzpack.hdf5` (h5py keyword
@@ -97,18 +100,22 @@ def szp_compress(arr, eb: float, mode: str = "abs", block_size: int = 128) -> by
     """Compress ``arr`` into an fzpack SZp archive (the block-head layout, as ``fzpack
     compress`` writes by default; ``szp_header(buf)["layout"]`` says which one a buffer holds).
 
-    Every decoded value ``y`` satisfies ``|x - y| <= eb`` (``mode="abs"``) or
-    ``|x - y| <= eb * (max(x) - min(x))`` (``mode="noa"``), or the call raises.
+    Every decoded finite value ``y`` satisfies ``|x - y| <= eb`` (``mode="abs"``) or
+    ``|x - y| <= eb * (max(x) - min(x))`` over the finite values (``mode="noa"``), or the call
+    raises. NaN and infinities (missing values) come back exactly, bit for bit, at their
+    positions. The archive records ``arr.shape`` (a 0-d array as one dimension of 1).
 
     Args:
-        arr: float32 or float64 array of any shape (C order); must be finite.
-        eb: the error bound, finite and > 0 (relative to the value range for ``"noa"``).
-        mode: ``"abs"`` or ``"noa"`` (:data:`MODES`, case-insensitive; anything else raises).
+        arr: float32 or float64 array of 1 to 8 dimensions, any layout (compressed in C order).
+        eb: the error bound, finite and > 0 (relative to the value range for ``"noa"``);
+            required: ``None`` or leaving it out raises ``TypeError``.
+        mode: ``"abs"`` (the default) or ``"noa"`` (:data:`MODES`, case-insensitive).
         block_size: values per block, 1..=4096.
 
     Raises:
-        Error: non-float input, NaN/inf (naming the index), a bad bound, mode or block size,
-            or a bound the data cannot meet.
+        Error: non-float input, more than 8 dimensions, a bad bound, mode or block size, or a
+            bound the data cannot meet.
+        TypeError: no bound.
     """
     return _fzpack.szp_compress(
         _floats(arr), float(require_bound(eb)), check_mode(mode), int(block_size)
@@ -116,7 +123,8 @@ def szp_compress(arr, eb: float, mode: str = "abs", block_size: int = 128) -> by
 
 
 def szp_decompress(buf) -> np.ndarray:
-    """Decompress an fzpack SZp archive into a new 1-D array (dtype from the archive).
+    """Decompress an fzpack SZp archive into a new array of the shape it records (1-D for
+    archives written before the shape field); the dtype comes from the archive.
 
     Raises:
         Error: the archive is truncated, has a bad magic/version or inconsistent fields.
@@ -126,7 +134,8 @@ def szp_decompress(buf) -> np.ndarray:
 
 def szp_header(buf) -> dict:
     """The header of an SZp archive: ``version`` (format), ``dtype`` (numpy name), ``n``,
-    ``mode``, ``block_size``, ``bound``
+    ``shape`` (list of dimensions; empty for archives without one), ``missing`` (whether it
+    holds NaN/infinities), ``mode``, ``block_size``, ``bound``
     (the absolute bound every value meets), ``requested``, ``quant_eb``, ``value_base``,
     ``strict``, ``layout`` (``"heads"`` or ``"fzgm"``)."""
     return _fzpack.szp_header(_bytes(buf))

@@ -6,8 +6,11 @@ Both are registered through the ``numcodecs.codecs`` entry point, so after insta
     codec = numcodecs.get_codec({"id": "fzpack_szp", "eb": 1e-3, "mode": "abs"})
 
 works in any process (Zarr v2 arrays, ``numcodecs.zarr3`` wrappers, xarray, ...).
-``encode`` takes a float32/float64 array (any shape, C order) and returns ``bytes``;
-``decode`` returns a 1-D array (or fills ``out``), as numcodecs codecs do.
+``encode`` takes a float32/float64 array (any shape and layout, compressed in C order) and
+returns ``bytes``; ``decode`` returns an array of the encoded shape for SZp (1-D for PERNIX), or
+fills ``out``. SZp keeps NaN and infinities exactly (missing values), every finite value within
+the bound. The bound ``eb`` is required: ``SZp()`` and a configuration without ``"eb"`` raise
+``TypeError``.
 """
 
 from __future__ import annotations
