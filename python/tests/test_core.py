@@ -412,7 +412,7 @@ def test_header_flip_messages_come_from_the_core():
 # ---------------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("shape", [(7,), (30, 41), (2, 3, 4, 5), (1, 2, 1, 3, 1, 2, 1, 2), (3, 1)],
+@pytest.mark.parametrize("shape", [(7,), (30, 41), (2, 3, 4, 5), (1, 2, 1, 3, 1, 2, 1, 2), (3, 1), (0, 5)],
                          ids=lambda s: "x".join(map(str, s)))
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_shape_round_trip(shape, dtype):
