@@ -29,10 +29,10 @@ Building upstream SZp for ``--szp-upstream`` (outside this repository; needs cma
 compiler with OpenMP, and pkg-config's libzstd, which its CMakeLists requires though the code does
 not use it: ``apt-get install libzstd-dev``)::
 
-    git clone https://github.com/szcompressor/SZp /work/ext/SZp
-    cmake -S /work/ext/SZp -B /work/ext/SZp/build -DCMAKE_BUILD_TYPE=Release -DBUILD_TESTING=OFF
-    cmake --build /work/ext/SZp/build -j
-    python3 scripts/bench-peers.py --szp-upstream /work/ext/SZp/build   # or .../build/libSZp.so
+    git clone https://github.com/szcompressor/SZp $HOME/src/SZp
+    cmake -S $HOME/src/SZp -B $HOME/src/SZp/build -DCMAKE_BUILD_TYPE=Release -DBUILD_TESTING=OFF
+    cmake --build $HOME/src/SZp/build -j
+    python3 scripts/bench-peers.py --szp-upstream $HOME/src/SZp/build   # or .../build/libSZp.so
 
 Every field is loaded from a raw file whose name carries its shape
 (``NAME_D0xD1x...xDk.f32|f64``, C order, little-endian), as in the shared data collection; with

@@ -30,7 +30,7 @@ use crate::{Error, Result};
 
 fn with_output(
     first: &[u8],
-    f: impl FnOnce(&mut [u8]) -> core::result::Result<usize, szp::Error>,
+    f: impl Fn(&mut [u8]) -> core::result::Result<usize, szp::Error>,
 ) -> Result<Vec<u8>> {
     // Structure only (the core operation verifies every input's CRCs); an input the core
     // refuses before parsing (a `.fzm` archive) gets the core's error.
@@ -41,7 +41,15 @@ fn with_output(
     let cap = core_ops::max_output_len(v.n, v.header.block_size)
         .ok_or(Error::Szp(szp::Error::InvalidBlockSize))?;
     let mut out = vec![0u8; cap];
-    let len = f(&mut out)?;
+    let len = match f(&mut out) {
+        // A result with missing values (format 3) adds their runs after the blocks, which
+        // `max_output_len` does not count: the operation names the length it needs.
+        Err(szp::Error::OutputTooSmall { needed }) if needed > cap => {
+            out.resize(needed, 0);
+            f(&mut out)?
+        }
+        r => r?,
+    };
     out.truncate(len);
     Ok(out)
 }

@@ -318,34 +318,60 @@ fn shapes_round_trip_and_must_match_the_count() {
     assert_eq!(&a[8..48], &plain[8..48]);
 }
 
+/// The streaming encoder writes what one-shot compression writes, missing values and shape
+/// included, in both layouts and types; a buffer too small for the run records is an error
+/// naming the length, never a wrong archive.
 #[test]
-fn streaming_keeps_the_shape_and_refuses_missing_values() {
-    let n = 1000;
-    let data: Vec<f32> = (0..n).map(|i| (i as f32 * 0.01).sin()).collect();
-    let cfg = Config::abs(1e-3)
-        .with_max_abs(2.0)
-        .with_shape(Shape::new(&[10, 100]).unwrap());
-    let cap = StreamEncoder::<f32>::max_len(n, &cfg).unwrap();
-    let mut out = vec![0u8; cap];
-    let mut enc = StreamEncoder::<f32>::new(&mut out, n, &cfg).unwrap();
-    for b in data.chunks(128) {
-        enc.push_block(b).unwrap();
+fn streaming_equals_one_shot_with_missing_values_and_shapes() {
+    fn stream<T: SzpFloat>(x: &[T], cfg: &Config, extra: usize) -> Result<Vec<u8>, Error> {
+        let cap = StreamEncoder::<T>::max_len(x.len(), cfg)? + extra;
+        let mut out = vec![0u8; cap];
+        let mut enc = StreamEncoder::<T>::new(&mut out, x.len(), cfg)?;
+        for b in x.chunks(cfg.block_size as usize) {
+            enc.push_block(b)?;
+        }
+        let len = enc.finish()?;
+        out.truncate(len);
+        Ok(out)
     }
-    let len = enc.finish().unwrap();
-    let one = fzpack::szp::compress(&data, &cfg).unwrap();
-    assert!(out[..len] == one[..], "streamed bytes differ from one-shot");
-    let mut bad = data.clone();
-    bad[300] = f32::NAN;
-    let mut out = vec![0u8; cap];
-    let mut enc = StreamEncoder::<f32>::new(&mut out, n, &cfg).unwrap();
-    let mut err = None;
-    for b in bad.chunks(128) {
-        if let Err(e) = enc.push_block(b) {
-            err = Some(e);
-            break;
+    let base = field_with_missing(9000);
+    let (x32, x64) = (as_f32(&base), as_f64(&base));
+    let shape = Shape::new(&[90, 100]).unwrap();
+    for layout in [Layout::Heads, Layout::Fzgm] {
+        for (bs, sh) in [(128u32, Shape::NONE), (64, shape), (7, shape)] {
+            let cfg = Config::abs(1e-3)
+                .with_max_abs(64.0)
+                .with_block_size(bs)
+                .with_layout(layout)
+                .with_shape(sh);
+            let extra = 30 * 9000;
+            let s32 = stream(&x32, &cfg, extra).unwrap();
+            assert!(
+                s32 == encode_on(Kernel::Scalar, &x32, &cfg).unwrap(),
+                "f32 bs {bs}"
+            );
+            let s64 = stream(&x64, &cfg, extra).unwrap();
+            assert!(
+                s64 == encode_on(Kernel::Scalar, &x64, &cfg).unwrap(),
+                "f64 bs {bs}"
+            );
+            let y: Vec<f32> = fzpack::szp::decompress(&s32).unwrap();
+            check_values(&x32, &y, 1e-3);
         }
     }
-    assert_eq!(err, Some(Error::NonFinite { index: 300 }));
+    // Without room for the records: an error that names a length, in push_block or finish.
+    let cfg = Config::abs(1e-3).with_max_abs(64.0);
+    let r = stream(&x32, &cfg, 0);
+    let big = stream(&x32, &cfg, 30 * 9000).unwrap();
+    match r {
+        Ok(a) => assert!(a == big),
+        Err(Error::OutputTooSmall { needed }) => assert!(needed > big.len() / 2, "{needed}"),
+        Err(e) => panic!("{e}"),
+    }
+    // Shape only (no missing values): one-shot bytes too.
+    let clean: Vec<f32> = (0..1000).map(|i| (i as f32 * 0.01).sin()).collect();
+    let cfg = cfg.with_shape(Shape::new(&[10, 100]).unwrap());
+    assert!(stream(&clean, &cfg, 0).unwrap() == fzpack::szp::compress(&clean, &cfg).unwrap());
 }
 
 #[test]
@@ -358,4 +384,164 @@ fn fzm_refuses_missing_values_with_their_index() {
         Err(Error::NonFinite { index: 77 })
     );
     assert_eq!(DType::F32.size(), 4);
+}
+
+/// Operations on archives with missing values: a missing value in any input gives a missing
+/// value in the result (±inf as IEEE arithmetic gives it; NaN with the first NaN input's
+/// pattern, quieted, or the canonical quiet NaN for `inf − inf`); every other value is the
+/// combination within the summed bound; `stats` leaves missing values out and counts them.
+#[test]
+fn operations_propagate_missing_values_and_stats_leave_them_out() {
+    let n = 20_000;
+    let x: Vec<f32> = (0..n).map(|i| (i as f32 * 0.01).sin() * 5.0).collect();
+    let mut y: Vec<f32> = (0..n).map(|i| (i as f32 * 0.003).cos() * 3.0).collect();
+    let mut x = x;
+    for i in (100..400).chain(5000..5003) {
+        x[i] = f32::NAN;
+    }
+    x[7000] = f32::INFINITY;
+    x[7001] = f32::INFINITY;
+    y[7001] = f32::NEG_INFINITY; // inf - inf (with c = +1, +1): NaN
+    y[7002] = f32::from_bits(0x7f80_0abc); // signalling NaN with a payload
+    y[300..600].fill(f32::NEG_INFINITY);
+    let cfg = Config::abs(1e-3).with_shape(Shape::new(&[100, 200]).unwrap());
+    let a = fzpack::szp::compress(&x, &cfg).unwrap();
+    let b = fzpack::szp::compress(&y, &cfg).unwrap();
+    for (coeffs, name) in [([1i64, 1], "a+b"), ([2, -1], "2a-b"), ([0, 1], "0a+b")] {
+        let mut out = vec![0u8; a.len() + b.len() + 4096];
+        let len = szp::ops::linear(&[&a, &b], &coeffs, &mut out).unwrap();
+        let r_ref = {
+            let mut o = vec![0u8; out.len()];
+            let l = szp::ops::linear_reference(&[&a, &b], &coeffs, &mut o).unwrap();
+            o.truncate(l);
+            o
+        };
+        assert!(
+            out[..len] == r_ref[..],
+            "{name}: path differs from the reference"
+        );
+        let h = szp::header(&out[..len]).unwrap();
+        assert_eq!(h.shape.dims(), &[100, 200], "{name}: shape kept");
+        let z: Vec<f32> = fzpack::szp::decompress(&out[..len]).unwrap();
+        for i in 0..n {
+            let (p, q) = (x[i], y[i]);
+            let want = coeffs[0] as f32 * p + coeffs[1] as f32 * q;
+            if p.is_missing() || q.is_missing() {
+                assert!(z[i].is_missing(), "{name} {i}: {} not missing", z[i]);
+                if want.is_infinite() {
+                    assert_eq!(z[i], want, "{name} {i}");
+                } else {
+                    assert!(z[i].is_nan(), "{name} {i}");
+                }
+            } else {
+                assert!(
+                    (f64::from(z[i]) - f64::from(want)).abs() <= h.bound() + 1e-6,
+                    "{name} {i}"
+                );
+            }
+        }
+        if name == "a+b" {
+            assert_eq!(
+                z[7001].to_bits(),
+                0x7fc0_0000,
+                "inf - inf: the canonical quiet NaN"
+            );
+            assert_eq!(z[7002].to_bits(), 0x7fc0_0abc, "the NaN's payload, quieted");
+            assert_eq!(z[150].to_bits(), f32::NAN.to_bits());
+        }
+    }
+    // stats: the missing values are left out and counted.
+    let st = szp::ops::stats(&a).unwrap();
+    let finite: Vec<f64> = x
+        .iter()
+        .filter(|v| !v.is_missing())
+        .map(|&v| f64::from(v))
+        .collect();
+    assert_eq!(st.missing, (n - finite.len()) as u64);
+    let mean = finite.iter().sum::<f64>() / finite.len() as f64;
+    assert!(
+        (st.mean().unwrap() - mean).abs() <= 1e-3 + 1e-9,
+        "{:?} vs {mean}",
+        st.mean()
+    );
+    let (lo, hi) = st.min_max().unwrap();
+    let flo = finite.iter().cloned().fold(f64::MAX, f64::min);
+    let fhi = finite.iter().cloned().fold(f64::MIN, f64::max);
+    assert!((lo - flo).abs() <= 1e-3 && (hi - fhi).abs() <= 1e-3);
+    let all = szp::ops::stats(
+        &fzpack::szp::compress(&vec![f32::NAN; 1000], &cfg.with_shape(Shape::NONE)).unwrap(),
+    )
+    .unwrap();
+    assert_eq!((all.missing, all.mean(), all.min_max()), (1000, None, None));
+    // Shapes must agree.
+    let flat = fzpack::szp::compress(&x, &Config::abs(1e-3)).unwrap();
+    let mut out = vec![0u8; a.len() * 4];
+    let e = szp::ops::linear(&[&a, &flat], &[1, 1], &mut out).unwrap_err();
+    assert_eq!(e, Error::OpsMismatch { what: "shape" });
+}
+
+/// The version 3 layout is frozen: these archives (missing values of several patterns, a
+/// shape; both layouts and types) must never change (`FZPACK_BLESS=1` rewrites them,
+/// deliberately, on a format change), and decode on every kernel.
+#[test]
+fn golden_v3_archives_are_stable() {
+    let dir = fzpack_tests::vectors::workspace_root().join("tests/golden/szp");
+    let base = field_with_missing(4000);
+    let x32 = as_f32(&base);
+    let x64 = as_f64(&base);
+    let shape = Shape::new(&[40, 100]).unwrap();
+    let cases: Vec<(&str, Vec<u8>)> = vec![
+        (
+            "missing_shape_f32_bs128.v3.szp",
+            encode_on(Kernel::Scalar, &x32, &Config::abs(1e-2).with_shape(shape)).unwrap(),
+        ),
+        (
+            "missing_f64_noa_bs64_fzgm.v3.szp",
+            encode_on(
+                Kernel::Scalar,
+                &x64,
+                &Config::noa(1e-4)
+                    .with_block_size(64)
+                    .with_layout(Layout::Fzgm),
+            )
+            .unwrap(),
+        ),
+        (
+            "shape_f32.v3.szp",
+            encode_on(
+                Kernel::Scalar,
+                &x32.iter()
+                    .map(|v| if v.is_missing() { 0.0 } else { *v })
+                    .collect::<Vec<_>>(),
+                &Config::abs(1e-3).with_shape(Shape::new(&[2, 20, 100]).unwrap()),
+            )
+            .unwrap(),
+        ),
+    ];
+    for (name, bytes) in cases {
+        let path = dir.join(name);
+        if std::env::var_os("FZPACK_BLESS").is_some() {
+            std::fs::write(&path, &bytes).unwrap();
+        }
+        let want = std::fs::read(&path)
+            .unwrap_or_else(|e| panic!("{}: {e} (FZPACK_BLESS=1 writes it)", path.display()));
+        assert!(want == bytes, "{name}: archive bytes changed");
+        assert_eq!(want[4], 3, "{name}: format version");
+        let h = szp::header(&want).unwrap();
+        for k in kernels() {
+            match h.dtype {
+                DType::F32 => {
+                    let y: Vec<f32> = decode_on(k, &want, Verify::Checksums).unwrap();
+                    assert_eq!(y.len(), 4000);
+                    if name.starts_with("missing") {
+                        check_values(&x32, &y, h.bound());
+                    }
+                }
+                DType::F64 => {
+                    let y: Vec<f64> = decode_on(k, &want, Verify::Checksums).unwrap();
+                    check_values(&x64, &y, h.bound());
+                }
+            }
+        }
+    }
 }

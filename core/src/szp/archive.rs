@@ -29,10 +29,11 @@
 //! payload.
 
 use super::blocks::{self, ArchiveView, Grid, Header, Plan, chunk_sum, put_le32, write_header};
-use super::missing::{self, Patch};
+use super::missing::{self, Patch, StreamRuns};
 use super::ranges::{self, Join, Sums, on_path};
 use super::{Config, Error, FORMAT_VERSION_V1, HEADER_LEN, Kernel, Mode, SzpFloat, Verify};
 use crate::arch::generic::Reference;
+use crate::arch::generic::szp::encode_filled;
 use crate::arch::szp::{BlockError, Run, SzpKernel};
 use crate::bits::{self, HEAD_GROUP_MAX};
 
@@ -359,8 +360,26 @@ impl ArchiveWriter {
                     .with_layout(plan.layout)
                     .with_max_abs(self.max_abs)
             };
-            let (p, _) =
-                ranges::plan(k, join, values, &cfg).map_err(|e| shifted(e, self.values))?;
+            let p = ranges::plan(k, join, values, &cfg).map_err(|e| {
+                // A missing value is an error here (an open-ended archive has nowhere to put
+                // it: its extension would follow chunk CRCs the caller has written), named
+                // if it comes first.
+                let m = values.iter().position(|x| x.is_missing());
+                match (m, shifted(e, 0)) {
+                    (
+                        Some(i),
+                        Error::ValueOutOfRange { index } | Error::LevelOverflow { index },
+                    ) if i < index => Error::NonFinite { index: i },
+                    (_, e) => e,
+                }
+            });
+            let (p, _) = p.map_err(|e| shifted(e, self.values))?;
+            if p.missing {
+                let i = values.iter().position(|x| x.is_missing()).unwrap_or(0);
+                return Err(Error::NonFinite {
+                    index: self.values + i,
+                });
+            }
             if p.quant_eb.to_bits() != self.plan.quant_eb.to_bits() {
                 return Err(Error::Corrupt("a batch planned another quantizer bound"));
             }
@@ -590,6 +609,7 @@ impl ArchiveWriter {
         &mut self,
         block: &[T],
         heads: &mut [i64; HEAD_GROUP_MAX],
+        runs: &mut StreamRuns,
         out: &mut [u8],
     ) -> Result<(), Error> {
         let expected = self.plan.block_len(self.block);
@@ -600,24 +620,34 @@ impl ArchiveWriter {
             return Err(Error::BlockLength { expected });
         }
         let first = self.values;
+        let mut missing = false;
         for (i, x) in block.iter().enumerate() {
-            let v = x.to_f64();
-            if !v.is_finite() {
-                return Err(Error::NonFinite { index: first + i });
-            }
-            if v.abs() > self.max_abs {
+            if x.is_missing() {
+                missing = true;
+            } else if x.to_f64().abs() > self.max_abs {
                 return Err(Error::ValueOutOfRange { index: first + i });
             }
         }
         let start = self.plan.payload_offset();
         let slen = self.plan.sums_len();
         let at = start + self.payload;
-        // The CRC slots at the end of `out` are out of the payload's reach.
-        let room = out
-            .len()
-            .checked_sub(slen)
-            .filter(|&r| r >= at)
-            .ok_or(Error::OutputTooSmall { needed: at + slen })?;
+        // Missing values: their run records go below the parked CRCs, growing downward.
+        let top = out.len().saturating_sub(slen);
+        if missing {
+            let size = T::DTYPE.size();
+            for (i, x) in block.iter().enumerate().filter(|(_, x)| x.is_missing()) {
+                runs.note((first + i) as u64, x.bits(), size, out, top, at)
+                    .map_err(|needed| Error::OutputTooSmall { needed })?;
+            }
+        }
+        // The CRC slots at the end of `out` and the run records below them are out of the
+        // payload's reach.
+        let room = top
+            .checked_sub(runs.used)
+            .filter(|&r| r >= at && out.len() >= slen)
+            .ok_or(Error::OutputTooSmall {
+                needed: at + slen + runs.used,
+            })?;
         let (head, rest) = out.split_at_mut_checked(at).ok_or(Error::StreamState)?;
         let rest = rest.get_mut(..room - at).unwrap_or_default();
         let slot = HEADER_LEN + self.block;
@@ -626,15 +656,23 @@ impl ArchiveWriter {
         let e = k.encoder(ranges::quant(&self.plan, self.max_abs));
         let group = self.plan.head_group();
         let needed = |c: usize| Error::OutputTooSmall {
-            needed: at + c + slen,
+            needed: at + c + slen + runs.used,
         };
         // The seed: 0, or (block-head layout) the block's head.
-        let (w, seed) = k
-            .encode_block(&e, block, group > 0, rest, &mut ())
-            .map_err(|err| match err {
-                BlockError::Violation(i) => Error::BoundViolated { index: first + i },
-                BlockError::Short(c) => needed(c),
-            })?;
+        let r = if missing {
+            encode_filled(
+                &ranges::quant(&self.plan, self.max_abs),
+                block,
+                group > 0,
+                rest,
+            )
+        } else {
+            k.encode_block(&e, block, group > 0, rest, &mut ())
+        };
+        let (w, seed) = r.map_err(|err| match err {
+            BlockError::Violation(i) => Error::BoundViolated { index: first + i },
+            BlockError::Short(c) => needed(c),
+        })?;
         if let Some(s) = width.first_mut() {
             *s = w;
         }
@@ -683,13 +721,75 @@ impl ArchiveWriter {
     /// Ends a streamed archive in `out` ([`ArchiveWriter::close_in`]) and writes its extension
     /// (its shape, if the config gave one: a stream holds no missing values); returns the
     /// archive's length.
-    pub(crate) fn close_stream(&self, out: &mut [u8]) -> Result<usize, Error> {
+    pub(crate) fn close_stream(
+        &self,
+        out: &mut [u8],
+        runs: &mut StreamRuns,
+    ) -> Result<usize, Error> {
+        let slen = self.plan.sums_len();
+        let top = out.len().saturating_sub(slen);
+        let at = self.plan.payload_offset() + self.payload;
+        let size = self.plan.dtype.size();
+        runs.flush(size, out, top, at)
+            .map_err(|needed| Error::OutputTooSmall { needed })?;
+        if runs.any() {
+            return self.close_missing(out, runs.used);
+        }
         let len = self.close_in(out)?;
         let flags = self.plan.ext_flags();
         let dst = out.get_mut(len..).unwrap_or_default();
         let x = missing::write_extension::<f32>(flags, &self.plan.shape, &[], dst)
             .map_err(|e| shifted_len(e, len))?;
         Ok(len + x)
+    }
+
+    /// [`ArchiveWriter::close_stream`] of a stream with missing values, whose `used` bytes of
+    /// run records lie backwards just below the CRCs parked at the end of `out`: turns the
+    /// records and CRCs around into `CRCs | records` and moves them behind the payload, puts
+    /// the shape in front of the records, the footer after them, and the header (version 3,
+    /// with `FLAG_MISSING`) last. Element-wise and checked: no panic path (firmware).
+    fn close_missing(&self, out: &mut [u8], used: usize) -> Result<usize, Error> {
+        let mut plan = self.plan;
+        plan.missing = true;
+        let (_, sums_at, len) = self.offsets()?;
+        let slen = len - sums_at;
+        let shape = if plan.shape.is_none() {
+            0
+        } else {
+            1 + 8 * plan.shape.rank()
+        };
+        let total = len + shape + used + missing::FOOTER_LEN;
+        let lo = out
+            .len()
+            .checked_sub(slen + used)
+            .filter(|&lo| lo >= sums_at && out.len() >= total)
+            .ok_or(Error::OutputTooSmall { needed: total })?;
+        // [records backwards | CRCs] -> [CRCs | records]: reverse the CRCs, then the whole.
+        let top = lo + used;
+        missing::reverse(out.get_mut(top..).unwrap_or_default());
+        missing::reverse(out.get_mut(lo..).unwrap_or_default());
+        // Down to `sums_at` (<= `lo`), front to back; then the records up past the shape,
+        // back to front.
+        for i in 0..slen + used {
+            if let Some(&v) = out.get(lo + i)
+                && let Some(d) = out.get_mut(sums_at + i)
+            {
+                *d = v;
+            }
+        }
+        for i in (0..used).rev() {
+            if let Some(&v) = out.get(len + i)
+                && let Some(d) = out.get_mut(len + shape + i)
+            {
+                *d = v;
+            }
+        }
+        if shape > 0 {
+            missing::put_shape(&plan.shape, out.get_mut(len..).unwrap_or_default())?;
+        }
+        missing::put_footer(out, len, shape + used)?;
+        write_header(&plan, out)?;
+        Ok(total)
     }
 
     /// Bytes of the extension (version 3: the shape and missing values; 0 for version 2) of

@@ -51,7 +51,10 @@ impl Sink<'_> {
                 .ok_or(Error::OutputTooSmall {
                     needed: self.len.saturating_add(b.len()),
                 })?;
-            dst.copy_from_slice(b);
+            // Element-wise: no length-mismatch panic path is linked (firmware).
+            for (d, s) in dst.iter_mut().zip(b) {
+                *d = *s;
+            }
         }
         self.len = self.len.saturating_add(b.len());
         Ok(())
@@ -261,6 +264,301 @@ impl<'a> Missing<'a> {
     pub fn patch(&self) -> Patch {
         Patch::default()
     }
+}
+
+/// The runs (start, end) of validated run records `runs` of `dtype` ([`Missing::parse`]).
+pub(crate) fn spans(dtype: DType, runs: &[u8]) -> impl Iterator<Item = (u64, u64)> + '_ {
+    let mut cur = Cursor::default();
+    core::iter::from_fn(move || match cur.next_run(dtype, runs) {
+        Ok(Some(r)) => Some((r.start, r.start.saturating_add(r.len))),
+        _ => None,
+    })
+}
+
+/// The missing value that `Σ cⱼ·xⱼ` gives where the inputs' values `xⱼ` with coefficients
+/// `cⱼ` include missing ones (`terms`: their bit patterns; the finite inputs do not change a
+/// non-finite result): ±inf as IEEE arithmetic gives it, or NaN — the first NaN input's
+/// pattern, quieted, else (`inf − inf`, `0·inf`) the canonical quiet NaN. Deterministic on
+/// every machine (IEEE leaves the payload of a NaN result open).
+fn combine(dtype: DType, terms: impl Iterator<Item = (u64, i64)>) -> u64 {
+    let (quiet, canonical, inf) = match dtype {
+        DType::F32 => (0x0040_0000u64, 0x7fc0_0000u64, 0x7f80_0000u64),
+        DType::F64 => (
+            0x0008_0000_0000_0000,
+            0x7ff8_0000_0000_0000,
+            0x7ff0_0000_0000_0000,
+        ),
+    };
+    let sign = match dtype {
+        DType::F32 => 0x8000_0000u64,
+        DType::F64 => 0x8000_0000_0000_0000,
+    };
+    let (mut acc, mut nan) = (0f64, None);
+    for (bits, c) in terms {
+        let x = match dtype {
+            DType::F32 => f64::from(f32::from_bits(bits as u32)),
+            DType::F64 => f64::from_bits(bits),
+        };
+        if x.is_nan() && nan.is_none() {
+            nan = Some(bits | quiet);
+        }
+        acc += c as f64 * x;
+    }
+    if acc.is_infinite() {
+        inf | if acc < 0.0 { sign } else { 0 }
+    } else {
+        nan.unwrap_or(canonical)
+    }
+}
+
+/// One input of [`write_combined`]: its run records and its coefficient.
+#[derive(Clone, Copy)]
+struct Input<'a> {
+    runs: &'a [u8],
+    c: i64,
+    cur: Cursor,
+    /// The current run (start, end, bits), or `None` when its runs are exhausted.
+    run: Option<(u64, u64, u64)>,
+}
+
+/// Writes (or, with `out` `None`, counts) the extension of an operation's result over inputs
+/// of `dtype` whose validated run records and coefficients are `inputs` (at most
+/// [`super::ops::MAX_TERMS`]): the shape
+/// (`FLAG_SHAPE`) and, with `FLAG_MISSING`, every value missing in some input, as
+/// [`combine`] gives it.
+pub(crate) fn write_combined(
+    flags: u8,
+    shape: &Shape,
+    dtype: DType,
+    inputs: &[(&[u8], i64)],
+    out: Option<&mut [u8]>,
+) -> Result<usize, Error> {
+    if flags == 0 {
+        return Ok(0);
+    }
+    let mut s = Sink { out, len: 0 };
+    if flags & FLAG_SHAPE != 0 {
+        s.put(&[shape.rank() as u8])?;
+        for d in shape.dims() {
+            s.put(&d.to_le_bytes())?;
+        }
+    }
+    if flags & FLAG_MISSING != 0 {
+        let mut ins = [Input {
+            runs: &[],
+            c: 0,
+            cur: Cursor::default(),
+            run: None,
+        }; super::ops::MAX_TERMS];
+        let k = inputs.len().min(ins.len());
+        for (i, &(runs, c)) in ins.iter_mut().zip(inputs) {
+            i.runs = runs;
+            i.c = c;
+            i.run = i
+                .cur
+                .next_run(dtype, runs)
+                .ok()
+                .flatten()
+                .map(|r| (r.start, r.start + r.len, r.bits));
+        }
+        let ins = ins.get_mut(..k).unwrap_or_default();
+        let size = dtype.size();
+        let (mut end, mut prev) = (0u64, None::<u64>);
+        let mut pending: Option<(u64, u64, u64)> = None;
+        let mut pos = 0u64;
+        let mut emit_run = |s: &mut Sink<'_>, (a, b, bits): (u64, u64, u64)| -> Result<(), Error> {
+            s.varint(a - end)?;
+            let new = prev != Some(bits);
+            s.varint(((b - a - 1) << 1) | u64::from(new))?;
+            if new {
+                s.put(bits.to_le_bytes().get(..size).unwrap_or_default())?;
+            }
+            (end, prev) = (b, Some(bits));
+            Ok(())
+        };
+        loop {
+            for i in ins.iter_mut() {
+                while let Some((_, e, _)) = i.run
+                    && e <= pos
+                {
+                    i.run = i
+                        .cur
+                        .next_run(dtype, i.runs)
+                        .ok()
+                        .flatten()
+                        .map(|r| (r.start, r.start + r.len, r.bits));
+                }
+            }
+            let covered = |i: &Input<'_>| i.run.is_some_and(|(a, _, _)| a <= pos);
+            if !ins.iter().any(covered) {
+                match ins.iter().filter_map(|i| i.run.map(|r| r.0)).min() {
+                    Some(a) => {
+                        pos = a;
+                        continue;
+                    }
+                    None => break,
+                }
+            }
+            let mut stop = u64::MAX;
+            for i in ins.iter() {
+                if let Some((a, e, _)) = i.run {
+                    stop = stop.min(if a <= pos { e } else { a });
+                }
+            }
+            let terms = ins
+                .iter()
+                .filter(|i| covered(i))
+                .filter_map(|i| i.run.map(|r| (r.2, i.c)));
+            let bits = combine(dtype, terms);
+            pending = match pending {
+                Some((a, b, pb)) if b == pos && pb == bits => Some((a, stop, pb)),
+                Some(p) => {
+                    emit_run(&mut s, p)?;
+                    Some((pos, stop, bits))
+                }
+                None => Some((pos, stop, bits)),
+            };
+            pos = stop;
+        }
+        if let Some(p) = pending {
+            emit_run(&mut s, p)?;
+        }
+    }
+    let body = s.len;
+    let sum = match s.out.as_deref() {
+        Some(o) => crate::crc::hash(o.get(..body).unwrap_or_default()),
+        None => 0,
+    };
+    s.put(&(body as u32).to_le_bytes())?;
+    s.put(&sum.to_le_bytes())?;
+    Ok(s.len)
+}
+
+/// The streaming encoder's missing values: the run being extended, and the run records
+/// written so far. The records are written backwards, downward from just below the chunk
+/// CRCs parked at the end of the output (the payload grows upward to meet them), and turned
+/// around and moved behind the CRCs when the archive is closed.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct StreamRuns {
+    /// The run being extended: start, length, bit pattern.
+    pend: Option<(u64, u64, u64)>,
+    /// End of the last written run, and its pattern.
+    end: u64,
+    prev: Option<u64>,
+    /// Bytes of records written (below the parked CRCs).
+    pub(crate) used: usize,
+}
+
+impl StreamRuns {
+    /// Notes a missing value at `index` with bit pattern `bits`; a run it does not extend is
+    /// written (backwards) ending at `top − used` in `out`, not below `floor`. Errors with the
+    /// bytes needed.
+    pub(crate) fn note(
+        &mut self,
+        index: u64,
+        bits: u64,
+        size: usize,
+        out: &mut [u8],
+        top: usize,
+        floor: usize,
+    ) -> Result<(), usize> {
+        match self.pend {
+            Some((s, l, b)) if b == bits && s + l == index => {
+                self.pend = Some((s, l + 1, b));
+                Ok(())
+            }
+            _ => {
+                self.flush(size, out, top, floor)?;
+                self.pend = Some((index, 1, bits));
+                Ok(())
+            }
+        }
+    }
+
+    /// Writes the pending run, if any (see [`StreamRuns::note`]).
+    pub(crate) fn flush(
+        &mut self,
+        size: usize,
+        out: &mut [u8],
+        top: usize,
+        floor: usize,
+    ) -> Result<(), usize> {
+        let Some((start, len, bits)) = self.pend.take() else {
+            return Ok(());
+        };
+        let mut rec = [0u8; 2 * VARINT_MAX + 8];
+        let mut s = Sink {
+            out: Some(&mut rec[..]),
+            len: 0,
+        };
+        let new = self.prev != Some(bits);
+        let wrote = s
+            .varint(start - self.end)
+            .and_then(|()| s.varint(((len - 1) << 1) | u64::from(new)))
+            .and_then(|()| match new {
+                true => s.put(bits.to_le_bytes().get(..size).unwrap_or_default()),
+                false => Ok(()),
+            });
+        let k = s.len;
+        let hi = top.saturating_sub(self.used);
+        if wrote.is_err() || hi < floor.saturating_add(k) {
+            self.pend = Some((start, len, bits));
+            return Err(floor.saturating_add(k).saturating_add(out.len() - hi));
+        }
+        // Backwards: the record's first byte at the highest address.
+        for (i, b) in rec.iter().take(k).enumerate() {
+            if let Some(d) = out.get_mut(hi - 1 - i) {
+                *d = *b;
+            }
+        }
+        self.used += k;
+        (self.end, self.prev) = (start + len, Some(bits));
+        Ok(())
+    }
+
+    /// Whether some value was missing.
+    pub(crate) fn any(&self) -> bool {
+        self.used > 0 || self.pend.is_some()
+    }
+}
+
+/// Writes the shape field of an extension (`rank`, then the dimensions) at the start of `out`;
+/// returns its length, or the length needed.
+pub(crate) fn put_shape(shape: &Shape, out: &mut [u8]) -> Result<usize, Error> {
+    let mut s = Sink {
+        out: Some(out),
+        len: 0,
+    };
+    s.put(&[shape.rank() as u8])?;
+    for d in shape.dims() {
+        s.put(&d.to_le_bytes())?;
+    }
+    Ok(s.len)
+}
+
+/// Reverses `s` in place (element-wise: no panic path).
+pub(crate) fn reverse(s: &mut [u8]) {
+    s.reverse();
+}
+
+/// Writes the footer of an extension of `len` bytes that starts at `at` in `out` (its CRC
+/// over those bytes); returns the bytes written (8) or the length needed.
+pub(crate) fn put_footer(out: &mut [u8], at: usize, len: usize) -> Result<usize, Error> {
+    let end = at.saturating_add(len);
+    let sum = crate::crc::hash(
+        out.get(at..end)
+            .ok_or(Error::OutputTooSmall { needed: end })?,
+    );
+    let f = out
+        .get_mut(end..end + FOOTER_LEN)
+        .ok_or(Error::OutputTooSmall {
+            needed: end + FOOTER_LEN,
+        })?;
+    let bytes = (len as u32).to_le_bytes().into_iter().chain(sum.to_le_bytes());
+    for (d, s) in f.iter_mut().zip(bytes) {
+        *d = s;
+    }
+    Ok(FOOTER_LEN)
 }
 
 /// One run of missing values.

@@ -346,9 +346,9 @@ pub enum Error {
     /// The error bound (or `max_abs`) is not finite and positive; for NOA also when
     /// `error_bound · (max − min)` overflows to infinity or underflows to 0.
     InvalidErrorBound,
-    /// A NaN or infinite input value where none can be stored: the streaming encoder, the
-    /// `.fzm` stage format and the compressed-domain operations (one-shot compression stores
-    /// them exactly).
+    /// A NaN or infinite input value where none can be stored: the `.fzm` stage format and a
+    /// writer whose value count is not known up front (one-shot compression and the streaming
+    /// encoder store them exactly).
     NonFinite {
         /// Element index.
         index: usize,
@@ -460,8 +460,7 @@ impl fmt::Display for Error {
             Error::NonFinite { index } => write!(
                 f,
                 "non-finite value (NaN or infinity) at index {index}: missing values are \
-                 stored by one-shot compression only (not by the streaming encoder, .fzm or \
-                 compressed-domain operations)"
+                 stored by .szp archives of a known length, not by .fzm or an open-ended stream"
             ),
             Error::ValueOutOfRange { index } => {
                 write!(f, "value at index {index} exceeds the configured max_abs")

@@ -10,6 +10,7 @@ use core::marker::PhantomData;
 
 use super::archive::{ArchiveWriter, fixed_plan};
 use super::engine;
+use super::missing::StreamRuns;
 use super::{Config, Error, Kernel, SzpFloat};
 use crate::bits::HEAD_GROUP_MAX;
 
@@ -25,7 +26,11 @@ use crate::bits::HEAD_GROUP_MAX;
 /// * Blocks of exactly [`StreamEncoder::next_block_len`] values (`block_size`, the last one
 ///   the remainder), pushed in order; then [`StreamEncoder::finish`].
 /// * An output buffer of [`StreamEncoder::max_len`] bytes for `n` and the config: the archive
-///   never needs more, whatever the samples (within `max_abs`). It is far below the
+///   never needs more, whatever the samples (within `max_abs`) — as long as none is missing.
+///   Missing values (NaN, ±inf) are stored exactly, as one-shot compression stores them
+///   (format version 3): each run of equal bit patterns adds at most `20 + size_of::<T>()`
+///   bytes (usually 2 to 6), and 8 bytes close the runs; a buffer that cannot hold them is
+///   [`Error::OutputTooSmall`] naming the length. It is far below the
 ///   data-independent [`super::max_compressed_len`], as the levels are bounded by
 ///   `max_abs / (2·bound)`. The chunk CRCs are parked in the last [`super::Plan::sums_len`]
 ///   bytes of the buffer as their chunks complete (computed from the bytes just written), so
@@ -67,6 +72,8 @@ pub struct StreamEncoder<'a, T: SzpFloat> {
     writer: ArchiveWriter,
     /// The block-head layout: the heads of the current group's blocks so far.
     heads: [i64; HEAD_GROUP_MAX],
+    /// Missing values (NaN, ±inf): the run being extended and the records written so far.
+    runs: StreamRuns,
     _t: PhantomData<T>,
 }
 
@@ -90,6 +97,7 @@ impl<'a, T: SzpFloat> StreamEncoder<'a, T> {
             out,
             writer: ArchiveWriter::begin(Kernel::Scalar, &plan, max_abs),
             heads: [0; HEAD_GROUP_MAX],
+            runs: StreamRuns::default(),
             _t: PhantomData,
         })
     }
@@ -102,14 +110,15 @@ impl<'a, T: SzpFloat> StreamEncoder<'a, T> {
 
     /// Encodes the next block.
     pub fn push_block(&mut self, block: &[T]) -> Result<(), Error> {
-        self.writer.push_block(block, &mut self.heads, self.out)
+        self.writer
+            .push_block(block, &mut self.heads, &mut self.runs, self.out)
     }
 
     /// Writes the header (the chunk CRCs were written as their chunks completed, at the end
     /// of `out`: they move behind the payload) and returns the archive length; every block
     /// must have been pushed.
-    pub fn finish(self) -> Result<usize, Error> {
-        self.writer.close_stream(self.out)
+    pub fn finish(mut self) -> Result<usize, Error> {
+        self.writer.close_stream(self.out, &mut self.runs)
     }
 }
 

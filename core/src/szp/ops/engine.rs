@@ -7,6 +7,7 @@
 //! written; the header last.
 
 use super::super::blocks::{Plan, chunk_sum, write_header};
+use super::super::missing;
 use super::super::{Error, HEADER_LEN, LAYOUT_HEADS, Layout, Mode};
 use super::block::{At, Grid, Out, Path, Scratch, one_block, pow2_below, recon_finite, type_max};
 use super::input::{self, Check, MAX_TERMS, Opened, Term, out_head};
@@ -26,9 +27,43 @@ pub(super) fn run(
     let opened = input::open(archives, coeffs, &mut views, &mut terms)?;
     let k = archives.len();
     let views = views.get(..k).unwrap_or_default();
-    let plan = result_plan(&opened);
-    let g = grid(&opened, path);
-    let mut c = Combiner::new(terms.get_mut(..k).unwrap_or_default(), &g, &plan, out, path);
+    let mut plan = result_plan(&opened);
+    // The extension (version 3): the inputs' shape, and every value missing in some input.
+    plan.missing = views.iter().flatten().any(|v| v.header.missing);
+    let mut ins: [(&[u8], i64); MAX_TERMS] = [(&[], 0); MAX_TERMS];
+    for ((slot, v), &c) in ins.iter_mut().zip(views).zip(coeffs) {
+        *slot = (v.as_ref().map_or(&[][..], |v| v.ext.runs), c);
+    }
+    let ins = ins.get(..k).unwrap_or_default();
+    let (flags, shape) = (plan.ext_flags(), plan.shape);
+    let xlen = missing::write_combined(flags, &shape, plan.dtype, ins, None)?;
+    let cap = out.len().saturating_sub(xlen);
+    let body = out.get_mut(..cap).unwrap_or_default();
+    let terms = terms.get_mut(..k).unwrap_or_default();
+    let len = combine(&opened, terms, views, &plan, body, path).map_err(|e| match e {
+        Error::OutputTooSmall { needed } => Error::OutputTooSmall {
+            needed: needed.saturating_add(xlen),
+        },
+        e => e,
+    })?;
+    // The extension right after the result's chunk CRCs, in the room kept for it.
+    let dst = out.get_mut(len..).unwrap_or_default();
+    let x = missing::write_combined(flags, &shape, plan.dtype, ins, Some(dst))?;
+    Ok(len + x)
+}
+
+/// The combine of the opened inputs into `out`: the result archive's length.
+fn combine(
+    opened: &Opened<'_>,
+    terms: &mut [Term<'_>],
+    views: &[Option<super::super::ArchiveView<'_>>],
+    plan: &Plan,
+    out: &mut [u8],
+    path: Path,
+) -> Result<usize, Error> {
+    let k = terms.len();
+    let g = grid(opened, path);
+    let mut c = Combiner::new(terms, &g, plan, out, path);
     let nb = opened.first.widths.len();
     let step = (1usize << plan.chunk_shift().min(31)).max(1);
     let mut checks = [Check::default(); MAX_TERMS];
@@ -49,7 +84,7 @@ pub(super) fn run(
         c.seal_chunk(u, seg_start, seg_end, seg_pos);
         u += 1;
     }
-    c.finish(&plan)
+    c.finish(plan)
 }
 
 /// The result's plan: the inputs' grid, ABS mode, the accumulated bound.

@@ -211,6 +211,9 @@ fn check_same(first: &ArchiveView<'_>, v: &ArchiveView<'_>) -> Result<(), Error>
     if h.block_size != h0.block_size {
         return Err(Error::OpsMismatch { what: "block size" });
     }
+    if h.shape != h0.shape {
+        return Err(Error::OpsMismatch { what: "shape" });
+    }
     if h.quant_eb.to_bits() != h0.quant_eb.to_bits() {
         return Err(Error::OpsMismatch {
             what: "quantizer bound",

@@ -90,8 +90,10 @@ pub use input::MAX_TERMS;
 pub use stats::{Stats, mean, min_max_levels, stats, value_sum};
 
 /// Archive bytes that always suffice for the result of an operation on archives of `n` values
-/// and block size `block_size` (header, widths, 8 bytes per value); `None` on overflow or an
-/// invalid block size. Equal to [`super::max_compressed_len`].
+/// and block size `block_size` (header, widths, 8 bytes per value) without missing values or a
+/// shape (format 3 adds their extension: an operation that needs more answers
+/// `OutputTooSmall { needed }` before writing); `None` on overflow or an invalid block size.
+/// Equal to [`super::max_compressed_len`].
 pub fn max_output_len(n: usize, block_size: u32) -> Option<usize> {
     super::max_compressed_len(n, block_size, DType::F64)
 }

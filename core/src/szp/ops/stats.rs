@@ -3,6 +3,7 @@
 
 use super::super::blocks;
 use super::super::fzm::FZM_MAGIC;
+use super::super::missing;
 use super::super::{DType, Error};
 use super::block::{CHUNK, recon_finite, unpack_combine};
 use super::input::{FZM_UNSUPPORTED, trailer};
@@ -14,15 +15,19 @@ use crate::bits::{HEAD_GROUP_MAX, payload_len, read_heads};
 pub struct Stats {
     /// Element type.
     pub dtype: DType,
-    /// Number of values.
+    /// Number of values (missing ones included).
     pub n: usize,
+    /// Missing values (NaN, ±inf; stored exactly in version 3 archives): left out of every
+    /// statistic below.
+    pub missing: u64,
     /// The quantizer bound `eb` (a level `q` decodes to `T((q·2)·eb)`).
     pub quant_eb: f64,
     /// The archive's absolute bound per element ([`super::super::Header::bound`]).
     pub bound: f64,
-    /// `Σ q` over all values.
+    /// `Σ q` over the values that are not missing.
     pub level_sum: i128,
-    /// Smallest and largest level; `None` for an empty archive.
+    /// Smallest and largest level of the values that are not missing; `None` when there are
+    /// none.
     pub min_max_levels: Option<(i64, i64)>,
 }
 
@@ -32,9 +37,11 @@ impl Stats {
     pub fn sum(&self) -> f64 {
         self.level_sum as f64 * 2.0 * self.quant_eb
     }
-    /// `sum / n` (`None` for an empty archive); within `bound` of the original mean.
+    /// `sum / (n − missing)`, the mean of the values that are not missing (`None` when there
+    /// are none); within `bound` of the original mean.
     pub fn mean(&self) -> Option<f64> {
-        (self.n > 0).then(|| self.sum() / self.n as f64)
+        let k = (self.n as u64).saturating_sub(self.missing);
+        (k > 0).then(|| self.sum() / k as f64)
     }
     /// The decoded values of the smallest and largest level (f64 of the level's
     /// reconstruction in the element type: exactly what decompression yields).
@@ -57,6 +64,9 @@ pub fn stats(archive: &[u8]) -> Result<Stats, Error> {
     }
     let v = blocks::parse(archive)?;
     let bs = v.header.block_size as usize;
+    // Missing values (version 3): their levels are stand-ins, skipped as the runs say.
+    let mut spans = missing::spans(v.header.dtype, v.ext.runs);
+    let (mut ms, mut me) = spans.next().unwrap_or((u64::MAX, u64::MAX));
     let group = v.header.head_group().min(HEAD_GROUP_MAX);
     let (mut s, mut lo, mut hi) = (0i128, i64::MAX, i64::MIN);
     let mut off = 0usize;
@@ -88,11 +98,24 @@ pub fn stats(archive: &[u8]) -> Result<Stats, Error> {
             let m = (len - i).min(CHUNK);
             let a = acc.get_mut(..m).unwrap_or_default();
             unpack_combine(p, u32::from(w), i, 1, a, true);
+            let mut at = (b * bs + i) as u64;
             for &d in a.iter() {
                 q = q.wrapping_add(d);
+                if at >= ms {
+                    if at < me {
+                        at += 1;
+                        continue;
+                    }
+                    (ms, me) = spans.next().unwrap_or((u64::MAX, u64::MAX));
+                    if at >= ms {
+                        at += 1;
+                        continue; // runs are at least one value long: `at < me` here
+                    }
+                }
                 s += i128::from(q);
                 lo = lo.min(q);
                 hi = hi.max(q);
+                at += 1;
             }
             i += m;
         }
@@ -100,7 +123,8 @@ pub fn stats(archive: &[u8]) -> Result<Stats, Error> {
     }
     // As its decoder does, refuse an archive with a level whose value is not finite (the
     // reconstruction is monotone in |q|: the extremes decide).
-    if v.n > 0
+    let present = (v.n as u64).saturating_sub(v.header.missing_count) > 0;
+    if present
         && !(recon_finite(lo, v.header.quant_eb, v.header.dtype)
             && recon_finite(hi, v.header.quant_eb, v.header.dtype))
     {
@@ -111,10 +135,11 @@ pub fn stats(archive: &[u8]) -> Result<Stats, Error> {
     Ok(Stats {
         dtype: v.header.dtype,
         n: v.n,
+        missing: v.header.missing_count,
         quant_eb: v.header.quant_eb,
         bound: v.header.bound(),
         level_sum: s,
-        min_max_levels: (v.n > 0).then_some((lo, hi)),
+        min_max_levels: present.then_some((lo, hi)),
     })
 }
 
