@@ -178,7 +178,9 @@ def write_fzm(
 
     ``stage_compatible=True`` quantizes with the bound itself, as the FZGPUModules stage does
     (its guarantee then is the bound plus half an ulp); the default uses fzpack's tightened
-    bound so every value meets ``eb`` exactly.
+    bound so every value meets ``eb`` exactly. The stage format holds neither a shape nor
+    missing values: NaN or infinity raises :class:`Error` naming the first index (use
+    :func:`szp_compress` for such data).
     """
     return _fzpack.write_fzm(
         _floats(arr),
