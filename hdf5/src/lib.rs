@@ -27,7 +27,8 @@
 //!
 //! NaN and infinities (missing values: land in an ocean field, fill values) are stored
 //! exactly inside the SZp archive, every finite value within the bound, so such chunks are
-//! compressed like any other; a chunk of nothing but missing values costs a few dozen bytes.
+//! compressed like any other; a chunk of nothing but missing values costs about a byte per block
+//! (2.2 KiB for a 512 x 512 float32 chunk, 1 MiB raw).
 //! PERNIX cannot hold them (its encoder refuses a non-finite value): a PERNIX chunk with one
 //! is a chunk the codec cannot encode, below.
 //!
