@@ -1,11 +1,14 @@
 """fzpack: error-bounded lossy compression of scientific floats (SZp, PERNIX).
 
 The functions take numpy arrays of ``float32`` or ``float64`` (any shape, compressed in C
-order) and return ``bytes``; the decompressors return a 1-D array whose dtype comes from the
-archive (the caller reshapes). C-contiguous native-endian arrays are read in place
-(zero-copy); anything else is copied once. The GIL is released while the Rust code runs, and
-large inputs are split across a rayon thread pool. Every failure raises :class:`Error`, a
-subclass of :class:`ValueError`, with the message of the Rust core.
+order) and return ``bytes``. SZp archives record the array's shape (1 to 8 dimensions), and
+``szp_decompress`` gives it back; NaN and infinities (missing values) are stored exactly, every
+finite value within the bound. The other decompressors return a 1-D array (the caller
+reshapes). The dtype always comes from the archive. C-contiguous native-endian arrays are read
+in place (zero-copy); anything else is copied once, in C order. The GIL is released while the
+Rust code runs, and large inputs are split across a rayon thread pool. Every failure raises
+:class:`Error`, a subclass of :class:`ValueError`, with the message of the Rust core; a missing
+bound raises ``TypeError`` (there is no default bound).
 
 Submodules: :mod:`fzpack.numcodecs` (codecs ``fzpack_szp``/``fzpack_pernix``),
 :mod:`fzpack.zarr` (a Zarr v3 array-to-bytes codec), :mod:`fzpack.hdf5` (h5py keyword
@@ -22,7 +25,9 @@ from ._fzpack import Error, __version__
 __all__ = [
     "Error",
     "MODES",
+    "BOUND_REQUIRED",
     "check_mode",
+    "require_bound",
     "__version__",
     "szp_compress",
     "szp_decompress",
@@ -52,6 +57,24 @@ def check_mode(mode) -> str:
     return m
 
 
+#: The message of the ``TypeError`` every SZp front end raises when no bound is given.
+BOUND_REQUIRED = (
+    "an error bound is required: eb=<float> (absolute with mode=\"abs\", the default; a "
+    "fraction of the value range with mode=\"noa\"); fzpack has no default bound, as SZ3 and "
+    "ZFP have none"
+)
+
+
+def require_bound(eb):
+    """``eb`` unchanged unless it is missing (``None``): then a ``TypeError`` with
+    :data:`BOUND_REQUIRED`. The one rule of every SZp front end (``szp_compress``,
+    ``write_fzm``, the numcodecs, Zarr and HDF5 codecs and their configurations); the value
+    itself is checked by each (finite and > 0)."""
+    if eb is None:
+        raise TypeError(BOUND_REQUIRED)
+    return eb
+
+
 def _floats(arr) -> np.ndarray:
     """The input as a C-contiguous, native-endian float32/float64 array (copied only if needed)."""
     a = np.asarray(arr)
@@ -77,24 +100,31 @@ def szp_compress(arr, eb: float, mode: str = "abs", block_size: int = 128) -> by
     """Compress ``arr`` into an fzpack SZp archive (the block-head layout, as ``fzpack
     compress`` writes by default; ``szp_header(buf)["layout"]`` says which one a buffer holds).
 
-    Every decoded value ``y`` satisfies ``|x - y| <= eb`` (``mode="abs"``) or
-    ``|x - y| <= eb * (max(x) - min(x))`` (``mode="noa"``), or the call raises.
+    Every decoded finite value ``y`` satisfies ``|x - y| <= eb`` (``mode="abs"``) or
+    ``|x - y| <= eb * (max(x) - min(x))`` over the finite values (``mode="noa"``), or the call
+    raises. NaN and infinities (missing values) come back exactly, bit for bit, at their
+    positions. The archive records ``arr.shape`` (a 0-d array as one dimension of 1).
 
     Args:
-        arr: float32 or float64 array of any shape (C order); must be finite.
-        eb: the error bound, finite and > 0 (relative to the value range for ``"noa"``).
-        mode: ``"abs"`` or ``"noa"`` (:data:`MODES`, case-insensitive; anything else raises).
+        arr: float32 or float64 array of 1 to 8 dimensions, any layout (compressed in C order).
+        eb: the error bound, finite and > 0 (relative to the value range for ``"noa"``);
+            required: ``None`` or leaving it out raises ``TypeError``.
+        mode: ``"abs"`` (the default) or ``"noa"`` (:data:`MODES`, case-insensitive).
         block_size: values per block, 1..=4096.
 
     Raises:
-        Error: non-float input, NaN/inf (naming the index), a bad bound, mode or block size,
-            or a bound the data cannot meet.
+        Error: non-float input, more than 8 dimensions, a bad bound, mode or block size, or a
+            bound the data cannot meet.
+        TypeError: no bound.
     """
-    return _fzpack.szp_compress(_floats(arr), float(eb), check_mode(mode), int(block_size))
+    return _fzpack.szp_compress(
+        _floats(arr), float(require_bound(eb)), check_mode(mode), int(block_size)
+    )
 
 
 def szp_decompress(buf) -> np.ndarray:
-    """Decompress an fzpack SZp archive into a new 1-D array (dtype from the archive).
+    """Decompress an fzpack SZp archive into a new array of the shape it records (1-D for
+    archives written before the shape field); the dtype comes from the archive.
 
     Raises:
         Error: the archive is truncated, has a bad magic/version or inconsistent fields.
@@ -104,7 +134,8 @@ def szp_decompress(buf) -> np.ndarray:
 
 def szp_header(buf) -> dict:
     """The header of an SZp archive: ``version`` (format), ``dtype`` (numpy name), ``n``,
-    ``mode``, ``block_size``, ``bound``
+    ``shape`` (list of dimensions; empty for archives without one), ``missing`` (whether it
+    holds NaN/infinities), ``mode``, ``block_size``, ``bound``
     (the absolute bound every value meets), ``requested``, ``quant_eb``, ``value_base``,
     ``strict``, ``layout`` (``"heads"`` or ``"fzgm"``)."""
     return _fzpack.szp_header(_bytes(buf))
@@ -147,10 +178,16 @@ def write_fzm(
 
     ``stage_compatible=True`` quantizes with the bound itself, as the FZGPUModules stage does
     (its guarantee then is the bound plus half an ulp); the default uses fzpack's tightened
-    bound so every value meets ``eb`` exactly.
+    bound so every value meets ``eb`` exactly. The stage format holds neither a shape nor
+    missing values: NaN or infinity raises :class:`Error` naming the first index (use
+    :func:`szp_compress` for such data).
     """
     return _fzpack.write_fzm(
-        _floats(arr), float(eb), check_mode(mode), int(block_size), bool(stage_compatible)
+        _floats(arr),
+        float(require_bound(eb)),
+        check_mode(mode),
+        int(block_size),
+        bool(stage_compatible),
     )
 
 

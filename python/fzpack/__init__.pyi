@@ -10,7 +10,10 @@ class Error(ValueError):
 
 MODES: tuple[str, ...]
 
+BOUND_REQUIRED: str
+
 def check_mode(mode: object) -> str: ...
+def require_bound(eb: object) -> object: ...
 
 _Floats = npt.ArrayLike
 _Buffer = bytes | bytearray | memoryview | npt.NDArray[Any]

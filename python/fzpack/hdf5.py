@@ -25,8 +25,10 @@ Filter id :data:`FILTER_ID` = 62025 is in the range HDF5 leaves to unregistered 
 (32768-65535). ``cd_values`` layout version 1: ``(1, codec, mode|bits, block_size, eb_lo,
 eb_hi)`` with codec 0 = SZp, 1 = PERNIX; the plugin's ``set_local`` appends the dtype and the
 chunk's value count. Each chunk is one fzpack archive plus a CRC-32, so a damaged chunk fails
-the read. h5py adds the filter as optional: a chunk the codec cannot encode (NaN or infinity,
-a bound below the float precision) is then stored unfiltered by HDF5, its values kept exactly.
+the read. SZp keeps NaN and infinities (missing values) exactly, so chunks holding them are
+compressed like any other. h5py adds the filter as optional: a chunk the codec cannot encode
+(an SZp bound below the float precision; PERNIX with NaN or infinity) is then stored
+unfiltered by HDF5, its values kept exactly.
 """
 
 from __future__ import annotations
@@ -104,7 +106,7 @@ class SZp(_Filter):
     def __init__(self, eb: float, mode: str = "abs", block_size: int = 128):
         mode = fzpack.check_mode(mode)
         codes = {"abs": 0, "noa": 2}
-        eb = float(eb)
+        eb = float(fzpack.require_bound(eb))
         if not (eb > 0 and eb != float("inf")):
             raise fzpack.Error(f"invalid argument: eb must be finite and > 0, got {eb}")
         block_size = int(block_size)

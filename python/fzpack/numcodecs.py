@@ -6,8 +6,11 @@ Both are registered through the ``numcodecs.codecs`` entry point, so after insta
     codec = numcodecs.get_codec({"id": "fzpack_szp", "eb": 1e-3, "mode": "abs"})
 
 works in any process (Zarr v2 arrays, ``numcodecs.zarr3`` wrappers, xarray, ...).
-``encode`` takes a float32/float64 array (any shape, C order) and returns ``bytes``;
-``decode`` returns a 1-D array (or fills ``out``), as numcodecs codecs do.
+``encode`` takes a float32/float64 array (any shape and layout, compressed in C order) and
+returns ``bytes``; ``decode`` returns an array of the encoded shape for SZp (1-D for PERNIX), or
+fills ``out``. SZp keeps NaN and infinities exactly (missing values), every finite value within
+the bound. The bound ``eb`` is required: ``SZp()`` and a configuration without ``"eb"`` raise
+``TypeError``.
 """
 
 from __future__ import annotations
@@ -35,12 +38,21 @@ class SZp(Codec):
 
     def __init__(self, eb: float, mode: str = "abs", block_size: int = 128):
         mode = fzpack.check_mode(mode)
-        eb = float(eb)
+        eb = float(fzpack.require_bound(eb))
         if not (np.isfinite(eb) and eb > 0):
             raise fzpack.Error(f"invalid argument: eb must be finite and > 0, got {eb}")
         self.eb = eb
         self.mode = mode
         self.block_size = int(block_size)
+
+    @classmethod
+    def from_config(cls, config):
+        """The codec of a configuration (``numcodecs.get_codec``); one without ``eb`` raises
+        ``TypeError`` (:data:`fzpack.BOUND_REQUIRED`): there is no default bound."""
+        config = dict(config)
+        config.pop("id", None)
+        fzpack.require_bound(config.get("eb"))
+        return cls(**config)
 
     def encode(self, buf):
         return fzpack.szp_compress(ensure_ndarray(buf), self.eb, self.mode, self.block_size)

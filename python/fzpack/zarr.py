@@ -10,11 +10,11 @@ SZp turns the array's values into bytes, so it is the ``serializer=`` (zarr's on
 array-to-bytes codec), never one of the ``compressors=`` (bytes-to-bytes codecs such as zstd,
 which may follow it); zarr refuses it there, and the error names ``serializer=``. From xarray::
 
-    ds.to_zarr("data.zarr", encoding={"t": {"serializer": fzpack.zarr.SZp(eb=1e-3),
-                                            "fill_value": 0.0}})
+    ds.to_zarr("data.zarr", encoding={"t": {"serializer": fzpack.zarr.SZp(eb=1e-3)}})
 
-with a finite ``fill_value``: xarray's default fill value for floats is NaN, which zarr puts in
-the part of an edge chunk outside the array, and SZp cannot encode NaN yet.
+Missing values need nothing special: NaN and infinities are stored exactly (every finite value
+within the bound), so xarray's default NaN ``fill_value`` (which zarr puts in the part of an
+edge chunk outside the array) and NaN-masked fields (land in an ocean field) just work.
 
 The array's ``zarr.json`` then names the codec ``"fzpack_szp"`` with configuration
 ``{"eb", "mode", "block_size"}``; fzpack registers that name with zarr's codec registry
@@ -44,14 +44,6 @@ __all__ = ["SZp", "CODEC_NAME"]
 
 #: The codec name stored in zarr.json (and the ``zarr.codecs`` entry-point name).
 CODEC_NAME = "fzpack_szp"
-
-
-def _is_nan(value) -> bool:
-    """Whether a fill value is NaN (any float or numpy scalar; False for anything else)."""
-    try:
-        return bool(np.isnan(value))
-    except (TypeError, ValueError):
-        return False
 
 
 class _SerializerOnly(type(ArrayBytesCodec)):
@@ -85,7 +77,7 @@ class SZp(ArrayBytesCodec, metaclass=_SerializerOnly):
 
     def __init__(self, eb: float, mode: str = "abs", block_size: int = 128) -> None:
         mode = fzpack.check_mode(mode)
-        eb = float(eb)
+        eb = float(fzpack.require_bound(eb))
         if not (np.isfinite(eb) and eb > 0):
             raise fzpack.Error(f"invalid argument: eb must be finite and > 0, got {eb}")
         object.__setattr__(self, "eb", eb)
@@ -94,7 +86,10 @@ class SZp(ArrayBytesCodec, metaclass=_SerializerOnly):
 
     @classmethod
     def from_dict(cls, data: dict) -> Self:
-        _, cfg = parse_named_configuration(data, CODEC_NAME)
+        _, cfg = parse_named_configuration(data, CODEC_NAME, require_configuration=False)
+        cfg = dict(cfg or {})
+        # A zarr.json without the bound is refused (TypeError): there is no default bound.
+        fzpack.require_bound(cfg.get("eb"))
         return cls(**cfg)
 
     def to_dict(self) -> dict:
@@ -124,17 +119,7 @@ class SZp(ArrayBytesCodec, metaclass=_SerializerOnly):
 
     async def _encode_single(self, chunk_array: NDBuffer, chunk_spec: ArraySpec) -> Buffer | None:
         arr = chunk_array.as_numpy_array()
-        try:
-            out = fzpack.szp_compress(arr, self.eb, self.mode, self.block_size)
-        except fzpack.Error as e:
-            if "non-finite" in str(e) and _is_nan(getattr(chunk_spec, "fill_value", None)):
-                raise fzpack.Error(
-                    f"{e}: the array's fill_value is NaN, and zarr fills the part of an edge "
-                    "chunk outside the array (and unwritten regions) with it; fzpack SZp cannot "
-                    "encode NaN yet: create the array with a finite fill_value (e.g. "
-                    "fill_value=0.0), or with chunks that divide the shape"
-                ) from e
-            raise
+        out = fzpack.szp_compress(arr, self.eb, self.mode, self.block_size)
         return chunk_spec.prototype.buffer.from_bytes(out)
 
     def compute_encoded_size(self, input_byte_length: int, _chunk_spec: ArraySpec) -> int:

@@ -9,9 +9,12 @@
 //! Rust error: nothing here panics on user data.
 
 use fzpack::pernix::{BitWidth, BlockSize};
-use fzpack::szp::{Config, Layout, Mode, fzm};
+use fzpack::szp::{Config, Layout, Mode, Shape, fzm};
 use fzpack::{DType, Element};
-use numpy::{IntoPyArray, PyArray1, PyReadonlyArray1, PyReadonlyArrayDyn};
+use numpy::{
+    IntoPyArray, PyArray1, PyArrayMethods, PyReadonlyArray1, PyReadonlyArrayDyn,
+    PyUntypedArrayMethods,
+};
 use pyo3::create_exception;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -46,6 +49,26 @@ impl<'py> Floats<'py> {
         Err(err(
             "expected a numpy array of float32 or float64 in native byte order",
         ))
+    }
+}
+
+impl Floats<'_> {
+    /// The array's dimensions as the archive records them: a 0-d array is one value (one
+    /// dimension of 1); more dimensions than an archive holds is an error that says what to do.
+    fn shape(&self) -> PyResult<Shape> {
+        let dims: Vec<u64> = match self {
+            Floats::F32(a) => a.shape().iter().map(|&d| d as u64).collect(),
+            Floats::F64(a) => a.shape().iter().map(|&d| d as u64).collect(),
+        };
+        let dims = if dims.is_empty() { vec![1] } else { dims };
+        Shape::new(&dims).map_err(|e| {
+            err(format!(
+                "invalid argument: an array of {} dimensions {dims:?}: {}; an archive records \
+                 1 to 8 dimensions (compress arr.reshape(-1) and reshape the result)",
+                dims.len(),
+                fzpack::Error::from(e)
+            ))
+        })
     }
 }
 
@@ -99,8 +122,9 @@ fn szp_compress<'py>(
     mode: &str,
     block_size: u32,
 ) -> PyResult<Bound<'py, PyBytes>> {
-    let cfg = szp_config(eb, mode, block_size)?;
-    let out = match Floats::extract(arr)? {
+    let floats = Floats::extract(arr)?;
+    let cfg = szp_config(eb, mode, block_size)?.with_shape(floats.shape()?);
+    let out = match floats {
         Floats::F32(a) => {
             let s = slice(&a)?;
             detached(py, || fzpack::szp::compress(s, &cfg))?
@@ -121,7 +145,26 @@ fn decoded<'py, T: Element + numpy::Element>(
     Ok(v.into_pyarray(py).into_any())
 }
 
-/// szp_decompress(buf) -> numpy.ndarray
+/// `v` as an array of the archive's shape (a view of the decoded vector, no copy); flat when
+/// the archive records none (archives written before the shape field).
+fn shaped<'py, T: Element + numpy::Element>(
+    py: Python<'py>,
+    v: Vec<T>,
+    dims: &[u64],
+) -> PyResult<Bound<'py, PyAny>> {
+    let a = v.into_pyarray(py);
+    if dims.is_empty() {
+        return Ok(a.into_any());
+    }
+    let dims = dims
+        .iter()
+        .map(|&d| usize::try_from(d))
+        .collect::<Result<Vec<usize>, _>>()
+        .map_err(|_| err("SZp: corrupt archive: a dimension does not fit in memory"))?;
+    Ok(a.reshape(dims)?.into_any())
+}
+
+/// szp_decompress(buf) -> numpy.ndarray (the shape the archive records; 1-D without one)
 #[pyfunction]
 fn szp_decompress<'py>(
     py: Python<'py>,
@@ -130,12 +173,21 @@ fn szp_decompress<'py>(
     let b = bytes_of(&buf)?;
     let h = fzpack::szp::header(b).map_err(|e| err(fzpack::Error::from(e)))?;
     match h.dtype {
-        DType::F32 => decoded::<f32>(py, || fzpack::szp::decompress(b)),
-        DType::F64 => decoded::<f64>(py, || fzpack::szp::decompress(b)),
+        DType::F32 => shaped(
+            py,
+            detached(py, || fzpack::szp::decompress::<f32>(b))?,
+            h.shape.dims(),
+        ),
+        DType::F64 => shaped(
+            py,
+            detached(py, || fzpack::szp::decompress::<f64>(b))?,
+            h.shape.dims(),
+        ),
     }
 }
 
-/// szp_header(buf) -> dict (the archive header: version, dtype, n, mode, block_size, bounds, strict)
+/// szp_header(buf) -> dict (the archive header: version, dtype, n, shape, missing, mode,
+/// block_size, bounds, strict, layout)
 #[pyfunction]
 fn szp_header<'py>(
     py: Python<'py>,
@@ -174,6 +226,11 @@ fn header_dict<'py>(
     d.set_item("quant_eb", h.quant_eb)?;
     d.set_item("value_base", h.value_base)?;
     d.set_item("strict", h.strict)?;
+    // The array's dimensions (empty for archives written before the shape field) and whether
+    // it holds missing values (NaN, infinities), stored exactly.
+    d.set_item("shape", h.shape.dims().to_vec())?;
+    d.set_item("missing", h.missing)?;
+    d.set_item("missing_count", h.missing_count)?;
     d.set_item(
         "layout",
         match Layout::from_code(h.layout) {

@@ -13,7 +13,8 @@ import pytest
 import fzpack
 import fzpack.hdf5
 from helpers import (
-    FINITE_FIELDS, assert_bound, require, require_installed, require_module, require_tool, run_python,
+    FINITE_FIELDS, MASKED, assert_bound, assert_missing_kept, assert_not_larger_than_zero_filled,
+    finite_range, masked_field, require, require_installed, require_module, require_tool, run_python,
 )
 
 
@@ -229,30 +230,38 @@ def test_corrupt_chunk_fails_the_read(h5py, h5dump, tmp_path, where):
     assert "fzpack filter: chunk CRC-32 mismatch (corrupt chunk)" in r.stderr, r.stderr
 
 
-def test_chunk_the_codec_cannot_encode_is_stored_exactly(h5py, h5dump, tmp_path):
-    # h5py adds the filter as optional: HDF5 stores a chunk whose encoding fails (NaN here,
-    # a bound below float precision in the third chunk) unfiltered, so its values are exact.
+def test_nan_chunks_are_compressed_and_only_a_bound_the_data_cannot_meet_is_raw(h5py, h5dump, tmp_path):
+    # NaN and infinities are stored exactly inside the SZp archive: their chunk is filtered
+    # like any other. h5py adds the filter as optional, so a chunk the codec cannot encode (a
+    # bound below the float precision, dataset "w"; PERNIX with NaN, "p") is stored
+    # unfiltered by HDF5.
     x = make((150,), "f4") + 1000
     x[17] = np.nan
     x[18] = np.inf
+    x[100:150] = np.nan  # a chunk of nothing but missing values
     path = tmp_path / "n.h5"
     with h5py.File(path, "w") as f:
-        f.create_dataset("v", data=x, chunks=(50,), **fzpack.hdf5.SZp(1e-3))
-        f.create_dataset("w", data=x[50:], chunks=(50,), **fzpack.hdf5.SZp(1e-9))
+        f.create_dataset("v", data=x, chunks=(50,), compression=fzpack.hdf5.SZp(1e-3))
+        f.create_dataset("w", data=x[50:100], chunks=(50,), **fzpack.hdf5.SZp(1e-9))
+        f.create_dataset("p", data=x, chunks=(50,), compression=fzpack.hdf5.PERNIX(16))
     with h5py.File(path, "r") as f:
+        # PERNIX cannot hold missing values: those chunks are stored raw, the other filtered.
+        p = f["p"]
+        assert [p.id.get_chunk_info(i).filter_mask for i in range(3)] == [1, 0, 1]
+        assert np.array_equal(p[:50], x[:50], equal_nan=True)
+        assert np.array_equal(p[100:], x[100:], equal_nan=True)
         d = f["v"]
-        masks = [d.id.get_chunk_info(i).filter_mask for i in range(3)]
-        assert masks == [1, 0, 0]  # the first chunk skipped the filter, the others used it
+        infos = [d.id.get_chunk_info(i) for i in range(3)]
+        assert [i.filter_mask for i in infos] == [0, 0, 0]  # every chunk went through the filter
+        assert infos[2].size < 100, infos[2]  # an all-missing chunk costs about nothing
         y = d[...]
-        assert np.array_equal(y[:50], x[:50], equal_nan=True)
-        assert_bound(x[50:], y[50:], 1e-3, "filtered chunks")
-        assert np.array_equal(f["w"][...], x[50:])  # bound below precision: stored raw
+        assert_missing_kept(x, y, 1e-3, "h5py")
+        assert f["w"].id.get_chunk_info(0).filter_mask == 1
+        assert np.array_equal(f["w"][...], x[50:100])  # bound below precision: stored raw
     out = tmp_path / "d.bin"
     r = dump(h5dump, path, "/v", out)
     assert r.returncode == 0, r.stdout + r.stderr
-    z = np.fromfile(out, dtype="<f4")
-    assert np.array_equal(z[:50], x[:50], equal_nan=True)
-    assert_bound(x[50:], z[50:], 1e-3, "h5dump filtered chunks")
+    assert_missing_kept(x, np.fromfile(out, dtype="<f4"), 1e-3, "h5dump")
 
 
 def test_set_local_refuses_bad_datasets(h5py, tmp_path):
@@ -374,3 +383,89 @@ def test_netcdf_readers_in_fresh_process(h5py, tmp_path, reader):
     r = run_python(head + bare, env=env)
     # netCDF4: "undefined filter encountered"; h5py: "can't open directory (<default plugin dir>)"
     assert r.returncode != 0 and ("filter" in r.stderr or "plugin" in r.stderr), r.stdout + r.stderr
+
+
+MASKED_READERS = {
+    "h5py": "import fzpack.hdf5, h5py\nv = h5py.File(P, 'r')['t'][...]\n",
+    "h5netcdf": "import fzpack.hdf5, xarray as xr\n"
+                "v = xr.open_dataset(P, engine='h5netcdf').t.values\n",
+    "netCDF4": "import fzpack.hdf5\nimport netCDF4\n"
+               "v = np.ma.filled(netCDF4.Dataset(P)['t'][...], np.nan)\n",
+}
+
+
+@pytest.mark.parametrize("name", MASKED)
+def test_masked_field_compressed_and_read_by_every_reader(h5py, tmp_path, name):
+    """A field with missing values (NaN land mask) written with compression=SZp: every chunk
+    filtered (none stored raw), no bigger than the same field with NaN set to 0, read back by
+    h5py, xarray/h5netcdf and netCDF4 in fresh processes with NaN positions identical and every
+    finite value within the bound."""
+    require_installed("xarray", "h5netcdf", "netCDF4")
+    x = masked_field(name)
+    eb = 1e-3 * finite_range(x)
+    chunks = tuple(max(1, (s * 2) // 5) for s in x.shape)
+    dims = ("depth", "lat", "lon")[-x.ndim:]
+    path, zpath = tmp_path / "nan.h5", tmp_path / "zero.h5"
+    sizes = []
+    for p, data in ((path, x), (zpath, np.where(np.isnan(x), 0, x).astype(x.dtype))):
+        with h5py.File(p, "w") as f:
+            for dname, n in zip(dims, x.shape):
+                f[dname] = np.arange(n, dtype="f8")
+                f[dname].make_scale(dname)
+            d = f.create_dataset("t", data=data, chunks=chunks, fillvalue=np.nan,
+                                 compression=fzpack.hdf5.SZp(eb))
+            for i, dname in enumerate(dims):
+                d.dims[i].attach_scale(f[dname])
+        with h5py.File(p, "r") as f:
+            d = f["t"]
+            masks = [d.id.get_chunk_info(i).filter_mask for i in range(d.id.get_num_chunks())]
+            assert masks == [0] * len(masks), f"chunks stored unfiltered: {masks}"
+            sizes.append(d.id.get_storage_size())
+    print(f"{name}: ratio {x.nbytes / sizes[0]:.2f} (NaN -> 0: {x.nbytes / sizes[1]:.2f})")
+    assert sizes[0] < x.nbytes / 4, sizes
+    env = {"PATH": os.environ.get("PATH", "")}
+    for reader, code in MASKED_READERS.items():
+        out = tmp_path / f"{reader}.npy"
+        r = run_python(f"import numpy as np\nP = {str(path)!r}\n" + code + f"np.save({str(out)!r}, v)\n",
+                       env=env)
+        assert r.returncode == 0, reader + ": " + r.stdout + r.stderr
+        y = np.load(out)
+        assert y.dtype == x.dtype, (reader, y.dtype)
+        # h5py hands back the stored bits; the netCDF readers may rewrite NaN payloads.
+        assert_missing_kept(x, y, eb, f"{name} {reader}", bits=reader == "h5py")
+    assert_not_larger_than_zero_filled(name, sizes[0], sizes[1], "HDF5 dataset storage")
+
+
+@pytest.mark.parametrize("form", ["compression=", "**kwargs"])
+@pytest.mark.parametrize("name", ["generated_holes", "levitus_temp"])
+def test_xarray_to_netcdf_h5netcdf_then_netcdf4(h5py, tmp_path, name, form):
+    """xarray writes a NaN-masked field as netCDF-4 through h5netcdf with the filter in its
+    encoding (both forms); netCDF4-python reads it in a fresh process: every chunk filtered,
+    NaN positions identical, every finite value within the bound."""
+    xr = require_module("xarray")
+    require_installed("h5netcdf", "netCDF4")
+    x = masked_field(name)
+    eb = 1e-3 * finite_range(x)
+    dims = ("depth", "lat", "lon")[-x.ndim:]
+    chunks = tuple(max(1, (s * 2) // 5) for s in x.shape)
+    filt = fzpack.hdf5.SZp(eb)
+    enc = {"compression": filt} if form == "compression=" else dict(**filt)
+    path = tmp_path / "x.nc"
+    xr.Dataset({"t": (dims, x, {"units": "degC"})}).to_netcdf(
+        path, engine="h5netcdf", encoding={"t": {**enc, "chunksizes": chunks}})
+    with h5py.File(path, "r") as f:
+        d = f["t"]
+        assert d.id.get_create_plist().get_filter(0)[0] == fzpack.hdf5.FILTER_ID
+        masks = [d.id.get_chunk_info(i).filter_mask for i in range(d.id.get_num_chunks())]
+        assert masks == [0] * len(masks), masks
+        assert d.id.get_storage_size() < x.nbytes / 4
+    out = tmp_path / "back.npy"
+    r = run_python(
+        "import numpy as np, fzpack.hdf5, netCDF4\n"
+        f"v = netCDF4.Dataset({str(path)!r})['t']\n"
+        "assert v.units == 'degC'\n"
+        f"np.save({str(out)!r}, np.ma.filled(v[...], np.nan))\n",
+        env={"PATH": os.environ.get("PATH", "")},
+    )
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert_missing_kept(x, np.load(out), eb, f"{name} to_netcdf -> netCDF4", bits=False)

@@ -108,8 +108,12 @@ def test_codec_accepts_buffers_numcodecs_passes(fz_nc):
     enc = c.encode(x)
     for b in (enc, bytearray(enc), memoryview(enc), np.frombuffer(enc, dtype=np.uint8)):
         assert_bound(x, c.decode(b), 1e-6, type(b).__name__)
-    # A 2-D input is compressed in C order; decode gives it back flat.
-    assert c.decode(c.encode(x.reshape(10, 100))).shape == (1000,)
+    # A 2-D input (any layout) is compressed in C order; decode gives back its shape.
+    assert c.decode(c.encode(x.reshape(10, 100))).shape == (10, 100)
+    f = np.asfortranarray(x.reshape(10, 100))
+    y = c.decode(c.encode(f))
+    assert y.shape == (10, 100)
+    assert_bound(f, y, 1e-6, "fortran")
 
 
 @pytest.mark.parametrize("eb", [0, -1, float("nan"), float("inf")])
@@ -134,10 +138,6 @@ def test_bad_codec_arguments_other(fz_nc):
 
 def test_codec_errors_are_fzpack_errors(fz_nc):
     c = fz_nc.SZp(1e-3)
-    x = np.ones(100, dtype=np.float32)
-    x[42] = np.nan
-    with pytest.raises(fzpack.Error, match="at index 42$"):
-        c.encode(x)
     with pytest.raises(fzpack.Error, match="float32 or float64"):
         c.encode(np.arange(10))
     with pytest.raises(fzpack.Error):

@@ -9,7 +9,9 @@ import numpy as np
 import pytest
 
 import fzpack
-from helpers import FINITE_FIELDS, assert_bound, require, require_module, run_python
+from helpers import (
+    FINITE_FIELDS, assert_bound, assert_missing_kept, require, require_module, run_python,
+)
 
 
 @pytest.fixture
@@ -110,15 +112,17 @@ def test_rejects_non_float_arrays(zarr, fz_zarr, tmp_path):
         )
 
 
-def test_nan_fails_the_write(zarr, fz_zarr, tmp_path):
+def test_nan_is_stored_exactly(zarr, fz_zarr, tmp_path):
     z = zarr.create_array(
         store=str(tmp_path / "n.zarr"), shape=(100,), chunks=(50,), dtype="float32",
         serializer=fz_zarr.SZp(1e-3), compressors=None,
     )
-    x = np.zeros(100, dtype=np.float32)
-    x[60] = np.nan
-    with pytest.raises(fzpack.Error, match="at index 10$"):  # index within its chunk
-        z[:] = x
+    x = np.linspace(-1, 1, 100, dtype=np.float32)
+    x[[0, 60]] = np.nan
+    x[61] = -np.inf
+    z[:] = x
+    y = zarr.open_array(str(tmp_path / "n.zarr"))[:]
+    assert_missing_kept(x, y, 1e-3, "zarr NaN")
 
 
 def test_corrupt_chunk_fails_the_read(zarr, fz_zarr, tmp_path, small_field):
@@ -141,11 +145,13 @@ def test_mode_rule_is_the_one_of_every_entry_point(fz_zarr):
     assert fz_zarr.SZp(eb=1e-3, mode="NOA").mode == "noa"
 
 
-def test_nan_fill_value_names_the_cause(zarr, fz_zarr, tmp_path):
-    """A NaN fill value pads the edge chunks: the error says so and how to avoid it."""
+def test_nan_fill_value_with_partial_edge_chunks(zarr, fz_zarr, tmp_path):
+    """A NaN fill value (xarray's default for floats) pads the edge chunks: they are encoded
+    like any other (the padding is outside the array and never read back)."""
     x = np.arange(70, dtype="float32").reshape(10, 7)
+    path = tmp_path / "nan.zarr"
     z = zarr.create_array(
-        store=str(tmp_path / "nan.zarr"),
+        store=str(path),
         shape=x.shape,
         chunks=(4, 4),  # edge chunks are partial
         dtype="float32",
@@ -153,20 +159,15 @@ def test_nan_fill_value_names_the_cause(zarr, fz_zarr, tmp_path):
         serializer=fz_zarr.SZp(eb=1e-3),
         compressors=None,
     )
-    with pytest.raises(fzpack.Error) as e:
-        z[:] = x
-    msg = str(e.value)
-    assert "fill_value is NaN" in msg and "fill_value=0.0" in msg, msg
-    assert "chunks that divide the shape" in msg, msg
-    # With a finite fill value the same array round-trips.
-    z = zarr.create_array(
-        store=str(tmp_path / "zero.zarr"),
-        shape=x.shape,
-        chunks=(4, 4),
-        dtype="float32",
-        fill_value=0.0,
-        serializer=fz_zarr.SZp(eb=1e-3),
-        compressors=None,
-    )
     z[:] = x
-    assert np.abs(z[:] - x).max() <= 1e-3
+    assert len([p for p in (path / "c").rglob("*") if p.is_file()]) == 6  # all 3 x 2 chunks
+    y = zarr.open_array(str(path))[:]
+    assert y.shape == x.shape and np.isfinite(y).all()
+    assert_bound(x, y, 1e-3, "NaN fill")
+    # an unwritten region reads as the fill value
+    z2 = zarr.create_array(store=str(tmp_path / "part.zarr"), shape=(10, 7), chunks=(4, 4),
+                           dtype="float32", fill_value=np.nan, serializer=fz_zarr.SZp(eb=1e-3))
+    z2[:4, :4] = x[:4, :4]
+    y2 = zarr.open_array(str(tmp_path / "part.zarr"))[:]
+    assert_bound(x[:4, :4], y2[:4, :4], 1e-3, "written chunk")
+    assert np.isnan(y2[4:]).all() and np.isnan(y2[:, 4:]).all()
