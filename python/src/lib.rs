@@ -172,16 +172,17 @@ fn szp_decompress<'py>(
 ) -> PyResult<Bound<'py, PyAny>> {
     let b = bytes_of(&buf)?;
     let h = fzpack::szp::header(b).map_err(|e| err(fzpack::Error::from(e)))?;
+    let shape = fzpack::szp::shape(b).map_err(|e| err(fzpack::Error::from(e)))?;
     match h.dtype {
         DType::F32 => shaped(
             py,
             detached(py, || fzpack::szp::decompress::<f32>(b))?,
-            h.shape.dims(),
+            shape.dims(),
         ),
         DType::F64 => shaped(
             py,
             detached(py, || fzpack::szp::decompress::<f64>(b))?,
-            h.shape.dims(),
+            shape.dims(),
         ),
     }
 }
@@ -195,12 +196,14 @@ fn szp_header<'py>(
 ) -> PyResult<Bound<'py, pyo3::types::PyDict>> {
     let b = bytes_of(&buf)?;
     let h = fzpack::szp::header(b).map_err(|e| err(fzpack::Error::from(e)))?;
-    header_dict(py, &h)
+    let shape = fzpack::szp::shape(b).map_err(|e| err(fzpack::Error::from(e)))?;
+    header_dict(py, &h, &shape)
 }
 
 fn header_dict<'py>(
     py: Python<'py>,
     h: &fzpack::szp::Header,
+    shape: &fzpack::szp::Shape,
 ) -> PyResult<Bound<'py, pyo3::types::PyDict>> {
     let d = pyo3::types::PyDict::new(py);
     // numpy's names, so `numpy.dtype(h["dtype"])` works.
@@ -228,7 +231,7 @@ fn header_dict<'py>(
     d.set_item("strict", h.strict)?;
     // The array's dimensions (empty for archives written before the shape field) and whether
     // it holds missing values (NaN, infinities), stored exactly.
-    d.set_item("shape", h.shape.dims().to_vec())?;
+    d.set_item("shape", shape.dims().to_vec())?;
     d.set_item("missing", h.missing)?;
     d.set_item("missing_count", h.missing_count)?;
     d.set_item(
