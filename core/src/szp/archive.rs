@@ -892,6 +892,9 @@ impl<'a> ArchiveReader<'a> {
     /// [`Verify::Skip`]; the count bounded by the width bytes present) for decoding on
     /// `kernel`. Under verification the body's lengths are walked chunk by chunk as the
     /// batches are decoded; with [`Verify::Skip`] the whole structure is checked here.
+    // Out of line: its temporaries (header, view) are gone before the decode runs, so they
+    // do not deepen the decoders' stack (firmware).
+    #[inline(never)]
     pub fn new(kernel: Kernel, archive: &'a [u8], verify: Verify) -> Result<Self, Error> {
         let h = Header::read_with(archive, verify)?;
         let checked = verify == Verify::Checksums && h.version != FORMAT_VERSION_V1;
