@@ -56,6 +56,46 @@ impl Sink<'_> {
         Ok(())
     }
 
+    /// The shape field: rank, then the dimensions.
+    fn shape(&mut self, shape: &Shape) -> Result<(), Error> {
+        self.put(&[shape.rank() as u8])?;
+        for d in shape.dims() {
+            self.put(&d.to_le_bytes())?;
+        }
+        Ok(())
+    }
+
+    /// One run record, values `[start, start + len)` with pattern `bits` (`size` bytes),
+    /// after the run ending at `at.0` whose pattern was `at.1`; `at` moves to this run.
+    fn run(
+        &mut self,
+        at: &mut (u64, Option<u64>),
+        (start, len, bits): (u64, u64, u64),
+        size: usize,
+    ) -> Result<(), Error> {
+        self.varint(start.saturating_sub(at.0))?;
+        let new = at.1 != Some(bits);
+        self.varint((len.saturating_sub(1) << 1) | u64::from(new))?;
+        if new {
+            self.put(bits.to_le_bytes().get(..size).unwrap_or_default())?;
+        }
+        *at = (start.saturating_add(len), Some(bits));
+        Ok(())
+    }
+
+    /// Closes an extension written from the start of the sink: its length and CRC-32 (when
+    /// writing); returns the extension's whole length.
+    fn footer(mut self) -> Result<usize, Error> {
+        let body = self.len;
+        let sum = match self.out.as_deref() {
+            Some(o) => crate::crc::hash(o.get(..body).unwrap_or_default()),
+            None => 0,
+        };
+        self.put(&(body as u32).to_le_bytes())?;
+        self.put(&sum.to_le_bytes())?;
+        Ok(self.len)
+    }
+
     fn varint(&mut self, mut v: u64) -> Result<(), Error> {
         let mut b = [0u8; VARINT_MAX];
         let mut n = 0;
@@ -131,33 +171,16 @@ fn emit<T: SzpFloat>(
 ) -> Result<usize, Error> {
     let mut s = Sink { out, len: 0 };
     if flags & FLAG_SHAPE != 0 {
-        s.put(&[shape.rank() as u8])?;
-        for d in shape.dims() {
-            s.put(&d.to_le_bytes())?;
-        }
+        s.shape(shape)?;
     }
     if flags & FLAG_MISSING != 0 {
         let size = T::DTYPE.size();
-        let (mut end, mut prev) = (0usize, None);
+        let mut at = (0u64, None);
         for_each_run(input, |start, len, bits| {
-            s.varint((start - end) as u64)?;
-            let new = prev != Some(bits);
-            s.varint((((len - 1) as u64) << 1) | u64::from(new))?;
-            if new {
-                s.put(bits.to_le_bytes().get(..size).unwrap_or_default())?;
-            }
-            (end, prev) = (start + len, Some(bits));
-            Ok(())
+            s.run(&mut at, (start as u64, len as u64, bits), size)
         })?;
     }
-    let body = s.len;
-    let sum = match s.out.as_deref() {
-        Some(o) => crate::crc::hash(o.get(..body).unwrap_or_default()),
-        None => 0,
-    };
-    s.put(&(body as u32).to_le_bytes())?;
-    s.put(&sum.to_le_bytes())?;
-    Ok(s.len)
+    s.footer()
 }
 
 /// The header flags of an archive of `input` with `shape`: [`FLAG_SHAPE`] for a shape,
@@ -343,10 +366,7 @@ pub(crate) fn write_combined(
     }
     let mut s = Sink { out, len: 0 };
     if flags & FLAG_SHAPE != 0 {
-        s.put(&[shape.rank() as u8])?;
-        for d in shape.dims() {
-            s.put(&d.to_le_bytes())?;
-        }
+        s.shape(shape)?;
     }
     if flags & FLAG_MISSING != 0 {
         let mut ins = [Input {
@@ -368,19 +388,9 @@ pub(crate) fn write_combined(
         }
         let ins = ins.get_mut(..k).unwrap_or_default();
         let size = dtype.size();
-        let (mut end, mut prev) = (0u64, None::<u64>);
+        let mut at = (0u64, None::<u64>);
         let mut pending: Option<(u64, u64, u64)> = None;
         let mut pos = 0u64;
-        let mut emit_run = |s: &mut Sink<'_>, (a, b, bits): (u64, u64, u64)| -> Result<(), Error> {
-            s.varint(a - end)?;
-            let new = prev != Some(bits);
-            s.varint(((b - a - 1) << 1) | u64::from(new))?;
-            if new {
-                s.put(bits.to_le_bytes().get(..size).unwrap_or_default())?;
-            }
-            (end, prev) = (b, Some(bits));
-            Ok(())
-        };
         loop {
             for i in ins.iter_mut() {
                 while let Some((_, e, _)) = i.run
@@ -417,26 +427,19 @@ pub(crate) fn write_combined(
             let bits = combine(dtype, terms);
             pending = match pending {
                 Some((a, b, pb)) if b == pos && pb == bits => Some((a, stop, pb)),
-                Some(p) => {
-                    emit_run(&mut s, p)?;
+                Some((a, b, pb)) => {
+                    s.run(&mut at, (a, b - a, pb), size)?;
                     Some((pos, stop, bits))
                 }
                 None => Some((pos, stop, bits)),
             };
             pos = stop;
         }
-        if let Some(p) = pending {
-            emit_run(&mut s, p)?;
+        if let Some((a, b, pb)) = pending {
+            s.run(&mut at, (a, b - a, pb), size)?;
         }
     }
-    let body = s.len;
-    let sum = match s.out.as_deref() {
-        Some(o) => crate::crc::hash(o.get(..body).unwrap_or_default()),
-        None => 0,
-    };
-    s.put(&(body as u32).to_le_bytes())?;
-    s.put(&sum.to_le_bytes())?;
-    Ok(s.len)
+    s.footer()
 }
 
 /// The streaming encoder's missing values: the run being extended, and the run records
@@ -500,14 +503,8 @@ impl StreamRuns {
             out: Some(&mut rec[..]),
             len: 0,
         };
-        let new = self.prev != Some(bits);
-        let wrote = s
-            .varint(start - self.end)
-            .and_then(|()| s.varint(((len - 1) << 1) | u64::from(new)))
-            .and_then(|()| match new {
-                true => s.put(bits.to_le_bytes().get(..size).unwrap_or_default()),
-                false => Ok(()),
-            });
+        let mut at = (self.end, self.prev);
+        let wrote = s.run(&mut at, (start, len, bits), size);
         let k = s.len;
         let hi = top.saturating_sub(self.used);
         if wrote.is_err() || hi < floor.saturating_add(k) {
@@ -538,10 +535,7 @@ pub(crate) fn put_shape(shape: &Shape, out: &mut [u8]) -> Result<usize, Error> {
         out: Some(out),
         len: 0,
     };
-    s.put(&[shape.rank() as u8])?;
-    for d in shape.dims() {
-        s.put(&d.to_le_bytes())?;
-    }
+    s.shape(shape)?;
     Ok(s.len)
 }
 
