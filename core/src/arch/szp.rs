@@ -12,6 +12,7 @@ use crate::bits::{
     HEAD_GROUP_MAX, TrailerError, heads_width, payload_len, put_heads, quantize, read_heads,
     trailer_len,
 };
+use crate::szp::blocks::MISSING_VALUES;
 use crate::types::SzpFloat;
 
 /// Values per block at most (`szp::MAX_BLOCK_SIZE`).
@@ -144,7 +145,9 @@ pub(crate) trait SzpKernel: Copy + Send + Sync {
     /// caller encoding several runs, as for [`SzpKernel::decode_blocks`]: zeroing the SIMD
     /// leaves' 80 KiB per checksum chunk of 16 Ki values cost ~8 % of a compress); SIMD tokens
     /// override this to run the loop inside their `#[target_feature]` function
-    /// ([`target_runs!`]).
+    /// ([`target_runs!`]). Inlined into the range driver: its head buffer then shares the
+    /// driver's frame (firmware stacks).
+    #[inline(always)]
     fn encode_blocks<T: SzpFloat>(
         self,
         e: &Self::Enc,
@@ -278,7 +281,7 @@ pub(crate) fn encode_run<K: SzpKernel, T: SzpFloat>(
         let mut cnt = 0usize;
         for ((x, slot), h) in xs.chunks(bs).zip(ws.iter_mut()).zip(hs.iter_mut()) {
             let dst = payload.get_mut(pos..).unwrap_or_default();
-            let r = if run.missing && x.iter().any(|v| v.is_missing()) {
+            let r = if MISSING_VALUES && run.missing && x.iter().any(|v| v.is_missing()) {
                 encode_filled(&K::quant(e), x, heads, dst)
             } else {
                 k.encode_block(e, x, heads, dst, s)
@@ -318,7 +321,7 @@ pub(crate) fn size_run<K: SzpKernel, T: SzpFloat>(
     for xs in input.chunks(bs.saturating_mul(g).max(1)) {
         let mut cnt = 0usize;
         for (x, h) in xs.chunks(bs).zip(hs.iter_mut()) {
-            if run.missing && x.iter().any(|v| v.is_missing()) {
+            if MISSING_VALUES && run.missing && x.iter().any(|v| v.is_missing()) {
                 let (w, seed) = width_filled(eb, x, heads);
                 *h = seed;
                 total += payload_len(w, x.len());

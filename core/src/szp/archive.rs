@@ -28,7 +28,8 @@
 //! encoded by the same kernel rule, and chunk CRCs are over the chunk's index, widths and
 //! payload.
 
-use super::blocks::{self, ArchiveView, Grid, Header, Plan, chunk_sum, put_le32, write_header};
+use super::blocks::{self, ArchiveView, Grid, Header, MISSING_VALUES, Plan, chunk_sum};
+use super::blocks::{put_le32, write_header};
 use super::missing::{self, Patch, StreamRuns};
 use super::ranges::{self, Join, Sums, on_path};
 use super::{Config, Error, FORMAT_VERSION_V1, HEADER_LEN, Kernel, Mode, SzpFloat, Verify};
@@ -644,6 +645,9 @@ impl ArchiveWriter {
         let mut missing = false;
         for (i, x) in block.iter().enumerate() {
             if x.is_missing() {
+                if !MISSING_VALUES {
+                    return Err(Error::NonFinite { index: first + i });
+                }
                 missing = true;
             } else if x.to_f64().abs() > self.max_abs {
                 return Err(Error::ValueOutOfRange { index: first + i });
@@ -654,7 +658,7 @@ impl ArchiveWriter {
         let at = start + self.payload;
         // Missing values: their run records go below the parked CRCs, growing downward.
         let top = out.len().saturating_sub(slen);
-        if missing {
+        if MISSING_VALUES && missing {
             note_missing(block, first, runs, out, top, at)?;
         }
         // The CRC slots at the end of `out` and the run records below them are out of the
@@ -676,13 +680,8 @@ impl ArchiveWriter {
             needed: at + c + slen + runs.used,
         };
         // The seed: 0, or (block-head layout) the block's head.
-        let r = if missing {
-            encode_filled(
-                &ranges::quant(&self.plan, self.max_abs),
-                block,
-                group > 0,
-                rest,
-            )
+        let r = if MISSING_VALUES && missing {
+            encode_filled(&e, block, group > 0, rest)
         } else {
             k.encode_block(&e, block, group > 0, rest, &mut ())
         };
@@ -749,7 +748,7 @@ impl ArchiveWriter {
         let size = self.plan.dtype.size();
         runs.flush(size, out, top, at)
             .map_err(|needed| Error::OutputTooSmall { needed })?;
-        if runs.any() {
+        if MISSING_VALUES && runs.any() {
             return self.close_missing(out, runs.used);
         }
         let len = self.close_in(out)?;
@@ -1005,7 +1004,9 @@ impl<'a> ArchiveReader<'a> {
         let (ws, p, sums) = (view.widths, view.payload, view.sums);
         self.decode_run(k, j, ws, p, sums, 0, true, out)?;
         let n = view.n;
-        self.patch.apply(self.view.ext.runs, 0, out);
+        if MISSING_VALUES {
+            self.patch.apply(self.view.ext.runs, 0, out);
+        }
         Ok(n)
     }
 
@@ -1100,8 +1101,10 @@ impl<'a> ArchiveReader<'a> {
         };
         let u0 = (b0 >> shift.min(31)) as u32;
         let used = self.decode_run(k, j, ws, rest, sums, u0, b1 == nb, out)?;
-        let v0 = b0.saturating_mul(h.block_size as usize) as u64;
-        self.patch.apply(view.ext.runs, v0, out);
+        if MISSING_VALUES {
+            let v0 = b0.saturating_mul(h.block_size as usize) as u64;
+            self.patch.apply(view.ext.runs, v0, out);
+        }
         self.block = b1;
         self.off = self.off.saturating_add(used);
         self.done = b1 == nb;

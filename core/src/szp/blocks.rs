@@ -16,6 +16,10 @@ use crate::bits::{self, LEVEL_LIMIT};
 
 pub use crate::bits::{quantize, reconstruct};
 
+/// Whether this build reads and writes the format 3 extension: missing values and shapes
+/// (crate feature `missing-and-shape`).
+pub(crate) const MISSING_VALUES: bool = cfg!(feature = "missing-and-shape");
+
 /// Resolved parameters of one compression.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Plan {
@@ -521,6 +525,9 @@ pub(crate) fn plan_mag<T: SzpFloat>(
     for (index, x) in input.iter().enumerate() {
         let v = x.to_f64();
         if !v.is_finite() {
+            if !MISSING_VALUES {
+                return Err(Error::NonFinite { index });
+            }
             // A missing value: stored apart, outside the range and the grid.
             missing = true;
             continue;
@@ -659,6 +666,11 @@ impl Header {
         let ext = flags & (FLAG_MISSING | FLAG_SHAPE);
         if version == FORMAT_VERSION_V3 && ext == 0 {
             return Err(Error::Corrupt("version 3 archive without an extension"));
+        }
+        if ext != 0 && !MISSING_VALUES {
+            return Err(Error::FeatureOff {
+                feature: "missing-and-shape",
+            });
         }
         let (layout, chunk_shift) = if version == FORMAT_VERSION_V1 {
             if a[6] != 0 || a[7] != 0 {

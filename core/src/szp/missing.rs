@@ -173,7 +173,7 @@ fn emit<T: SzpFloat>(
     if flags & FLAG_SHAPE != 0 {
         s.shape(shape)?;
     }
-    if flags & FLAG_MISSING != 0 {
+    if super::blocks::MISSING_VALUES && flags & FLAG_MISSING != 0 {
         let size = T::DTYPE.size();
         let mut at = (0u64, None);
         for_each_run(input, |start, len, bits| {
@@ -269,7 +269,7 @@ impl<'a> Missing<'a> {
             }
         }
         let runs = section.get(pos..).unwrap_or_default();
-        if flags & FLAG_MISSING == 0 {
+        if flags & FLAG_MISSING == 0 || !super::blocks::MISSING_VALUES {
             if !runs.is_empty() {
                 return Err(Error::Corrupt("trailing bytes in the extension"));
             }
@@ -665,6 +665,58 @@ impl Patch {
             if self.left > 0 {
                 return;
             }
+        }
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::indexing_slicing, clippy::unwrap_used)]
+mod tests {
+    use super::super::blocks::MISSING_VALUES;
+    use super::super::{Config, Error, FLAG_MISSING, Shape, compress, decompress};
+
+    /// With the crate feature `missing-and-shape` a NaN is stored and comes back; without it the
+    /// encoder names it, a shape is refused, and a format 3 archive is refused by name.
+    #[test]
+    fn missing_values_are_stored_or_refused_as_the_feature_says() {
+        let mut x = [0f32; 300];
+        for (i, v) in x.iter_mut().enumerate() {
+            *v = i as f32 * 0.25;
+        }
+        x[7] = f32::NAN;
+        let mut out = [0u8; 4096];
+        let mut back = [0f32; 300];
+        let r = compress(&x, &Config::abs(1e-2), &mut out);
+        if MISSING_VALUES {
+            let n = r.unwrap();
+            assert_eq!(decompress(&out[..n], &mut back), Ok(300));
+            assert!(back[7].is_nan() && (back[8] - x[8]).abs() <= 1e-2);
+        } else {
+            assert_eq!(r, Err(Error::NonFinite { index: 7 }));
+        }
+        // A version 2 archive turned into version 3 with FLAG_MISSING and no runs.
+        x[7] = 1.0;
+        let n = compress(&x, &Config::abs(1e-2), &mut out).unwrap();
+        out[4] = 3;
+        out[5] |= FLAG_MISSING;
+        let sum = crate::crc::hash(&out[..48]);
+        out[48..52].copy_from_slice(&sum.to_le_bytes());
+        // The footer: an empty extension (length 0, CRC-32 of nothing = 0).
+        out[n..n + 8].fill(0);
+        let r = decompress(&out[..n + 8], &mut back);
+        // Shapes: stored with the feature, refused without it.
+        let s = Shape::new(&[3, 100]);
+        if MISSING_VALUES {
+            assert_eq!(r, Ok(300));
+            assert_eq!(s.map(|s| s.dims().len()), Ok(2));
+        } else {
+            assert_eq!(s, Err(Error::InvalidShape));
+            assert_eq!(
+                r,
+                Err(Error::FeatureOff {
+                    feature: "missing-and-shape"
+                })
+            );
         }
     }
 }

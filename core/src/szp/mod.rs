@@ -108,8 +108,13 @@ pub const FORMAT_VERSION_V3: u8 = 3;
 pub const FLAG_MISSING: u8 = 2;
 /// Header flag (byte 5) bit of version 3: the extension holds the array's shape.
 pub const FLAG_SHAPE: u8 = 4;
-/// Dimensions an archive's shape holds at most.
-pub const MAX_RANK: usize = 8;
+/// Dimensions an archive's shape holds at most (0 in builds without the crate feature
+/// `missing-and-shape`).
+pub const MAX_RANK: usize = if cfg!(feature = "missing-and-shape") {
+    8
+} else {
+    0
+};
 
 /// The dimensions of the array an archive holds (C order: slowest-varying first, as NumPy's
 /// `shape`), or none ([`Shape::NONE`]: a flat run of values). Their product is the value count.
@@ -435,6 +440,12 @@ pub enum Error {
     RangeOverflow,
     /// A shape of more than [`MAX_RANK`] dimensions, or whose product is not the value count.
     InvalidShape,
+    /// The archive needs a crate feature this build leaves out (`"missing-and-shape"`: a format
+    /// 3 archive, holding missing values or a shape).
+    FeatureOff {
+        /// The feature's name.
+        feature: &'static str,
+    },
     /// A compressed-domain operation's result at `index` is not finite in the element type
     /// (e.g. doubling values near `f32::MAX`).
     ResultOverflow {
@@ -521,9 +532,13 @@ impl fmt::Display for Error {
                 "the data's magnitude is too close to the element type's largest finite value: \
                  a reconstruction within the bound could overflow to infinity"
             ),
+            Error::FeatureOff { feature } => write!(
+                f,
+                "the archive needs fzpack-core's feature `{feature}`, which this build leaves out"
+            ),
             Error::InvalidShape => write!(
                 f,
-                "the shape's dimensions (at most 8) must multiply to the number of values"
+                "the shape's dimensions (at most {MAX_RANK}) must multiply to the number of values"
             ),
             Error::ResultOverflow { index } => write!(
                 f,
