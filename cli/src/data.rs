@@ -63,21 +63,6 @@ pub fn values_of<T: Element>(path: &Path, bytes: &[u8]) -> Result<Vec<T>, Fail> 
     })
 }
 
-/// Fails on the first NaN or infinity.
-pub fn check_finite<T: Element>(path: &Path, v: &[T]) -> Result<(), Fail> {
-    match v.iter().position(|x| !x.is_finite()) {
-        None => Ok(()),
-        Some(i) => Err(Fail::new(
-            Kind::Input,
-            format!(
-                "{}: value at index {i} is {:?}; the codecs need finite values",
-                path.display(),
-                v[i]
-            ),
-        )),
-    }
-}
-
 /// The number of missing values (NaN, ±inf) in `a`, and the first index where `b` does not
 /// keep one of them exactly (a NaN for a NaN, the same infinity), or decodes a finite value
 /// of `a` to a non-finite one.

@@ -1124,3 +1124,41 @@ fn real_field_with_a_land_mask() {
     );
     assert!(with <= zero, "{with} bytes with NaN, {zero} filled by 0");
 }
+
+/// `bench` on a file with missing values: SZp rows (the NaN kept, errors over the finite
+/// values), the PERNIX settings left out with a note, not an error.
+#[test]
+fn bench_keeps_missing_values_and_leaves_pernix_out() {
+    let d = std::env::temp_dir().join(format!("fzpack-bench-nan-{}", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap();
+    let f = d.join("holes.f32");
+    let v: Vec<f32> = (0..20_000)
+        .map(|i| {
+            if i % 1000 < 300 {
+                f32::NAN
+            } else {
+                (i as f32 * 0.01).sin()
+            }
+        })
+        .collect();
+    std::fs::write(
+        &f,
+        v.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>(),
+    )
+    .unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_fzpack"))
+        .args(["bench", f.to_str().unwrap(), "--min-time", "0", "--json"])
+        .output()
+        .unwrap();
+    let (so, se) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert!(out.status.success(), "{se}");
+    assert!(
+        se.contains("missing values") && se.contains("PERNIX"),
+        "{se}"
+    );
+    assert!(so.contains("\"szp\"") && !so.contains("\"pernix\""), "{so}");
+    let _ = std::fs::remove_dir_all(&d);
+}
