@@ -7,7 +7,7 @@
 //! Kernels work on one block at a time and know nothing of archives: the driver owns the
 //! layout (header, width bytes, payload offsets), the statistics/plan and the error values.
 
-use crate::arch::generic::szp::{encode_filled, width_filled};
+use crate::arch::generic::szp::{encode_filled, filled, width_filled};
 use crate::bits::{
     HEAD_GROUP_MAX, TrailerError, heads_width, payload_len, put_heads, quantize, read_heads,
     trailer_len,
@@ -281,8 +281,8 @@ pub(crate) fn encode_run<K: SzpKernel, T: SzpFloat>(
         let mut cnt = 0usize;
         for ((x, slot), h) in xs.chunks(bs).zip(ws.iter_mut()).zip(hs.iter_mut()) {
             let dst = payload.get_mut(pos..).unwrap_or_default();
-            let r = if MISSING_VALUES && run.missing && x.iter().any(|v| v.is_missing()) {
-                encode_filled(&K::quant(e), x, heads, dst)
+            let r = if MISSING_VALUES && run.missing && has_missing(x) {
+                encode_missing(k, e, x, heads, dst, s)
             } else {
                 k.encode_block(e, x, heads, dst, s)
             };
@@ -304,6 +304,62 @@ pub(crate) fn encode_run<K: SzpKernel, T: SzpFloat>(
     Ok(pos)
 }
 
+/// Values of a block with missing values that [`encode_missing`] fills on the stack for the
+/// block's own kernel; longer blocks take the reference.
+const FILL: usize = 256;
+
+/// Whether `x` holds a missing value: a branch-free scan (vectorized), no early exit.
+#[inline(always)]
+pub(crate) fn has_missing<T: SzpFloat>(x: &[T]) -> bool {
+    x.iter().fold(false, |a, v| a | v.is_missing())
+}
+
+/// Encodes a block holding missing values from its stand-ins (`generic::szp::filled`): on
+/// kernel `k` from a stack copy (the kernel contract makes its bytes the reference's for the
+/// same values), or by the reference directly (the reference kernel, whose targets keep small
+/// stacks, and blocks above [`FILL`] values). Out of line: its buffer stays out of the run
+/// loop's frame.
+#[inline(never)]
+fn encode_missing<K: SzpKernel, T: SzpFloat>(
+    k: K,
+    e: &K::Enc,
+    x: &[T],
+    heads: bool,
+    dst: &mut [u8],
+    s: &mut K::Scratch,
+) -> Result<(u8, i64), BlockError> {
+    if K::EXACT_PLAN || x.len() > FILL {
+        return encode_filled(&K::quant(e), x, heads, dst);
+    }
+    let mut buf = [T::default(); FILL];
+    for (b, v) in buf.iter_mut().zip(filled(x)) {
+        *b = v;
+    }
+    k.encode_block(e, buf.get(..x.len()).unwrap_or_default(), heads, dst, s)
+}
+
+/// The width and seed of a block holding missing values, as [`encode_missing`] encodes it.
+#[inline(never)]
+fn width_missing<K: SzpKernel, T: SzpFloat>(
+    k: K,
+    e: &K::Enc,
+    x: &[T],
+    heads: bool,
+    s: &mut K::Scratch,
+) -> (u8, i64) {
+    let eb = K::quant_eb(e);
+    if K::EXACT_PLAN || x.len() > FILL {
+        return width_filled(eb, x, heads);
+    }
+    let mut buf = [T::default(); FILL];
+    for (b, v) in buf.iter_mut().zip(filled(x)) {
+        *b = v;
+    }
+    let b = buf.get(..x.len()).unwrap_or_default();
+    let seed = seed_of(heads, b, eb);
+    (k.width(e, b, seed, s), seed)
+}
+
 /// The sizing loop of one run (writes nothing).
 #[inline(always)]
 pub(crate) fn size_run<K: SzpKernel, T: SzpFloat>(
@@ -321,8 +377,8 @@ pub(crate) fn size_run<K: SzpKernel, T: SzpFloat>(
     for xs in input.chunks(bs.saturating_mul(g).max(1)) {
         let mut cnt = 0usize;
         for (x, h) in xs.chunks(bs).zip(hs.iter_mut()) {
-            if MISSING_VALUES && run.missing && x.iter().any(|v| v.is_missing()) {
-                let (w, seed) = width_filled(eb, x, heads);
+            if MISSING_VALUES && run.missing && has_missing(x) {
+                let (w, seed) = width_missing(k, e, x, heads, &mut s);
                 *h = seed;
                 total += payload_len(w, x.len());
             } else {

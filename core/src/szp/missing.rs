@@ -133,31 +133,41 @@ fn varint(src: &[u8], pos: &mut usize) -> Result<u64, Error> {
     Err(Error::Corrupt("missing-value varint overflows 64 bits"))
 }
 
-/// Calls `f(start, len, bits)` for every maximal run of equal missing bit patterns of `input`.
+/// Calls `f(start, len, bits)` for every maximal run of equal missing bit patterns of `input`,
+/// in order: the next missing value is found 32 values at a time (a vectorized test per
+/// piece), and a run is measured 32 values at a time while they are all equal.
 fn for_each_run<T: SzpFloat>(
     input: &[T],
     mut f: impl FnMut(usize, usize, u64) -> Result<(), Error>,
 ) -> Result<(), Error> {
-    let mut cur: Option<(usize, usize, u64)> = None;
-    for (i, &x) in input.iter().enumerate() {
-        if !x.is_missing() {
-            continue;
-        }
-        let b = x.bits();
-        match cur {
-            Some((s, l, pb)) if pb == b && s + l == i => cur = Some((s, l + 1, pb)),
-            _ => {
-                if let Some((s, l, pb)) = cur {
-                    f(s, l, pb)?;
-                }
-                cur = Some((i, 1, b));
-            }
-        }
+    let mut i = 0usize;
+    while let Some(start) = next_missing(input, i) {
+        let b = input.get(start).map_or(0, |x| x.bits());
+        let rest = input.get(start + 1..).unwrap_or_default();
+        let whole = rest
+            .chunks_exact(32)
+            .take_while(|c| c.iter().fold(true, |a, v| a & (v.bits() == b)))
+            .count()
+            * 32;
+        let tail = rest.get(whole..).unwrap_or_default();
+        let len = 1 + whole + tail.iter().take_while(|v| v.bits() == b).count();
+        f(start, len, b)?;
+        i = start + len;
     }
-    match cur {
-        Some((s, l, pb)) => f(s, l, pb),
-        None => Ok(()),
+    Ok(())
+}
+
+/// The index of the first missing value of `input` at or after `from`.
+#[inline(always)]
+fn next_missing<T: SzpFloat>(input: &[T], from: usize) -> Option<usize> {
+    let mut at = from;
+    for piece in input.get(from..)?.chunks(32) {
+        if crate::arch::szp::has_missing(piece) {
+            return piece.iter().position(|x| x.is_missing()).map(|p| at + p);
+        }
+        at += piece.len();
     }
+    None
 }
 
 /// Writes (or, with `out` `None`, counts) the extension of `input` with `flags`.

@@ -130,6 +130,46 @@ fn stats_range<K: SzpKernel, T: SzpFloat, J: Join>(k: K, j: &J, x: &[T]) -> Stat
     }
 }
 
+/// Min and max of the finite values of `x` (`bad` stays false), split by `j` as
+/// [`stats_range`] is: the statistics of an input with missing values.
+fn finite_stats_range<T: SzpFloat, J: Join>(j: &J, x: &[T]) -> Stats {
+    if x.len() >= 2 && j.split(size_of_val(x)) {
+        let (a, b) = x.split_at(x.len() / 2);
+        let (sa, sb) = j.join(|| finite_stats_range(j, a), || finite_stats_range(j, b));
+        sa.merge(sb)
+    } else {
+        // Eight independent lanes, so the compiler vectorizes the min/max (a NaN compares
+        // false; ±inf is masked out).
+        let (mut lo, mut hi) = ([f64::INFINITY; 8], [f64::NEG_INFINITY; 8]);
+        let lane = |l: &mut f64, h: &mut f64, v: T| {
+            let (f, ok) = (v.to_f64(), !v.is_missing());
+            *l = if ok && f < *l { f } else { *l };
+            *h = if ok && f > *h { f } else { *h };
+        };
+        let mut eights = x.chunks_exact(8);
+        for c in &mut eights {
+            for ((l, h), &v) in lo.iter_mut().zip(hi.iter_mut()).zip(c) {
+                lane(l, h, v);
+            }
+        }
+        for (((l, h), &v), _) in lo
+            .iter_mut()
+            .zip(hi.iter_mut())
+            .zip(eights.remainder())
+            .zip(0..8)
+        {
+            lane(l, h, v);
+        }
+        let fold =
+            |a: [f64; 8], f: fn(f64, f64) -> f64, init: f64| a.iter().fold(init, |m, &v| f(m, v));
+        Stats {
+            lo: fold(lo, f64::min, f64::INFINITY),
+            hi: fold(hi, f64::max, f64::NEG_INFINITY),
+            bad: false,
+        }
+    }
+}
+
 /// The plan of `input` and a bound on `|x|`: the kernel's statistics pass (split by `j`),
 /// or — for irregular inputs (non-finite values, a value above a configured `max_abs`, a level
 /// overflow) and for the reference kernel — [`blocks::plan`], which names the first offending
@@ -158,8 +198,14 @@ pub(crate) fn plan_grid<K: SzpKernel, T: SzpFloat, J: Join>(
         return blocks::plan_mag(input, cfg, grid);
     }
     blocks::check_config(cfg)?;
-    let st = stats_range(k, j, input);
-    if st.bad {
+    let mut st = stats_range(k, j, input);
+    // Missing values: the range and magnitude of the finite values, split as the statistics
+    // are (an input of missing values only takes the exact pass, which handles it).
+    let missing = st.bad && blocks::MISSING_VALUES;
+    if missing {
+        st = finite_stats_range(j, input);
+    }
+    if st.bad || st.lo > st.hi {
         return blocks::plan_mag(input, cfg, grid);
     }
     // The data's largest magnitude: the statistics are exact, and |x| peaks at min or max.
@@ -170,10 +216,11 @@ pub(crate) fn plan_grid<K: SzpKernel, T: SzpFloat, J: Join>(
         return blocks::plan_mag(input, cfg, grid);
     }
     let bound = cfg.max_abs.unwrap_or(mag);
-    let plan = blocks::resolve_grid(T::DTYPE, cfg, input.len(), st.hi - st.lo, bound, grid)?;
+    let mut plan = blocks::resolve_grid(T::DTYPE, cfg, input.len(), st.hi - st.lo, bound, grid)?;
     if mag / (2.0 * plan.quant_eb) >= LEVEL_LIMIT {
         return blocks::plan_mag(input, cfg, grid);
     }
+    plan.missing = missing;
     Ok((plan, bound))
 }
 
