@@ -549,3 +549,45 @@ fn golden_v3_archives_are_stable() {
         }
     }
 }
+
+/// An extension whose CRC matches but whose runs disagree with its count, or run past the
+/// last value, is an error on every decoder and verify setting (the runs are checked as they
+/// are patched), never wrong values.
+#[test]
+fn resealed_extensions_with_bad_runs_are_errors() {
+    let data = as_f32(&field_with_missing(3000));
+    let a = encode_on(Kernel::Scalar, &data, &Config::abs(1e-2)).unwrap();
+    let foot = a.len() - 8;
+    let l = u32::from_le_bytes(a[foot..foot + 4].try_into().unwrap()) as usize;
+    let ext = foot - l;
+    let reseal = |b: &mut Vec<u8>| {
+        let sum = szp::fzm::crc32(&b[ext..foot]);
+        b[foot + 4..foot + 8].copy_from_slice(&sum.to_le_bytes());
+    };
+    // The count (the first 8 bytes of the extension without a shape) off by one either way.
+    for delta in [1i64, -1] {
+        let mut b = a.clone();
+        let c = u64::from_le_bytes(b[ext..ext + 8].try_into().unwrap());
+        b[ext..ext + 8].copy_from_slice(&((c as i64 + delta) as u64).to_le_bytes());
+        reseal(&mut b);
+        for v in [Verify::Checksums, Verify::Skip] {
+            let r: Result<Vec<f32>, _> = decode_on(Kernel::best(), &b, v);
+            assert!(
+                matches!(r, Err(Error::Corrupt(_))),
+                "count {delta:+} {v:?}: {r:?}"
+            );
+        }
+    }
+    // The first run's gap pushed past the last value.
+    let mut b = a.clone();
+    b[ext + 8] = 0xff;
+    b.insert(ext + 9, 0x7f);
+    let foot = foot + 1;
+    b[foot..foot + 4].copy_from_slice(&((l + 1) as u32).to_le_bytes());
+    let sum = szp::fzm::crc32(&b[ext..foot]);
+    b[foot + 4..foot + 8].copy_from_slice(&sum.to_le_bytes());
+    for v in [Verify::Checksums, Verify::Skip] {
+        let r: Result<Vec<f32>, _> = decode_on(Kernel::best(), &b, v);
+        assert!(r.is_err(), "{v:?}: {r:?}");
+    }
+}

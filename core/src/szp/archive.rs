@@ -749,7 +749,7 @@ impl ArchiveWriter {
         runs.flush(size, out, top, at)
             .map_err(|needed| Error::OutputTooSmall { needed })?;
         if MISSING_VALUES && runs.any() {
-            return self.close_missing(out, runs.used);
+            return self.close_missing(out, runs);
         }
         let len = self.close_in(out)?;
         let flags = self.plan.ext_flags();
@@ -766,17 +766,20 @@ impl ArchiveWriter {
     /// with `FLAG_MISSING`) last. Element-wise and checked: no panic path (firmware).
     #[inline(never)]
     #[cold]
-    fn close_missing(&self, out: &mut [u8], used: usize) -> Result<usize, Error> {
+    fn close_missing(&self, out: &mut [u8], runs: &StreamRuns) -> Result<usize, Error> {
+        let used = runs.used;
         let mut plan = self.plan;
         plan.missing = true;
         let (_, sums_at, len) = self.offsets()?;
         let slen = len - sums_at;
+        // The shape, then the count (8 bytes), in front of the records.
         let shape = if plan.shape.is_none() {
             0
         } else {
             1 + 8 * plan.shape.rank()
         };
-        let total = len + shape + used + missing::FOOTER_LEN;
+        let head = shape + 8;
+        let total = len + head + used + missing::FOOTER_LEN;
         let lo = out
             .len()
             .checked_sub(slen + used)
@@ -797,7 +800,7 @@ impl ArchiveWriter {
         }
         for i in (0..used).rev() {
             if let Some(&v) = out.get(len + i)
-                && let Some(d) = out.get_mut(len + shape + i)
+                && let Some(d) = out.get_mut(len + head + i)
             {
                 *d = v;
             }
@@ -805,7 +808,11 @@ impl ArchiveWriter {
         if shape > 0 {
             missing::put_shape(&plan.shape, out.get_mut(len..).unwrap_or_default())?;
         }
-        missing::put_footer(out, len, shape + used)?;
+        let c = out.get_mut(len + shape..len + head).unwrap_or_default();
+        for (d, b) in c.iter_mut().zip(runs.count.to_le_bytes()) {
+            *d = b;
+        }
+        missing::put_footer(out, len, head + used)?;
         write_header(&plan, out)?;
         Ok(total)
     }
@@ -1004,8 +1011,10 @@ impl<'a> ArchiveReader<'a> {
         let (ws, p, sums) = (view.widths, view.payload, view.sums);
         self.decode_run(k, j, ws, p, sums, 0, true, out)?;
         let n = view.n;
-        if MISSING_VALUES {
-            self.patch.apply(self.view.ext.runs, 0, out);
+        if MISSING_VALUES && view.header.missing {
+            let (runs, count) = (view.ext.runs, view.header.missing_count);
+            self.patch.apply(runs, n as u64, 0, out)?;
+            self.patch.finish(runs, count)?;
         }
         Ok(n)
     }
@@ -1101,9 +1110,12 @@ impl<'a> ArchiveReader<'a> {
         };
         let u0 = (b0 >> shift.min(31)) as u32;
         let used = self.decode_run(k, j, ws, rest, sums, u0, b1 == nb, out)?;
-        if MISSING_VALUES {
+        if MISSING_VALUES && h.missing {
             let v0 = b0.saturating_mul(h.block_size as usize) as u64;
-            self.patch.apply(view.ext.runs, v0, out);
+            self.patch.apply(view.ext.runs, view.n as u64, v0, out)?;
+            if b1 == nb {
+                self.patch.finish(view.ext.runs, h.missing_count)?;
+            }
         }
         self.block = b1;
         self.off = self.off.saturating_add(used);
@@ -1112,8 +1124,8 @@ impl<'a> ArchiveReader<'a> {
     }
 }
 
-/// Bytes of a version 3 archive's extension with its footer (0 before version 3): the shape's
-/// and the runs' bytes.
+/// Bytes of a version 3 archive's extension with its footer (0 before version 3): the shape's,
+/// the count's and the runs' bytes.
 fn ext_len(h: &Header, runs: usize) -> usize {
     if h.ext == 0 {
         return 0;
@@ -1123,7 +1135,8 @@ fn ext_len(h: &Header, runs: usize) -> usize {
     } else {
         0
     };
-    shape + runs + missing::FOOTER_LEN
+    let count = if h.missing { 8 } else { 0 };
+    shape + count + runs + missing::FOOTER_LEN
 }
 
 /// An [`ArchiveReader`]'s place ([`ArchiveReader::detach`]).

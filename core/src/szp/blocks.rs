@@ -960,7 +960,12 @@ pub(crate) fn frame(header: Header, archive: &[u8], body: bool) -> Result<Archiv
         } else {
             0
         };
-        let runs = section.get(shape..).ok_or(Error::Truncated)?;
+        // The count (8 bytes) precedes the runs (`missing::Missing::parse`).
+        let count = if header.missing { 8 } else { 0 };
+        let runs = section.get(shape + count..).ok_or(Error::Truncated)?;
+        if body && header.missing {
+            Missing::check(header.dtype, header.n, header.missing_count, runs)?;
+        }
         (before, Missing { runs })
     } else {
         (archive, Missing::default())

@@ -10,7 +10,8 @@
 //! the checksums work on blocks as before; the decoder writes each missing value's exact bit
 //! pattern back over its stand-in.
 //!
-//! **Runs.** The missing values are stored as runs of equal bit patterns, in order: each run is
+//! **Runs.** The missing values are stored as their count (u64) and runs of equal bit patterns,
+//! in order: each run is
 //! a LEB128 varint `gap` (values between the end of the previous run — or the start of the
 //! array — and this run), a varint `(len − 1) << 1 | new` and, when `new` is 1, the run's bit
 //! pattern (4 bytes for f32, 8 for f64, little-endian); when `new` is 0 the run repeats the
@@ -54,6 +55,15 @@ impl Sink<'_> {
         }
         self.len = self.len.saturating_add(b.len());
         Ok(())
+    }
+
+    /// Overwrites the 8 bytes at `at` (written earlier) with `v` (LE); nothing when counting.
+    fn patch_u64(&mut self, at: usize, v: u64) {
+        if let Some(d) = self.out.as_deref_mut().and_then(|o| o.get_mut(at..at + 8)) {
+            for (d, b) in d.iter_mut().zip(v.to_le_bytes()) {
+                *d = b;
+            }
+        }
     }
 
     /// The shape field: rank, then the dimensions.
@@ -185,10 +195,14 @@ fn emit<T: SzpFloat>(
     }
     if super::blocks::MISSING_VALUES && flags & FLAG_MISSING != 0 {
         let size = T::DTYPE.size();
-        let mut at = (0u64, None);
+        let (mut at, mut count) = ((0u64, None), 0u64);
+        let slot = s.len;
+        s.put(&[0; 8])?; // the count, known once the runs are written
         for_each_run(input, |start, len, bits| {
+            count += len as u64;
             s.run(&mut at, (start as u64, len as u64, bits), size)
         })?;
+        s.patch_u64(slot, count);
     }
     s.footer()
 }
@@ -278,22 +292,41 @@ impl<'a> Missing<'a> {
                 return Err(Error::Corrupt("shape does not multiply to the value count"));
             }
         }
-        let runs = section.get(pos..).unwrap_or_default();
+        let rest = section.get(pos..).unwrap_or_default();
         if flags & FLAG_MISSING == 0 || !super::blocks::MISSING_VALUES {
-            if !runs.is_empty() {
+            if !rest.is_empty() {
                 return Err(Error::Corrupt("trailing bytes in the extension"));
             }
-            return Ok((shape, Missing { runs }, 0));
+            return Ok((shape, Missing { runs: rest }, 0));
         }
+        let (count, runs) = rest.split_first_chunk::<8>().ok_or(Error::Truncated)?;
+        let count = u64::from_le_bytes(*count);
+        if count > n || (count > 0) == runs.is_empty() {
+            return Err(Error::Corrupt("missing-value count"));
+        }
+        let _ = dtype; // the runs are checked where they are read (`check`, `Patch`)
+        Ok((shape, Missing { runs }, count))
+    }
+
+    /// Validates every run of `runs` (a non-finite pattern, within the `n` values, after the
+    /// previous run; the first run states its pattern) and that they hold `count` values: what
+    /// a structural check of the whole archive runs (the decoders check the runs as they
+    /// patch them).
+    #[inline(never)]
+    #[cold]
+    pub fn check(dtype: DType, n: u64, count: u64, runs: &[u8]) -> Result<(), Error> {
         let mut cur = Cursor::default();
-        let mut count = 0u64;
+        let mut total = 0u64;
         while let Some(r) = cur.next_run(dtype, runs)? {
             if r.start.checked_add(r.len).is_none_or(|e| e > n) {
                 return Err(Error::Corrupt("missing-value run past the last value"));
             }
-            count += r.len;
+            total += r.len;
         }
-        Ok((shape, Missing { runs }, count))
+        if total != count {
+            return Err(Error::Corrupt("missing-value count"));
+        }
+        Ok(())
     }
 
     /// A cursor at the first run, for [`Patch::apply`].
@@ -379,6 +412,8 @@ pub(crate) fn write_combined(
         s.shape(shape)?;
     }
     if flags & FLAG_MISSING != 0 {
+        let (slot, mut count) = (s.len, 0u64);
+        s.put(&[0; 8])?; // the count, known once the runs are written
         let mut ins = [Input {
             runs: &[],
             c: 0,
@@ -439,6 +474,7 @@ pub(crate) fn write_combined(
                 Some((a, b, pb)) if b == pos && pb == bits => Some((a, stop, pb)),
                 Some((a, b, pb)) => {
                     s.run(&mut at, (a, b - a, pb), size)?;
+                    count += b - a;
                     Some((pos, stop, bits))
                 }
                 None => Some((pos, stop, bits)),
@@ -447,7 +483,9 @@ pub(crate) fn write_combined(
         }
         if let Some((a, b, pb)) = pending {
             s.run(&mut at, (a, b - a, pb), size)?;
+            count += b - a;
         }
+        s.patch_u64(slot, count);
     }
     s.footer()
 }
@@ -465,6 +503,8 @@ pub(crate) struct StreamRuns {
     prev: Option<u64>,
     /// Bytes of records written (below the parked CRCs).
     pub(crate) used: usize,
+    /// Values of the records written.
+    pub(crate) count: u64,
 }
 
 impl StreamRuns {
@@ -528,6 +568,7 @@ impl StreamRuns {
             }
         }
         self.used += k;
+        self.count += len;
         (self.end, self.prev) = (start + len, Some(bits));
         Ok(())
     }
@@ -644,25 +685,38 @@ pub struct Patch {
     cur: Cursor,
     /// Values of that run not written yet (its last `left`).
     left: u64,
+    /// Values of the runs read so far.
+    total: u64,
 }
 
 impl Patch {
-    /// Writes the missing values among values `[v0, v0 + out.len())` of the archive over
-    /// their stand-ins in `out` (`runs` validated by [`Missing::parse`]; batches in order).
+    /// Writes the missing values among values `[v0, v0 + out.len())` of an archive of `n`
+    /// values over their stand-ins in `out` (batches in order), checking each run as it is
+    /// read (`Corrupt` for a malformed run or one past the last value).
     #[inline(never)]
-    pub fn apply<T: SzpFloat>(&mut self, runs: &[u8], v0: u64, out: &mut [T]) {
+    pub fn apply<T: SzpFloat>(
+        &mut self,
+        runs: &[u8],
+        n: u64,
+        v0: u64,
+        out: &mut [T],
+    ) -> Result<(), Error> {
         let end = v0.saturating_add(out.len() as u64);
         loop {
             if self.left == 0 {
-                match self.cur.next_run(T::DTYPE, runs) {
-                    Ok(Some(r)) => self.left = r.len,
-                    _ => return,
+                let Some(r) = self.cur.next_run(T::DTYPE, runs)? else {
+                    return Ok(());
+                };
+                if r.start.checked_add(r.len).is_none_or(|e| e > n) || r.start < v0 {
+                    return Err(Error::Corrupt("missing-value run past the last value"));
                 }
+                self.left = r.len;
+                self.total = self.total.saturating_add(r.len);
             }
             // The run's unwritten values: [at, cur.end).
             let at = self.cur.end.saturating_sub(self.left);
             if at >= end {
-                return;
+                return Ok(());
             }
             let stop = self.cur.end.min(end);
             let from = at.max(v0);
@@ -673,9 +727,17 @@ impl Patch {
             }
             self.left -= stop - at;
             if self.left > 0 {
-                return;
+                return Ok(());
             }
         }
+    }
+
+    /// After the last batch: every run read (to the end of `runs`) and `count` values in all.
+    pub fn finish(&self, runs: &[u8], count: u64) -> Result<(), Error> {
+        if self.left != 0 || self.cur.pos != runs.len() || self.total != count {
+            return Err(Error::Corrupt("missing-value count"));
+        }
+        Ok(())
     }
 }
 
@@ -704,16 +766,20 @@ mod tests {
         } else {
             assert_eq!(r, Err(Error::NonFinite { index: 7 }));
         }
-        // A version 2 archive turned into version 3 with FLAG_MISSING and no runs.
+        // A version 2 archive turned into version 3 with FLAG_MISSING, a count of 0 and no
+        // runs.
         x[7] = 1.0;
         let n = compress(&x, &Config::abs(1e-2), &mut out).unwrap();
         out[4] = 3;
         out[5] |= FLAG_MISSING;
         let sum = crate::crc::hash(&out[..48]);
         out[48..52].copy_from_slice(&sum.to_le_bytes());
-        // The footer: an empty extension (length 0, CRC-32 of nothing = 0).
+        // The extension: the count (0), then its length (8) and CRC-32.
         out[n..n + 8].fill(0);
-        let r = decompress(&out[..n + 8], &mut back);
+        let sum = crate::crc::hash(&[0u8; 8]);
+        out[n + 8..n + 12].copy_from_slice(&8u32.to_le_bytes());
+        out[n + 12..n + 16].copy_from_slice(&sum.to_le_bytes());
+        let r = decompress(&out[..n + 16], &mut back);
         // Shapes: stored with the feature, refused without it.
         let s = Shape::new(&[3, 100]);
         if MISSING_VALUES {
