@@ -142,7 +142,9 @@ fn finite_stats_range<T: SzpFloat, J: Join>(j: &J, x: &[T]) -> Stats {
         // false; ±inf is masked out).
         let (mut lo, mut hi) = ([f64::INFINITY; 8], [f64::NEG_INFINITY; 8]);
         let lane = |l: &mut f64, h: &mut f64, v: T| {
-            let (f, ok) = (v.to_f64(), !v.is_missing());
+            // Finite as a float comparison (false for NaN and ±inf), so it vectorizes.
+            let f = v.to_f64();
+            let ok = f.abs() <= f64::MAX;
             *l = if ok && f < *l { f } else { *l };
             *h = if ok && f > *h { f } else { *h };
         };
