@@ -140,11 +140,11 @@ def svg(title: str, fields: list[str], rows: list[dict], colors: dict) -> str:
     nrows = math.ceil(len(fields) / cols)
     W, H = cols * PW, LEGEND_H + 24 + nrows * PH
     codecs = list(dict.fromkeys(r["codec"] for r in rows))
-    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{H}" viewBox="0 0 {W} {H}" '
-           f'font-family="sans-serif" font-size="11">',
+    out = [(f'<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{H}" viewBox="0 0 {W} {H}" '
+            f'font-family="sans-serif" font-size="11">'),
            f'<rect width="{W}" height="{H}" fill="white"/>',
-           f'<text x="{W / 2}" y="18" text-anchor="middle" font-size="14" font-weight="bold">{escape(title)}: '
-           f'PSNR against bits per value</text>']
+           (f'<text x="{W / 2}" y="18" text-anchor="middle" font-size="14" font-weight="bold">{escape(title)}: '
+            f'PSNR against bits per value</text>')]
     x = 10
     for c in codecs:
         lossless = all(r["rel"] == 0 for r in rows if r["codec"] == c)

@@ -160,7 +160,7 @@ def markdown(path: Path) -> int:
             continue
         for codec in dict.fromkeys(r["codec"] for r in sel):
             cs = [r for r in sel if r["codec"] == codec]
-            print(f"### {t}: {codec}\n")
+            print(f"### {t}\n" if codec == t else f"### {t}: {codec}\n")
             print("\n".join(paths_table(cs, "setting", "bits" if codec == "pernix" else "bound (NOA)")))
             print()
         if bad:
@@ -193,15 +193,13 @@ def check(orig: array.array, dec: array.array, eb: float) -> float:
         raise SystemExit(f"decoded {len(dec)} values, expected {len(orig)}")
     worst = 0.0
     for i, (x, y) in enumerate(zip(orig, dec)):
-        if x != x:
-            if y == y:
+        if math.isnan(x):
+            if not math.isnan(y):
                 raise SystemExit(f"value {i}: NaN in, {y} out")
-        elif y != y or abs(x - y) > eb:
+        elif math.isnan(y) or abs(x - y) > eb:
             raise SystemExit(f"value {i}: {x} in, {y} out, bound {eb}")
         else:
-            e = abs(x - y)
-            if e > worst:
-                worst = e
+            worst = max(worst, abs(x - y))
     return worst
 
 
@@ -224,7 +222,7 @@ def missing(args) -> int:
         if lev.is_file():
             a = read_f32(lev)
             variants.append(("Levitus temperature, land NaN", "NaN kept", a))
-            variants.append(("Levitus temperature, land NaN", "NaN → 0", array.array("f", (0.0 if v != v else v for v in a))))
+            variants.append(("Levitus temperature, land NaN", "NaN → 0", array.array("f", (0.0 if math.isnan(v) else v for v in a))))
         else:
             print(f"missing: {lev} not found; Levitus rows left out", file=sys.stderr)
         eto = data / ETOPO5
@@ -243,7 +241,7 @@ def missing(args) -> int:
             src = tmp / f"v{i}_{len(a)}.f32"
             write_f32(src, a)
             raw = len(a) * 4
-            finite = [v for v in a if v == v]
+            finite = [v for v in a if not math.isnan(v)]
             nans = len(a) - len(finite)
             rng = (max(finite) - min(finite)) if finite else 0.0
             for eb in bounds:
