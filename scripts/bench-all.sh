@@ -15,8 +15,8 @@
 #   3. rate-distortion plots from those CSVs (scripts/bench-plots.py, no plotting library):
 #      OUT/DATE-rd-<field group>.svg;
 #   4. missing values: Levitus (NaN on land) and ETOPO5 with its ocean set to NaN, compressed
-#      by the CLI with NaN kept and with NaN replaced by 0 (scripts/bench-tables.py missing):
-#      OUT/DATE-missing.csv;
+#      by the CLI with NaN kept and with NaN replaced by 0, and timed in one process through
+#      fzpack's wheel when PY has it (scripts/bench-tables.py missing): OUT/DATE-missing.csv;
 #   5. (full mode) the entropy-chunk study, `cargo run --release -p fzpack-core --example
 #      entropy_study`: OUT/DATE-entropy-study.txt;
 #   6. with --with-mpi / --with-firmware: scripts/mpi-link.sh / scripts/firmware.sh (root, a
@@ -201,6 +201,8 @@ step "missing values (NaN kept against NaN -> 0) -> $out/$date-missing.csv"
 if [ -n "$data" ] && [ -f "$data/ferret_levitus_temp_20x180x360.f32" ]; then
   margs=()
   [ $quick = 1 ] && margs=(--quick --repeat 3)
+  # In-process timing through fzpack's wheel too, when PY has it.
+  if "$py" -c 'import numpy, fzpack' 2>/dev/null; then margs+=(--python "$py"); fi
   {
     echo "## Missing values (fzpack compress/decompress --threads 1, end to end, best of the repeats)"
     echo

@@ -15,7 +15,7 @@ Subcommands, driven by ``scripts/bench-all.sh``:
 ``markdown CLI.csv``
     The SZp paths/threads, SZp layouts and PERNIX tables in BENCHMARKS.md's form.
 
-``missing --fzpack BIN --data DIR --out OUT.csv [--abs 1e-2,1e-1] [--repeat 5] [--quick]``
+``missing --fzpack BIN --data DIR --out OUT.csv [--abs 1e-2,1e-1] [--repeat 5] [--quick] [--python PY]``
     Missing values: the Levitus ocean temperature field (NaN on land) and ETOPO5 with the ocean
     (elevation < 0) set to NaN, each compressed with ``fzpack compress FILE --abs E`` with the
     NaN kept and with the NaN replaced by 0. Sizes and ratios are exact. Speeds are end-to-end
@@ -23,8 +23,12 @@ Subcommands, driven by ``scripts/bench-all.sh``:
     (``/dev/shm`` when present), best of ``--repeat`` runs of compress and decompress taking
     turns, so process start, file reading and writing are included (``fzpack bench`` refuses
     non-finite input, so it cannot time the NaN variant; the finite variant's warm
-    ``fzpack bench`` speeds are added for scale). Every decoded file is checked: NaN exactly
-    where the input has NaN, every other value within E. ``--quick``: Levitus at the first bound.
+    ``fzpack bench`` speeds are added for scale). With ``--python PY`` (a Python with numpy and
+    fzpack's wheel), both variants are also timed in one process through the wheel
+    (``fzpack.szp_compress(a, E, mode="abs")`` / ``fzpack.szp_decompress``, one thread, a fresh
+    output per call, the two variants taking turns, best of ``--repeat`` after a warm-up), which
+    leaves process start and file I/O out. Every decoded file is checked: NaN exactly where the
+    input has NaN, every other value within E. ``--quick``: Levitus at the first bound.
 
 Markdown goes to standard output; a failed check exits non-zero.
 """
@@ -209,6 +213,40 @@ def timed(cmd: list[str]) -> float:
     return time.perf_counter() - t0
 
 
+# Run by --python PY: argv = eb, repeat, then the variant files; prints one JSON object per file.
+INPROC = r"""
+import json, math, os, sys, time
+os.environ["RAYON_NUM_THREADS"] = "1"
+import numpy as np
+import fzpack
+eb, rep, paths = float(sys.argv[1]), int(sys.argv[2]), sys.argv[3:]
+arrs = [np.fromfile(p, dtype="<f4") for p in paths]
+best = [[math.inf, math.inf] for _ in paths]
+size = [0] * len(paths)
+for r in range(rep + 1):
+    for i, a in enumerate(arrs):
+        t0 = time.perf_counter()
+        c = fzpack.szp_compress(a, eb, mode="abs")
+        t1 = time.perf_counter()
+        d = fzpack.szp_decompress(np.frombuffer(c, dtype=np.uint8))
+        t2 = time.perf_counter()
+        if r:
+            best[i] = [min(best[i][0], t1 - t0), min(best[i][1], t2 - t1)]
+        ok = np.array_equal(np.isnan(a), np.isnan(d)) and bool(np.nanmax(np.abs(a - d)) <= eb)
+        if not ok:
+            raise SystemExit(f"{paths[i]}: decoded values break the bound or the NaN mask")
+        size[i] = len(c)
+for p, a, (tc, td), n in zip(paths, arrs, best, size):
+    print(json.dumps({"path": p, "bytes": n, "compress_gbs": a.nbytes / tc / 1e9, "decompress_gbs": a.nbytes / td / 1e9}))
+"""
+
+
+def inproc(py: str, eb: float, repeat: int, paths: list[Path]) -> dict[str, dict]:
+    out = subprocess.run([py, "-c", INPROC, repr(eb), str(repeat), *map(str, paths)],
+                         check=True, capture_output=True, text=True)
+    return {r["path"]: r for r in map(json.loads, out.stdout.splitlines())}
+
+
 def missing(args) -> int:
     data = Path(args.data)
     bounds = [float(x) for x in args.abs.split(",") if x]
@@ -236,7 +274,7 @@ def missing(args) -> int:
         if not variants:
             print("missing: no data; nothing measured", file=sys.stderr)
             return 2
-        rows = []
+        rows, srcs = [], {}
         for i, (field, how, a) in enumerate(variants):
             src = tmp / f"v{i}_{len(a)}.f32"
             write_f32(src, a)
@@ -260,6 +298,7 @@ def missing(args) -> int:
                                           "--eb", repr(eb / rng), "--json"], check=True, capture_output=True, text=True)
                     r = json.loads(out.stdout)[0]
                     warm_c, warm_d = r["compress_gbps"], r["decompress_gbps"]
+                srcs[(field, how, eb)] = src
                 rows.append({"field": field, "missing": how, "values": len(a), "nan_fraction": nans / len(a),
                              "abs": eb, "bytes": size, "ratio": raw / size, "max_abs_err": err,
                              "cli_compress_s": tc, "cli_decompress_s": td,
@@ -268,6 +307,18 @@ def missing(args) -> int:
                 r = rows[-1]
                 print(f"  {field:32s} {how:9s} abs={eb:<6g} {size:>11,d} B ratio {r['ratio']:6.2f} "
                       f"err {err:.3g} CLI c {tc * 1e3:7.1f} ms d {td * 1e3:7.1f} ms", file=sys.stderr, flush=True)
+        for r in rows:
+            r["inproc_compress_gbs"] = r["inproc_decompress_gbs"] = ""
+        if args.python:
+            for field in dict.fromkeys(r["field"] for r in rows):
+                for eb in bounds:
+                    sel = [r for r in rows if r["field"] == field and r["abs"] == eb]
+                    got = inproc(args.python, eb, args.repeat, [srcs[(field, r["missing"], eb)] for r in sel])
+                    for r in sel:
+                        g = got[str(srcs[(field, r["missing"], eb)])]
+                        r["inproc_compress_gbs"], r["inproc_decompress_gbs"] = g["compress_gbs"], g["decompress_gbs"]
+                        print(f"  {field:32s} {r['missing']:9s} abs={eb:<6g} in-process {g['bytes']:>11,d} B "
+                              f"c {g['compress_gbs']:.3f} d {g['decompress_gbs']:.3f} GB/s", file=sys.stderr, flush=True)
         out = Path(args.out)
         out.parent.mkdir(parents=True, exist_ok=True)
         with out.open("w", newline="") as fh:
@@ -275,18 +326,20 @@ def missing(args) -> int:
             w.writeheader()
             w.writerows(rows)
         print("| field | missing values | ABS bound | bytes | ratio | NaN-kept size / NaN→0 size | CLI compress ms (MB/s) | "
-              "CLI decompress ms (MB/s) | bench warm c / d GB/s |")
-        print("|---|---|---|---|---|---|---|---|---|")
+              "CLI decompress ms (MB/s) | bench warm c / d GB/s | in-process c / d GB/s |")
+        print("|---|---|---|---|---|---|---|---|---|---|")
         for r in rows:
             twin = [q for q in rows if q["field"] == r["field"] and q["abs"] == r["abs"] and q["missing"] == "NaN → 0"]
             rel = f"{r['bytes'] / twin[0]['bytes']:.3f}" if twin else "-"
             warm = (f"{r['bench_warm_compress_gbs']:.2f} / {r['bench_warm_decompress_gbs']:.2f}"
                     if r["bench_warm_compress_gbs"] != "" else "refused (NaN)")
+            ip = (f"{r['inproc_compress_gbs']:.3f} / {r['inproc_decompress_gbs']:.3f}"
+                  if r["inproc_compress_gbs"] != "" else "-")
             kept = [q["nan_fraction"] for q in rows if q["field"] == r["field"] and q["missing"] == "NaN kept"]
             frac = f" ({100 * kept[0]:.1f} % NaN)" if kept else ""
             print(f"| {r['field']}{frac} | {r['missing']} | {r['abs']:g} | {r['bytes']:,} | "
                   f"{r['ratio']:.2f} | {rel} | {1e3 * r['cli_compress_s']:.1f} ({r['cli_compress_mbs']:.0f}) | "
-                  f"{1e3 * r['cli_decompress_s']:.1f} ({r['cli_decompress_mbs']:.0f}) | {warm} |")
+                  f"{1e3 * r['cli_decompress_s']:.1f} ({r['cli_decompress_mbs']:.0f}) | {warm} | {ip} |")
         print(f"\nwrote {out}", file=sys.stderr)
         return 0
     finally:
@@ -310,6 +363,7 @@ def main() -> int:
     s.add_argument("--abs", default="1e-2,1e-1")
     s.add_argument("--repeat", type=int, default=5)
     s.add_argument("--quick", action="store_true")
+    s.add_argument("--python", help="a Python with numpy and fzpack: also time both variants in one process")
     args = ap.parse_args()
     if args.cmd == "json2csv":
         return json2csv(args.out, args.specs)
