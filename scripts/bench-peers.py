@@ -514,6 +514,8 @@ def main() -> int:
     ap.add_argument("--csv", help="CSV output (default benchmarks/results/<cpu>/<date>.csv)")
     ap.add_argument("--svg", help="rate-distortion plot (default: next to the CSV, .svg)")
     ap.add_argument("--no-files", action="store_true", help="print only; write no CSV or SVG")
+    ap.add_argument("--no-svg", action="store_true",
+                    help="write the CSV only (scripts/bench-plots.py draws per-group plots from it)")
     ap.add_argument("--szp-upstream", metavar="PATH",
                     help=f"built upstream SZp (libSZp.so or its directory): adds the {UPSTREAM!r} codec")
     args = ap.parse_args()
@@ -543,9 +545,12 @@ def main() -> int:
             w = csv.DictWriter(fh, fieldnames=list(rows[0]))
             w.writeheader()
             w.writerows(rows)
-        svg_path = Path(args.svg) if args.svg else csv_path.with_suffix(".svg")
-        svg(rows, svg_path)
-        print(f"\nwrote {csv_path} and {svg_path}")
+        if args.no_svg:
+            print(f"\nwrote {csv_path}")
+        else:
+            svg_path = Path(args.svg) if args.svg else csv_path.with_suffix(".svg")
+            svg(rows, svg_path)
+            print(f"\nwrote {csv_path} and {svg_path}")
     return 0
 
 
