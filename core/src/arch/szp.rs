@@ -332,10 +332,16 @@ fn encode_missing<K: SzpKernel, T: SzpFloat>(
         return encode_filled(&K::quant(e), x, heads, dst);
     }
     let mut buf = [T::default(); FILL];
+    k.encode_block(e, fill(x, &mut buf), heads, dst, s)
+}
+
+/// The stand-ins of `x` (at most [`FILL`] values) copied into `buf`.
+#[inline(always)]
+fn fill<'b, T: SzpFloat>(x: &[T], buf: &'b mut [T; FILL]) -> &'b [T] {
     for (b, v) in buf.iter_mut().zip(filled(x)) {
         *b = v;
     }
-    k.encode_block(e, buf.get(..x.len()).unwrap_or_default(), heads, dst, s)
+    buf.get(..x.len()).unwrap_or_default()
 }
 
 /// The width and seed of a block holding missing values, as [`encode_missing`] encodes it.
@@ -352,10 +358,7 @@ fn width_missing<K: SzpKernel, T: SzpFloat>(
         return width_filled(eb, x, heads);
     }
     let mut buf = [T::default(); FILL];
-    for (b, v) in buf.iter_mut().zip(filled(x)) {
-        *b = v;
-    }
-    let b = buf.get(..x.len()).unwrap_or_default();
+    let b = fill(x, &mut buf);
     let seed = seed_of(heads, b, eb);
     (k.width(e, b, seed, s), seed)
 }
