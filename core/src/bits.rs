@@ -48,7 +48,7 @@ pub fn quantize<T: SzpFloat>(x: T, eb: f64) -> i64 {
 #[derive(Clone, Copy, Debug)]
 #[allow(dead_code)] // used by `quantize` on f32-only-FPU targets, and by the tests everywhere
 pub(crate) struct Quant32 {
-    /// `1/e` within `2^-22.9` as a normal f32; 0 when it is not one (fast path off).
+    /// `1/e` within `2^-22.9` as a normal f32; +inf when it is not one (fast path off).
     r: f32,
     /// `E` (the mantissa of `e`, normalized to `[2^52, 2^53)`).
     e_man: u64,
@@ -83,7 +83,7 @@ impl Quant32 {
         let r = if (1..=254).contains(&field) && e_man != 0 && !e_inf {
             f32::from_bits((inv.to_bits() & !(0xff << 23)) | ((field as u32) << 23))
         } else {
-            0.0
+            f32::INFINITY
         };
         Quant32 {
             r,
@@ -94,24 +94,25 @@ impl Quant32 {
     }
 
     /// The level of `x`: `round_half_away(f64::from(x) / (2.0 * eb))`.
+    ///
+    /// The fast path decides in fixed point: `Y = trunc(y·2^15)` (one saturating conversion;
+    /// NaN gives 0), `t = Y + 2^14 = floor((y + 1/2)·2^15)`, so `t >> 15 = floor(y + 1/2)`,
+    /// which is the level whenever `y`'s fraction is not within `y·2^-21` of 1/2 (see the type's
+    /// docs). That window is `y·2^-6` units of `2^-15`, at most `(Y >> 21) + 1` of them
+    /// after the truncation; `W = (Y >> 21) + 3` units either side of a multiple of `2^15`
+    /// cover it with room, and such a `t` goes to the integer path. `Y >= 2^31` (`y >= 2^16`,
+    /// infinite `y`, or the fast path off: `r` is then +inf and only `|x| = 0` or NaN, whose
+    /// level is 0 by both rules, give `Y = 0`) goes there too. `y < 1/4` gives `t >> 15 = 0`.
     #[inline(always)]
     pub(crate) fn level(&self, x: f32) -> i64 {
         let a = x.abs();
-        let y = a * self.r;
-        let m = if self.r == 0.0 {
+        let big = (a * self.r * 32_768.0) as u32;
+        let t = big.wrapping_add(1 << 14);
+        let w = (big >> 21) + 3;
+        let m = if big >= 1 << 31 || (t.wrapping_add(w) & 0x7fff) < 2 * w {
             self.slow(a)
-        } else if y < 0.25 {
-            0
-        } else if y < 65536.0 {
-            let n = y as u32;
-            let f = y - n as f32;
-            if (f - 0.5).abs() > y * (1.0 / 2_097_152.0) {
-                i64::from(n + u32::from(f > 0.5))
-            } else {
-                self.slow(a)
-            }
         } else {
-            self.slow(a)
+            i64::from(t >> 15)
         };
         if x.is_sign_negative() {
             m.wrapping_neg()
@@ -207,7 +208,7 @@ pub fn reconstruct<T: SzpFloat>(q: i64, eb: f64) -> T {
 
 /// Whether this target has no f64 FPU but an f32 one (Cortex-M4F, RV32 with F but not D): there
 /// f32 reconstruction goes through [`Recon32`] and f32 quantization through [`Quant32`].
-const F32_ONLY_FPU: bool = cfg!(any(
+pub(crate) const F32_ONLY_FPU: bool = cfg!(any(
     all(
         target_arch = "arm",
         target_feature = "fpregs",
@@ -453,6 +454,8 @@ pub(crate) struct Check {
     eb: f64,
     bound: f64,
     c32: Check32,
+    /// [`accept_below`]`(eb, bound)` on targets without an f64 FPU, else 0.
+    below: u32,
 }
 
 impl Check {
@@ -468,7 +471,22 @@ impl Check {
             eb,
             bound,
             c32: Check32::new(e, b),
+            below: if F32_ONLY_FPU { accept_below(eb, bound) } else { 0 },
         }
+    }
+
+    /// [`Check::misses`] for `q` the level of `x` at this check's `eb` (as the encoders
+    /// compute it): an f32 `x` whose magnitude's bits are at most [`accept_below`]'s meets the
+    /// bound without a reconstruction.
+    #[inline(always)]
+    pub(crate) fn misses_level<T: SzpFloat>(&self, x: T, q: i64) -> bool {
+        if F32_ONLY_FPU
+            && let Some(&v) = (&x as &dyn core::any::Any).downcast_ref::<f32>()
+            && v.to_bits() & 0x7fff_ffff <= self.below
+        {
+            return false;
+        }
+        self.misses(x, q)
     }
 
     /// Whether the reconstruction of level `q` misses `bound` for `x` (or is NaN).
@@ -479,6 +497,30 @@ impl Check {
         }
         misses(x, q, self.eb, self.bound)
     }
+}
+
+/// The bits of an f32 magnitude `T` (0 when there is none) such that every f32 `x` with
+/// `|x| <= T`, quantized at `eb`, is reconstructed within `bound`: [`misses`] is false for it.
+///
+/// Why. For such `x` (finite) with level `q`: `|q·2eb − x| <= eb + |x|·2^-53` (the f64 division
+/// and round half away); `RN64(2q·eb)` and its f32 rounding add at most
+/// `|2q·eb|·(2^-53 + 2^-24 + 2^-77)` and `2^-150` (subnormal results), so
+/// `|x − x'| <= eb + (|x| + eb)·k + 2^-149` with `k = 2^-24 + 2^-51`; the f64 difference of
+/// the rule rounds monotonically, so it does not exceed `bound` when that sum does not.
+/// `T = (S·2^24·(1 − 2^-20)² − eb·(1 + 2^-20))·(1 − 2^-20)` with `S = bound − eb`, each f32
+/// operation rounding by at most `2^-24` relative (margins of `2^-20` each), meets
+/// `(T + eb)·k <= S·(1 − 2^-21) <= S − 2^-149` for `S >= 2^-100`. Anything else (S smaller,
+/// not finite, `T` not positive or above `2^100`) gives 0: every value is checked.
+pub(crate) fn accept_below(eb: f64, bound: f64) -> u32 {
+    let s = bound - eb;
+    if !(s >= 1e-30 && s <= 1e30 && eb > 0.0 && eb <= 1e30) {
+        return 0;
+    }
+    const M: f32 = 1.0 - 1.0 / 1_048_576.0;
+    const C: f32 = 16_777_216.0 * M * M;
+    let (s32, eb32) = (s as f32, eb as f32);
+    let t = (s32 * C - eb32 * (1.0 + 1.0 / 1_048_576.0)) * M;
+    if t > 0.0 && t <= 1e30 { t.to_bits() } else { 0 }
 }
 
 /// The f32 strict check without f64 arithmetic: [`Check32::misses`] equals

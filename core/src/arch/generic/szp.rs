@@ -73,17 +73,12 @@ fn encode_values<T: SzpFloat>(
     }
     let w = u32::from(width);
     let mask = bits::mask(w);
-    let mut bits = BitWriter {
-        out,
-        pos: 0,
-        acc: 0,
-        have: 0,
-    };
+    let mut bits = BitAcc::new(out);
     let chk = bits::Check::new(q.eb, q.bound);
     let mut prev = seed;
     for (i, x) in xs.enumerate() {
         let l = quantize(x, q.eb);
-        if q.strict && chk.misses(x, l) {
+        if q.strict && chk.misses_level(x, l) {
             return Err(BlockError::Violation(i));
         }
         let u = zigzag(l.wrapping_sub(prev)) & mask;
@@ -92,7 +87,7 @@ fn encode_values<T: SzpFloat>(
             bits.put(u, w);
         }
     }
-    bits.flush();
+    bits.finish();
     Ok(())
 }
 
@@ -143,39 +138,6 @@ pub(crate) fn encode_filled<T: SzpFloat>(
     Ok((w, seed))
 }
 
-struct BitWriter<'a> {
-    out: &'a mut [u8],
-    pos: usize,
-    acc: u128,
-    have: u32,
-}
-
-impl BitWriter<'_> {
-    #[inline(always)]
-    fn put(&mut self, v: u64, w: u32) {
-        self.acc |= u128::from(v) << self.have;
-        self.have += w;
-        if self.have >= 64 {
-            let word = (self.acc as u64).to_le_bytes();
-            if let Some(dst) = self.out.get_mut(self.pos..self.pos + 8) {
-                dst.copy_from_slice(&word);
-            }
-            self.pos += 8;
-            self.acc >>= 64;
-            self.have -= 64;
-        }
-    }
-    fn flush(&mut self) {
-        let bytes = (self.acc as u64).to_le_bytes();
-        let n = self.have.div_ceil(8) as usize;
-        if let Some(dst) = self.out.get_mut(self.pos..) {
-            for (d, b) in dst.iter_mut().zip(bytes.iter().take(n)) {
-                *d = *b;
-            }
-        }
-    }
-}
-
 /// The reference one-pass encoder: `None` (nothing written) when `rest` is shorter than
 /// `8·block.len()`.
 #[inline(always)]
@@ -191,7 +153,7 @@ fn ref_encode_onepass<T: SzpFloat>(
     let (mut prev, mut any) = (seed, 0u64);
     for (i, (&x, slot)) in block.iter().zip(buf.chunks_exact_mut(8)).enumerate() {
         let l = quantize(x, q.eb);
-        if q.strict && chk.misses(x, l) {
+        if q.strict && chk.misses_level(x, l) {
             return Some(Err(BlockError::Violation(i)));
         }
         let z = zigzag(l.wrapping_sub(prev));
@@ -318,7 +280,10 @@ const ONE_PASS: bool = !cfg!(any(
 impl SzpKernel for Reference {
     type Enc = Quant;
     type Scratch = ();
-    const EXACT_PLAN: bool = true;
+    /// The plan pass itself (`blocks::plan_mag`) on targets with an f64 FPU; on targets
+    /// without one, [`Reference::stats`] in f32 (the plan is the same value either way, and
+    /// an irregular input still goes to the plan pass, which names the index).
+    const EXACT_PLAN: bool = !bits::F32_ONLY_FPU;
 
     #[inline(always)]
     fn scratch(self) {}
@@ -331,6 +296,28 @@ impl SzpKernel for Reference {
         *e
     }
     fn stats<T: SzpFloat>(self, x: &[T]) -> Stats {
+        if bits::F32_ONLY_FPU {
+            // f32 input on an f32-only FPU: min and max in f32 (NaN ignored, as `f64::min`
+            // does; every f32 is exact in f64), the non-finite flag from the bits.
+            let (mut lo, mut hi, mut top) = (f32::INFINITY, f32::NEG_INFINITY, 0u32);
+            let mut other = false;
+            for v in x {
+                if let Some(&f) = (v as &dyn core::any::Any).downcast_ref::<f32>() {
+                    lo = if f < lo { f } else { lo };
+                    hi = if f > hi { f } else { hi };
+                    top = top.max(f.to_bits() & 0x7fff_ffff);
+                } else {
+                    other = true;
+                }
+            }
+            if !other {
+                return Stats {
+                    lo: f64::from(lo),
+                    hi: f64::from(hi),
+                    bad: top >= 0x7f80_0000,
+                };
+            }
+        }
         let mut s = Stats::EMPTY;
         for v in x.iter().map(|v| v.to_f64()) {
             s.lo = s.lo.min(v);
