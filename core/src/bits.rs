@@ -23,6 +23,58 @@ pub fn quantize<T: SzpFloat>(x: T, eb: f64) -> i64 {
     round_half_away(x.to_f64() / (2.0 * eb))
 }
 
+/// [`quantize`] at one bound, its constants computed once: the encoders' loops keep one of
+/// these (on targets without an f64 FPU the f32 quantizer's constants then stay in registers
+/// instead of being rebuilt and stored for every value).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Quantizer {
+    eb: f64,
+    q32: Quant32,
+}
+
+impl Quantizer {
+    /// The quantizer of bound `eb`.
+    #[inline(always)]
+    pub(crate) fn new(eb: f64) -> Quantizer {
+        Quantizer {
+            eb,
+            q32: Quant32::new(if F32_ONLY_FPU { eb } else { 1.0 }),
+        }
+    }
+
+    /// `quantize(x, eb)` for f32 `x` through the f32 quantizer (every target: the tests run
+    /// the f32-only-FPU encoder on hosts too), as an i32 when its magnitude is below `2^30`,
+    /// else `None`.
+    #[inline(always)]
+    pub(crate) fn level_small(&self, x: f32) -> Option<i32> {
+        let m = self.q32.magnitude(x.abs());
+        if m >= 1 << 30 {
+            return None;
+        }
+        let m = m as i32;
+        Some(if x.is_sign_negative() { -m } else { m })
+    }
+
+    /// The f32 quantizer (on targets without an f64 FPU; a placeholder elsewhere, see
+    /// [`Quantizer::for_f32`]).
+    #[inline(always)]
+    pub(crate) fn for_f32(eb: f64) -> Quantizer {
+        Quantizer {
+            eb,
+            q32: Quant32::new(eb),
+        }
+    }
+
+    /// `quantize(x, eb)`.
+    #[inline(always)]
+    pub(crate) fn level<T: SzpFloat>(&self, x: T) -> i64 {
+        if F32_ONLY_FPU && let Some(&v) = (&x as &dyn core::any::Any).downcast_ref::<f32>() {
+            return self.q32.level(v);
+        }
+        round_half_away(x.to_f64() / (2.0 * self.eb))
+    }
+}
+
 /// The f32 quantizer without f64 arithmetic: [`Quant32::level`] equals
 /// `round_half_away(f64::from(x) / (2.0 * eb))` (the rule of [`quantize`]) for every f32 `x`,
 /// NaN and infinities included (checked over all 2³² inputs for a set of bounds by the tests
@@ -50,6 +102,10 @@ pub fn quantize<T: SzpFloat>(x: T, eb: f64) -> i64 {
 pub(crate) struct Quant32 {
     /// `1/e` within `2^-22.9` as a normal f32; +inf when it is not one (fast path off).
     r: f32,
+    /// `r·2^15` (+inf when that overflows: then every nonzero level takes the integer path).
+    /// `RN32(|x|·r·2^15) = RN32(|x|·r)·2^15` while the product is normal; where it is not, both
+    /// truncate to a level of 0 or go to the integer path.
+    r15: f32,
     /// `E` (the mantissa of `e`, normalized to `[2^52, 2^53)`).
     e_man: u64,
     /// `ae`: `e = E·2^ae`.
@@ -87,6 +143,7 @@ impl Quant32 {
         };
         Quant32 {
             r,
+            r15: r * 32_768.0,
             e_man,
             e_exp,
             e_inf,
@@ -105,15 +162,7 @@ impl Quant32 {
     /// level is 0 by both rules, give `Y = 0`) goes there too. `y < 1/4` gives `t >> 15 = 0`.
     #[inline(always)]
     pub(crate) fn level(&self, x: f32) -> i64 {
-        let a = x.abs();
-        let big = (a * self.r * 32_768.0) as u32;
-        let t = big.wrapping_add(1 << 14);
-        let w = (big >> 21) + 3;
-        let m = if big >= 1 << 31 || (t.wrapping_add(w) & 0x7fff) < 2 * w {
-            self.slow(a)
-        } else {
-            i64::from(t >> 15)
-        };
+        let m = self.magnitude(x.abs());
         if x.is_sign_negative() {
             m.wrapping_neg()
         } else {
@@ -121,9 +170,23 @@ impl Quant32 {
         }
     }
 
-    /// `rha(RN64(|x|/e))` in integers (`a = |x|`, any f32 bits but the sign).
+    /// The level of `a = |x|` (sign bit clear), non-negative.
+    #[inline(always)]
+    pub(crate) fn magnitude(&self, a: f32) -> i64 {
+        let big = (a * self.r15) as u32;
+        let t = big.wrapping_add(1 << 14);
+        let w = (big >> 21) + 3;
+        if big >= 1 << 31 || (t.wrapping_add(w) & 0x7fff) < 2 * w {
+            self.slow(a)
+        } else {
+            i64::from(t >> 15)
+        }
+    }
+
+    /// `rha(RN64(|x|/e))` in integers (`a = |x|`, any f32 bits but the sign). By value: a
+    /// reference would make the callers' loops store the quantizer for every value.
     #[inline(never)]
-    fn slow(&self, a: f32) -> i64 {
+    fn slow(self, a: f32) -> i64 {
         let b = a.to_bits();
         let (be, frac) = (((b >> 23) & 0xff) as i32, b & 0x7f_ffff);
         if be == 0xff {
@@ -473,6 +536,12 @@ impl Check {
             c32: Check32::new(e, b),
             below: if F32_ONLY_FPU { accept_below(eb, bound) } else { 0 },
         }
+    }
+
+    /// The bits of [`accept_below`]'s magnitude on targets without an f64 FPU, else 0.
+    #[inline(always)]
+    pub(crate) fn below(&self) -> u32 {
+        self.below
     }
 
     /// [`Check::misses`] for `q` the level of `x` at this check's `eb` (as the encoders

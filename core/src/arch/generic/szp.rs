@@ -34,10 +34,11 @@ pub(crate) fn ref_width<T: SzpFloat>(eb: f64, block: &[T], seed: i64) -> u8 {
 /// The width of the values `xs` (deltas from `seed`).
 #[inline(always)]
 fn width_of<T: SzpFloat>(eb: f64, xs: impl Iterator<Item = T>, seed: i64) -> u8 {
+    let qz = bits::Quantizer::new(eb);
     let mut prev = seed;
     let mut any = 0u64;
     for x in xs {
-        let q = quantize(x, eb);
+        let q = qz.level(x);
         any |= zigzag(q.wrapping_sub(prev));
         prev = q;
     }
@@ -75,9 +76,10 @@ fn encode_values<T: SzpFloat>(
     let mask = bits::mask(w);
     let mut bits = BitAcc::new(out);
     let chk = bits::Check::new(q.eb, q.bound);
+    let qz = bits::Quantizer::new(q.eb);
     let mut prev = seed;
     for (i, x) in xs.enumerate() {
-        let l = quantize(x, q.eb);
+        let l = qz.level(x);
         if q.strict && chk.misses_level(x, l) {
             return Err(BlockError::Violation(i));
         }
@@ -150,9 +152,10 @@ fn ref_encode_onepass<T: SzpFloat>(
     let len = block.len();
     let buf = rest.get_mut(..len.saturating_mul(8))?;
     let chk = bits::Check::new(q.eb, q.bound);
+    let qz = bits::Quantizer::new(q.eb);
     let (mut prev, mut any) = (seed, 0u64);
     for (i, (&x, slot)) in block.iter().zip(buf.chunks_exact_mut(8)).enumerate() {
-        let l = quantize(x, q.eb);
+        let l = qz.level(x);
         if q.strict && chk.misses_level(x, l) {
             return Some(Err(BlockError::Violation(i)));
         }
@@ -166,6 +169,86 @@ fn ref_encode_onepass<T: SzpFloat>(
         pack_in_place(buf, len, u32::from(w));
     }
     Some(Ok(w))
+}
+
+/// The one-pass encoder of f32 blocks for targets without an f64 FPU (on hosts its tests):
+/// one f32 quantization per value ([`bits::Quantizer::level_small`]), the strict check
+/// skipped below [`bits::accept_below`]'s magnitude, deltas and zigzag in 32 bits, the
+/// zigzagged values parked as u32 in `rest` and packed in place ([`pack32_in_place`]). `None`
+/// (the other encoders then write the block) when `T` is not f32, `rest` is shorter than
+/// `4·block.len()`, or a level or the seed is `2^30` or more in magnitude (then a delta might
+/// not fit in 32 bits). The same bytes and the same first violation as [`ref_encode`].
+#[inline(always)]
+pub(crate) fn encode_f32_onepass<T: SzpFloat>(
+    q: &Quant,
+    block: &[T],
+    seed: i64,
+    rest: &mut [u8],
+) -> Option<Result<u8, BlockError>> {
+    let len = block.len();
+    let buf = rest.get_mut(..len.checked_mul(4)?)?;
+    let mut prev = i32::try_from(seed).ok().filter(|s| s.unsigned_abs() < 1 << 30)?;
+    let chk = bits::Check::new(q.eb, q.bound);
+    let qz = bits::Quantizer::for_f32(q.eb);
+    let (mut any, mut top) = (0u32, 0u32);
+    let (words, _) = buf.as_chunks_mut::<4>();
+    for (x, slot) in block.iter().zip(words.iter_mut()) {
+        let &v = (x as &dyn core::any::Any).downcast_ref::<f32>()?;
+        let l = qz.level_small(v)?;
+        top = top.max(v.to_bits() & 0x7fff_ffff);
+        // |l|, |prev| < 2^30: the delta fits in i32, its zigzag in u32 (the u64 rule's value).
+        let d = l - prev;
+        let z = ((d << 1) ^ (d >> 31)) as u32;
+        prev = l;
+        any |= z;
+        *slot = z.to_le_bytes();
+    }
+    // The strict check, where some magnitude is above the one that needs none: the first
+    // value whose reconstruction misses (as the reference finds it: values in order).
+    if q.strict && top > chk.below() {
+        for (i, x) in block.iter().enumerate() {
+            let &v = (x as &dyn core::any::Any).downcast_ref::<f32>()?;
+            if chk.misses(v, qz.level(v)) {
+                return Some(Err(BlockError::Violation(i)));
+            }
+        }
+    }
+    let w = bits::width(u64::from(any));
+    if w > 0 {
+        pack32_in_place(words, len, u32::from(w));
+    }
+    Some(Ok(w))
+}
+
+/// Packs the first `len` little-endian u32 values of `words` (each `< 2^w`, `1 <= w <= 32`)
+/// LSB-first into their first `ceil(len·w/8)` bytes. In place: after value `i` the words
+/// written end at byte `4·floor((i+1)·w/32) <= 4·(i+1)`, the end of value `i`'s own slot.
+#[inline(always)]
+fn pack32_in_place(words: &mut [[u8; 4]], len: usize, w: u32) {
+    let (mut acc, mut fill, mut pos) = (0u32, 0u32, 0usize);
+    for i in 0..len.min(words.len()) {
+        let v = words.get(i).map_or(0, |b| u32::from_le_bytes(*b));
+        acc |= v << fill; // fill < 32
+        let nf = fill + w;
+        if nf >= 32 {
+            if let Some(d) = words.get_mut(pos) {
+                *d = acc.to_le_bytes();
+            }
+            pos += 1;
+            // The bits of v above the word: (v >> 1) >> (31 − fill) is 0 when fill is 0.
+            acc = (v >> 1) >> (31 - fill);
+            fill = nf - 32;
+        } else {
+            fill = nf;
+        }
+    }
+    let tail = fill.div_ceil(8) as usize;
+    let bytes = acc.to_le_bytes();
+    if let (Some(d), Some(s)) = (words.get_mut(pos), bytes.get(..tail))
+        && let Some(d) = d.get_mut(..tail)
+    {
+        d.copy_from_slice(s);
+    }
 }
 
 /// Packs the `len` little-endian u64 values of `buf` (each `< 2^w`, `1 <= w <= 64`) LSB-first
@@ -299,22 +382,31 @@ impl SzpKernel for Reference {
         if bits::F32_ONLY_FPU {
             // f32 input on an f32-only FPU: min and max in f32 (NaN ignored, as `f64::min`
             // does; every f32 is exact in f64), the non-finite flag from the bits.
-            let (mut lo, mut hi, mut top) = (f32::INFINITY, f32::NEG_INFINITY, 0u32);
+            // Min and max of the order keys of the bits (`b` for a sign bit clear, `b` with
+            // the other 31 bits flipped for a sign bit set: increasing as i32 in the value,
+            // with NaNs beyond the infinities), the non-finite flag from the extreme keys.
+            let key = |b: u32| (b ^ (((b as i32) >> 31) as u32 >> 1)) as i32;
+            let (mut lo, mut hi) = (i32::MAX, i32::MIN);
             let mut other = false;
             for v in x {
                 if let Some(&f) = (v as &dyn core::any::Any).downcast_ref::<f32>() {
-                    lo = if f < lo { f } else { lo };
-                    hi = if f > hi { f } else { hi };
-                    top = top.max(f.to_bits() & 0x7fff_ffff);
+                    let k = key(f.to_bits());
+                    lo = lo.min(k);
+                    hi = hi.max(k);
                 } else {
                     other = true;
                 }
             }
             if !other {
+                if x.is_empty() {
+                    return Stats::EMPTY;
+                }
+                // Keys are their own inverse.
+                let val = |k: i32| f64::from(f32::from_bits(key(k as u32) as u32));
                 return Stats {
-                    lo: f64::from(lo),
-                    hi: f64::from(hi),
-                    bad: top >= 0x7f80_0000,
+                    lo: val(lo),
+                    hi: val(hi),
+                    bad: hi >= key(0x7f80_0000) || lo <= key(0xff80_0000),
                 };
             }
         }
@@ -329,6 +421,11 @@ impl SzpKernel for Reference {
     block_methods! {
         width: |e, block, seed, _| ref_width(e.eb, block, seed),
         encode: |e, block, seed, dst, _| {
+            if bits::F32_ONLY_FPU
+                && let Some(r) = encode_f32_onepass(e, block, seed, dst)
+            {
+                return r;
+            }
             if ONE_PASS && let Some(r) = ref_encode_onepass(e, block, seed, dst) {
                 return r;
             }
