@@ -223,7 +223,8 @@ pub(crate) fn encode_f32_onepass<T: SzpFloat>(
 /// Packs the first `len` little-endian u32 values of `words` (each `< 2^w`, `1 <= w <= 32`)
 /// LSB-first into their first `ceil(len·w/8)` bytes. In place: after value `i` the words
 /// written end at byte `4·floor((i+1)·w/32) <= 4·(i+1)`, the end of value `i`'s own slot.
-#[inline(always)]
+/// Out of line: inside the block loop its counters were kept on the stack.
+#[inline(never)]
 fn pack32_in_place(words: &mut [[u8; 4]], len: usize, w: u32) {
     let (mut acc, mut fill, mut pos) = (0u32, 0u32, 0usize);
     for i in 0..len.min(words.len()) {
@@ -360,6 +361,33 @@ const ONE_PASS: bool = !cfg!(any(
     not(any(target_arch = "x86_64", target_arch = "aarch64"))
 ));
 
+/// The statistics of f32 values (`None` for other types) without f64 arithmetic: min and max
+/// of the order keys of the bits (`b` for a sign bit clear, `b` with the other 31 bits flipped
+/// for a sign bit set: increasing as i32 in the value, NaNs beyond the infinities), the
+/// non-finite flag from the extreme keys. Where no value is NaN, `lo` and `hi` are the values'
+/// min and max (any zero of either sign for a zero extreme, as `f64::min`/`max` may give).
+#[inline(always)]
+pub(crate) fn f32_stats<T: SzpFloat>(x: &[T]) -> Option<Stats> {
+    let key = |b: u32| (b ^ (((b as i32) >> 31) as u32 >> 1)) as i32;
+    let (mut lo, mut hi) = (i32::MAX, i32::MIN);
+    for v in x {
+        let &f = (v as &dyn core::any::Any).downcast_ref::<f32>()?;
+        let k = key(f.to_bits());
+        lo = lo.min(k);
+        hi = hi.max(k);
+    }
+    if x.is_empty() {
+        return Some(Stats::EMPTY);
+    }
+    // Keys are their own inverse.
+    let val = |k: i32| f64::from(f32::from_bits(key(k as u32) as u32));
+    Some(Stats {
+        lo: val(lo),
+        hi: val(hi),
+        bad: hi >= key(0x7f80_0000) || lo <= key(0xff80_0000),
+    })
+}
+
 impl SzpKernel for Reference {
     type Enc = Quant;
     type Scratch = ();
@@ -379,36 +407,10 @@ impl SzpKernel for Reference {
         *e
     }
     fn stats<T: SzpFloat>(self, x: &[T]) -> Stats {
-        if bits::F32_ONLY_FPU {
-            // f32 input on an f32-only FPU: min and max in f32 (NaN ignored, as `f64::min`
-            // does; every f32 is exact in f64), the non-finite flag from the bits.
-            // Min and max of the order keys of the bits (`b` for a sign bit clear, `b` with
-            // the other 31 bits flipped for a sign bit set: increasing as i32 in the value,
-            // with NaNs beyond the infinities), the non-finite flag from the extreme keys.
-            let key = |b: u32| (b ^ (((b as i32) >> 31) as u32 >> 1)) as i32;
-            let (mut lo, mut hi) = (i32::MAX, i32::MIN);
-            let mut other = false;
-            for v in x {
-                if let Some(&f) = (v as &dyn core::any::Any).downcast_ref::<f32>() {
-                    let k = key(f.to_bits());
-                    lo = lo.min(k);
-                    hi = hi.max(k);
-                } else {
-                    other = true;
-                }
-            }
-            if !other {
-                if x.is_empty() {
-                    return Stats::EMPTY;
-                }
-                // Keys are their own inverse.
-                let val = |k: i32| f64::from(f32::from_bits(key(k as u32) as u32));
-                return Stats {
-                    lo: val(lo),
-                    hi: val(hi),
-                    bad: hi >= key(0x7f80_0000) || lo <= key(0xff80_0000),
-                };
-            }
+        if bits::F32_ONLY_FPU
+            && let Some(s) = f32_stats(x)
+        {
+            return s;
         }
         let mut s = Stats::EMPTY;
         for v in x.iter().map(|v| v.to_f64()) {
