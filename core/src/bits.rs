@@ -303,6 +303,16 @@ impl Recon {
         }
     }
 
+    /// `reconstruct::<f32>(q, eb)` of an i32 level (through [`Recon32`] on targets without an
+    /// f64 FPU).
+    #[inline(always)]
+    pub(crate) fn value32(&self, q: i32) -> f32 {
+        if F32_ONLY_FPU {
+            return self.r32.value(i64::from(q));
+        }
+        reconstruct(i64::from(q), self.eb)
+    }
+
     /// `*o = reconstruct(q, eb)`.
     #[inline(always)]
     pub(crate) fn put<T: SzpFloat>(&self, q: i64, o: &mut T) {
@@ -534,7 +544,11 @@ impl Check {
             eb,
             bound,
             c32: Check32::new(e, b),
-            below: if F32_ONLY_FPU { accept_below(eb, bound) } else { 0 },
+            below: if F32_ONLY_FPU {
+                accept_below(eb, bound)
+            } else {
+                0
+            },
         }
     }
 
@@ -1255,6 +1269,66 @@ mod tests {
             exact_hits > 1000,
             "only {exact_hits} differences equal to the bound"
         );
+    }
+
+    /// Every f32 in `(lo, hi]` sampled (all of the `span` patterns nearest `hi`, then every
+    /// 97th down to `lo`), both signs: how many reconstructions miss `bound`.
+    fn misses_in(eb: f64, bound: f64, lo: u32, hi: u32, span: u32) -> u64 {
+        let near = hi.saturating_sub(span)..=hi;
+        let far = (lo..hi.saturating_sub(span)).step_by(97);
+        let mut n = 0;
+        for b in near.chain(far) {
+            for x in [f32::from_bits(b), -f32::from_bits(b)] {
+                n += u64::from(misses::<f32>(x, f64_rule(x, eb), eb, bound));
+            }
+        }
+        n
+    }
+
+    /// The strict check's fast accept: no f32 at or below [`accept_below`]'s magnitude misses
+    /// its bound, for strict plans' pairs; the magnitude is close to what the plan covers
+    /// (values a little above it do miss, so the check is not vacuous there).
+    #[test]
+    #[cfg_attr(miri, ignore = "millions of checks: too slow for Miri")]
+    fn accept_below_needs_no_check_at_or_below_it() {
+        // `tighten(F32, bound, m)` for the instrument (`m = 8`), a larger magnitude and a
+        // coarse bound, computed as the plan does.
+        let tight = |bound: f64, m: f64| {
+            bound
+                - (m + bound) * (5.960_464_477_539_063e-8 + 8.881_784_197_001_252e-16)
+                - 1.401_298_464_324_817e-45
+        };
+        for (bound, m) in [(1e-3, 8.0), (1e-2, 1000.0), (0.5, 3.0), (1e-6, 0.25)] {
+            let eb = tight(bound, m);
+            let t = accept_below(eb, bound);
+            let tf = f32::from_bits(t);
+            assert!(
+                f64::from(tf) >= m * 0.999 && f64::from(tf) <= m * 1.001 + bound,
+                "bound {bound:e}, m {m}: T = {tf:e}"
+            );
+            assert_eq!(
+                misses_in(eb, bound, 0, t, 200_000),
+                0,
+                "bound {bound:e}: T = {tf:e}"
+            );
+        }
+        // A bound with little room: T is about 16, and some values below 4·T miss (a T four
+        // times larger would be wrong there), while none at or below T does.
+        let (eb, bound) = (1.003e-3 * (1.0 - 1.0 / 1024.0), 1.003e-3);
+        let t = accept_below(eb, bound);
+        assert!((15.0..17.0).contains(&f32::from_bits(t)), "{:e}", f32::from_bits(t));
+        assert_eq!(misses_in(eb, bound, 0, t, 200_000), 0);
+        let above = (f32::from_bits(t) * 4.0).to_bits();
+        assert!(misses_in(eb, bound, t + 1, above, 200_000) > 0);
+        // No room (eb at or above the bound, or not finite): nothing is accepted unchecked.
+        for (eb, bound) in [
+            (1e-3, 1e-3),
+            (2e-3, 1e-3),
+            (1e-3, f64::NAN),
+            (f64::INFINITY, 1.0),
+        ] {
+            assert_eq!(accept_below(eb, bound), 0);
+        }
     }
 
     #[test]

@@ -187,7 +187,9 @@ pub(crate) fn encode_f32_onepass<T: SzpFloat>(
 ) -> Option<Result<u8, BlockError>> {
     let len = block.len();
     let buf = rest.get_mut(..len.checked_mul(4)?)?;
-    let mut prev = i32::try_from(seed).ok().filter(|s| s.unsigned_abs() < 1 << 30)?;
+    let mut prev = i32::try_from(seed)
+        .ok()
+        .filter(|s| s.unsigned_abs() < 1 << 30)?;
     let chk = bits::Check::new(q.eb, q.bound);
     let qz = bits::Quantizer::for_f32(q.eb);
     let (mut any, mut top) = (0u32, 0u32);
@@ -306,11 +308,25 @@ pub(crate) fn ref_decode<T: SzpFloat>(
     let rc = bits::Recon::new(quant_eb);
     let mut q = seed;
     let mut start = 0usize;
+    // Targets without an f64 FPU, f32 output, `w <= 25`, and every level below 2^31 in
+    // magnitude (`|seed| < 2^30`, each of the block's deltas at most `2^(w−1)`): 32-bit
+    // fields (each inside the 4 bytes from its first byte), 32-bit prefix sums, the f32
+    // reconstruction of an i32 level.
+    if bits::F32_ONLY_FPU
+        && w <= 25
+        && seed.unsigned_abs() < 1 << 30
+        && (out.len() as u64) << (w - 1) < 1 << 30
+        && payload.len() >= 4
+    {
+        let (n, q32) = decode_small(&rc, w, seed as i32, payload, out);
+        start = n;
+        q = i64::from(q32);
+    }
     if w <= 56 {
         // Each field lies inside the 8 bytes starting at its first byte: one unaligned load per
         // value while 8 bytes remain, no carried bit state.
         let wz = w as usize;
-        for (i, o) in out.iter_mut().enumerate() {
+        for (i, o) in out.iter_mut().enumerate().skip(start) {
             let bit = i * wz;
             let Some(src) = payload.get(bit / 8..bit / 8 + 8) else {
                 break;
@@ -351,6 +367,39 @@ pub(crate) fn ref_decode<T: SzpFloat>(
         q = q.wrapping_add(unzigzag(u));
         rc.put(q, o);
     }
+}
+
+/// The 32-bit block decoder of [`ref_decode`] (f32 output on targets without an f64 FPU;
+/// `w <= 25`, every level of the block below 2^31 in magnitude, `payload.len() >= 4`): the
+/// values whose field's 4-byte window lies inside `payload`, from level `q32`; returns how
+/// many it wrote and the last level. Out of line: its loop keeps its state in registers.
+#[inline(never)]
+fn decode_small<T: SzpFloat>(
+    rc: &bits::Recon,
+    w: u32,
+    mut q32: i32,
+    payload: &[u8],
+    out: &mut [T],
+) -> (usize, i32) {
+    let (wz, m32) = (w as usize, bits::mask(w) as u32);
+    let safe = (payload.len().saturating_sub(4) * 8 / wz.max(1) + 1).min(out.len());
+    let mut done = 0;
+    for (i, o) in out.iter_mut().enumerate().take(safe) {
+        let bit = i * wz;
+        let Some(src) = payload.get(bit / 8..bit / 8 + 4) else {
+            break;
+        };
+        let Some(o32) = (o as &mut dyn core::any::Any).downcast_mut::<f32>() else {
+            break;
+        };
+        let mut b = [0u8; 4];
+        b.copy_from_slice(src);
+        let u = (u32::from_le_bytes(b) >> (bit % 8)) & m32;
+        q32 = q32.wrapping_add(((u >> 1) as i32) ^ -((u & 1) as i32));
+        *o32 = rc.value32(q32);
+        done = i + 1;
+    }
+    (done, q32)
 }
 
 /// Whether the reference encoder first tries the one-pass encoder (values parked in the
@@ -758,5 +807,199 @@ impl SzpKernel for Portable {
         decode: |eb, w, seed, src, out, s| {
             decode_with(eb, w, seed, src, out, &mut s.q, scale_levels)
         },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A small xorshift generator (the core has no `rand`).
+    fn next(s: &mut u64) -> u64 {
+        *s ^= *s << 13;
+        *s ^= *s >> 7;
+        *s ^= *s << 17;
+        *s
+    }
+
+    /// Blocks of smooth, noisy, constant, stepped and huge-level f32 values.
+    fn blocks() -> [[f32; 97]; 6] {
+        let mut s = 0x2545_f491_4f6c_dd1du64;
+        let mut b = [[0f32; 97]; 6];
+        for (k, blk) in b.iter_mut().enumerate() {
+            for (i, x) in blk.iter_mut().enumerate() {
+                let r = (next(&mut s) % 20_001) as f32 / 10_000.0 - 1.0;
+                *x = match k {
+                    0 => (i as f32 * 0.07).sin() * 3.0 + r * 0.01,
+                    1 => r * 7.5,
+                    2 => 1.25,
+                    3 => {
+                        if i < 50 {
+                            -2.0
+                        } else {
+                            6.0 + r
+                        }
+                    }
+                    4 => r * 1e-6,
+                    // Levels beyond 2^30 at the bounds below: the encoder must decline.
+                    _ => r * 1e9,
+                };
+            }
+        }
+        b
+    }
+
+    #[test]
+    fn f32_onepass_encoder_writes_the_reference_bytes() {
+        let mut declined = 0;
+        for (eb, bound, strict) in [
+            (0.000_999_999_940_395_355_2, 1e-3, true),
+            (1e-3, 1e-3, false),
+            (0.05, 0.05, true),
+            (1.0 / 4096.0, 1.0 / 4096.0, true),
+            (1e-7, 1e-7, true),
+        ] {
+            let q = Quant {
+                eb,
+                bound,
+                strict,
+                max_abs: 1e9,
+            };
+            for blk in blocks() {
+                for seed in [0i64, -3, 1 << 20] {
+                    let w = ref_width(eb, &blk, seed);
+                    let cost = payload_len(w, blk.len());
+                    let mut want = [0u8; 97 * 8];
+                    let want_r = ref_encode(&q, &blk, seed, w, &mut want[..cost]);
+                    let mut got = [0xa5u8; 97 * 4];
+                    match encode_f32_onepass(&q, &blk, seed, &mut got) {
+                        Some(Ok(gw)) => {
+                            assert_eq!(want_r, Ok(()), "eb {eb:e}");
+                            assert_eq!(gw, w, "eb {eb:e} seed {seed}");
+                            assert_eq!(got[..cost], want[..cost], "eb {eb:e} seed {seed}");
+                        }
+                        Some(Err(e)) => assert_eq!(Err(e), want_r, "eb {eb:e}"),
+                        None => declined += 1,
+                    }
+                    // Too little room for the parked values: declined, nothing decided.
+                    assert!(encode_f32_onepass(&q, &blk, seed, &mut got[..97 * 4 - 1]).is_none());
+                }
+            }
+        }
+        // Only the huge-level blocks are declined (levels of 2^30 and more).
+        assert!(declined > 0 && declined <= 15, "{declined} declined");
+    }
+
+    #[test]
+    fn f32_onepass_encoder_names_the_first_violation() {
+        // A bound below the quantizer's half step: most values miss it.
+        let q = Quant {
+            eb: 1e-3,
+            bound: 1e-4,
+            strict: true,
+            max_abs: 10.0,
+        };
+        let blk = [0.0f32, 0.5, 0.0013, 0.7, 0.25];
+        let mut buf = [0u8; 20];
+        let w = ref_width(q.eb, &blk, 0);
+        let mut want = [0u8; 40];
+        let want_r = ref_encode(&q, &blk, 0, w, &mut want[..payload_len(w, 5)]);
+        assert_eq!(want_r, Err(BlockError::Violation(2)));
+        assert_eq!(
+            encode_f32_onepass(&q, &blk, 0, &mut buf),
+            Some(Err(BlockError::Violation(2)))
+        );
+    }
+
+    #[test]
+    fn f32_stats_equal_the_f64_statistics() {
+        let mut s = 0x9e37_79b9_7f4a_7c15u64;
+        let reference = |x: &[f32]| {
+            let mut st = Stats::EMPTY;
+            for v in x.iter().map(|v| f64::from(*v)) {
+                st.lo = st.lo.min(v);
+                st.hi = st.hi.max(v);
+                st.bad |= !v.is_finite();
+            }
+            st
+        };
+        let specials = [
+            0.0f32,
+            -0.0,
+            f32::MIN_POSITIVE,
+            -f32::from_bits(1),
+            f32::MAX,
+            f32::MIN,
+            f32::INFINITY,
+            f32::NEG_INFINITY,
+            f32::NAN,
+            -f32::NAN,
+        ];
+        for trial in 0..3000 {
+            let n = (next(&mut s) % 12) as usize;
+            let mut x = [0f32; 12];
+            for v in x.iter_mut().take(n) {
+                let r = next(&mut s);
+                *v = if trial % 3 == 0 && r % 5 == 0 {
+                    specials[(r / 5 % 10) as usize]
+                } else {
+                    f32::from_bits(r as u32 & 0xbfff_ffff) // finite, any sign
+                };
+            }
+            let x = &x[..n];
+            let (got, want) = (f32_stats(x).unwrap(), reference(x));
+            assert_eq!(got.bad, want.bad, "{x:?}");
+            if !want.bad {
+                // Zeros of either sign are the same extreme (what abs and range see).
+                assert!(
+                    got.lo == want.lo && got.hi == want.hi,
+                    "{x:?}: {got:?} {want:?}"
+                );
+            }
+        }
+        assert_eq!(f32_stats::<f32>(&[]), Some(Stats::EMPTY));
+        assert_eq!(f32_stats(&[1.0f64]), None);
+    }
+
+    #[test]
+    fn small_decoder_reads_the_reference_levels() {
+        for eb in [1e-3, 0.05, 1.0 / 4096.0] {
+            let q = Quant {
+                eb,
+                bound: eb,
+                strict: false,
+                max_abs: 1e9,
+            };
+            for blk in blocks().iter().take(5) {
+                for seed in [0i64, 7, -(1 << 20)] {
+                    let w = ref_width(eb, blk, seed);
+                    if w == 0 || w > 25 {
+                        continue;
+                    }
+                    let cost = payload_len(w, blk.len());
+                    let mut payload = [0u8; 97 * 8];
+                    ref_encode(&q, blk, seed, w, &mut payload[..cost]).unwrap();
+                    let mut want = [0f32; 97];
+                    ref_decode(eb, w, seed, &payload[..cost], &mut want);
+                    let mut got = [f32::NAN; 97];
+                    let rc = bits::Recon::new(eb);
+                    let (n, last) =
+                        decode_small(&rc, u32::from(w), seed as i32, &payload[..cost], &mut got);
+                    // Every value but those whose 4-byte window passes the payload's end.
+                    assert!(
+                        n + 4 * 8 / usize::from(w) + 1 >= blk.len(),
+                        "{n} of {}",
+                        blk.len()
+                    );
+                    for (i, (g, w)) in got[..n].iter().zip(&want[..n]).enumerate() {
+                        assert_eq!(g.to_bits(), w.to_bits(), "eb {eb:e} seed {seed}: value {i}");
+                    }
+                    assert_eq!(
+                        reconstruct::<f32>(i64::from(last), eb).to_bits(),
+                        want[n - 1].to_bits()
+                    );
+                }
+            }
+        }
     }
 }
