@@ -303,14 +303,15 @@ impl Recon {
         }
     }
 
-    /// `reconstruct::<f32>(q, eb)` of an i32 level (through [`Recon32`] on targets without an
-    /// f64 FPU).
+    /// `reconstruct::<f32>(q, eb)` of an i32 level where [`Recon32`]'s integer path decides it
+    /// on targets without an f64 FPU (`None` elsewhere on those targets: the caller then takes
+    /// [`Recon::put`]); the f64 rule itself on other targets.
     #[inline(always)]
-    pub(crate) fn value32(&self, q: i32) -> f32 {
+    pub(crate) fn fast32(&self, q: i32) -> Option<f32> {
         if F32_ONLY_FPU {
-            return self.r32.value(i64::from(q));
+            return self.r32.fast_with::<ROUND_F64_RULE>(i64::from(q));
         }
-        reconstruct(i64::from(q), self.eb)
+        Some(reconstruct(i64::from(q), self.eb))
     }
 
     /// `*o = reconstruct(q, eb)`.
@@ -1316,7 +1317,11 @@ mod tests {
         // times larger would be wrong there), while none at or below T does.
         let (eb, bound) = (1.003e-3 * (1.0 - 1.0 / 1024.0), 1.003e-3);
         let t = accept_below(eb, bound);
-        assert!((15.0..17.0).contains(&f32::from_bits(t)), "{:e}", f32::from_bits(t));
+        assert!(
+            (15.0..17.0).contains(&f32::from_bits(t)),
+            "{:e}",
+            f32::from_bits(t)
+        );
         assert_eq!(misses_in(eb, bound, 0, t, 200_000), 0);
         let above = (f32::from_bits(t) * 4.0).to_bits();
         assert!(misses_in(eb, bound, t + 1, above, 200_000) > 0);

@@ -225,8 +225,7 @@ pub(crate) fn encode_f32_onepass<T: SzpFloat>(
 /// Packs the first `len` little-endian u32 values of `words` (each `< 2^w`, `1 <= w <= 32`)
 /// LSB-first into their first `ceil(len·w/8)` bytes. In place: after value `i` the words
 /// written end at byte `4·floor((i+1)·w/32) <= 4·(i+1)`, the end of value `i`'s own slot.
-/// Out of line: inside the block loop its counters were kept on the stack.
-#[inline(never)]
+#[inline(always)]
 fn pack32_in_place(words: &mut [[u8; 4]], len: usize, w: u32) {
     let (mut acc, mut fill, mut pos) = (0u32, 0u32, 0usize);
     for i in 0..len.min(words.len()) {
@@ -371,9 +370,10 @@ pub(crate) fn ref_decode<T: SzpFloat>(
 
 /// The 32-bit block decoder of [`ref_decode`] (f32 output on targets without an f64 FPU;
 /// `w <= 25`, every level of the block below 2^31 in magnitude, `payload.len() >= 4`): the
-/// values whose field's 4-byte window lies inside `payload`, from level `q32`; returns how
-/// many it wrote and the last level. Out of line: its loop keeps its state in registers.
-#[inline(never)]
+/// values whose field's 4-byte window lies inside `payload`, from level `q32`, up to the first
+/// whose level [`bits::Recon::fast32`] leaves to the f64 rule; returns how many it wrote and
+/// the last level written (`q32` if none).
+#[inline(always)]
 fn decode_small<T: SzpFloat>(
     rc: &bits::Recon,
     w: u32,
@@ -395,8 +395,14 @@ fn decode_small<T: SzpFloat>(
         let mut b = [0u8; 4];
         b.copy_from_slice(src);
         let u = (u32::from_le_bytes(b) >> (bit % 8)) & m32;
-        q32 = q32.wrapping_add(((u >> 1) as i32) ^ -((u & 1) as i32));
-        *o32 = rc.value32(q32);
+        let next = q32.wrapping_add(((u >> 1) as i32) ^ -((u & 1) as i32));
+        // A level outside the integer reconstruction ends the run here (the caller's loop
+        // goes on from this value): this function calls nothing, so its frame is a leaf.
+        let Some(v) = rc.fast32(next) else {
+            break;
+        };
+        *o32 = v;
+        q32 = next;
         done = i + 1;
     }
     (done, q32)
