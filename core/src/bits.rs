@@ -75,6 +75,46 @@ impl Quantizer {
     }
 }
 
+/// A magnitude limit `m` (finite, `>= 0`) for streamed values: [`AbsLimit::exceeds`] is
+/// `x.to_f64().abs() > m` for every finite `x`, without f64 arithmetic for f32 on targets
+/// without an f64 FPU: there it compares the bits of `|x|` with those of the largest f32 at
+/// most `m` (an f32 is above `m` exactly when it is above that one).
+#[derive(Clone, Copy, Debug)]
+#[cfg_attr(not(test), allow(dead_code))] // until the streaming encoder's range check calls it
+pub(crate) struct AbsLimit {
+    m: f64,
+    /// The bits of the largest f32 `<= m` (+inf when `m` is above every finite f32).
+    below: u32,
+}
+
+#[cfg_attr(not(test), allow(dead_code))]
+impl AbsLimit {
+    /// The limit `m`.
+    #[inline]
+    pub(crate) fn new(m: f64) -> AbsLimit {
+        let mut b = (m as f32).to_bits();
+        if f64::from(f32::from_bits(b)) > m && b & 0x7fff_ffff != 0 {
+            b -= 1; // one f32 ulp down (m > 0 here)
+        }
+        AbsLimit { m, below: b }
+    }
+
+    /// `x.to_f64().abs() > m` (`x` finite).
+    #[inline(always)]
+    pub(crate) fn exceeds<T: SzpFloat>(&self, x: T) -> bool {
+        if F32_ONLY_FPU && let Some(&v) = (&x as &dyn core::any::Any).downcast_ref::<f32>() {
+            return Self::bits_exceed(v, self.below);
+        }
+        x.to_f64().abs() > self.m
+    }
+
+    /// The f32 comparison of [`AbsLimit::exceeds`] (on every target, for the tests).
+    #[inline(always)]
+    fn bits_exceed(v: f32, below: u32) -> bool {
+        v.to_bits() & 0x7fff_ffff > below
+    }
+}
+
 /// The f32 quantizer without f64 arithmetic: [`Quant32::level`] equals
 /// `round_half_away(f64::from(x) / (2.0 * eb))` (the rule of [`quantize`]) for every f32 `x`,
 /// NaN and infinities included (checked over all 2³² inputs for a set of bounds by the tests
@@ -1284,6 +1324,37 @@ mod tests {
             }
         }
         n
+    }
+
+    #[test]
+    fn abs_limit_equals_the_f64_comparison() {
+        let mut s = 0x1234_5678_9abc_def1u64;
+        let limits = [
+            0.0,
+            8.0,
+            1e-3,
+            0.1,
+            1.0 / 3.0,
+            f64::from(f32::MAX),
+            f64::from(f32::MAX) * 1.000_001,
+            1e300,
+            f64::from(f32::from_bits(1)),
+            1e-50,
+        ];
+        for m in limits {
+            let l = AbsLimit::new(m);
+            let mb = (m as f32).to_bits();
+            // Around the limit's f32 neighbours, and random finite f32s.
+            let near = mb.saturating_sub(50)..=mb.saturating_add(50).min(0x7f7f_ffff);
+            let rand = (0..20_000).map(|_| xorshift(&mut s) as u32 & 0x7fff_ffff);
+            for b in near.chain(rand).filter(|b| *b < 0x7f80_0000) {
+                for x in [f32::from_bits(b), -f32::from_bits(b)] {
+                    let want = f64::from(x).abs() > m;
+                    assert_eq!(AbsLimit::bits_exceed(x, l.below), want, "m {m:e}: x {x:e}");
+                    assert_eq!(l.exceeds(x), want, "m {m:e}: x {x:e}");
+                }
+            }
+        }
     }
 
     /// The strict check's fast accept: no f32 at or below [`accept_below`]'s magnitude misses
