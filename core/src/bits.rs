@@ -637,7 +637,7 @@ impl Check {
 /// not finite, `T` not positive or above `2^100`) gives 0: every value is checked.
 pub(crate) fn accept_below(eb: f64, bound: f64) -> u32 {
     let s = bound - eb;
-    if !(s >= 1e-30 && s <= 1e30 && eb > 0.0 && eb <= 1e30) {
+    if !((1e-30..=1e30).contains(&s) && eb > 0.0 && eb <= 1e30) {
         return 0;
     }
     const M: f32 = 1.0 - 1.0 / 1_048_576.0;

@@ -946,7 +946,7 @@ mod tests {
             let mut x = [0f32; 12];
             for v in x.iter_mut().take(n) {
                 let r = next(&mut s);
-                *v = if trial % 3 == 0 && r % 5 == 0 {
+                *v = if trial % 3 == 0 && r.is_multiple_of(5) {
                     specials[(r / 5 % 10) as usize]
                 } else {
                     f32::from_bits(r as u32 & 0xbfff_ffff) // finite, any sign
