@@ -23,6 +23,98 @@ pub fn quantize<T: SzpFloat>(x: T, eb: f64) -> i64 {
     round_half_away(x.to_f64() / (2.0 * eb))
 }
 
+/// [`quantize`] at one bound, its constants computed once: the encoders' loops keep one of
+/// these (on targets without an f64 FPU the f32 quantizer's constants then stay in registers
+/// instead of being rebuilt and stored for every value).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Quantizer {
+    eb: f64,
+    q32: Quant32,
+}
+
+impl Quantizer {
+    /// The quantizer of bound `eb`.
+    #[inline(always)]
+    pub(crate) fn new(eb: f64) -> Quantizer {
+        Quantizer {
+            eb,
+            q32: Quant32::new(if F32_ONLY_FPU { eb } else { 1.0 }),
+        }
+    }
+
+    /// `quantize(x, eb)` for f32 `x` through the f32 quantizer (every target: the tests run
+    /// the f32-only-FPU encoder on hosts too), as an i32 when its magnitude is below `2^30`,
+    /// else `None`.
+    #[inline(always)]
+    pub(crate) fn level_small(&self, x: f32) -> Option<i32> {
+        let m = self.q32.magnitude(x.abs());
+        if m >= 1 << 30 {
+            return None;
+        }
+        let m = m as i32;
+        Some(if x.is_sign_negative() { -m } else { m })
+    }
+
+    /// The f32 quantizer (on targets without an f64 FPU; a placeholder elsewhere, see
+    /// [`Quantizer::for_f32`]).
+    #[inline(always)]
+    pub(crate) fn for_f32(eb: f64) -> Quantizer {
+        Quantizer {
+            eb,
+            q32: Quant32::new(eb),
+        }
+    }
+
+    /// `quantize(x, eb)`.
+    #[inline(always)]
+    pub(crate) fn level<T: SzpFloat>(&self, x: T) -> i64 {
+        if F32_ONLY_FPU && let Some(&v) = (&x as &dyn core::any::Any).downcast_ref::<f32>() {
+            return self.q32.level(v);
+        }
+        round_half_away(x.to_f64() / (2.0 * self.eb))
+    }
+}
+
+/// A magnitude limit `m` (finite, `>= 0`) for streamed values: [`AbsLimit::exceeds`] is
+/// `x.to_f64().abs() > m` for every finite `x`, without f64 arithmetic for f32 on targets
+/// without an f64 FPU: there it compares the bits of `|x|` with those of the largest f32 at
+/// most `m` (an f32 is above `m` exactly when it is above that one).
+#[derive(Clone, Copy, Debug)]
+#[cfg_attr(not(test), allow(dead_code))] // until the streaming encoder's range check calls it
+pub(crate) struct AbsLimit {
+    m: f64,
+    /// The bits of the largest f32 `<= m` (+inf when `m` is above every finite f32).
+    below: u32,
+}
+
+#[cfg_attr(not(test), allow(dead_code))]
+impl AbsLimit {
+    /// The limit `m`.
+    #[inline]
+    pub(crate) fn new(m: f64) -> AbsLimit {
+        let mut b = (m as f32).to_bits();
+        if f64::from(f32::from_bits(b)) > m && b & 0x7fff_ffff != 0 {
+            b -= 1; // one f32 ulp down (m > 0 here)
+        }
+        AbsLimit { m, below: b }
+    }
+
+    /// `x.to_f64().abs() > m` (`x` finite).
+    #[inline(always)]
+    pub(crate) fn exceeds<T: SzpFloat>(&self, x: T) -> bool {
+        if F32_ONLY_FPU && let Some(&v) = (&x as &dyn core::any::Any).downcast_ref::<f32>() {
+            return Self::bits_exceed(v, self.below);
+        }
+        x.to_f64().abs() > self.m
+    }
+
+    /// The f32 comparison of [`AbsLimit::exceeds`] (on every target, for the tests).
+    #[inline(always)]
+    fn bits_exceed(v: f32, below: u32) -> bool {
+        v.to_bits() & 0x7fff_ffff > below
+    }
+}
+
 /// The f32 quantizer without f64 arithmetic: [`Quant32::level`] equals
 /// `round_half_away(f64::from(x) / (2.0 * eb))` (the rule of [`quantize`]) for every f32 `x`,
 /// NaN and infinities included (checked over all 2³² inputs for a set of bounds by the tests
@@ -48,8 +140,12 @@ pub fn quantize<T: SzpFloat>(x: T, eb: f64) -> i64 {
 #[derive(Clone, Copy, Debug)]
 #[allow(dead_code)] // used by `quantize` on f32-only-FPU targets, and by the tests everywhere
 pub(crate) struct Quant32 {
-    /// `1/e` within `2^-22.9` as a normal f32; 0 when it is not one (fast path off).
+    /// `1/e` within `2^-22.9` as a normal f32; +inf when it is not one (fast path off).
     r: f32,
+    /// `r·2^15` (+inf when that overflows: then every nonzero level takes the integer path).
+    /// `RN32(|x|·r·2^15) = RN32(|x|·r)·2^15` while the product is normal; where it is not, both
+    /// truncate to a level of 0 or go to the integer path.
+    r15: f32,
     /// `E` (the mantissa of `e`, normalized to `[2^52, 2^53)`).
     e_man: u64,
     /// `ae`: `e = E·2^ae`.
@@ -83,10 +179,11 @@ impl Quant32 {
         let r = if (1..=254).contains(&field) && e_man != 0 && !e_inf {
             f32::from_bits((inv.to_bits() & !(0xff << 23)) | ((field as u32) << 23))
         } else {
-            0.0
+            f32::INFINITY
         };
         Quant32 {
             r,
+            r15: r * 32_768.0,
             e_man,
             e_exp,
             e_inf,
@@ -94,25 +191,18 @@ impl Quant32 {
     }
 
     /// The level of `x`: `round_half_away(f64::from(x) / (2.0 * eb))`.
+    ///
+    /// The fast path decides in fixed point: `Y = trunc(y·2^15)` (one saturating conversion;
+    /// NaN gives 0), `t = Y + 2^14 = floor((y + 1/2)·2^15)`, so `t >> 15 = floor(y + 1/2)`,
+    /// which is the level whenever `y`'s fraction is not within `y·2^-21` of 1/2 (see the type's
+    /// docs). That window is `y·2^-6` units of `2^-15`, at most `(Y >> 21) + 1` of them
+    /// after the truncation; `W = (Y >> 21) + 3` units either side of a multiple of `2^15`
+    /// cover it with room, and such a `t` goes to the integer path. `Y >= 2^31` (`y >= 2^16`,
+    /// infinite `y`, or the fast path off: `r` is then +inf and only `|x| = 0` or NaN, whose
+    /// level is 0 by both rules, give `Y = 0`) goes there too. `y < 1/4` gives `t >> 15 = 0`.
     #[inline(always)]
     pub(crate) fn level(&self, x: f32) -> i64 {
-        let a = x.abs();
-        let y = a * self.r;
-        let m = if self.r == 0.0 {
-            self.slow(a)
-        } else if y < 0.25 {
-            0
-        } else if y < 65536.0 {
-            let n = y as u32;
-            let f = y - n as f32;
-            if (f - 0.5).abs() > y * (1.0 / 2_097_152.0) {
-                i64::from(n + u32::from(f > 0.5))
-            } else {
-                self.slow(a)
-            }
-        } else {
-            self.slow(a)
-        };
+        let m = self.magnitude(x.abs());
         if x.is_sign_negative() {
             m.wrapping_neg()
         } else {
@@ -120,9 +210,23 @@ impl Quant32 {
         }
     }
 
-    /// `rha(RN64(|x|/e))` in integers (`a = |x|`, any f32 bits but the sign).
+    /// The level of `a = |x|` (sign bit clear), non-negative.
+    #[inline(always)]
+    pub(crate) fn magnitude(&self, a: f32) -> i64 {
+        let big = (a * self.r15) as u32;
+        let t = big.wrapping_add(1 << 14);
+        let w = (big >> 21) + 3;
+        if big >= 1 << 31 || (t.wrapping_add(w) & 0x7fff) < 2 * w {
+            self.slow(a)
+        } else {
+            i64::from(t >> 15)
+        }
+    }
+
+    /// `rha(RN64(|x|/e))` in integers (`a = |x|`, any f32 bits but the sign). By value: a
+    /// reference would make the callers' loops store the quantizer for every value.
     #[inline(never)]
-    fn slow(&self, a: f32) -> i64 {
+    fn slow(self, a: f32) -> i64 {
         let b = a.to_bits();
         let (be, frac) = (((b >> 23) & 0xff) as i32, b & 0x7f_ffff);
         if be == 0xff {
@@ -207,7 +311,7 @@ pub fn reconstruct<T: SzpFloat>(q: i64, eb: f64) -> T {
 
 /// Whether this target has no f64 FPU but an f32 one (Cortex-M4F, RV32 with F but not D): there
 /// f32 reconstruction goes through [`Recon32`] and f32 quantization through [`Quant32`].
-const F32_ONLY_FPU: bool = cfg!(any(
+pub(crate) const F32_ONLY_FPU: bool = cfg!(any(
     all(
         target_arch = "arm",
         target_feature = "fpregs",
@@ -237,6 +341,17 @@ impl Recon {
             eb,
             r32: Recon32::new(if F32_ONLY_FPU { eb } else { 0.0 }),
         }
+    }
+
+    /// `reconstruct::<f32>(q, eb)` of an i32 level where [`Recon32`]'s integer path decides it
+    /// on targets without an f64 FPU (`None` elsewhere on those targets: the caller then takes
+    /// [`Recon::put`]); the f64 rule itself on other targets.
+    #[inline(always)]
+    pub(crate) fn fast32(&self, q: i32) -> Option<f32> {
+        if F32_ONLY_FPU {
+            return self.r32.fast_with::<ROUND_F64_RULE>(i64::from(q));
+        }
+        Some(reconstruct(i64::from(q), self.eb))
     }
 
     /// `*o = reconstruct(q, eb)`.
@@ -453,6 +568,8 @@ pub(crate) struct Check {
     eb: f64,
     bound: f64,
     c32: Check32,
+    /// [`accept_below`]`(eb, bound)` on targets without an f64 FPU, else 0.
+    below: u32,
 }
 
 impl Check {
@@ -468,7 +585,32 @@ impl Check {
             eb,
             bound,
             c32: Check32::new(e, b),
+            below: if F32_ONLY_FPU {
+                accept_below(eb, bound)
+            } else {
+                0
+            },
         }
+    }
+
+    /// The bits of [`accept_below`]'s magnitude on targets without an f64 FPU, else 0.
+    #[inline(always)]
+    pub(crate) fn below(&self) -> u32 {
+        self.below
+    }
+
+    /// [`Check::misses`] for `q` the level of `x` at this check's `eb` (as the encoders
+    /// compute it): an f32 `x` whose magnitude's bits are at most [`accept_below`]'s meets the
+    /// bound without a reconstruction.
+    #[inline(always)]
+    pub(crate) fn misses_level<T: SzpFloat>(&self, x: T, q: i64) -> bool {
+        if F32_ONLY_FPU
+            && let Some(&v) = (&x as &dyn core::any::Any).downcast_ref::<f32>()
+            && v.to_bits() & 0x7fff_ffff <= self.below
+        {
+            return false;
+        }
+        self.misses(x, q)
     }
 
     /// Whether the reconstruction of level `q` misses `bound` for `x` (or is NaN).
@@ -479,6 +621,30 @@ impl Check {
         }
         misses(x, q, self.eb, self.bound)
     }
+}
+
+/// The bits of an f32 magnitude `T` (0 when there is none) such that every f32 `x` with
+/// `|x| <= T`, quantized at `eb`, is reconstructed within `bound`: [`misses`] is false for it.
+///
+/// Why. For such `x` (finite) with level `q`: `|q·2eb − x| <= eb + |x|·2^-53` (the f64 division
+/// and round half away); `RN64(2q·eb)` and its f32 rounding add at most
+/// `|2q·eb|·(2^-53 + 2^-24 + 2^-77)` and `2^-150` (subnormal results), so
+/// `|x − x'| <= eb + (|x| + eb)·k + 2^-149` with `k = 2^-24 + 2^-51`; the f64 difference of
+/// the rule rounds monotonically, so it does not exceed `bound` when that sum does not.
+/// `T = (S·2^24·(1 − 2^-20)² − eb·(1 + 2^-20))·(1 − 2^-20)` with `S = bound − eb`, each f32
+/// operation rounding by at most `2^-24` relative (margins of `2^-20` each), meets
+/// `(T + eb)·k <= S·(1 − 2^-21) <= S − 2^-149` for `S >= 2^-100`. Anything else (S smaller,
+/// not finite, `T` not positive or above `2^100`) gives 0: every value is checked.
+pub(crate) fn accept_below(eb: f64, bound: f64) -> u32 {
+    let s = bound - eb;
+    if !((1e-30..=1e30).contains(&s) && eb > 0.0 && eb <= 1e30) {
+        return 0;
+    }
+    const M: f32 = 1.0 - 1.0 / 1_048_576.0;
+    const C: f32 = 16_777_216.0 * M * M;
+    let (s32, eb32) = (s as f32, eb as f32);
+    let t = (s32 * C - eb32 * (1.0 + 1.0 / 1_048_576.0)) * M;
+    if t > 0.0 && t <= 1e30 { t.to_bits() } else { 0 }
 }
 
 /// The f32 strict check without f64 arithmetic: [`Check32::misses`] equals
@@ -1144,6 +1310,101 @@ mod tests {
             exact_hits > 1000,
             "only {exact_hits} differences equal to the bound"
         );
+    }
+
+    /// Every f32 in `(lo, hi]` sampled (all of the `span` patterns nearest `hi`, then every
+    /// 97th down to `lo`), both signs: how many reconstructions miss `bound`.
+    fn misses_in(eb: f64, bound: f64, lo: u32, hi: u32, span: u32) -> u64 {
+        let near = hi.saturating_sub(span)..=hi;
+        let far = (lo..hi.saturating_sub(span)).step_by(97);
+        let mut n = 0;
+        for b in near.chain(far) {
+            for x in [f32::from_bits(b), -f32::from_bits(b)] {
+                n += u64::from(misses::<f32>(x, f64_rule(x, eb), eb, bound));
+            }
+        }
+        n
+    }
+
+    #[test]
+    fn abs_limit_equals_the_f64_comparison() {
+        let mut s = 0x1234_5678_9abc_def1u64;
+        let limits = [
+            0.0,
+            8.0,
+            1e-3,
+            0.1,
+            1.0 / 3.0,
+            f64::from(f32::MAX),
+            f64::from(f32::MAX) * 1.000_001,
+            1e300,
+            f64::from(f32::from_bits(1)),
+            1e-50,
+        ];
+        for m in limits {
+            let l = AbsLimit::new(m);
+            let mb = (m as f32).to_bits();
+            // Around the limit's f32 neighbours, and random finite f32s.
+            let near = mb.saturating_sub(50)..=mb.saturating_add(50).min(0x7f7f_ffff);
+            let rand = (0..20_000).map(|_| xorshift(&mut s) as u32 & 0x7fff_ffff);
+            for b in near.chain(rand).filter(|b| *b < 0x7f80_0000) {
+                for x in [f32::from_bits(b), -f32::from_bits(b)] {
+                    let want = f64::from(x).abs() > m;
+                    assert_eq!(AbsLimit::bits_exceed(x, l.below), want, "m {m:e}: x {x:e}");
+                    assert_eq!(l.exceeds(x), want, "m {m:e}: x {x:e}");
+                }
+            }
+        }
+    }
+
+    /// The strict check's fast accept: no f32 at or below [`accept_below`]'s magnitude misses
+    /// its bound, for strict plans' pairs; the magnitude is close to what the plan covers
+    /// (values a little above it do miss, so the check is not vacuous there).
+    #[test]
+    #[cfg_attr(miri, ignore = "millions of checks: too slow for Miri")]
+    fn accept_below_needs_no_check_at_or_below_it() {
+        // `tighten(F32, bound, m)` for the instrument (`m = 8`), a larger magnitude and a
+        // coarse bound, computed as the plan does.
+        let tight = |bound: f64, m: f64| {
+            bound
+                - (m + bound) * (5.960_464_477_539_063e-8 + 8.881_784_197_001_252e-16)
+                - 1.401_298_464_324_817e-45
+        };
+        for (bound, m) in [(1e-3, 8.0), (1e-2, 1000.0), (0.5, 3.0), (1e-6, 0.25)] {
+            let eb = tight(bound, m);
+            let t = accept_below(eb, bound);
+            let tf = f32::from_bits(t);
+            assert!(
+                f64::from(tf) >= m * 0.999 && f64::from(tf) <= m * 1.001 + bound,
+                "bound {bound:e}, m {m}: T = {tf:e}"
+            );
+            assert_eq!(
+                misses_in(eb, bound, 0, t, 200_000),
+                0,
+                "bound {bound:e}: T = {tf:e}"
+            );
+        }
+        // A bound with little room: T is about 16, and some values below 4·T miss (a T four
+        // times larger would be wrong there), while none at or below T does.
+        let (eb, bound) = (1.003e-3 * (1.0 - 1.0 / 1024.0), 1.003e-3);
+        let t = accept_below(eb, bound);
+        assert!(
+            (15.0..17.0).contains(&f32::from_bits(t)),
+            "{:e}",
+            f32::from_bits(t)
+        );
+        assert_eq!(misses_in(eb, bound, 0, t, 200_000), 0);
+        let above = (f32::from_bits(t) * 4.0).to_bits();
+        assert!(misses_in(eb, bound, t + 1, above, 200_000) > 0);
+        // No room (eb at or above the bound, or not finite): nothing is accepted unchecked.
+        for (eb, bound) in [
+            (1e-3, 1e-3),
+            (2e-3, 1e-3),
+            (1e-3, f64::NAN),
+            (f64::INFINITY, 1.0),
+        ] {
+            assert_eq!(accept_below(eb, bound), 0);
+        }
     }
 
     #[test]

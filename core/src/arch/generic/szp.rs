@@ -34,10 +34,11 @@ pub(crate) fn ref_width<T: SzpFloat>(eb: f64, block: &[T], seed: i64) -> u8 {
 /// The width of the values `xs` (deltas from `seed`).
 #[inline(always)]
 fn width_of<T: SzpFloat>(eb: f64, xs: impl Iterator<Item = T>, seed: i64) -> u8 {
+    let qz = bits::Quantizer::new(eb);
     let mut prev = seed;
     let mut any = 0u64;
     for x in xs {
-        let q = quantize(x, eb);
+        let q = qz.level(x);
         any |= zigzag(q.wrapping_sub(prev));
         prev = q;
     }
@@ -73,17 +74,13 @@ fn encode_values<T: SzpFloat>(
     }
     let w = u32::from(width);
     let mask = bits::mask(w);
-    let mut bits = BitWriter {
-        out,
-        pos: 0,
-        acc: 0,
-        have: 0,
-    };
+    let mut bits = BitAcc::new(out);
     let chk = bits::Check::new(q.eb, q.bound);
+    let qz = bits::Quantizer::new(q.eb);
     let mut prev = seed;
     for (i, x) in xs.enumerate() {
-        let l = quantize(x, q.eb);
-        if q.strict && chk.misses(x, l) {
+        let l = qz.level(x);
+        if q.strict && chk.misses_level(x, l) {
             return Err(BlockError::Violation(i));
         }
         let u = zigzag(l.wrapping_sub(prev)) & mask;
@@ -92,7 +89,7 @@ fn encode_values<T: SzpFloat>(
             bits.put(u, w);
         }
     }
-    bits.flush();
+    bits.finish();
     Ok(())
 }
 
@@ -143,39 +140,6 @@ pub(crate) fn encode_filled<T: SzpFloat>(
     Ok((w, seed))
 }
 
-struct BitWriter<'a> {
-    out: &'a mut [u8],
-    pos: usize,
-    acc: u128,
-    have: u32,
-}
-
-impl BitWriter<'_> {
-    #[inline(always)]
-    fn put(&mut self, v: u64, w: u32) {
-        self.acc |= u128::from(v) << self.have;
-        self.have += w;
-        if self.have >= 64 {
-            let word = (self.acc as u64).to_le_bytes();
-            if let Some(dst) = self.out.get_mut(self.pos..self.pos + 8) {
-                dst.copy_from_slice(&word);
-            }
-            self.pos += 8;
-            self.acc >>= 64;
-            self.have -= 64;
-        }
-    }
-    fn flush(&mut self) {
-        let bytes = (self.acc as u64).to_le_bytes();
-        let n = self.have.div_ceil(8) as usize;
-        if let Some(dst) = self.out.get_mut(self.pos..) {
-            for (d, b) in dst.iter_mut().zip(bytes.iter().take(n)) {
-                *d = *b;
-            }
-        }
-    }
-}
-
 /// The reference one-pass encoder: `None` (nothing written) when `rest` is shorter than
 /// `8·block.len()`.
 #[inline(always)]
@@ -188,10 +152,11 @@ fn ref_encode_onepass<T: SzpFloat>(
     let len = block.len();
     let buf = rest.get_mut(..len.saturating_mul(8))?;
     let chk = bits::Check::new(q.eb, q.bound);
+    let qz = bits::Quantizer::new(q.eb);
     let (mut prev, mut any) = (seed, 0u64);
     for (i, (&x, slot)) in block.iter().zip(buf.chunks_exact_mut(8)).enumerate() {
-        let l = quantize(x, q.eb);
-        if q.strict && chk.misses(x, l) {
+        let l = qz.level(x);
+        if q.strict && chk.misses_level(x, l) {
             return Some(Err(BlockError::Violation(i)));
         }
         let z = zigzag(l.wrapping_sub(prev));
@@ -204,6 +169,88 @@ fn ref_encode_onepass<T: SzpFloat>(
         pack_in_place(buf, len, u32::from(w));
     }
     Some(Ok(w))
+}
+
+/// The one-pass encoder of f32 blocks for targets without an f64 FPU (on hosts its tests):
+/// one f32 quantization per value ([`bits::Quantizer::level_small`]), the strict check
+/// skipped below [`bits::accept_below`]'s magnitude, deltas and zigzag in 32 bits, the
+/// zigzagged values parked as u32 in `rest` and packed in place ([`pack32_in_place`]). `None`
+/// (the other encoders then write the block) when `T` is not f32, `rest` is shorter than
+/// `4·block.len()`, or a level or the seed is `2^30` or more in magnitude (then a delta might
+/// not fit in 32 bits). The same bytes and the same first violation as [`ref_encode`].
+#[inline(always)]
+pub(crate) fn encode_f32_onepass<T: SzpFloat>(
+    q: &Quant,
+    block: &[T],
+    seed: i64,
+    rest: &mut [u8],
+) -> Option<Result<u8, BlockError>> {
+    let len = block.len();
+    let buf = rest.get_mut(..len.checked_mul(4)?)?;
+    let mut prev = i32::try_from(seed)
+        .ok()
+        .filter(|s| s.unsigned_abs() < 1 << 30)?;
+    let chk = bits::Check::new(q.eb, q.bound);
+    let qz = bits::Quantizer::for_f32(q.eb);
+    let (mut any, mut top) = (0u32, 0u32);
+    let (words, _) = buf.as_chunks_mut::<4>();
+    for (x, slot) in block.iter().zip(words.iter_mut()) {
+        let &v = (x as &dyn core::any::Any).downcast_ref::<f32>()?;
+        let l = qz.level_small(v)?;
+        top = top.max(v.to_bits() & 0x7fff_ffff);
+        // |l|, |prev| < 2^30: the delta fits in i32, its zigzag in u32 (the u64 rule's value).
+        let d = l - prev;
+        let z = ((d << 1) ^ (d >> 31)) as u32;
+        prev = l;
+        any |= z;
+        *slot = z.to_le_bytes();
+    }
+    // The strict check, where some magnitude is above the one that needs none: the first
+    // value whose reconstruction misses (as the reference finds it: values in order).
+    if q.strict && top > chk.below() {
+        for (i, x) in block.iter().enumerate() {
+            let &v = (x as &dyn core::any::Any).downcast_ref::<f32>()?;
+            if chk.misses(v, qz.level(v)) {
+                return Some(Err(BlockError::Violation(i)));
+            }
+        }
+    }
+    let w = bits::width(u64::from(any));
+    if w > 0 {
+        pack32_in_place(words, len, u32::from(w));
+    }
+    Some(Ok(w))
+}
+
+/// Packs the first `len` little-endian u32 values of `words` (each `< 2^w`, `1 <= w <= 32`)
+/// LSB-first into their first `ceil(len·w/8)` bytes. In place: after value `i` the words
+/// written end at byte `4·floor((i+1)·w/32) <= 4·(i+1)`, the end of value `i`'s own slot.
+#[inline(always)]
+fn pack32_in_place(words: &mut [[u8; 4]], len: usize, w: u32) {
+    let (mut acc, mut fill, mut pos) = (0u32, 0u32, 0usize);
+    for i in 0..len.min(words.len()) {
+        let v = words.get(i).map_or(0, |b| u32::from_le_bytes(*b));
+        acc |= v << fill; // fill < 32
+        let nf = fill + w;
+        if nf >= 32 {
+            if let Some(d) = words.get_mut(pos) {
+                *d = acc.to_le_bytes();
+            }
+            pos += 1;
+            // The bits of v above the word: (v >> 1) >> (31 − fill) is 0 when fill is 0.
+            acc = (v >> 1) >> (31 - fill);
+            fill = nf - 32;
+        } else {
+            fill = nf;
+        }
+    }
+    let tail = fill.div_ceil(8) as usize;
+    let bytes = acc.to_le_bytes();
+    if let (Some(d), Some(s)) = (words.get_mut(pos), bytes.get(..tail))
+        && let Some(d) = d.get_mut(..tail)
+    {
+        d.copy_from_slice(s);
+    }
 }
 
 /// Packs the `len` little-endian u64 values of `buf` (each `< 2^w`, `1 <= w <= 64`) LSB-first
@@ -260,11 +307,25 @@ pub(crate) fn ref_decode<T: SzpFloat>(
     let rc = bits::Recon::new(quant_eb);
     let mut q = seed;
     let mut start = 0usize;
+    // Targets without an f64 FPU, f32 output, `w <= 25`, and every level below 2^31 in
+    // magnitude (`|seed| < 2^30`, each of the block's deltas at most `2^(w−1)`): 32-bit
+    // fields (each inside the 4 bytes from its first byte), 32-bit prefix sums, the f32
+    // reconstruction of an i32 level.
+    if bits::F32_ONLY_FPU
+        && w <= 25
+        && seed.unsigned_abs() < 1 << 30
+        && (out.len() as u64) << (w - 1) < 1 << 30
+        && payload.len() >= 4
+    {
+        let (n, q32) = decode_small(&rc, w, seed as i32, payload, out);
+        start = n;
+        q = i64::from(q32);
+    }
     if w <= 56 {
         // Each field lies inside the 8 bytes starting at its first byte: one unaligned load per
         // value while 8 bytes remain, no carried bit state.
         let wz = w as usize;
-        for (i, o) in out.iter_mut().enumerate() {
+        for (i, o) in out.iter_mut().enumerate().skip(start) {
             let bit = i * wz;
             let Some(src) = payload.get(bit / 8..bit / 8 + 8) else {
                 break;
@@ -307,6 +368,46 @@ pub(crate) fn ref_decode<T: SzpFloat>(
     }
 }
 
+/// The 32-bit block decoder of [`ref_decode`] (f32 output on targets without an f64 FPU;
+/// `w <= 25`, every level of the block below 2^31 in magnitude, `payload.len() >= 4`): the
+/// values whose field's 4-byte window lies inside `payload`, from level `q32`, up to the first
+/// whose level [`bits::Recon::fast32`] leaves to the f64 rule; returns how many it wrote and
+/// the last level written (`q32` if none).
+#[inline(always)]
+fn decode_small<T: SzpFloat>(
+    rc: &bits::Recon,
+    w: u32,
+    mut q32: i32,
+    payload: &[u8],
+    out: &mut [T],
+) -> (usize, i32) {
+    let (wz, m32) = (w as usize, bits::mask(w) as u32);
+    let safe = (payload.len().saturating_sub(4) * 8 / wz.max(1) + 1).min(out.len());
+    let mut done = 0;
+    for (i, o) in out.iter_mut().enumerate().take(safe) {
+        let bit = i * wz;
+        let Some(src) = payload.get(bit / 8..bit / 8 + 4) else {
+            break;
+        };
+        let Some(o32) = (o as &mut dyn core::any::Any).downcast_mut::<f32>() else {
+            break;
+        };
+        let mut b = [0u8; 4];
+        b.copy_from_slice(src);
+        let u = (u32::from_le_bytes(b) >> (bit % 8)) & m32;
+        let next = q32.wrapping_add(((u >> 1) as i32) ^ -((u & 1) as i32));
+        // A level outside the integer reconstruction ends the run here (the caller's loop
+        // goes on from this value): this function calls nothing, so its frame is a leaf.
+        let Some(v) = rc.fast32(next) else {
+            break;
+        };
+        *o32 = v;
+        q32 = next;
+        done = i + 1;
+    }
+    (done, q32)
+}
+
 /// Whether the reference encoder first tries the one-pass encoder (values parked in the
 /// output, one quantization per value). Off on targets without x86_64/aarch64 SIMD and with
 /// feature `small`: there the two-pass encoder alone keeps the code small. Same bytes.
@@ -315,10 +416,40 @@ const ONE_PASS: bool = !cfg!(any(
     not(any(target_arch = "x86_64", target_arch = "aarch64"))
 ));
 
+/// The statistics of f32 values (`None` for other types) without f64 arithmetic: min and max
+/// of the order keys of the bits (`b` for a sign bit clear, `b` with the other 31 bits flipped
+/// for a sign bit set: increasing as i32 in the value, NaNs beyond the infinities), the
+/// non-finite flag from the extreme keys. Where no value is NaN, `lo` and `hi` are the values'
+/// min and max (any zero of either sign for a zero extreme, as `f64::min`/`max` may give).
+#[inline(always)]
+pub(crate) fn f32_stats<T: SzpFloat>(x: &[T]) -> Option<Stats> {
+    let key = |b: u32| (b ^ (((b as i32) >> 31) as u32 >> 1)) as i32;
+    let (mut lo, mut hi) = (i32::MAX, i32::MIN);
+    for v in x {
+        let &f = (v as &dyn core::any::Any).downcast_ref::<f32>()?;
+        let k = key(f.to_bits());
+        lo = lo.min(k);
+        hi = hi.max(k);
+    }
+    if x.is_empty() {
+        return Some(Stats::EMPTY);
+    }
+    // Keys are their own inverse.
+    let val = |k: i32| f64::from(f32::from_bits(key(k as u32) as u32));
+    Some(Stats {
+        lo: val(lo),
+        hi: val(hi),
+        bad: hi >= key(0x7f80_0000) || lo <= key(0xff80_0000),
+    })
+}
+
 impl SzpKernel for Reference {
     type Enc = Quant;
     type Scratch = ();
-    const EXACT_PLAN: bool = true;
+    /// The plan pass itself (`blocks::plan_mag`) on targets with an f64 FPU; on targets
+    /// without one, [`Reference::stats`] in f32 (the plan is the same value either way, and
+    /// an irregular input still goes to the plan pass, which names the index).
+    const EXACT_PLAN: bool = !bits::F32_ONLY_FPU;
 
     #[inline(always)]
     fn scratch(self) {}
@@ -331,6 +462,11 @@ impl SzpKernel for Reference {
         *e
     }
     fn stats<T: SzpFloat>(self, x: &[T]) -> Stats {
+        if bits::F32_ONLY_FPU
+            && let Some(s) = f32_stats(x)
+        {
+            return s;
+        }
         let mut s = Stats::EMPTY;
         for v in x.iter().map(|v| v.to_f64()) {
             s.lo = s.lo.min(v);
@@ -342,6 +478,11 @@ impl SzpKernel for Reference {
     block_methods! {
         width: |e, block, seed, _| ref_width(e.eb, block, seed),
         encode: |e, block, seed, dst, _| {
+            if bits::F32_ONLY_FPU
+                && let Some(r) = encode_f32_onepass(e, block, seed, dst)
+            {
+                return r;
+            }
             if ONE_PASS && let Some(r) = ref_encode_onepass(e, block, seed, dst) {
                 return r;
             }
@@ -672,5 +813,199 @@ impl SzpKernel for Portable {
         decode: |eb, w, seed, src, out, s| {
             decode_with(eb, w, seed, src, out, &mut s.q, scale_levels)
         },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A small xorshift generator (the core has no `rand`).
+    fn next(s: &mut u64) -> u64 {
+        *s ^= *s << 13;
+        *s ^= *s >> 7;
+        *s ^= *s << 17;
+        *s
+    }
+
+    /// Blocks of smooth, noisy, constant, stepped and huge-level f32 values.
+    fn blocks() -> [[f32; 97]; 6] {
+        let mut s = 0x2545_f491_4f6c_dd1du64;
+        let mut b = [[0f32; 97]; 6];
+        for (k, blk) in b.iter_mut().enumerate() {
+            for (i, x) in blk.iter_mut().enumerate() {
+                let r = (next(&mut s) % 20_001) as f32 / 10_000.0 - 1.0;
+                *x = match k {
+                    0 => (i as f32 * 0.07).sin() * 3.0 + r * 0.01,
+                    1 => r * 7.5,
+                    2 => 1.25,
+                    3 => {
+                        if i < 50 {
+                            -2.0
+                        } else {
+                            6.0 + r
+                        }
+                    }
+                    4 => r * 1e-6,
+                    // Levels beyond 2^30 at the bounds below: the encoder must decline.
+                    _ => r * 1e9,
+                };
+            }
+        }
+        b
+    }
+
+    #[test]
+    fn f32_onepass_encoder_writes_the_reference_bytes() {
+        let mut declined = 0;
+        for (eb, bound, strict) in [
+            (0.000_999_999_940_395_355_2, 1e-3, true),
+            (1e-3, 1e-3, false),
+            (0.05, 0.05, true),
+            (1.0 / 4096.0, 1.0 / 4096.0, true),
+            (1e-7, 1e-7, true),
+        ] {
+            let q = Quant {
+                eb,
+                bound,
+                strict,
+                max_abs: 1e9,
+            };
+            for blk in blocks() {
+                for seed in [0i64, -3, 1 << 20] {
+                    let w = ref_width(eb, &blk, seed);
+                    let cost = payload_len(w, blk.len());
+                    let mut want = [0u8; 97 * 8];
+                    let want_r = ref_encode(&q, &blk, seed, w, &mut want[..cost]);
+                    let mut got = [0xa5u8; 97 * 4];
+                    match encode_f32_onepass(&q, &blk, seed, &mut got) {
+                        Some(Ok(gw)) => {
+                            assert_eq!(want_r, Ok(()), "eb {eb:e}");
+                            assert_eq!(gw, w, "eb {eb:e} seed {seed}");
+                            assert_eq!(got[..cost], want[..cost], "eb {eb:e} seed {seed}");
+                        }
+                        Some(Err(e)) => assert_eq!(Err(e), want_r, "eb {eb:e}"),
+                        None => declined += 1,
+                    }
+                    // Too little room for the parked values: declined, nothing decided.
+                    assert!(encode_f32_onepass(&q, &blk, seed, &mut got[..97 * 4 - 1]).is_none());
+                }
+            }
+        }
+        // Only the huge-level blocks are declined (levels of 2^30 and more).
+        assert!(declined > 0 && declined <= 15, "{declined} declined");
+    }
+
+    #[test]
+    fn f32_onepass_encoder_names_the_first_violation() {
+        // A bound below the quantizer's half step: most values miss it.
+        let q = Quant {
+            eb: 1e-3,
+            bound: 1e-4,
+            strict: true,
+            max_abs: 10.0,
+        };
+        let blk = [0.0f32, 0.5, 0.0013, 0.7, 0.25];
+        let mut buf = [0u8; 20];
+        let w = ref_width(q.eb, &blk, 0);
+        let mut want = [0u8; 40];
+        let want_r = ref_encode(&q, &blk, 0, w, &mut want[..payload_len(w, 5)]);
+        assert_eq!(want_r, Err(BlockError::Violation(2)));
+        assert_eq!(
+            encode_f32_onepass(&q, &blk, 0, &mut buf),
+            Some(Err(BlockError::Violation(2)))
+        );
+    }
+
+    #[test]
+    fn f32_stats_equal_the_f64_statistics() {
+        let mut s = 0x9e37_79b9_7f4a_7c15u64;
+        let reference = |x: &[f32]| {
+            let mut st = Stats::EMPTY;
+            for v in x.iter().map(|v| f64::from(*v)) {
+                st.lo = st.lo.min(v);
+                st.hi = st.hi.max(v);
+                st.bad |= !v.is_finite();
+            }
+            st
+        };
+        let specials = [
+            0.0f32,
+            -0.0,
+            f32::MIN_POSITIVE,
+            -f32::from_bits(1),
+            f32::MAX,
+            f32::MIN,
+            f32::INFINITY,
+            f32::NEG_INFINITY,
+            f32::NAN,
+            -f32::NAN,
+        ];
+        for trial in 0..3000 {
+            let n = (next(&mut s) % 12) as usize;
+            let mut x = [0f32; 12];
+            for v in x.iter_mut().take(n) {
+                let r = next(&mut s);
+                *v = if trial % 3 == 0 && r.is_multiple_of(5) {
+                    specials[(r / 5 % 10) as usize]
+                } else {
+                    f32::from_bits(r as u32 & 0xbfff_ffff) // finite, any sign
+                };
+            }
+            let x = &x[..n];
+            let (got, want) = (f32_stats(x).unwrap(), reference(x));
+            assert_eq!(got.bad, want.bad, "{x:?}");
+            if !want.bad {
+                // Zeros of either sign are the same extreme (what abs and range see).
+                assert!(
+                    got.lo == want.lo && got.hi == want.hi,
+                    "{x:?}: {got:?} {want:?}"
+                );
+            }
+        }
+        assert_eq!(f32_stats::<f32>(&[]), Some(Stats::EMPTY));
+        assert_eq!(f32_stats(&[1.0f64]), None);
+    }
+
+    #[test]
+    fn small_decoder_reads_the_reference_levels() {
+        for eb in [1e-3, 0.05, 1.0 / 4096.0] {
+            let q = Quant {
+                eb,
+                bound: eb,
+                strict: false,
+                max_abs: 1e9,
+            };
+            for blk in blocks().iter().take(5) {
+                for seed in [0i64, 7, -(1 << 20)] {
+                    let w = ref_width(eb, blk, seed);
+                    if w == 0 || w > 25 {
+                        continue;
+                    }
+                    let cost = payload_len(w, blk.len());
+                    let mut payload = [0u8; 97 * 8];
+                    ref_encode(&q, blk, seed, w, &mut payload[..cost]).unwrap();
+                    let mut want = [0f32; 97];
+                    ref_decode(eb, w, seed, &payload[..cost], &mut want);
+                    let mut got = [f32::NAN; 97];
+                    let rc = bits::Recon::new(eb);
+                    let (n, last) =
+                        decode_small(&rc, u32::from(w), seed as i32, &payload[..cost], &mut got);
+                    // Every value but those whose 4-byte window passes the payload's end.
+                    assert!(
+                        n + 4 * 8 / usize::from(w) + 1 >= blk.len(),
+                        "{n} of {}",
+                        blk.len()
+                    );
+                    for (i, (g, w)) in got[..n].iter().zip(&want[..n]).enumerate() {
+                        assert_eq!(g.to_bits(), w.to_bits(), "eb {eb:e} seed {seed}: value {i}");
+                    }
+                    assert_eq!(
+                        reconstruct::<f32>(i64::from(last), eb).to_bits(),
+                        want[n - 1].to_bits()
+                    );
+                }
+            }
+        }
     }
 }
