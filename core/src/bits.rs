@@ -80,14 +80,12 @@ impl Quantizer {
 /// without an f64 FPU: there it compares the bits of `|x|` with those of the largest f32 at
 /// most `m` (an f32 is above `m` exactly when it is above that one).
 #[derive(Clone, Copy, Debug)]
-#[cfg_attr(not(test), allow(dead_code))] // until the streaming encoder's range check calls it
 pub(crate) struct AbsLimit {
     m: f64,
     /// The bits of the largest f32 `<= m` (+inf when `m` is above every finite f32).
     below: u32,
 }
 
-#[cfg_attr(not(test), allow(dead_code))]
 impl AbsLimit {
     /// The limit `m`.
     #[inline]

@@ -82,6 +82,10 @@ pub(crate) trait SzpKernel: Copy + Send + Sync {
     type Scratch;
     /// Whether the plan must come from the exact one-pass reference (`szp::blocks::plan`)
     /// instead of [`SzpKernel::stats`].
+    /// Whether a block holding missing values is encoded by this kernel from a stack copy of
+    /// its stand-ins (up to 256 values); `false` (the reference kernel, on targets with small
+    /// stacks) encodes it from the stand-ins directly, with no copy.
+    const FILL_COPY: bool = true;
     const EXACT_PLAN: bool = false;
 
     /// Fresh working memory.
@@ -328,7 +332,7 @@ fn encode_missing<K: SzpKernel, T: SzpFloat>(
     dst: &mut [u8],
     s: &mut K::Scratch,
 ) -> Result<(u8, i64), BlockError> {
-    if K::EXACT_PLAN || x.len() > FILL {
+    if !K::FILL_COPY || x.len() > FILL {
         return encode_filled(&K::quant(e), x, heads, dst);
     }
     let mut buf = [T::default(); FILL];
@@ -354,7 +358,7 @@ fn width_missing<K: SzpKernel, T: SzpFloat>(
     s: &mut K::Scratch,
 ) -> (u8, i64) {
     let eb = K::quant_eb(e);
-    if K::EXACT_PLAN || x.len() > FILL {
+    if !K::FILL_COPY || x.len() > FILL {
         return width_filled(eb, x, heads);
     }
     let mut buf = [T::default(); FILL];

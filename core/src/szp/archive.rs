@@ -643,13 +643,15 @@ impl ArchiveWriter {
         }
         let first = self.values;
         let mut missing = false;
+        // `|x| > max_abs` without f64 arithmetic for f32 on f32-only FPUs.
+        let limit = bits::AbsLimit::new(self.max_abs);
         for (i, x) in block.iter().enumerate() {
             if x.is_missing() {
                 if !MISSING_VALUES {
                     return Err(Error::NonFinite { index: first + i });
                 }
                 missing = true;
-            } else if x.to_f64().abs() > self.max_abs {
+            } else if limit.exceeds(*x) {
                 return Err(Error::ValueOutOfRange { index: first + i });
             }
         }

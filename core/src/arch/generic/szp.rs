@@ -450,6 +450,7 @@ impl SzpKernel for Reference {
     /// without one, [`Reference::stats`] in f32 (the plan is the same value either way, and
     /// an irregular input still goes to the plan pass, which names the index).
     const EXACT_PLAN: bool = !bits::F32_ONLY_FPU;
+    const FILL_COPY: bool = false;
 
     #[inline(always)]
     fn scratch(self) {}
