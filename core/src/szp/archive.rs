@@ -789,8 +789,8 @@ impl ArchiveWriter {
             .ok_or(Error::OutputTooSmall { needed: total })?;
         // [records backwards | CRCs] -> [CRCs | records]: reverse the CRCs, then the whole.
         let top = lo + used;
-        missing::reverse(out.get_mut(top..).unwrap_or_default());
-        missing::reverse(out.get_mut(lo..).unwrap_or_default());
+        out.get_mut(top..).unwrap_or_default().reverse();
+        out.get_mut(lo..).unwrap_or_default().reverse();
         // Down to `sums_at` (<= `lo`), front to back; then the records up past the shape,
         // back to front.
         for i in 0..slen + used {

@@ -328,11 +328,6 @@ impl<'a> Missing<'a> {
         }
         Ok(())
     }
-
-    /// A cursor at the first run, for [`Patch::apply`].
-    pub fn patch(&self) -> Patch {
-        Patch::default()
-    }
 }
 
 /// The runs (start, end) of validated run records `runs` of `dtype` ([`Missing::parse`]).
@@ -588,11 +583,6 @@ pub(crate) fn put_shape(shape: &Shape, out: &mut [u8]) -> Result<usize, Error> {
     };
     s.shape(shape)?;
     Ok(s.len)
-}
-
-/// Reverses `s` in place (element-wise: no panic path).
-pub(crate) fn reverse(s: &mut [u8]) {
-    s.reverse();
 }
 
 /// Writes the footer of an extension of `len` bytes that starts at `at` in `out` (its CRC
