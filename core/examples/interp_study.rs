@@ -265,6 +265,92 @@ fn run(
     })
 }
 
+/// The core's tile codec (`szp::interp::encode_tile`/`decode_tile`: the rule a layout would
+/// freeze, entropy stage included) over the field's tiles: the size (52-byte header, per tile
+/// a 4-byte length and a 4-byte CRC), encode (gather the tile, choose the interpolation,
+/// predict, quantize, check, code) and decode (decode the codes, predict from the output,
+/// write through the tile's strides) speeds in GB/s of input, single thread; every element
+/// checked against the bound.
+fn core_codec<T: szp::SzpFloat>(
+    x: &[T],
+    dims: &[usize],
+    eb: f64,
+) -> Result<(usize, f64, f64), String> {
+    use szp::interp::{self, Tile, TileScratch};
+    let folded = interp::fold(&dims.iter().map(|&d| d as u64).collect::<Vec<_>>()).ok_or("fold")?;
+    let step = 2.0 * eb * (1.0 - 1.0 / 1024.0);
+    let tiles: Vec<Tile> = interp::tiles(folded).collect();
+    let m = interp::MAX_TILE_LEN;
+    let size = size_of::<T>();
+    let (mut xt, mut dt, mut outl) = (
+        vec![T::default(); m],
+        vec![T::default(); m],
+        vec![T::default(); m],
+    );
+    let mut codes = vec![0i32; m];
+    let mut levels = vec![0i64; interp::PIECE];
+    let mut coded = vec![0u8; entropy::encode_buffer_len(interp::PIECE)];
+    let mut bytes = vec![
+        0u8;
+        tiles
+            .iter()
+            .map(|t| interp::max_tile_bytes(t.len(), size))
+            .sum()
+    ];
+    let mut ends = Vec::with_capacity(tiles.len());
+    let mut enc = |bytes: &mut [u8], ends: &mut Vec<usize>| -> Result<(), String> {
+        ends.clear();
+        let mut pos = 0;
+        for t in &tiles {
+            let n = t.len();
+            let mut j = 0;
+            for a in 0..t.dims[0] {
+                for b in 0..t.dims[1] {
+                    let s = t.offset + a * t.strides[0] + b * t.strides[1];
+                    xt[j..j + t.dims[2]].copy_from_slice(&x[s..s + t.dims[2]]);
+                    j += t.dims[2];
+                }
+            }
+            let sc = TileScratch {
+                decoded: &mut dt,
+                codes: &mut codes,
+                outliers: &mut outl,
+                levels: &mut levels,
+                coded: &mut coded,
+            };
+            pos += interp::encode_tile(&xt[..n], t.dims, step, eb, sc, &mut bytes[pos..])
+                .map_err(|e| e.to_string())?;
+            ends.push(pos);
+        }
+        Ok(())
+    };
+    enc(&mut bytes, &mut ends)?;
+    let enc_s = best(|| enc(&mut bytes, &mut ends).expect("encode"));
+    let total = szp::HEADER_LEN + 8 * tiles.len() + ends.last().copied().unwrap_or(0);
+    let mut out = vec![T::default(); x.len()];
+    let mut dec = |out: &mut [T]| -> Result<(), String> {
+        let mut start = 0;
+        for (t, &end) in tiles.iter().zip(&ends) {
+            interp::decode_tile(&bytes[start..end], t, step, out, &mut codes, &mut levels)
+                .map_err(|e| e.to_string())?;
+            start = end;
+        }
+        Ok(())
+    };
+    dec(&mut out)?;
+    for (i, (a, b)) in x.iter().zip(&out).enumerate() {
+        if (a.to_f64() - b.to_f64()).abs() > eb {
+            return Err(format!("core codec: bound missed at {i}"));
+        }
+    }
+    let dec_s = best(|| {
+        dec(&mut out).expect("decode");
+        black_box(&out);
+    });
+    let b = size_of_val(x) as f64;
+    Ok((total, b / enc_s / 1e9, b / dec_s / 1e9))
+}
+
 fn geomean(v: &[f64]) -> f64 {
     (v.iter().map(|r| r.ln()).sum::<f64>() / v.len() as f64).exp()
 }
@@ -318,12 +404,15 @@ fn main() {
     ];
     let nv = variants.len();
     println!(
-        "| field | rel | heads | {} | tiles, best of the two | SZ3 | tiles best/SZ3 | zeros | outliers | enc / dec MB/s (scalar f64) |",
+        "| field | rel | heads | {} | tiles, best of the two | SZ3 | tiles best/SZ3 | zeros | outliers | enc / dec MB/s (scalar f64) | core codec ratio | core/SZ3 | core codec enc / dec GB/s |",
         variants.map(|v| v.0).join(" | ")
     );
-    println!("|---|---|---|{}---|---|---|---|---|---|", "---|".repeat(nv));
-    // per rel: one list per variant, then tiles-best, SZ3, heads
-    let mut g: Vec<Vec<Vec<f64>>> = vec![vec![Vec::new(); nv + 3]; RELS.len()];
+    println!(
+        "|---|---|---|{}---|---|---|---|---|---|---|---|---|",
+        "---|".repeat(nv)
+    );
+    // per rel: one list per variant, then tiles-best, SZ3, heads, core codec ratio, enc, dec
+    let mut g: Vec<Vec<Vec<f64>>> = vec![vec![Vec::new(); nv + 6]; RELS.len()];
     for p in files {
         let name = p
             .file_stem()
@@ -391,9 +480,25 @@ fn main() {
             let sz3 = peers.get(&key("sz3")).copied().unwrap_or(f64::NAN);
             let heads = peers.get(&key("fzpack")).copied().unwrap_or(f64::NAN);
             let tb = ratios[nv - 2].max(ratios[nv - 1]);
+            let sp = if f32out {
+                let x32: Vec<f32> = x.iter().map(|&v| v as f32).collect();
+                core_codec(&x32, &dims, eb)
+            } else {
+                core_codec(&x, &dims, eb)
+            };
+            let (sp, core) = match sp {
+                Ok((len, e, d)) => {
+                    let r = raw.len() as f64 / len as f64;
+                    (
+                        format!("{r:.2} | {:.2} | {e:.2} / {d:.2}", r / sz3),
+                        [r, e, d],
+                    )
+                }
+                Err(e) => (format!("{e} | |"), [f64::NAN; 3]),
+            };
             let c = last.expect("a variant ran");
             println!(
-                "| {name} | {rel:e} | {heads:.2} | {} | {tb:.2} | {sz3:.2} | {:.2} | {:.3} | {} | {:.0} / {:.0} |",
+                "| {name} | {rel:e} | {heads:.2} | {} | {tb:.2} | {sz3:.2} | {:.2} | {:.3} | {} | {:.0} / {:.0} | {sp} |",
                 ratios
                     .iter()
                     .map(|r| format!("{r:.2}"))
@@ -412,14 +517,20 @@ fn main() {
             gk[nv].push(tb);
             gk[nv + 1].push(sz3);
             gk[nv + 2].push(heads);
+            for (j, v) in core.iter().enumerate() {
+                gk[nv + 3 + j].push(*v);
+            }
         }
     }
     println!();
     println!(
-        "| rel | fields | heads | {} | tiles, best of the two | SZ3 | tiles best/SZ3 | n-D linear/SZ3 |",
+        "| rel | fields | heads | {} | tiles, best of the two | SZ3 | tiles best/SZ3 | n-D linear/SZ3 | core codec | core codec/SZ3 | core enc GB/s | core dec GB/s |",
         variants.map(|v| v.0).join(" | ")
     );
-    println!("|---|---|---|{}---|---|---|---|", "---|".repeat(nv));
+    println!(
+        "|---|---|---|{}---|---|---|---|---|---|---|---|",
+        "---|".repeat(nv)
+    );
     for (k, rel) in RELS.iter().enumerate() {
         let gk = &g[k];
         if gk[0].is_empty() {
@@ -427,7 +538,7 @@ fn main() {
         }
         let gm: Vec<f64> = gk.iter().map(|v| geomean(v)).collect();
         println!(
-            "| {rel:e} | {} | {:.2} | {} | {:.2} | {:.2} | {:.2} | {:.2} |",
+            "| {rel:e} | {} | {:.2} | {} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} |",
             gk[0].len(),
             gm[nv + 2],
             gm[..nv]
@@ -439,6 +550,10 @@ fn main() {
             gm[nv + 1],
             gm[nv] / gm[nv + 1],
             gm[2] / gm[nv + 1],
+            gm[nv + 3],
+            gm[nv + 3] / gm[nv + 1],
+            gm[nv + 4],
+            gm[nv + 5],
         );
     }
 }

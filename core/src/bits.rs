@@ -968,6 +968,39 @@ pub(crate) fn read_heads(src: &[u8], hs: &mut [i64]) -> Result<usize, TrailerErr
     Ok(1 + plen)
 }
 
+/// Writes `v` as LEB128 (7 bits a byte, low first, high bit = more; at most 10 bytes) at
+/// `out[pos..]`; the position after it, or `None` if `out` ends first.
+pub(crate) fn leb_put(out: &mut [u8], mut pos: usize, mut v: u64) -> Option<usize> {
+    loop {
+        let b = (v & 0x7f) as u8;
+        v >>= 7;
+        *out.get_mut(pos)? = b | if v != 0 { 0x80 } else { 0 };
+        pos += 1;
+        if v == 0 {
+            return Some(pos);
+        }
+    }
+}
+
+/// Reads a LEB128 value at `src[pos..]`: the value and the position after it, or `None` if
+/// `src` ends first or the value does not fit 64 bits.
+pub(crate) fn leb_get(src: &[u8], mut pos: usize) -> Option<(u64, usize)> {
+    let mut v = 0u64;
+    for shift in (0..64).step_by(7) {
+        let b = *src.get(pos)?;
+        pos += 1;
+        let bits = u64::from(b & 0x7f);
+        if shift == 63 && bits > 1 {
+            return None;
+        }
+        v |= bits << shift;
+        if b & 0x80 == 0 {
+            return Some((v, pos));
+        }
+    }
+    None
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

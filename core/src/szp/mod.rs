@@ -73,6 +73,7 @@ pub mod blocks;
 pub mod engine;
 pub mod entropy;
 pub mod fzm;
+pub mod interp;
 mod kernel;
 pub mod missing;
 pub mod ops;
