@@ -382,12 +382,14 @@ pub struct Encoded {
     pub outliers: usize,
 }
 
-/// Round half away from zero of `t`, `|t| < 2^24` (so `t + ½` is exact enough: the result is
-/// the encoder's choice and is checked, not part of the rule).
+/// `t` rounded to an integer (ties to even) where `|t| < 2^24`: adding and subtracting
+/// `1.5·2^52` rounds in the FPU's mode without a branch. Elsewhere (and for NaN) the result is
+/// some integer the caller's range check rejects. The code is the encoder's choice and is
+/// checked, not part of the rule.
 #[inline(always)]
 fn round_code(t: f64) -> i32 {
-    let h = if t < 0.0 { -0.5 } else { 0.5 };
-    (t + h) as i32
+    const MAGIC: f64 = 6_755_399_441_055_744.0;
+    ((t + MAGIC) - MAGIC) as i32
 }
 
 /// Encodes one tile: `x` holds the tile's values contiguously (C order, [`Tile::contiguous`]
@@ -427,23 +429,38 @@ pub fn encode<T: SzpFloat>(
         let ds = buf.get_mut(span).ok_or(Error::InvalidShape)?;
         let cs = codes.get_mut(k..k + cnt).ok_or(Error::InvalidShape)?;
         k += cnt;
+        // gather, then a branch-free loop over contiguous arrays (vectorizable), then scatter
+        let mut xb = [0f64; BATCH];
+        let mut yb = [T::default(); BATCH];
+        let xb = xb.get_mut(..cnt).ok_or(OUT)?;
+        let yb = yb.get_mut(..cnt).ok_or(OUT)?;
+        for (b, &xv) in xb.iter_mut().zip(xs.iter().step_by(stride)) {
+            *b = xv.to_f64();
+        }
         let mut bad = false;
-        for (((&xv, d), c), &pred) in xs
-            .iter()
-            .step_by(stride)
-            .zip(ds.iter_mut().step_by(stride))
-            .zip(cs.iter_mut())
-            .zip(preds)
-        {
-            let v = xv.to_f64();
+        for (((&v, y), c), &pred) in xb.iter().zip(yb.iter_mut()).zip(cs.iter_mut()).zip(preds) {
             let t = (v - pred) * inv;
             // `t` within the code range (NaN is not), then the exact check of the decoded value
-            let q = round_code(t.clamp(-(MAX_CODE as f64), MAX_CODE as f64));
-            let y = T::from_f64(pred + f64::from(q) * step);
-            let ok = t.abs() < MAX_CODE as f64 && (y.to_f64() - v).abs() <= bound;
+            let q = round_code(t);
+            let d = T::from_f64(pred + f64::from(q) * step);
+            let ok = (t.abs() < MAX_CODE as f64) & ((d.to_f64() - v).abs() <= bound);
             *c = if ok { q } else { OUTLIER };
-            *d = if ok { y } else { xv };
+            *y = d;
             bad |= !ok;
+        }
+        for (d, &y) in ds.iter_mut().step_by(stride).zip(yb.iter()) {
+            *d = y;
+        }
+        if bad {
+            for (d, (&xv, &c)) in ds
+                .iter_mut()
+                .step_by(stride)
+                .zip(xs.iter().step_by(stride).zip(cs.iter()))
+            {
+                if c == OUTLIER {
+                    *d = xv;
+                }
+            }
         }
         if bad {
             for ((&xv, &c), _) in xs.iter().step_by(stride).zip(cs.iter()).zip(preds) {
