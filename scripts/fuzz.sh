@@ -11,7 +11,7 @@
 #   pnx_stream_decode      1.6     ~18.8k                                  ~55 s
 #   fzm_decode_untrusted   1.0     ~48k (12.5k before reused outputs)      ~21 s
 #   cli_container          1.0     ~30k                                    ~33 s
-#   pernix_paths, szp_roundtrip    0.3 each
+#   pernix_paths, szp_roundtrip, szp_interp_tile    0.3 each
 # So the step takes ~7 min there and less on faster machines (at most 13.6 x base = 816 s).
 # A crash fails the script and prints the reproducer (also left in fuzz/artifacts/TARGET/).
 # The libFuzzer seed is fixed (FUZZ_SEED, default 1) so a CI failure can be replayed.

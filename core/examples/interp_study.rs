@@ -3,7 +3,9 @@
 //! levels (what `szp::entropy` codes today).
 //!
 //! `cargo run --release -p fzpack-core --example interp_study -- [DIR] [SZ3_CSV] [FILTER]`
-//! (defaults `/work/shared/data` and `benchmarks/results/amd-epyc/2026-12-06.csv`).
+//! (defaults `/work/shared/data` and `benchmarks/results/amd-epyc/2026-12-06.csv`), or
+//! `-- --one FILE REL` for the core tile codec alone on one field (`scripts/ratio-study.py`
+//! runs that beside SZ3 in one process tree).
 //!
 //! Why: with pre-quantization every decoded value lies on the grid `q·2eb`, so a smooth field
 //! decodes to a staircase and the position of every step is information the coder must carry
@@ -355,8 +357,58 @@ fn geomean(v: &[f64]) -> f64 {
     (v.iter().map(|r| r.ln()).sum::<f64>() / v.len() as f64).exp()
 }
 
+/// `--one FILE REL`: the core tile codec alone on one field (dims from its name) at one
+/// relative bound; prints `ratio=… enc_gbs=… dec_gbs=…` (what `scripts/ratio-study.py` reads).
+fn one(path: &str, rel: f64) -> Result<(), String> {
+    let p = std::path::Path::new(path);
+    let name = p.file_stem().and_then(|s| s.to_str()).unwrap_or("");
+    let dims: Vec<usize> = name
+        .rsplit('_')
+        .next()
+        .unwrap_or("")
+        .split('x')
+        .filter_map(|d| d.parse().ok())
+        .collect();
+    let raw = std::fs::read(p).map_err(|e| e.to_string())?;
+    let f64s = p.extension().and_then(|s| s.to_str()) == Some("f64");
+    let r = if f64s {
+        let x: Vec<f64> = raw
+            .chunks_exact(8)
+            .map(|c| f64::from_le_bytes(c.try_into().unwrap_or_default()))
+            .collect();
+        let (lo, hi) = x
+            .iter()
+            .fold((f64::MAX, f64::MIN), |(a, b), &v| (a.min(v), b.max(v)));
+        core_codec(&x, &dims, rel * (hi - lo))?
+    } else {
+        let x: Vec<f32> = raw
+            .chunks_exact(4)
+            .map(|c| f32::from_le_bytes(c.try_into().unwrap_or_default()))
+            .collect();
+        let (lo, hi) = x.iter().fold((f64::MAX, f64::MIN), |(a, b), &v| {
+            (a.min(f64::from(v)), b.max(f64::from(v)))
+        });
+        core_codec(&x, &dims, rel * (hi - lo))?
+    };
+    println!(
+        "ratio={} enc_gbs={} dec_gbs={}",
+        raw.len() as f64 / r.0 as f64,
+        r.1,
+        r.2
+    );
+    Ok(())
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
+    if args.get(1).map(String::as_str) == Some("--one") {
+        let rel = args.get(3).and_then(|r| r.parse().ok()).unwrap_or(1e-3);
+        if let Err(e) = one(args.get(2).map_or("", String::as_str), rel) {
+            eprintln!("interp_study: {e}");
+            std::process::exit(1);
+        }
+        return;
+    }
     let dir = args.get(1).map_or("/work/shared/data", String::as_str);
     let csv = args
         .get(2)

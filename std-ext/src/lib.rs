@@ -58,5 +58,5 @@ pub use fzpack_core::types::Verify;
 
 /// The README's Rust examples, compiled and run as doc tests.
 #[cfg(doctest)]
-#[doc = include_str!("../../README.md")]
+#[doc = include_str!("../README.md")]
 pub struct ReadmeDoctests;

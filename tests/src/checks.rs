@@ -328,6 +328,89 @@ pub fn szp_decode_untrusted(data: &[u8]) {
     });
 }
 
+/// `szp_interp_tile`: the interpolation tile codec (`szp::interp`) on a small tile of
+/// arbitrary values (NaN, ±inf, huge and subnormal included) under an arbitrary bound and
+/// shape: decoding the tile's bytes gives exactly what the encoder said the decoder would
+/// have, every finite value within the bound, every other value's bits back; then the bytes
+/// damaged (one byte changed, cut short) and the fuzz input itself as tile bytes decode to an
+/// error or to values, never a panic.
+pub fn szp_interp_tile(data: &[u8]) {
+    let mut b = Bytes(data);
+    let head = b.u8();
+    if head & 1 == 0 {
+        interp_tile::<f32>(&mut b, head);
+    } else {
+        interp_tile::<f64>(&mut b, head);
+    }
+}
+
+fn interp_tile<T: fzpack_core::szp::SzpFloat>(b: &mut Bytes<'_>, head: u8) {
+    use fzpack_core::szp::entropy;
+    use fzpack_core::szp::interp::{self, Tile, TileScratch};
+    let dims = [
+        usize::from(b.u8() % 4) + 1,
+        usize::from(b.u8() % 12) + 1,
+        usize::from(b.u8() % 40) + 1,
+    ];
+    let n = dims.iter().product::<usize>();
+    // a bound from 2^-30 to 2^10, the values around a smooth base with arbitrary bit
+    // patterns mixed in where the input says so
+    let bound = f64::powi(2.0, i32::from(b.u8() % 41) - 30);
+    let x: Vec<T> = (0..n)
+        .map(|i| {
+            let k = b.u8();
+            let base = (i as f64 * 0.3).sin() * 100.0;
+            match k % 8 {
+                0 => T::from_bits(b.u64()),
+                1 => T::from_f64(base + f64::from(k) * bound),
+                _ => T::from_f64(base),
+            }
+        })
+        .collect();
+    let (mut dec, mut codes, mut outl) =
+        (vec![T::default(); n], vec![0i32; n], vec![T::default(); n]);
+    let mut levels = vec![0i64; interp::PIECE];
+    let mut coded = vec![0u8; entropy::encode_buffer_len(interp::PIECE)];
+    let mut bytes = vec![0u8; interp::max_tile_bytes(n, size_of::<T>())];
+    let step = 2.0 * bound * (1.0 - f64::powi(2.0, -20));
+    let s = TileScratch {
+        decoded: &mut dec,
+        codes: &mut codes,
+        outliers: &mut outl,
+        levels: &mut levels,
+        coded: &mut coded,
+    };
+    let len = interp::encode_tile(&x, dims, step, bound, s, &mut bytes).expect("encode");
+    let tile = Tile::contiguous(dims);
+    let mut out = vec![T::default(); n];
+    interp::decode_tile(
+        &bytes[..len],
+        &tile,
+        step,
+        &mut out,
+        &mut codes,
+        &mut levels,
+    )
+    .expect("decode");
+    for (i, ((o, d), v)) in out.iter().zip(&dec).zip(&x).enumerate() {
+        assert_eq!(o.bits(), d.bits(), "decoder and encoder differ at {i}");
+        let (o, v) = (o.to_f64(), v.to_f64());
+        if v.is_finite() {
+            assert!((o - v).abs() <= bound, "bound missed at {i}: {v} -> {o}");
+        } else {
+            assert_eq!(o.to_bits(), v.to_bits(), "non-finite value changed at {i}");
+        }
+    }
+    let k = usize::from(head >> 1) % len.max(1);
+    let mut bad = bytes[..len].to_vec();
+    if let Some(v) = bad.get_mut(k) {
+        *v ^= head | 1;
+    }
+    let _ = interp::decode_tile(&bad, &tile, step, &mut out, &mut codes, &mut levels);
+    let _ = interp::decode_tile(&bytes[..k], &tile, step, &mut out, &mut codes, &mut levels);
+    let _ = interp::decode_tile(b.0, &tile, step, &mut out, &mut codes, &mut levels);
+}
+
 /// A version 3 archive of 300 values (f32 or f64 as `data[0]` says) whose extension is
 /// `data[1..]`, its footer and header CRCs (and flags, from `data[0]`) made valid.
 fn v3_with_extension(data: &[u8]) -> Vec<u8> {

@@ -25,6 +25,11 @@ proptest! {
     fn szp_decode_untrusted(data in proptest::collection::vec(any::<u8>(), 0..512)) {
         fzpack_tests::checks::szp_decode_untrusted(&data);
     }
+
+    #[test]
+    fn szp_interp_tile(data in proptest::collection::vec(any::<u8>(), 0..4096)) {
+        fzpack_tests::checks::szp_interp_tile(&data);
+    }
 }
 
 /// The check does catch a difference: a tampered run through the same comparison fails.
@@ -54,4 +59,19 @@ fn szp_decode_untrusted_seed_corpus_runs() {
     }
     assert!(n > 0);
     println!("szp_decode_untrusted: {n} seed inputs checked");
+}
+
+/// Every seed of the szp_interp_tile corpus, including what fuzzing found
+/// (`seed_regress_code_mark`: a value whose code rounded to the outlier mark's value).
+#[test]
+fn szp_interp_tile_seed_corpus_runs() {
+    let dir = fzpack_tests::vectors::workspace_root().join("fuzz/corpus/szp_interp_tile");
+    let mut n = 0;
+    for entry in std::fs::read_dir(&dir).expect("seed corpus present") {
+        let data = std::fs::read(entry.unwrap().path()).unwrap();
+        fzpack_tests::checks::szp_interp_tile(&data);
+        n += 1;
+    }
+    assert!(n > 0);
+    println!("szp_interp_tile: {n} seed inputs checked");
 }

@@ -440,10 +440,11 @@ pub fn encode<T: SzpFloat>(
         let mut bad = false;
         for (((&v, y), c), &pred) in xb.iter().zip(yb.iter_mut()).zip(cs.iter_mut()).zip(preds) {
             let t = (v - pred) * inv;
-            // `t` within the code range (NaN is not), then the exact check of the decoded value
+            // `t` within the code range (NaN is not; `|t| < 2^24 − 1` keeps the rounded code
+            // below the mark), then the exact check of the decoded value
             let q = round_code(t);
             let d = T::from_f64(pred + f64::from(q) * step);
-            let ok = (t.abs() < MAX_CODE as f64) & ((d.to_f64() - v).abs() <= bound);
+            let ok = (t.abs() < (MAX_CODE - 1) as f64) & ((d.to_f64() - v).abs() <= bound);
             *c = if ok { q } else { OUTLIER };
             *y = d;
             bad |= !ok;
@@ -868,6 +869,33 @@ mod tests {
             &mut back,
         );
         assert!(matches!(bad, Err(Error::Corrupt(_))));
+    }
+
+    #[test]
+    fn a_code_next_to_the_range_end_is_an_outlier_not_the_mark() {
+        // x/step just below 2^24 rounds to 2^24, the outlier mark's value
+        for t in [16_777_215.7f64, -16_777_215.7, 16_777_214.6] {
+            let x = [t];
+            let (mut dec, mut codes, mut outl) = ([0f64; 1], [0i32; 1], [0f64; 1]);
+            let bufs = Bufs {
+                decoded: &mut dec,
+                codes: &mut codes,
+                outliers: &mut outl,
+            };
+            let e = encode(&x, [1, 1, 1], Interp::Linear, 1.0, 0.5, bufs).unwrap();
+            let mut back = [0f64; 1];
+            let tile = Tile::contiguous([1, 1, 1]);
+            decode(
+                &codes,
+                outl[..e.outliers].iter().copied(),
+                &tile,
+                Interp::Linear,
+                1.0,
+                &mut back,
+            )
+            .unwrap();
+            assert!((back[0] - t).abs() <= 0.5, "{t}");
+        }
     }
 
     #[test]
