@@ -190,6 +190,132 @@ fn strided<T: SzpFloat>(
         .map(|v| v.to_f64()))
 }
 
+/// `cnt` values of `buf` from `start` at stride 2, widened, through pairs (a form the compiler
+/// vectorizes), or `None` if `buf` does not reach one value past the last (the caller then
+/// takes [`strided`]).
+#[inline(always)]
+fn pairs<T: SzpFloat>(
+    buf: &[T],
+    start: usize,
+    cnt: usize,
+) -> Option<impl Iterator<Item = f64> + '_> {
+    let (p, _) = buf
+        .get(start..start.checked_add(2 * cnt)?)?
+        .as_chunks::<2>();
+    Some(p.iter().map(|[v, _]| v.to_f64()))
+}
+
+/// Stores `ys` at `buf[first + j·stride]`, through pairs where the stride is 2 and `buf`
+/// reaches one value past the last.
+#[inline(always)]
+fn scatter<T: SzpFloat>(buf: &mut [T], first: usize, stride: usize, ys: &[T]) -> Result<(), Error> {
+    let cnt = ys.len();
+    if stride == 2
+        && let Some(span) = buf.get_mut(first..first + 2 * cnt)
+    {
+        let (p, _) = span.as_chunks_mut::<2>();
+        p.iter_mut().zip(ys).for_each(|([d, _], &y)| *d = y);
+        return Ok(());
+    }
+    let span = buf
+        .get_mut(first..first + (cnt - 1) * stride + 1)
+        .ok_or(OUT)?;
+    span.iter_mut()
+        .step_by(stride)
+        .zip(ys)
+        .for_each(|(d, &y)| *d = y);
+    Ok(())
+}
+
+#[inline(always)]
+fn copy_rule(p: &mut [f64], b: impl Iterator<Item = f64>) {
+    p.iter_mut().zip(b).for_each(|(p, b)| *p = b);
+}
+
+#[inline(always)]
+fn linear_rule(p: &mut [f64], b: impl Iterator<Item = f64>, c: impl Iterator<Item = f64>) {
+    for ((p, b), c) in p.iter_mut().zip(b).zip(c) {
+        *p = (b + c) * 0.5;
+    }
+}
+
+#[inline(always)]
+fn cubic_rule_all(
+    p: &mut [f64],
+    a: impl Iterator<Item = f64>,
+    b: impl Iterator<Item = f64>,
+    c: impl Iterator<Item = f64>,
+    e: impl Iterator<Item = f64>,
+) {
+    for ((((p, b), c), a), e) in p.iter_mut().zip(b).zip(c).zip(a).zip(e) {
+        *p = cubic_rule(a, b, c, e);
+    }
+}
+
+/// The predictions of `p.len()` elements at `first + j·stride` whose neighbours lie at
+/// `first + j·stride ± k` for the offsets `k` of `rule` (`b`: −s·sd, `c`: +s·sd, `a`/`e`:
+/// ∓3·sd), through pairs where the stride is 2.
+#[inline(always)]
+fn predict_run<T: SzpFloat>(
+    buf: &[T],
+    first: usize,
+    stride: usize,
+    sd: usize,
+    rule: Rule,
+    p: &mut [f64],
+) -> Result<(), Error> {
+    let cnt = p.len();
+    if stride == 2 {
+        let b = pairs(buf, first - sd, cnt);
+        match rule {
+            Rule::Copy => {
+                if let Some(b) = b {
+                    copy_rule(p, b);
+                    return Ok(());
+                }
+            }
+            Rule::Linear => {
+                if let (Some(b), Some(c)) = (b, pairs(buf, first + sd, cnt)) {
+                    linear_rule(p, b, c);
+                    return Ok(());
+                }
+            }
+            Rule::Cubic => {
+                if let (Some(a), Some(b), Some(c), Some(e)) = (
+                    pairs(buf, first - 3 * sd, cnt),
+                    b,
+                    pairs(buf, first + sd, cnt),
+                    pairs(buf, first + 3 * sd, cnt),
+                ) {
+                    cubic_rule_all(p, a, b, c, e);
+                    return Ok(());
+                }
+            }
+        }
+    }
+    let b = strided(buf, first - sd, cnt, stride)?;
+    match rule {
+        Rule::Copy => copy_rule(p, b),
+        Rule::Linear => linear_rule(p, b, strided(buf, first + sd, cnt, stride)?),
+        Rule::Cubic => cubic_rule_all(
+            p,
+            strided(buf, first - 3 * sd, cnt, stride)?,
+            b,
+            strided(buf, first + sd, cnt, stride)?,
+            strided(buf, first + 3 * sd, cnt, stride)?,
+        ),
+    }
+    Ok(())
+}
+
+/// Which of the rule's three forms a run of elements takes.
+#[derive(Clone, Copy)]
+enum Rule {
+    Copy,
+    Linear,
+    Cubic,
+}
+
 /// Visits every element of `tile` in the order of the rule. Within a pass no prediction
 /// depends on another element of the pass, so the walk hands the elements of a row to `f` in
 /// batches: `f(buf, first, stride, preds)` must store the decoded values of the elements at
@@ -248,25 +374,14 @@ fn walk<T: SzpFloat>(
                             predict_in_row(buf, row, n2, a2 + j0 * s2, s, cubic, p)?;
                         } else {
                             let c = if d == 0 { i0 } else { i1 };
-                            let b = strided(buf, first - sd, cnt, s2)?;
-                            if c + s >= nd {
-                                p.iter_mut().zip(b).for_each(|(p, b)| *p = b);
+                            let rule = if c + s >= nd {
+                                Rule::Copy
+                            } else if cubic && c >= 3 * s && c + 3 * s < nd {
+                                Rule::Cubic
                             } else {
-                                let cc = strided(buf, first + sd, cnt, s2)?;
-                                if cubic && c >= 3 * s && c + 3 * s < nd {
-                                    let a = strided(buf, first - 3 * sd, cnt, s2)?;
-                                    let e = strided(buf, first + 3 * sd, cnt, s2)?;
-                                    for ((((p, b), cc), a), e) in
-                                        p.iter_mut().zip(b).zip(cc).zip(a).zip(e)
-                                    {
-                                        *p = cubic_rule(a, b, cc, e);
-                                    }
-                                } else {
-                                    for ((p, b), cc) in p.iter_mut().zip(b).zip(cc) {
-                                        *p = (b + cc) * 0.5;
-                                    }
-                                }
-                            }
+                                Rule::Linear
+                            };
+                            predict_run(buf, first, s2, sd, rule, p)?;
                         }
                         f(buf, first, s2, p)?;
                         j0 += cnt;
@@ -319,22 +434,9 @@ fn predict_in_row<T: SzpFloat>(
         *pj = edge_pred(&at, c0 + j * 2 * s, s, n, cubic)?;
     }
     if hi > lo {
-        let m = hi - lo;
-        let c = c0 + lo * 2 * s;
-        let b = strided(r, c - s, m, 2 * s)?;
-        let cc = strided(r, c + s, m, 2 * s)?;
+        let rule = if cubic { Rule::Cubic } else { Rule::Linear };
         let pm = p.get_mut(lo..hi).ok_or(OUT)?;
-        if cubic {
-            let a = strided(r, c - 3 * s, m, 2 * s)?;
-            let e = strided(r, c + 3 * s, m, 2 * s)?;
-            for ((((p, b), cc), a), e) in pm.iter_mut().zip(b).zip(cc).zip(a).zip(e) {
-                *p = cubic_rule(a, b, cc, e);
-            }
-        } else {
-            for ((p, b), cc) in pm.iter_mut().zip(b).zip(cc) {
-                *p = (b + cc) * 0.5;
-            }
-        }
+        predict_run(buf, row + c0 + lo * 2 * s, 2 * s, s, rule, pm)?;
         for (j, pj) in p.iter_mut().enumerate().skip(hi) {
             *pj = edge_pred(&at, c0 + j * 2 * s, s, n, cubic)?;
         }
@@ -426,7 +528,6 @@ pub fn encode<T: SzpFloat>(
         let cnt = preds.len();
         let span = first..first + (cnt - 1) * stride + 1;
         let xs = x.get(span.clone()).ok_or(Error::InvalidShape)?;
-        let ds = buf.get_mut(span).ok_or(Error::InvalidShape)?;
         let cs = codes.get_mut(k..k + cnt).ok_or(Error::InvalidShape)?;
         k += cnt;
         // gather, then a branch-free loop over contiguous arrays (vectorizable), then scatter
@@ -434,8 +535,13 @@ pub fn encode<T: SzpFloat>(
         let mut yb = [T::default(); BATCH];
         let xb = xb.get_mut(..cnt).ok_or(OUT)?;
         let yb = yb.get_mut(..cnt).ok_or(OUT)?;
-        for (b, &xv) in xb.iter_mut().zip(xs.iter().step_by(stride)) {
-            *b = xv.to_f64();
+        match pairs(x, first, cnt) {
+            Some(v) if stride == 2 => xb.iter_mut().zip(v).for_each(|(b, v)| *b = v),
+            _ => {
+                for (b, &xv) in xb.iter_mut().zip(xs.iter().step_by(stride)) {
+                    *b = xv.to_f64();
+                }
+            }
         }
         let mut bad = false;
         for (((&v, y), c), &pred) in xb.iter().zip(yb.iter_mut()).zip(cs.iter_mut()).zip(preds) {
@@ -449,9 +555,8 @@ pub fn encode<T: SzpFloat>(
             *y = d;
             bad |= !ok;
         }
-        for (d, &y) in ds.iter_mut().step_by(stride).zip(yb.iter()) {
-            *d = y;
-        }
+        scatter(buf, first, stride, yb)?;
+        let ds = buf.get_mut(span).ok_or(Error::InvalidShape)?;
         if bad {
             for (d, (&xv, &c)) in ds
                 .iter_mut()
@@ -503,14 +608,18 @@ pub fn decode<T: SzpFloat>(
             .get(k..k + cnt)
             .ok_or(Error::Corrupt("interpolation codes short"))?;
         k += cnt;
+        // decoded values into a batch, then stored through the stride
+        let mut yb = [T::default(); BATCH];
+        let yb = yb.get_mut(..cnt).ok_or(OUT)?;
+        let mut special = false;
+        for ((y, &c), &pred) in yb.iter_mut().zip(cs).zip(preds) {
+            *y = T::from_f64(pred + f64::from(c) * step);
+            special |= c.unsigned_abs() >= MAX_CODE as u32;
+        }
+        scatter(buf, first, stride, yb)?;
         let ds = buf
             .get_mut(first..first + (cnt - 1) * stride + 1)
             .ok_or(Error::InvalidShape)?;
-        let mut special = false;
-        for ((d, &c), &pred) in ds.iter_mut().step_by(stride).zip(cs).zip(preds) {
-            *d = T::from_f64(pred + f64::from(c) * step);
-            special |= c.unsigned_abs() >= MAX_CODE as u32;
-        }
         if special {
             for (d, &c) in ds.iter_mut().step_by(stride).zip(cs) {
                 if c == OUTLIER {
@@ -531,8 +640,8 @@ pub fn decode<T: SzpFloat>(
 }
 
 /// The interpolation an encoder picks for a tile: the one whose predictions from the
-/// neighbours' *input* values cost fewer estimated bits on a sample — every 8th element of
-/// every 3rd row along the last dimension, at distances 1 and 4 (the finest levels hold most
+/// neighbours' *input* values cost fewer estimated bits on a sample — every 16th element of
+/// every 4th row along the last dimension, at distances 1 and 4 (the finest levels hold most
 /// elements; the coarser one catches interpolants that overshoot) — counting 0 for an error
 /// within the bound and `1 + 2·bits(|err| / step)` otherwise (an Elias-gamma-like code
 /// length). Ties go to linear. The choice is the encoder's: the tile records it.
@@ -553,7 +662,7 @@ pub fn choose<T: SzpFloat>(x: &[T], dims: [usize; 3], bound: f64, step: f64) -> 
         }
     };
     let (mut lin, mut cub) = (0u64, 0u64);
-    for row in x.chunks_exact(n2).take(tile.len() / n2).step_by(3) {
+    for row in x.chunks_exact(n2).take(tile.len() / n2).step_by(4) {
         let g = |j: usize| row.get(j).map_or(0.0, |v| v.to_f64());
         for s in [1, 4] {
             let mut c = 3 * s;
@@ -562,7 +671,7 @@ pub fn choose<T: SzpFloat>(x: &[T], dims: [usize; 3], bound: f64, step: f64) -> 
                 let (a, b, cc, e) = (g(c - 3 * s), g(c - s), g(c + s), g(c + 3 * s));
                 lin += cost((b + cc) * 0.5 - v);
                 cub += cost(cubic_rule(a, b, cc, e) - v);
-                c += 8 * s;
+                c += 16 * s;
             }
         }
     }
