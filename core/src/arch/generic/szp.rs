@@ -1009,4 +1009,78 @@ mod tests {
             }
         }
     }
+
+    /// The encode loop writes the same bytes whether it keeps a head group's heads (hosts) or
+    /// quantizes each block's first value again for the trailer (microcontrollers): full and
+    /// short groups, blocks with missing values (their heads come from the stand-ins), and the
+    /// blocks decode back to the levels the heads start.
+    #[test]
+    fn head_trailers_equal_with_and_without_kept_heads() {
+        use crate::arch::szp::{Run, decode_run, encode_run_keeping};
+        let mut s = 0x0123_4567_89ab_cdefu64;
+        let mut x = [0f32; 2100];
+        for (i, v) in x.iter_mut().enumerate() {
+            let r = (next(&mut s) % 20_001) as f32 / 10_000.0 - 1.0;
+            // Offsets that change from block to block: heads of many widths.
+            *v = (i as f32 * 0.013).sin() * 40.0 + r * 0.05 + (i / 37 % 5) as f32 * 300.0;
+        }
+        let mut gaps = x;
+        for i in [0usize, 1, 50, 64, 65, 300, 301, 302, 1999] {
+            gaps[i] = f32::NAN;
+        }
+        gaps[640..704].fill(f32::INFINITY); // a whole block of missing values
+        // The strict plan's tightening for |x| <= 1e4: 1e-3 − (1e4 + 1e-3)·(2⁻²⁴ + 2⁻⁵⁰).
+        let q = Quant {
+            eb: 4e-4,
+            bound: 1e-3,
+            strict: true,
+            max_abs: 1e4,
+        };
+        for (input, missing) in [(&x, false), (&gaps, true)] {
+            for (bs, group) in [(64usize, 32usize), (64, 4), (37, 8), (128, 1)] {
+                let run = Run {
+                    bs,
+                    group,
+                    finite: true,
+                    missing,
+                };
+                let nb = input.len().div_ceil(bs);
+                let (mut wa, mut wb) = ([0u8; 64], [0u8; 64]);
+                let (mut pa, mut pb) = ([0u8; 2100 * 8 + 600], [0u8; 2100 * 8 + 600]);
+                let r = Reference::new();
+                let la = encode_run_keeping::<_, _, true>(
+                    r,
+                    &q,
+                    run,
+                    input,
+                    &mut wa[..nb],
+                    &mut pa,
+                    &mut (),
+                )
+                .unwrap();
+                let lb = encode_run_keeping::<_, _, false>(
+                    r,
+                    &q,
+                    run,
+                    input,
+                    &mut wb[..nb],
+                    &mut pb,
+                    &mut (),
+                )
+                .unwrap();
+                assert_eq!((la, &wa[..nb]), (lb, &wb[..nb]), "bs {bs} group {group}");
+                assert!(
+                    pa[..la] == pb[..lb],
+                    "bs {bs} group {group} missing {missing}"
+                );
+                let mut back = [0f32; 2100];
+                decode_run(r, q.eb, run, &wa[..nb], &pa[..la], &mut back, &mut ()).unwrap();
+                for (i, (a, b)) in input.iter().zip(&back).enumerate() {
+                    if !a.is_missing() {
+                        assert!((f64::from(*a) - f64::from(*b)).abs() <= 1e-3, "value {i}");
+                    }
+                }
+            }
+        }
+    }
 }
