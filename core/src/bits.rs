@@ -800,8 +800,8 @@ impl<'a> BitAcc<'a> {
 }
 
 /// Field `i` (width `w`, 1..=64) of an LSB-first payload: one unaligned 8-byte load when the
-/// field's 8-byte window lies inside `payload` and `w <= 56`, else a bytewise read through a
-/// 128-bit window (missing bytes read as 0).
+/// field's 8-byte window lies inside `payload` and `w <= 56`, else a bytewise read of its (at
+/// most 9) bytes (missing bytes read as 0).
 #[inline(always)]
 pub(crate) fn field(payload: &[u8], i: usize, w: u32) -> u64 {
     let bit = i * w as usize;
@@ -813,12 +813,18 @@ pub(crate) fn field(payload: &[u8], i: usize, w: u32) -> u64 {
         b.copy_from_slice(src);
         return (u64::from_le_bytes(b) >> (bit % 8)) & mask(w);
     }
-    let mut b = [0u8; 16];
+    // A field of up to 64 bits from bit `sh <= 7` spans at most 9 bytes: the low 8 as a word,
+    // the ninth's bits above it (no 128-bit shifts: a library routine on 32-bit targets).
+    let mut b = [0u8; 9];
     let take = payload.len().saturating_sub(from).min(9);
     if let (Some(dst), Some(src)) = (b.get_mut(..take), payload.get(from..from + take)) {
         dst.copy_from_slice(src);
     }
-    ((u128::from_le_bytes(b) >> (bit % 8)) as u64) & mask(w)
+    let [l0, l1, l2, l3, l4, l5, l6, l7, l8] = b;
+    let sh = (bit % 8) as u32;
+    let lo = u64::from_le_bytes([l0, l1, l2, l3, l4, l5, l6, l7]) >> sh;
+    // `l8 << (64 − sh)`, which is 0 for `sh = 0`.
+    (lo | ((u64::from(l8) << 1) << (63 - sh))) & mask(w)
 }
 
 /// Most blocks in one head group of the block-head layout (`szp::Layout::Heads`): a group

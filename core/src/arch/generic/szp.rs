@@ -301,7 +301,6 @@ pub(crate) fn ref_decode<T: SzpFloat>(
         return;
     }
     let w = u32::from(width);
-    let mask = bits::mask(w);
     // The bound's constants once per block (exact integer reconstruction of f32 on targets
     // without an f64 FPU; the f64 rule elsewhere).
     let rc = bits::Recon::new(quant_eb);
@@ -321,49 +320,10 @@ pub(crate) fn ref_decode<T: SzpFloat>(
         start = n;
         q = i64::from(q32);
     }
-    if w <= 56 {
-        // Each field lies inside the 8 bytes starting at its first byte: one unaligned load per
-        // value while 8 bytes remain, no carried bit state.
-        let wz = w as usize;
-        for (i, o) in out.iter_mut().enumerate().skip(start) {
-            let bit = i * wz;
-            let Some(src) = payload.get(bit / 8..bit / 8 + 8) else {
-                break;
-            };
-            let mut b = [0u8; 8];
-            b.copy_from_slice(src);
-            let u = (u64::from_le_bytes(b) >> (bit % 8)) & mask;
-            q = q.wrapping_add(unzigzag(u));
-            rc.put(q, o);
-            start = i + 1;
-        }
-    }
-    let mut pos = start * w as usize / 8;
-    let mut acc: u128 = 0;
-    let mut have: u32 = 0;
-    // Skip the bits of a partly consumed first byte.
-    let skip = (start * w as usize % 8) as u32;
-    if skip != 0 {
-        acc = u128::from(payload.get(pos).copied().unwrap_or(0) >> skip);
-        have = 8 - skip;
-        pos += 1;
-    }
-    for o in out.iter_mut().skip(start) {
-        if have < w {
-            // Refill 8 bytes at a time where possible, else the last few.
-            let mut word = [0u8; 8];
-            let take = payload.len().saturating_sub(pos).min(8);
-            if let (Some(dst), Some(src)) = (word.get_mut(..take), payload.get(pos..pos + take)) {
-                dst.copy_from_slice(src);
-            }
-            acc |= u128::from(u64::from_le_bytes(word)) << have;
-            have += 8 * take as u32;
-            pos += take;
-        }
-        let u = (acc as u64) & mask;
-        acc >>= w;
-        have = have.saturating_sub(w);
-        q = q.wrapping_add(unzigzag(u));
+    // Each field is one unaligned 8-byte load while its 8 bytes lie inside the payload (and
+    // `w <= 56`), else read bytewise ([`bits::field`]); no carried bit state.
+    for (i, o) in out.iter_mut().enumerate().skip(start) {
+        q = q.wrapping_add(unzigzag(bits::field(payload, i, w)));
         rc.put(q, o);
     }
 }
