@@ -86,6 +86,8 @@ mod imp {
 mod table {
     /// The table of `BITS`-bit steps: entry `i` is the register after shifting `i` through
     /// `BITS` bitwise steps.
+    // Evaluated only in the statics' initializers: an index out of range fails the build.
+    #[allow(clippy::indexing_slicing)]
     const fn make<const N: usize>(bits: u32) -> [u32; N] {
         let mut t = [0u32; N];
         let mut i = 0;
