@@ -800,8 +800,8 @@ impl<'a> BitAcc<'a> {
 }
 
 /// Field `i` (width `w`, 1..=64) of an LSB-first payload: one unaligned 8-byte load when the
-/// field's 8-byte window lies inside `payload` and `w <= 56`, else a bytewise read through a
-/// 128-bit window (missing bytes read as 0).
+/// field's 8-byte window lies inside `payload` and `w <= 56`, else a bytewise read of its (at
+/// most 9) bytes (missing bytes read as 0).
 #[inline(always)]
 pub(crate) fn field(payload: &[u8], i: usize, w: u32) -> u64 {
     let bit = i * w as usize;
@@ -813,12 +813,18 @@ pub(crate) fn field(payload: &[u8], i: usize, w: u32) -> u64 {
         b.copy_from_slice(src);
         return (u64::from_le_bytes(b) >> (bit % 8)) & mask(w);
     }
-    let mut b = [0u8; 16];
+    // A field of up to 64 bits from bit `sh <= 7` spans at most 9 bytes: the low 8 as a word,
+    // the ninth's bits above it (no 128-bit shifts: a library routine on 32-bit targets).
+    let mut b = [0u8; 9];
     let take = payload.len().saturating_sub(from).min(9);
     if let (Some(dst), Some(src)) = (b.get_mut(..take), payload.get(from..from + take)) {
         dst.copy_from_slice(src);
     }
-    ((u128::from_le_bytes(b) >> (bit % 8)) as u64) & mask(w)
+    let [l0, l1, l2, l3, l4, l5, l6, l7, l8] = b;
+    let sh = (bit % 8) as u32;
+    let lo = u64::from_le_bytes([l0, l1, l2, l3, l4, l5, l6, l7]) >> sh;
+    // `l8 << (64 − sh)`, which is 0 for `sh = 0`.
+    (lo | ((u64::from(l8) << 1) << (63 - sh))) & mask(w)
 }
 
 /// Most blocks in one head group of the block-head layout (`szp::Layout::Heads`): a group
@@ -841,8 +847,14 @@ pub fn head_group(chunk_shift: u8) -> usize {
 /// `zigzag(head_j − head_{j−1})` (`head_{−1} = 0` at the start of every group).
 #[inline]
 pub(crate) fn heads_width(heads: &[i64]) -> u8 {
+    heads_width_of(heads.iter().copied())
+}
+
+/// [`heads_width`] of the heads `heads` yields.
+#[inline(always)]
+fn heads_width_of(heads: impl Iterator<Item = i64>) -> u8 {
     let (mut prev, mut any) = (0i64, 0u64);
-    for &h in heads {
+    for h in heads {
         any |= zigzag(h.wrapping_sub(prev));
         prev = h;
     }
@@ -872,6 +884,35 @@ pub(crate) fn put_heads(heads: &[i64], out: &mut [u8]) -> Result<usize, usize> {
         let mut acc = BitAcc::new(packed);
         let mut prev = 0i64;
         for &h in heads {
+            acc.put(zigzag(h.wrapping_sub(prev)), u32::from(hw));
+            prev = h;
+        }
+        acc.finish();
+    }
+    Ok(len)
+}
+
+/// [`put_heads`] of the `cnt` heads `head(0..cnt)`, each asked for twice (width, then
+/// fields): a caller without an array of them passes a function that derives them again
+/// (a `dyn` function: one copy of this code whatever derives them).
+#[inline(never)]
+pub(crate) fn put_heads_by(
+    cnt: usize,
+    head: &dyn Fn(usize) -> i64,
+    out: &mut [u8],
+) -> Result<usize, usize> {
+    let hw = heads_width_of((0..cnt).map(head));
+    let len = trailer_len(hw, cnt);
+    let dst = out.get_mut(..len).ok_or(len)?;
+    let Some((first, packed)) = dst.split_first_mut() else {
+        return Err(len);
+    };
+    *first = hw;
+    if hw > 0 {
+        packed.fill(0);
+        let mut acc = BitAcc::new(packed);
+        let mut prev = 0i64;
+        for h in (0..cnt).map(head) {
             acc.put(zigzag(h.wrapping_sub(prev)), u32::from(hw));
             prev = h;
         }
@@ -923,49 +964,70 @@ pub(crate) enum TrailerError {
     Truncated,
 }
 
+/// A head trailer (block-head layout) read one head at a time, in block order: the decoders
+/// take each block's head as they reach the block, so no array of a group's heads sits on
+/// their stack (firmware). [`HeadReader::NONE`] gives 0 for every head (the stage layout).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct HeadReader<'a> {
+    /// The packed fields, with up to 8 bytes after them where the trailer is followed by more
+    /// of the archive (each field at `w <= 56` is then one unaligned load; bits past a field
+    /// are masked off).
+    src: &'a [u8],
+    w: u32,
+    i: usize,
+    acc: i64,
+}
+
+impl<'a> HeadReader<'a> {
+    /// Heads that are all 0.
+    pub(crate) const NONE: HeadReader<'static> = HeadReader {
+        src: &[],
+        w: 0,
+        i: 0,
+        acc: 0,
+    };
+
+    /// The reader of the trailer of `cnt` heads at the start of `src` (its width byte and its
+    /// fields checked here), and the trailer's length.
+    #[inline(always)]
+    pub(crate) fn open(src: &'a [u8], cnt: usize) -> Result<(Self, usize), TrailerError> {
+        let (&hw, packed) = src.split_first().ok_or(TrailerError::Truncated)?;
+        if hw > 64 {
+            return Err(TrailerError::Width);
+        }
+        let plen = payload_len(hw, cnt);
+        let fields = packed.get(..plen).ok_or(TrailerError::Truncated)?;
+        let src = packed.get(..plen + 8).unwrap_or(fields);
+        let r = HeadReader {
+            src,
+            w: u32::from(hw),
+            i: 0,
+            acc: 0,
+        };
+        Ok((r, 1 + plen))
+    }
+
+    /// The next head: the fields prefix-summed from 0 (missing bytes read as 0).
+    #[inline(always)]
+    pub(crate) fn next_head(&mut self) -> i64 {
+        if self.w > 0 {
+            let u = field(self.src, self.i, self.w);
+            self.acc = self.acc.wrapping_add(unzigzag(u));
+        }
+        self.i += 1;
+        self.acc
+    }
+}
+
 /// Reads the head trailer of `hs.len()` heads at the start of `src` into `hs` (the fields
 /// prefix-summed from 0); returns the trailer's length.
 #[inline(always)]
 pub(crate) fn read_heads(src: &[u8], hs: &mut [i64]) -> Result<usize, TrailerError> {
-    let (&hw, packed) = src.split_first().ok_or(TrailerError::Truncated)?;
-    if hw > 64 {
-        return Err(TrailerError::Width);
+    let (mut r, len) = HeadReader::open(src, hs.len())?;
+    for h in hs.iter_mut() {
+        *h = r.next_head();
     }
-    let plen = payload_len(hw, hs.len());
-    let fields = packed.get(..plen).ok_or(TrailerError::Truncated)?;
-    if hw == 0 {
-        hs.fill(0);
-    } else if hw <= 56 {
-        // Every field is one unaligned 8-byte load (no division, no bytewise tail: a group's
-        // heads are ~1 % of its values, but the SIMD block decoders spend well under a cycle
-        // per value): in place when 8 bytes follow the fields (the next group or the CRCs;
-        // bits past a field are masked off), else from a zero-padded copy (at most 32 fields of
-        // 56 bits: 224 bytes).
-        let mut buf = [0u8; 7 * HEAD_GROUP_MAX + 8];
-        let src = match packed.get(..plen + 8) {
-            Some(p) => p,
-            None => {
-                if let Some(d) = buf.get_mut(..plen) {
-                    d.copy_from_slice(fields);
-                }
-                &buf[..]
-            }
-        };
-        let (w, mask) = (usize::from(hw), mask(u32::from(hw)));
-        let mut acc = 0i64;
-        for (i, h) in hs.iter_mut().enumerate() {
-            let bit = i * w;
-            let mut b = [0u8; 8];
-            if let Some(s8) = src.get(bit / 8..bit / 8 + 8) {
-                b.copy_from_slice(s8);
-            }
-            acc = acc.wrapping_add(unzigzag((u64::from_le_bytes(b) >> (bit % 8)) & mask));
-            *h = acc;
-        }
-    } else {
-        unpack_levels(fields, u32::from(hw), 0, hs);
-    }
-    Ok(1 + plen)
+    Ok(len)
 }
 
 /// Writes `v` as LEB128 (7 bits a byte, low first, high bit = more; at most 10 bytes) at
@@ -1465,5 +1527,67 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// Heads whose trailer has width `hw` (0..=64): deltas of up to `hw` zigzag bits.
+    fn heads_at(hw: u32, seed: &mut u64) -> [i64; HEAD_GROUP_MAX] {
+        let mut prev = 0i64;
+        core::array::from_fn(|j| {
+            *seed ^= *seed << 13;
+            *seed ^= *seed >> 7;
+            *seed ^= *seed << 17;
+            // The first delta reaches the full width, so the trailer is exactly `hw` wide.
+            let u = if j == 0 { mask(hw) } else { *seed & mask(hw) };
+            prev = prev.wrapping_add(unzigzag(u));
+            prev
+        })
+    }
+
+    /// The trailer written from an array and from a function that derives the heads are the
+    /// same bytes, and read back (one head at a time, and into an array) with and without bytes
+    /// after the trailer: at the end of the buffer every field takes the bytewise path.
+    #[test]
+    fn head_trailers_round_trip_at_every_width() {
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        for hw in 0..=64u32 {
+            for cnt in [1usize, 2, 3, 7, 31, 32] {
+                let all = heads_at(hw, &mut seed);
+                let hs = &all[..cnt];
+                assert_eq!(u32::from(heads_width(hs)), hw, "hw {hw} cnt {cnt}");
+                let mut a = [0u8; 300];
+                let mut b = [0xa5u8; 300];
+                let la = put_heads(hs, &mut a).expect("room");
+                let by = |j: usize| hs[j];
+                let lb = put_heads_by(cnt, &by, &mut b).expect("room");
+                assert_eq!((la, &a[..la]), (lb, &b[..lb]), "hw {hw} cnt {cnt}");
+                assert_eq!(la, trailer_len(hw as u8, cnt));
+                assert_eq!(put_heads(hs, &mut a[..la - 1]), Err(la));
+                // Followed by set bits (masked off), and alone (the bytewise path).
+                for src in [&b[..la + 8], &b[..la]] {
+                    let mut back = [0i64; HEAD_GROUP_MAX];
+                    assert_eq!(read_heads(src, &mut back[..cnt]), Ok(la));
+                    assert_eq!(
+                        &back[..cnt],
+                        hs,
+                        "hw {hw} cnt {cnt} tail {}",
+                        src.len() - la
+                    );
+                    let (mut r, len) = HeadReader::open(src, cnt).expect("trailer");
+                    assert_eq!(len, la);
+                    assert!(hs.iter().all(|&h| r.next_head() == h));
+                }
+                if la > 1 {
+                    let mut back = [0i64; HEAD_GROUP_MAX];
+                    let got = read_heads(&b[..la - 1], &mut back[..cnt]);
+                    assert_eq!(got, Err(TrailerError::Truncated));
+                }
+            }
+        }
+        let mut bad = [65u8, 0, 0];
+        assert_eq!(read_heads(&bad, &mut [0i64; 1]), Err(TrailerError::Width));
+        bad[0] = 0;
+        assert_eq!(read_heads(&bad, &mut [0i64; 3]), Ok(1));
+        let mut none = HeadReader::NONE;
+        assert_eq!((none.next_head(), none.next_head()), (0, 0));
     }
 }

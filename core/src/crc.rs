@@ -2,10 +2,13 @@
 //! checksum of SZp archive format 2 and of `.fzm` containers.
 //!
 //! On x86_64 and aarch64 this is `crc32fast` (carry-less-multiply kernel where the build or, with
-//! `std`, the CPU has it; else slicing-by-16). On every other target, and with feature `small`,
-//! it is a nibble-at-a-time loop over a 64-byte table: crc32fast's slicing-by-16 table is 16 KiB
-//! of `.rodata` and its indexing keeps a bounds-check panic path, both unwelcome on a
-//! microcontroller (the firmware proof links no panic handler). Both give the same values (tested below).
+//! `std`, the CPU has it; else slicing-by-16). On every other target it is a byte-at-a-time
+//! loop over a 256-entry (1 KiB) table, and with feature `small` a nibble-at-a-time loop over a
+//! 16-entry (64-byte) table: crc32fast's slicing-by-16 table is 16 KiB of `.rodata` and its
+//! indexing keeps a bounds-check panic path, both unwelcome on a microcontroller (the firmware
+//! proof links no panic handler). On Cortex-M4F the byte table takes the CRC from about 10 to
+//! about 5 instructions per SZp value (`target/firmware.sizes.md`, `firmware/profile.sh`) for
+//! 960 more bytes of `.rodata`. All give the same values (tested below).
 
 #[cfg(not(any(
     feature = "small",
@@ -40,33 +43,14 @@ mod imp {
     not(any(target_arch = "x86_64", target_arch = "aarch64"))
 ))]
 mod imp {
-    /// A running CRC-32, four bits per step from a 16-entry (64-byte) table: a quarter of
-    /// the bitwise loop's steps for 64 bytes of `.rodata`, no panic path (the index is masked
-    /// to 0..16 and read with `get`).
+    /// A running CRC-32 from a table, no panic path (the index is masked to the table and
+    /// read with `get`): a byte per step from a 256-entry (1 KiB) table, or with feature
+    /// `small` a nibble per step from a 16-entry (64-byte) table (twice the steps).
     #[derive(Clone)]
     pub(crate) struct Crc32(u32);
 
-    /// `NIBBLE[i]`: the CRC register after shifting nibble `i` through four bitwise steps.
-    const NIBBLE: [u32; 16] = {
-        let mut t = [0u32; 16];
-        let mut i = 0;
-        while i < 16 {
-            let mut c = i as u32;
-            let mut k = 0;
-            while k < 4 {
-                c = (c >> 1) ^ (0xEDB8_8320 & (c & 1).wrapping_neg());
-                k += 1;
-            }
-            t[i] = c;
-            i += 1;
-        }
-        t
-    };
-
-    #[inline(always)]
-    fn step(c: u32) -> u32 {
-        (c >> 4) ^ NIBBLE.get((c & 15) as usize).copied().unwrap_or(0)
-    }
+    /// Bits per table step.
+    const BITS: u32 = if cfg!(feature = "small") { 4 } else { 8 };
 
     impl Crc32 {
         /// A CRC continued from a finished value `crc` (`0` starts a fresh one).
@@ -76,24 +60,77 @@ mod imp {
         }
         /// Adds `data`.
         pub(crate) fn update(&mut self, data: &[u8]) {
-            let mut c = self.0;
-            // Four bytes at a time: the register takes a little-endian word, then eight
-            // nibble steps (the same steps as byte by byte, without a load per byte).
-            let (words, rest) = data.as_chunks::<4>();
-            for w in words {
-                c ^= u32::from_le_bytes(*w);
-                c = step(step(step(step(step(step(step(step(c))))))));
-            }
-            for &b in rest {
-                c = step(step(c ^ u32::from(b)));
-            }
-            self.0 = c;
+            self.0 = if BITS == 8 {
+                super::table::update::<8>(self.0, data, &super::table::BYTE)
+            } else {
+                super::table::update::<4>(self.0, data, &super::table::NIBBLE)
+            };
         }
         /// The CRC of everything added.
         #[inline]
         pub(crate) fn finalize(self) -> u32 {
             !self.0
         }
+    }
+}
+
+/// The table-driven CRC of the targets without crc32fast (compiled everywhere, so that the
+/// host tests check both tables against the bitwise form).
+#[cfg_attr(
+    not(any(
+        feature = "small",
+        not(any(target_arch = "x86_64", target_arch = "aarch64"))
+    )),
+    allow(dead_code)
+)]
+mod table {
+    /// The table of `BITS`-bit steps: entry `i` is the register after shifting `i` through
+    /// `BITS` bitwise steps.
+    // Evaluated only in the statics' initializers: an index out of range fails the build.
+    #[allow(clippy::indexing_slicing)]
+    const fn make<const N: usize>(bits: u32) -> [u32; N] {
+        let mut t = [0u32; N];
+        let mut i = 0;
+        while i < N {
+            let mut c = i as u32;
+            let mut k = 0;
+            while k < bits {
+                c = (c >> 1) ^ (0xEDB8_8320 & (c & 1).wrapping_neg());
+                k += 1;
+            }
+            t[i] = c;
+            i += 1;
+        }
+        t
+    }
+
+    /// A nibble per step (64 bytes).
+    pub(super) static NIBBLE: [u32; 16] = make::<16>(4);
+    /// A byte per step (1 KiB).
+    pub(super) static BYTE: [u32; 256] = make::<256>(8);
+
+    /// The register `c` (inverted CRC) after `data`, `BITS` bits per step from `t`
+    /// (`2^BITS` entries).
+    #[inline(always)]
+    pub(super) fn update<const BITS: u32>(mut c: u32, data: &[u8], t: &[u32]) -> u32 {
+        let m = (1u32 << BITS) - 1;
+        let step = |c: u32| (c >> BITS) ^ t.get((c & m) as usize).copied().unwrap_or(0);
+        // Four bytes at a time: the register takes a little-endian word, then `32/BITS` steps
+        // (the same steps as byte by byte, without a load per byte).
+        // Unrolled by hand (the firmware's opt-level "s" keeps a counted loop otherwise).
+        let four = |c: u32| step(step(step(step(c))));
+        let (words, rest) = data.as_chunks::<4>();
+        for w in words {
+            c ^= u32::from_le_bytes(*w);
+            c = if BITS == 4 { four(four(c)) } else { four(c) };
+        }
+        for &b in rest {
+            c ^= u32::from(b);
+            for _ in 0..8 / BITS {
+                c = step(c);
+            }
+        }
+        c
     }
 }
 
@@ -148,6 +185,12 @@ mod tests {
             h.update(b);
             assert_eq!(h.finalize(), hash(&data), "cut {cut}");
             assert_eq!(bitwise(bitwise(0, a), b), hash(&data), "cut {cut}");
+            // Both tables of the targets without crc32fast, whichever this build uses.
+            for c in [!0u32, !hash(a)] {
+                let want = !bitwise(!c, b);
+                assert_eq!(table::update::<8>(c, b, &table::BYTE), want, "cut {cut}");
+                assert_eq!(table::update::<4>(c, b, &table::NIBBLE), want, "cut {cut}");
+            }
         }
     }
 }

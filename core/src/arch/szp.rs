@@ -9,8 +9,8 @@
 
 use crate::arch::generic::szp::{encode_filled, filled, width_filled};
 use crate::bits::{
-    HEAD_GROUP_MAX, TrailerError, heads_width, payload_len, put_heads, quantize, read_heads,
-    trailer_len,
+    HEAD_GROUP_MAX, HeadReader, TrailerError, payload_len, put_heads, put_heads_by, quantize,
+    trailer_len, width, zigzag,
 };
 use crate::szp::blocks::MISSING_VALUES;
 use crate::types::SzpFloat;
@@ -253,7 +253,13 @@ fn seed_of<T: SzpFloat>(heads: bool, x: &[T], eb: f64) -> i64 {
 }
 
 /// The head of a block-head layout block starting with `x`: its first level (0 if empty).
-#[inline(always)]
+/// Out of line on targets without SIMD kernels: one copy of the quantizer for the encoder's
+/// heads and the trailer's ([`head_again`]).
+#[cfg_attr(any(target_arch = "x86_64", target_arch = "aarch64"), inline(always))]
+#[cfg_attr(
+    not(any(target_arch = "x86_64", target_arch = "aarch64")),
+    inline(never)
+)]
 pub(crate) fn head_of<T: SzpFloat>(x: &[T], eb: f64) -> i64 {
     match x.first() {
         Some(&v) => quantize(v, eb),
@@ -274,6 +280,28 @@ pub(crate) fn encode_run<K: SzpKernel, T: SzpFloat>(
     payload: &mut [u8],
     s: &mut K::Scratch,
 ) -> Result<usize, RunError> {
+    encode_run_keeping::<K, T, KEEP_HEADS>(k, e, run, input, widths, payload, s)
+}
+
+/// Whether the encode loop keeps a head group's heads for its trailer ([`encode_run_keeping`]):
+/// on hosts, where the SIMD leaves take a block's head from their scan and quantizing it again
+/// would cost; not on the other targets (microcontrollers: small stacks, one kernel).
+const KEEP_HEADS: bool = cfg!(any(target_arch = "x86_64", target_arch = "aarch64"));
+
+/// [`encode_run`], keeping the heads of a head group in an array for its trailer (`KEEP`:
+/// [`HEAD_GROUP_MAX`] of them, 256 bytes of stack), or quantizing each block's first value
+/// again when the trailer is written ([`head_again`]: one quantization per block, the same
+/// heads, so the same bytes).
+#[inline(always)]
+pub(crate) fn encode_run_keeping<K: SzpKernel, T: SzpFloat, const KEEP: bool>(
+    k: K,
+    e: &K::Enc,
+    run: Run,
+    input: &[T],
+    widths: &mut [u8],
+    payload: &mut [u8],
+    s: &mut K::Scratch,
+) -> Result<usize, RunError> {
     let (bs, heads) = (run.bs.max(1), run.group > 0);
     let g = run.blocks_per_group();
     let (mut pos, mut block) = (0usize, 0usize);
@@ -283,7 +311,7 @@ pub(crate) fn encode_run<K: SzpKernel, T: SzpFloat>(
         .zip(widths.chunks_mut(g))
     {
         let mut cnt = 0usize;
-        for ((x, slot), h) in xs.chunks(bs).zip(ws.iter_mut()).zip(hs.iter_mut()) {
+        for (x, slot) in xs.chunks(bs).zip(ws.iter_mut()) {
             let dst = payload.get_mut(pos..).unwrap_or_default();
             let r = if MISSING_VALUES && run.missing && has_missing(x) {
                 encode_missing(k, e, x, heads, dst, s)
@@ -291,14 +319,27 @@ pub(crate) fn encode_run<K: SzpKernel, T: SzpFloat>(
                 k.encode_block(e, x, heads, dst, s)
             };
             let (w, seed) = r.map_err(|err| RunError { block, pos, err })?;
-            (*slot, *h) = (w, seed);
+            *slot = w;
+            if KEEP && let Some(h) = hs.get_mut(cnt) {
+                *h = seed;
+            }
             pos += payload_len(w, x.len());
             block += 1;
             cnt += 1;
         }
         if heads {
             let dst = payload.get_mut(pos..).unwrap_or_default();
-            pos += put_heads(hs.get(..cnt).unwrap_or_default(), dst).map_err(|c| RunError {
+            let put = if KEEP {
+                put_heads(hs.get(..cnt).unwrap_or_default(), dst)
+            } else {
+                let eb = K::quant_eb(e);
+                let head = |j: usize| {
+                    let r = xs.get(j.saturating_mul(bs)..).unwrap_or_default();
+                    head_again(run, r.get(..bs.min(r.len())).unwrap_or_default(), eb)
+                };
+                put_heads_by(cnt, &head, dst)
+            };
+            pos += put.map_err(|c| RunError {
                 block: block.saturating_sub(1),
                 pos,
                 err: BlockError::Short(c),
@@ -306,6 +347,17 @@ pub(crate) fn encode_run<K: SzpKernel, T: SzpFloat>(
         }
     }
     Ok(pos)
+}
+
+/// The head of block `x` of a block-head run, as its encoder chose it: its first level, or for
+/// a block with missing values its stand-ins' first level ([`width_filled`]'s seed).
+#[inline(always)]
+fn head_again<T: SzpFloat>(run: Run, x: &[T], eb: f64) -> i64 {
+    if MISSING_VALUES && run.missing && has_missing(x) {
+        filled(x).next().map_or(0, |v| quantize(v, eb))
+    } else {
+        head_of(x, eb)
+    }
 }
 
 /// Values of a block with missing values that [`encode_missing`] fills on the stack for the
@@ -380,22 +432,25 @@ pub(crate) fn size_run<K: SzpKernel, T: SzpFloat>(
     let g = run.blocks_per_group();
     let eb = K::quant_eb(e);
     let mut total = 0usize;
-    let mut hs = [0i64; HEAD_GROUP_MAX];
     for xs in input.chunks(bs.saturating_mul(g).max(1)) {
-        let mut cnt = 0usize;
-        for (x, h) in xs.chunks(bs).zip(hs.iter_mut()) {
-            if MISSING_VALUES && run.missing && has_missing(x) {
+        // The trailer's width as the heads come (`heads_width`, no array of them).
+        let (mut cnt, mut prev, mut any) = (0usize, 0i64, 0u64);
+        for x in xs.chunks(bs) {
+            let h = if MISSING_VALUES && run.missing && has_missing(x) {
                 let (w, seed) = width_missing(k, e, x, heads, &mut s);
-                *h = seed;
                 total += payload_len(w, x.len());
+                seed
             } else {
-                *h = seed_of(heads, x, eb);
-                total += payload_len(k.width(e, x, *h, &mut s), x.len());
-            }
+                let h = seed_of(heads, x, eb);
+                total += payload_len(k.width(e, x, h, &mut s), x.len());
+                h
+            };
+            any |= zigzag(h.wrapping_sub(prev));
+            prev = h;
             cnt += 1;
         }
         if heads {
-            total += trailer_len(heads_width(hs.get(..cnt).unwrap_or_default()), cnt);
+            total += trailer_len(width(any), cnt);
         }
     }
     total
@@ -441,20 +496,21 @@ pub(crate) fn decode_run<K: SzpKernel, T: SzpFloat>(
     let (bs, heads) = (run.bs.max(1), run.group > 0);
     let g = run.blocks_per_group();
     let mut pos = 0usize;
-    let mut hs = [0i64; HEAD_GROUP_MAX];
     for (ws, os) in widths
         .chunks(g)
         .zip(out.chunks_mut(bs.saturating_mul(g).max(1)))
     {
-        let mut tlen = 0usize;
+        let (mut hr, mut tlen) = (HeadReader::NONE, 0usize);
         if heads {
-            // The group's heads first: its trailer follows the group's payloads.
+            // The group's trailer follows the group's payloads: checked here, its heads read
+            // one per block below.
             let bytes = group_bytes(ws, bs, os.len())?;
             let cnt = os.len().div_ceil(bs).min(HEAD_GROUP_MAX);
             let trailer = payload.get(pos + bytes..).unwrap_or_default();
-            tlen = read_heads(trailer, hs.get_mut(..cnt).unwrap_or_default())?;
+            (hr, tlen) = HeadReader::open(trailer, cnt)?;
         }
-        for ((&w, block), &h) in ws.iter().zip(os.chunks_mut(bs)).zip(hs.iter()) {
+        for (&w, block) in ws.iter().zip(os.chunks_mut(bs)) {
+            let h = hr.next_head();
             if w > 64 {
                 return Err(DecodeError::Width);
             }

@@ -971,13 +971,14 @@ pub(crate) fn frame(header: Header, archive: &[u8], body: bool) -> Result<Archiv
         (archive, Missing::default())
     };
     let rest = archive.get(header.header_len()..).ok_or(Error::Truncated)?;
-    let bs = u64::from(header.block_size);
-    let nb = header.n.div_ceil(bs.max(1));
-    if nb > rest.len() as u64 {
+    let bs = u64::from(header.block_size.max(1));
+    // `ceil(n/bs) > rest.len()` (more width bytes than bytes left), as `n > rest.len()·bs`:
+    // no 64-bit division (a library routine on 32-bit targets); the product fits (bs <= 4096).
+    if header.n > (rest.len() as u64).saturating_mul(bs) {
         return Err(Error::Truncated);
     }
-    let nb = nb as usize; // <= rest.len()
     let n = usize::try_from(header.n).map_err(|_| Error::Corrupt("element count"))?;
+    let nb = n.div_ceil(header.block_size.max(1) as usize); // <= rest.len()
     let (widths, payload) = rest.split_at_checked(nb).ok_or(Error::Truncated)?;
     let sums = if header.version == FORMAT_VERSION_V1 {
         0

@@ -196,10 +196,20 @@ pub(crate) fn plan_grid<K: SzpKernel, T: SzpFloat, J: Join>(
     cfg: &Config,
     grid: Grid,
 ) -> Result<(Plan, f64), Error> {
-    if K::EXACT_PLAN || input.is_empty() {
+    // Without missing values (feature `missing-and-shape` off), an irregular input needs no
+    // exact pass: the first irregular value is found by a scan ([`first_irregular`]), and the
+    // plan of an empty input is the exact pass's (range and magnitude 0), so firmware links no
+    // second, f64 pass over the data.
+    const LEAN: bool = !blocks::MISSING_VALUES;
+    if K::EXACT_PLAN || (input.is_empty() && !LEAN) {
         return blocks::plan_mag(input, cfg, grid);
     }
     blocks::check_config(cfg)?;
+    if input.is_empty() {
+        let bound = cfg.max_abs.unwrap_or(0.0);
+        let plan = blocks::resolve_grid(T::DTYPE, cfg, 0, 0.0, bound, grid)?;
+        return Ok((plan, bound));
+    }
     let mut st = stats_range(k, j, input);
     // Missing values: the range and magnitude of the finite values, split as the statistics
     // are (an input of missing values only takes the exact pass, which handles it).
@@ -207,23 +217,60 @@ pub(crate) fn plan_grid<K: SzpKernel, T: SzpFloat, J: Join>(
     if missing {
         st = finite_stats_range(j, input);
     }
+    let irregular = |input: &[T]| {
+        if LEAN {
+            first_irregular(input, cfg)
+        } else {
+            blocks::plan_mag(input, cfg, grid)
+        }
+    };
     if st.bad || st.lo > st.hi {
-        return blocks::plan_mag(input, cfg, grid);
+        return irregular(input);
     }
     // The data's largest magnitude: the statistics are exact, and |x| peaks at min or max.
     let mag = st.lo.abs().max(st.hi.abs());
     if let Some(m) = cfg.max_abs
         && mag > m
     {
-        return blocks::plan_mag(input, cfg, grid);
+        return irregular(input);
     }
     let bound = cfg.max_abs.unwrap_or(mag);
     let mut plan = blocks::resolve_grid(T::DTYPE, cfg, input.len(), st.hi - st.lo, bound, grid)?;
     if mag / (2.0 * plan.quant_eb) >= LEVEL_LIMIT {
+        if LEAN {
+            // The exact pass's plan is this one (the statistics are exact): its error names
+            // the first value whose level overflows.
+            let eb2 = 2.0 * plan.quant_eb;
+            let index = input
+                .iter()
+                .position(|x| x.to_f64().abs() / eb2 >= LEVEL_LIMIT)
+                .unwrap_or(0);
+            return Err(Error::LevelOverflow { index });
+        }
         return blocks::plan_mag(input, cfg, grid);
     }
     plan.missing = missing;
     Ok((plan, bound))
+}
+
+/// The error of the exact pass (`blocks::plan_mag`, without missing values) on an input whose
+/// statistics say some value is not finite or above `max_abs`: the first such value, in order.
+/// (Statistics that disagree with the values, never seen, are named at index 0.)
+#[inline(never)]
+#[cold]
+fn first_irregular<T: SzpFloat>(input: &[T], cfg: &Config) -> Result<(Plan, f64), Error> {
+    for (index, x) in input.iter().enumerate() {
+        let v = x.to_f64();
+        if !v.is_finite() {
+            return Err(Error::NonFinite { index });
+        }
+        if let Some(m) = cfg.max_abs
+            && v.abs() > m
+        {
+            return Err(Error::ValueOutOfRange { index });
+        }
+    }
+    Err(Error::NonFinite { index: 0 })
 }
 
 /// Payload bytes of `input`'s blocks (the sizing pass; writes nothing).
@@ -564,5 +611,59 @@ mod tests {
             }
         }
         assert!(cases > 10_000);
+    }
+
+    /// The statistics pass (a kernel without an exact plan pass: the portable one here, the
+    /// reference on microcontrollers) plans and fails exactly as the exact pass does: the same
+    /// plan, or the same error naming the same index, for regular, empty and irregular inputs
+    /// (a value not finite, above `max_abs`, or whose level overflows, at several places and
+    /// in either order). Run with and without default features: without `missing-and-shape`
+    /// the irregular inputs take the scan instead of the exact pass.
+    #[test]
+    fn statistics_plan_equals_the_exact_pass() {
+        use super::plan;
+        use crate::arch::generic::Portable;
+        use crate::szp::blocks::{Grid, plan_mag};
+        use crate::szp::{Config, Layout};
+        let mut base = [0f32; 300];
+        for (i, x) in base.iter_mut().enumerate() {
+            *x = (i as f32 * 0.05).sin() * 3.0 + 0.5;
+        }
+        let layout = if cfg!(feature = "layout-heads") {
+            Layout::Heads
+        } else {
+            Layout::Fzgm
+        };
+        let cfgs = [
+            Config::abs(1e-3).with_layout(layout),
+            Config::abs(1e-3).with_max_abs(3.6).with_layout(layout),
+            Config::abs(1e-12).with_max_abs(1e7).with_layout(layout),
+            Config::noa(1e-4).with_layout(layout),
+            // Levels of 2^62 and more are reachable only without the strict tightening.
+            Config::abs(1e-13).stage_compatible(),
+        ];
+        let mut cases = 0;
+        for cfg in &cfgs {
+            let mut inputs = [base; 9];
+            inputs[1][0] = f32::NAN;
+            inputs[2][299] = f32::INFINITY;
+            inputs[3][150] = f32::NEG_INFINITY;
+            inputs[4][17] = 5.0; // above max_abs 3.6
+            (inputs[5][10], inputs[5][20]) = (5.0, f32::NAN); // out of range first
+            (inputs[6][10], inputs[6][20]) = (f32::NAN, 5.0); // not finite first
+            // Levels of 2^62 and more at 1e-13 (values above max_abs elsewhere).
+            inputs[7][200] = 2.0e6;
+            (inputs[8][100], inputs[8][120]) = (-9.0e6, 1.0e6);
+            for input in &inputs {
+                for len in [0usize, 1, 150, 300] {
+                    let x = &input[..len];
+                    let got = plan(Portable::new(), &Serial, x, cfg);
+                    let want = plan_mag(x, cfg, Grid::Stated);
+                    assert_eq!(got, want, "{cfg:?} len {len}");
+                    cases += 1;
+                }
+            }
+        }
+        assert_eq!(cases, 5 * 9 * 4);
     }
 }

@@ -301,7 +301,6 @@ pub(crate) fn ref_decode<T: SzpFloat>(
         return;
     }
     let w = u32::from(width);
-    let mask = bits::mask(w);
     // The bound's constants once per block (exact integer reconstruction of f32 on targets
     // without an f64 FPU; the f64 rule elsewhere).
     let rc = bits::Recon::new(quant_eb);
@@ -321,49 +320,10 @@ pub(crate) fn ref_decode<T: SzpFloat>(
         start = n;
         q = i64::from(q32);
     }
-    if w <= 56 {
-        // Each field lies inside the 8 bytes starting at its first byte: one unaligned load per
-        // value while 8 bytes remain, no carried bit state.
-        let wz = w as usize;
-        for (i, o) in out.iter_mut().enumerate().skip(start) {
-            let bit = i * wz;
-            let Some(src) = payload.get(bit / 8..bit / 8 + 8) else {
-                break;
-            };
-            let mut b = [0u8; 8];
-            b.copy_from_slice(src);
-            let u = (u64::from_le_bytes(b) >> (bit % 8)) & mask;
-            q = q.wrapping_add(unzigzag(u));
-            rc.put(q, o);
-            start = i + 1;
-        }
-    }
-    let mut pos = start * w as usize / 8;
-    let mut acc: u128 = 0;
-    let mut have: u32 = 0;
-    // Skip the bits of a partly consumed first byte.
-    let skip = (start * w as usize % 8) as u32;
-    if skip != 0 {
-        acc = u128::from(payload.get(pos).copied().unwrap_or(0) >> skip);
-        have = 8 - skip;
-        pos += 1;
-    }
-    for o in out.iter_mut().skip(start) {
-        if have < w {
-            // Refill 8 bytes at a time where possible, else the last few.
-            let mut word = [0u8; 8];
-            let take = payload.len().saturating_sub(pos).min(8);
-            if let (Some(dst), Some(src)) = (word.get_mut(..take), payload.get(pos..pos + take)) {
-                dst.copy_from_slice(src);
-            }
-            acc |= u128::from(u64::from_le_bytes(word)) << have;
-            have += 8 * take as u32;
-            pos += take;
-        }
-        let u = (acc as u64) & mask;
-        acc >>= w;
-        have = have.saturating_sub(w);
-        q = q.wrapping_add(unzigzag(u));
+    // Each field is one unaligned 8-byte load while its 8 bytes lie inside the payload (and
+    // `w <= 56`), else read bytewise ([`bits::field`]); no carried bit state.
+    for (i, o) in out.iter_mut().enumerate().skip(start) {
+        q = q.wrapping_add(unzigzag(bits::field(payload, i, w)));
         rc.put(q, o);
     }
 }
@@ -1005,6 +965,85 @@ mod tests {
                         reconstruct::<f32>(i64::from(last), eb).to_bits(),
                         want[n - 1].to_bits()
                     );
+                }
+            }
+        }
+    }
+
+    /// The encode loop writes the same bytes whether it keeps a head group's heads (hosts) or
+    /// quantizes each block's first value again for the trailer (microcontrollers): full and
+    /// short groups, blocks with missing values (their heads come from the stand-ins), and the
+    /// blocks decode back to the levels the heads start.
+    #[test]
+    fn head_trailers_equal_with_and_without_kept_heads() {
+        use crate::arch::szp::{Run, decode_run, encode_run_keeping};
+        let mut s = 0x0123_4567_89ab_cdefu64;
+        let mut x = [0f32; 2100];
+        for (i, v) in x.iter_mut().enumerate() {
+            let r = (next(&mut s) % 20_001) as f32 / 10_000.0 - 1.0;
+            // Offsets that change from block to block: heads of many widths.
+            *v = (i as f32 * 0.013).sin() * 40.0 + r * 0.05 + (i / 37 % 5) as f32 * 300.0;
+        }
+        let mut gaps = x;
+        for i in [0usize, 1, 50, 64, 65, 300, 301, 302, 1999] {
+            gaps[i] = f32::NAN;
+        }
+        gaps[640..704].fill(f32::INFINITY); // a whole block of missing values
+        // The strict plan's tightening for |x| <= 1e4: 1e-3 − (1e4 + 1e-3)·(2⁻²⁴ + 2⁻⁵⁰).
+        let q = Quant {
+            eb: 4e-4,
+            bound: 1e-3,
+            strict: true,
+            max_abs: 1e4,
+        };
+        // Missing values only where the build stores them (feature `missing-and-shape`).
+        let with_gaps = crate::szp::blocks::MISSING_VALUES;
+        for (input, missing) in [(&x, false), (&gaps, true)] {
+            if missing && !with_gaps {
+                continue;
+            }
+            for (bs, group) in [(64usize, 32usize), (64, 4), (37, 8), (128, 1)] {
+                let run = Run {
+                    bs,
+                    group,
+                    finite: true,
+                    missing,
+                };
+                let nb = input.len().div_ceil(bs);
+                let (mut wa, mut wb) = ([0u8; 64], [0u8; 64]);
+                let (mut pa, mut pb) = ([0u8; 2100 * 8 + 600], [0u8; 2100 * 8 + 600]);
+                let r = Reference::new();
+                let la = encode_run_keeping::<_, _, true>(
+                    r,
+                    &q,
+                    run,
+                    input,
+                    &mut wa[..nb],
+                    &mut pa,
+                    &mut (),
+                )
+                .unwrap();
+                let lb = encode_run_keeping::<_, _, false>(
+                    r,
+                    &q,
+                    run,
+                    input,
+                    &mut wb[..nb],
+                    &mut pb,
+                    &mut (),
+                )
+                .unwrap();
+                assert_eq!((la, &wa[..nb]), (lb, &wb[..nb]), "bs {bs} group {group}");
+                assert!(
+                    pa[..la] == pb[..lb],
+                    "bs {bs} group {group} missing {missing}"
+                );
+                let mut back = [0f32; 2100];
+                decode_run(r, q.eb, run, &wa[..nb], &pa[..la], &mut back, &mut ()).unwrap();
+                for (i, (a, b)) in input.iter().zip(&back).enumerate() {
+                    if !a.is_missing() {
+                        assert!((f64::from(*a) - f64::from(*b)).abs() <= 1e-3, "value {i}");
+                    }
                 }
             }
         }
