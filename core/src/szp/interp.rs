@@ -484,14 +484,16 @@ pub struct Encoded {
     pub outliers: usize,
 }
 
-/// `t` rounded to an integer (ties to even) where `|t| < 2^24`: adding and subtracting
-/// `1.5·2^52` rounds in the FPU's mode without a branch. Elsewhere (and for NaN) the result is
-/// some integer the caller's range check rejects. The code is the encoder's choice and is
-/// checked, not part of the rule.
+/// `t` rounded to an integer (ties to even) where `|t| < 2^24`, as an `i32` and as an f64:
+/// adding `1.5·2^52` rounds in the FPU's mode and leaves the integer, two's complement, in
+/// the low bits of the sum (no conversion instruction, no branch: the loop vectorizes).
+/// Elsewhere (and for NaN) the results are some values the caller's range check rejects. The
+/// code is the encoder's choice and is checked, not part of the rule.
 #[inline(always)]
-fn round_code(t: f64) -> i32 {
+fn round_code(t: f64) -> (i32, f64) {
     const MAGIC: f64 = 6_755_399_441_055_744.0;
-    ((t + MAGIC) - MAGIC) as i32
+    let m = t + MAGIC;
+    (m.to_bits() as u32 as i32, m - MAGIC)
 }
 
 /// Encodes one tile: `x` holds the tile's values contiguously (C order, [`Tile::contiguous`]
@@ -548,8 +550,8 @@ pub fn encode<T: SzpFloat>(
             let t = (v - pred) * inv;
             // `t` within the code range (NaN is not; `|t| < 2^24 − 1` keeps the rounded code
             // below the mark), then the exact check of the decoded value
-            let q = round_code(t);
-            let d = T::from_f64(pred + f64::from(q) * step);
+            let (q, qf) = round_code(t);
+            let d = T::from_f64(pred + qf * step);
             let ok = (t.abs() < (MAX_CODE - 1) as f64) & ((d.to_f64() - v).abs() <= bound);
             *c = if ok { q } else { OUTLIER };
             *y = d;
