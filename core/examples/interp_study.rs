@@ -290,7 +290,7 @@ fn core_codec<T: szp::SzpFloat>(
         vec![T::default(); m],
     );
     let mut codes = vec![0i32; m];
-    let mut levels = vec![0i64; interp::PIECE];
+    let mut levels = vec![0i64; interp::LEVELS_SCRATCH];
     let mut coded = vec![0u8; entropy::encode_buffer_len(interp::PIECE)];
     let mut bytes = vec![
         0u8;

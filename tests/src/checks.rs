@@ -369,7 +369,7 @@ fn interp_tile<T: fzpack_core::szp::SzpFloat>(b: &mut Bytes<'_>, head: u8) {
         .collect();
     let (mut dec, mut codes, mut outl) =
         (vec![T::default(); n], vec![0i32; n], vec![T::default(); n]);
-    let mut levels = vec![0i64; interp::PIECE];
+    let mut levels = vec![0i64; interp::LEVELS_SCRATCH];
     let mut coded = vec![0u8; entropy::encode_buffer_len(interp::PIECE)];
     let mut bytes = vec![0u8; interp::max_tile_bytes(n, size_of::<T>())];
     let step = 2.0 * bound * (1.0 - f64::powi(2.0, -20));

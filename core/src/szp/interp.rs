@@ -690,11 +690,14 @@ pub const PIECE: usize = 16384;
 /// The most bytes [`encode_tile`] writes for a tile of `n` values of `size` bytes each.
 pub const fn max_tile_bytes(n: usize, size: usize) -> usize {
     let pieces = n.div_ceil(PIECE);
-    1 + 10 + pieces * (10 + entropy::max_coded_len(PIECE)) + n * size
+    1 + 10 + pieces * (32 + entropy::max_coded_len(PIECE)) + n * size
 }
 
+/// The `levels` scratch [`encode_tile`] and [`decode_tile`] need.
+pub const LEVELS_SCRATCH: usize = 2 * PIECE + 1;
+
 /// The caller's scratch for coding one tile: `decoded`, `codes` and `outliers` at least the
-/// tile's length, `levels` at least [`PIECE`], `coded` at least
+/// tile's length, `levels` at least [`LEVELS_SCRATCH`], `coded` at least
 /// `entropy::encode_buffer_len(PIECE)` bytes.
 pub struct TileScratch<'a, T> {
     /// The decoded values.
@@ -709,14 +712,190 @@ pub struct TileScratch<'a, T> {
     pub coded: &'a mut [u8],
 }
 
+/// Piece forms (the first byte of a piece).
+const PIECE_CODES: u8 = 0;
+const PIECE_RUNS: u8 = 1;
+
+/// A piece whose codes are at least this many parts in 16 zeros is written as zero runs.
+const RUNS_FROM: usize = 12;
+
+/// Codes `vals` (through `map`) as an entropy chunk of their prefix sums into `coded`, then
+/// `out[pos..]` as LEB128 length + bytes (`None`: `out` too short).
+fn put_chunk(
+    vals: impl Iterator<Item = i64>,
+    levels: &mut [i64],
+    coded: &mut [u8],
+    out: &mut [u8],
+    pos: usize,
+) -> Option<Result<usize, Error>> {
+    let mut acc = 0i64;
+    let mut m = 0;
+    for (l, v) in levels.iter_mut().zip(vals) {
+        acc = acc.wrapping_add(v);
+        *l = acc;
+        m += 1;
+    }
+    let len = match entropy::encode_chunk(levels.get(..m)?, coded) {
+        Ok(l) => l,
+        Err(e) => return Some(Err(e)),
+    };
+    let pos = crate::bits::leb_put(out, pos, len as u64)?;
+    out.get_mut(pos..pos + len)?
+        .copy_from_slice(coded.get(..len)?);
+    Some(Ok(pos + len))
+}
+
+/// Writes one piece of codes at `out[pos..]` (LEB128 length, then the piece): the form byte,
+/// then either one entropy chunk of the codes ([`PIECE_CODES`]) or, when zeros dominate
+/// ([`PIECE_RUNS`]), the number `m` of nonzero codes (LEB128), an entropy chunk of the `m + 1`
+/// zero-run lengths (the zeros before each nonzero code, then after the last) and one of the
+/// nonzero codes, each `c > 0` stored as `c − 1` (so no symbol is spent on a zero). Entropy
+/// chunks hold prefix sums (their order-1 residuals are the values) behind a LEB128 length.
+fn put_piece(
+    piece: &[i32],
+    levels: &mut [i64],
+    coded: &mut [u8],
+    out: &mut [u8],
+    pos: usize,
+) -> Option<Result<usize, Error>> {
+    let zeros = piece.iter().filter(|&&c| c == 0).count();
+    // the piece is written after a 3-byte length slot (a piece is at most
+    // `entropy::max_coded_len(PIECE)` + 22 bytes < 2^21), then moved down
+    let body = pos + 3;
+    let mut at;
+    if zeros * 16 >= piece.len() * RUNS_FROM {
+        *out.get_mut(body)? = PIECE_RUNS;
+        let m = piece.len() - zeros;
+        at = crate::bits::leb_put(out, body + 1, m as u64)?;
+        let mut run = 0i64;
+        let runs = piece.iter().filter_map(move |&c| {
+            if c == 0 {
+                run += 1;
+                None
+            } else {
+                Some(core::mem::replace(&mut run, 0))
+            }
+        });
+        let last = i64::try_from(piece.iter().rev().take_while(|&&c| c == 0).count()).ok()?;
+        at = match put_chunk(runs.chain(Some(last)), levels, coded, out, at)? {
+            Ok(a) => a,
+            Err(e) => return Some(Err(e)),
+        };
+        let nz = piece
+            .iter()
+            .filter(|&&c| c != 0)
+            .map(|&c| i64::from(if c > 0 { c - 1 } else { c }));
+        at = match put_chunk(nz, levels, coded, out, at)? {
+            Ok(a) => a,
+            Err(e) => return Some(Err(e)),
+        };
+    } else {
+        *out.get_mut(body)? = PIECE_CODES;
+        at = match put_chunk(
+            piece.iter().map(|&c| i64::from(c)),
+            levels,
+            coded,
+            out,
+            body + 1,
+        )? {
+            Ok(a) => a,
+            Err(e) => return Some(Err(e)),
+        };
+    }
+    let len = at - body;
+    let start = crate::bits::leb_put(out, pos, len as u64)?;
+    out.copy_within(body..at, start);
+    Some(Ok(start + len))
+}
+
+/// Reads one entropy chunk (LEB128 length + bytes) at `bytes[pos..]` into `levels` as the
+/// differences of the decoded prefix sums; returns the position after it.
+fn get_chunk(bytes: &[u8], pos: usize, levels: &mut [i64]) -> Result<usize, Error> {
+    const BAD: Error = Error::Corrupt("interpolation piece");
+    let (len, p) = crate::bits::leb_get(bytes, pos).ok_or(BAD)?;
+    let end = usize::try_from(len)
+        .ok()
+        .and_then(|l| p.checked_add(l))
+        .ok_or(BAD)?;
+    entropy::decode_chunk(bytes.get(p..end).ok_or(BAD)?, levels)?;
+    let mut prev = 0i64;
+    for l in levels.iter_mut() {
+        let v = *l;
+        *l = v.wrapping_sub(prev);
+        prev = v;
+    }
+    Ok(end)
+}
+
+/// Decodes one piece (exactly `bytes`) into `piece`; `levels` is scratch of at least
+/// `2·PIECE + 1`.
+fn get_piece(bytes: &[u8], piece: &mut [i32], levels: &mut [i64]) -> Result<(), Error> {
+    const BAD: Error = Error::Corrupt("interpolation piece");
+    let n = piece.len();
+    match bytes.first() {
+        Some(&PIECE_CODES) => {
+            let lv = levels.get_mut(..n).ok_or(Error::InvalidShape)?;
+            if get_chunk(bytes, 1, lv)? != bytes.len() {
+                return Err(BAD);
+            }
+            for (c, &l) in piece.iter_mut().zip(lv.iter()) {
+                *c = i32::try_from(l).map_err(|_| BAD)?;
+            }
+        }
+        Some(&PIECE_RUNS) => {
+            let (m, p) = crate::bits::leb_get(bytes, 1).ok_or(BAD)?;
+            let m = usize::try_from(m).ok().filter(|&m| m <= n).ok_or(BAD)?;
+            let (runs, nz) = levels
+                .split_at_mut_checked(m + 1)
+                .ok_or(Error::InvalidShape)?;
+            let nz = nz.get_mut(..m).ok_or(Error::InvalidShape)?;
+            let p = get_chunk(bytes, p, runs)?;
+            if get_chunk(bytes, p, nz)? != bytes.len() {
+                return Err(BAD);
+            }
+            let mut rest = piece.iter_mut();
+            // zeros, then a nonzero code, m times; then the last run; exactly `n` codes
+            let mut k = 0usize;
+            for (i, &run) in runs.iter().enumerate() {
+                let run = usize::try_from(run).map_err(|_| BAD)?;
+                k = k.checked_add(run).ok_or(BAD)?;
+                for c in rest.by_ref().take(run) {
+                    *c = 0;
+                }
+                if let Some(&v) = nz.get(i) {
+                    let v = if v >= 0 {
+                        v.checked_add(1).ok_or(BAD)?
+                    } else {
+                        v
+                    };
+                    let c = i32::try_from(v).map_err(|_| BAD)?;
+                    *rest.next().ok_or(BAD)? = c;
+                    k += 1;
+                }
+            }
+            if k != n {
+                return Err(BAD);
+            }
+        }
+        _ => return Err(BAD),
+    }
+    Ok(())
+}
+
 /// Encodes one tile (its values contiguous in `x`, C order of `dims`) into `out`:
 ///
 /// | bytes | content |
 /// |---|---|
 /// | 1 | the interpolation: 0 linear, 1 cubic (others `Corrupt`) |
 /// | 1..=10 | LEB128: the number of outliers `o` (at most the tile's length) |
-/// | per piece | the codes in visiting order, [`PIECE`] at a time (the last piece shorter): LEB128 `len`, then `len` bytes, an `entropy` chunk whose levels are the prefix sums of the piece's codes (so its order-1 residuals are the codes) |
+/// | per piece | the codes in visiting order, [`PIECE`] at a time (the last piece shorter): LEB128 `len`, then `len` bytes: a form byte, 0 for one entropy chunk of the codes, 1 for zero runs (below) |
 /// | `o·size` | the outliers' bit patterns, little-endian, in visiting order |
+///
+/// An entropy chunk is a LEB128 length, then an `entropy` chunk whose levels are the prefix
+/// sums of the values (so its order-1 residuals are the values). Zero runs (written when at
+/// least 12 in 16 codes are 0): LEB128 `m`, the number of nonzero codes; a chunk of the `m + 1`
+/// run lengths (the zeros before each nonzero code, then after the last); a chunk of the `m`
+/// nonzero codes, `c > 0` stored as `c − 1`.
 ///
 /// Returns the length written (at most [`max_tile_bytes`]); [`Error::OutputTooSmall`] if
 /// `out` is shorter than needed.
@@ -743,19 +922,7 @@ pub fn encode_tile<T: SzpFloat>(
     *out.first_mut().ok_or(short)? = u8::from(kind == Interp::Cubic);
     let mut pos = crate::bits::leb_put(out, 1, e.outliers as u64).ok_or(short)?;
     for piece in s.codes.get(..n).ok_or(Error::InvalidShape)?.chunks(PIECE) {
-        let lv = s.levels.get_mut(..piece.len()).ok_or(Error::InvalidShape)?;
-        let mut acc = 0i64;
-        for (l, &c) in lv.iter_mut().zip(piece) {
-            acc = acc.wrapping_add(i64::from(c));
-            *l = acc;
-        }
-        let len = entropy::encode_chunk(lv, s.coded)?;
-        pos = crate::bits::leb_put(out, pos, len as u64).ok_or(short)?;
-        let src = s.coded.get(..len).ok_or(short)?;
-        out.get_mut(pos..pos + len)
-            .ok_or(short)?
-            .copy_from_slice(src);
-        pos += len;
+        pos = put_piece(piece, s.levels, s.coded, out, pos).ok_or(short)??;
     }
     for v in s.outliers.get(..e.outliers).ok_or(Error::InvalidShape)? {
         let b = v.bits().to_le_bytes();
@@ -767,7 +934,7 @@ pub fn encode_tile<T: SzpFloat>(
 }
 
 /// Decodes one tile written by [`encode_tile`] (exactly `bytes`) into `out` where `tile` says;
-/// `codes` at least the tile's length and `levels` at least [`PIECE`] are scratch. Every
+/// `codes` at least the tile's length and `levels` at least [`LEVELS_SCRATCH`] are scratch. Every
 /// inconsistency of `bytes` is [`Error::Corrupt`] (or [`Error::Truncated`] from the entropy
 /// stage), never a panic.
 pub fn decode_tile<T: SzpFloat>(
@@ -796,14 +963,7 @@ pub fn decode_tile<T: SzpFloat>(
             .ok()
             .and_then(|l| p.checked_add(l))
             .ok_or(BAD)?;
-        let coded = bytes.get(p..end).ok_or(BAD)?;
-        let lv = levels.get_mut(..piece.len()).ok_or(Error::InvalidShape)?;
-        entropy::decode_chunk(coded, lv)?;
-        let mut prev = 0i64;
-        for (c, &l) in piece.iter_mut().zip(lv.iter()) {
-            *c = i32::try_from(l.wrapping_sub(prev)).map_err(|_| BAD)?;
-            prev = l;
-        }
+        get_piece(bytes.get(p..end).ok_or(BAD)?, piece, levels)?;
         pos = end;
     }
     let size = core::mem::size_of::<T>();
@@ -1067,7 +1227,7 @@ mod tests {
         let x = field(dims, 3);
         let n = 2400;
         let (mut dec, mut codes, mut outl) = ([0f32; 4096], [0i32; 4096], [0f32; 4096]);
-        let mut levels = [0i64; PIECE];
+        let mut levels = [0i64; LEVELS_SCRATCH];
         let mut coded = [0u8; entropy::encode_buffer_len(PIECE)];
         let mut xs = x;
         xs[77] = 3e35; // one outlier
@@ -1107,5 +1267,48 @@ mod tests {
             decode_tile(&b[..len], &t, 2e-3, &mut back, &mut codes, &mut levels),
             Err(Error::Corrupt("interpolation kind"))
         );
+    }
+
+    #[test]
+    fn pieces_round_trip_in_both_forms() {
+        let mut levels = [0i64; LEVELS_SCRATCH];
+        let mut coded = [0u8; entropy::encode_buffer_len(PIECE)];
+        let mut out = [0u8; 40_000];
+        let mut s = 5u64;
+        for zeros_in_16 in [0u64, 8, 12, 15, 16] {
+            let piece: [i32; 3000] = core::array::from_fn(|_| {
+                s = s
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                if (s >> 60) < zeros_in_16 {
+                    0
+                } else {
+                    ((s >> 33) % 2001) as i32 - 1000
+                }
+            });
+            let end = put_piece(&piece, &mut levels, &mut coded, &mut out, 0)
+                .unwrap()
+                .unwrap();
+            let (len, p) = crate::bits::leb_get(&out, 0).unwrap();
+            assert_eq!(p + len as usize, end);
+            let runs = piece.iter().filter(|&&c| c == 0).count() * 16 >= 3000 * RUNS_FROM;
+            assert_eq!(
+                out[p],
+                if runs { PIECE_RUNS } else { PIECE_CODES },
+                "{zeros_in_16}"
+            );
+            let mut back = [7i32; 3000];
+            get_piece(&out[p..end], &mut back, &mut levels).unwrap();
+            assert_eq!(back, piece, "{zeros_in_16}");
+            // a piece cut short or with its count changed: an error, never a panic
+            for cut in [p + 1, p + 2, end - 1] {
+                assert!(get_piece(&out[p..cut], &mut back, &mut levels).is_err());
+            }
+            if runs {
+                let mut b = out;
+                b[p + 1] ^= 1;
+                assert!(get_piece(&b[p..end], &mut back, &mut levels).is_err());
+            }
+        }
     }
 }
