@@ -271,86 +271,174 @@ fn run(
 /// freeze, entropy stage included) over the field's tiles: the size (52-byte header, per tile
 /// a 4-byte length and a 4-byte CRC), encode (gather the tile, choose the interpolation,
 /// predict, quantize, check, code) and decode (decode the codes, predict from the output,
-/// write through the tile's strides) speeds in GB/s of input, single thread; every element
-/// checked against the bound.
+/// write through the tile's strides) speeds in GB/s of input, on `THREADS` threads (default
+/// 1); every element checked against the bound.
 fn core_codec<T: szp::SzpFloat>(
     x: &[T],
     dims: &[usize],
     eb: f64,
 ) -> Result<(usize, f64, f64), String> {
-    use szp::interp::{self, Tile, TileScratch};
+    use szp::interp::{self, Tile};
     let folded = interp::fold(&dims.iter().map(|&d| d as u64).collect::<Vec<_>>()).ok_or("fold")?;
     let step = 2.0 * eb * (1.0 - 1.0 / 1024.0);
     let tiles: Vec<Tile> = interp::tiles(folded).collect();
-    let m = interp::MAX_TILE_LEN;
-    let size = size_of::<T>();
-    let (mut xt, mut dt, mut outl) = (
-        vec![T::default(); m],
-        vec![T::default(); m],
-        vec![T::default(); m],
-    );
-    let mut codes = vec![0i32; m];
-    let mut levels = vec![0i64; interp::LEVELS_SCRATCH];
-    let mut coded = vec![0u8; entropy::encode_buffer_len(interp::PIECE)];
-    let mut bytes = vec![
-        0u8;
-        tiles
-            .iter()
-            .map(|t| interp::max_tile_bytes(t.len(), size))
-            .sum()
-    ];
-    let mut ends = Vec::with_capacity(tiles.len());
-    let mut enc = |bytes: &mut [u8], ends: &mut Vec<usize>| -> Result<(), String> {
-        ends.clear();
-        let mut pos = 0;
-        for t in &tiles {
-            let n = t.len();
-            let mut j = 0;
-            for a in 0..t.dims[0] {
-                for b in 0..t.dims[1] {
-                    let s = t.offset + a * t.strides[0] + b * t.strides[1];
-                    xt[j..j + t.dims[2]].copy_from_slice(&x[s..s + t.dims[2]]);
-                    j += t.dims[2];
-                }
+    // Bands of tiles cover contiguous ranges of the array (the tiles sharing their origin
+    // along the slowest tiled dimension); `THREADS` (default 1) parts of whole bands are coded
+    // on as many threads, each with its own scratch, as a parallel writer would.
+    let counts = folded.map(|d| d.div_ceil(interp::TILE_EDGE[interp::rank(folded) - 1]));
+    let per_band = if counts[0] > 1 {
+        counts[1] * counts[2]
+    } else if counts[1] > 1 {
+        counts[2]
+    } else {
+        1
+    };
+    let bands = tiles.len().div_ceil(per_band);
+    let threads: usize = std::env::var("THREADS")
+        .ok()
+        .and_then(|t| t.parse().ok())
+        .unwrap_or(1)
+        .clamp(1, bands.max(1));
+    let mut parts: Vec<Part<T>> = Vec::new();
+    for p in 0..threads {
+        let (b0, b1) = (bands * p / threads, bands * (p + 1) / threads);
+        let ts = &tiles[b0 * per_band..(b1 * per_band).min(tiles.len())];
+        let lo = ts.first().map_or(x.len(), |t| t.offset);
+        let hi = tiles.get(b1 * per_band).map_or(x.len(), |t| t.offset);
+        parts.push(Part::new(ts, lo, hi));
+    }
+    let enc_s = best(|| {
+        std::thread::scope(|sc| {
+            for part in parts.iter_mut() {
+                sc.spawn(|| part.encode(x, step, eb).expect("encode"));
             }
-            let sc = TileScratch {
-                decoded: &mut dt,
-                codes: &mut codes,
-                outliers: &mut outl,
-                levels: &mut levels,
-                coded: &mut coded,
-            };
-            pos += interp::encode_tile(&xt[..n], t.dims, step, eb, sc, &mut bytes[pos..])
-                .map_err(|e| e.to_string())?;
-            ends.push(pos);
-        }
-        Ok(())
-    };
-    enc(&mut bytes, &mut ends)?;
-    let enc_s = best(|| enc(&mut bytes, &mut ends).expect("encode"));
-    let total = szp::HEADER_LEN + 8 * tiles.len() + ends.last().copied().unwrap_or(0);
+        })
+    });
+    let total = szp::HEADER_LEN
+        + 8 * tiles.len()
+        + parts
+            .iter()
+            .map(|p| p.ends.last().copied().unwrap_or(0))
+            .sum::<usize>();
     let mut out = vec![T::default(); x.len()];
-    let mut dec = |out: &mut [T]| -> Result<(), String> {
-        let mut start = 0;
-        for (t, &end) in tiles.iter().zip(&ends) {
-            interp::decode_tile(&bytes[start..end], t, step, out, &mut codes, &mut levels)
-                .map_err(|e| e.to_string())?;
-            start = end;
-        }
-        Ok(())
+    let mut dec = |out: &mut [T]| {
+        std::thread::scope(|sc| {
+            let mut rest = out;
+            let mut at = 0;
+            for part in parts.iter_mut() {
+                let (_, r) = std::mem::take(&mut rest).split_at_mut(part.lo - at);
+                let (mine, r) = r.split_at_mut(part.hi - part.lo);
+                rest = r;
+                at = part.hi;
+                sc.spawn(move || part.decode(step, mine).expect("decode"));
+            }
+        })
     };
-    dec(&mut out)?;
+    dec(&mut out);
     for (i, (a, b)) in x.iter().zip(&out).enumerate() {
         if (a.to_f64() - b.to_f64()).abs() > eb {
             return Err(format!("core codec: bound missed at {i}"));
         }
     }
     let dec_s = best(|| {
-        dec(&mut out).expect("decode");
+        dec(&mut out);
         black_box(&out);
     });
     let b = size_of_val(x) as f64;
     Ok((total, b / enc_s / 1e9, b / dec_s / 1e9))
+}
+
+/// A part of the array coded on one thread: tiles (offsets relative to `lo`) covering
+/// `lo..hi`, their bytes and the scratch.
+struct Part<T> {
+    lo: usize,
+    hi: usize,
+    tiles: Vec<szp::interp::Tile>,
+    bytes: Vec<u8>,
+    ends: Vec<usize>,
+    xt: Vec<T>,
+    dt: Vec<T>,
+    outl: Vec<T>,
+    codes: Vec<i32>,
+    levels: Vec<i64>,
+    coded: Vec<u8>,
+}
+
+impl<T: szp::SzpFloat> Part<T> {
+    fn new(tiles: &[szp::interp::Tile], lo: usize, hi: usize) -> Self {
+        use szp::interp;
+        let m = interp::MAX_TILE_LEN;
+        let tiles: Vec<_> = tiles
+            .iter()
+            .map(|t| interp::Tile {
+                offset: t.offset - lo,
+                ..*t
+            })
+            .collect();
+        let cap = tiles
+            .iter()
+            .map(|t| interp::max_tile_bytes(t.len(), size_of::<T>()))
+            .sum();
+        Part {
+            lo,
+            hi,
+            tiles,
+            bytes: vec![0u8; cap],
+            ends: Vec::new(),
+            xt: vec![T::default(); m],
+            dt: vec![T::default(); m],
+            outl: vec![T::default(); m],
+            codes: vec![0i32; m],
+            levels: vec![0i64; interp::LEVELS_SCRATCH],
+            coded: vec![0u8; entropy::encode_buffer_len(interp::PIECE)],
+        }
+    }
+
+    fn encode(&mut self, x: &[T], step: f64, eb: f64) -> Result<(), String> {
+        use szp::interp::{self, TileScratch};
+        let x = &x[self.lo..self.hi];
+        self.ends.clear();
+        let mut pos = 0;
+        for t in &self.tiles {
+            let n = t.len();
+            let mut j = 0;
+            for a in 0..t.dims[0] {
+                for b in 0..t.dims[1] {
+                    let s = t.offset + a * t.strides[0] + b * t.strides[1];
+                    self.xt[j..j + t.dims[2]].copy_from_slice(&x[s..s + t.dims[2]]);
+                    j += t.dims[2];
+                }
+            }
+            let sc = TileScratch {
+                decoded: &mut self.dt,
+                codes: &mut self.codes,
+                outliers: &mut self.outl,
+                levels: &mut self.levels,
+                coded: &mut self.coded,
+            };
+            pos += interp::encode_tile(&self.xt[..n], t.dims, step, eb, sc, &mut self.bytes[pos..])
+                .map_err(|e| e.to_string())?;
+            self.ends.push(pos);
+        }
+        Ok(())
+    }
+
+    fn decode(&mut self, step: f64, out: &mut [T]) -> Result<(), String> {
+        let mut start = 0;
+        for (t, &end) in self.tiles.iter().zip(&self.ends) {
+            szp::interp::decode_tile(
+                &self.bytes[start..end],
+                t,
+                step,
+                out,
+                &mut self.codes,
+                &mut self.levels,
+            )
+            .map_err(|e| e.to_string())?;
+            start = end;
+        }
+        Ok(())
+    }
 }
 
 fn geomean(v: &[f64]) -> f64 {
