@@ -388,41 +388,40 @@ fn normalize(count: &[u64; ALPHABET], total: u64, freq: &mut [u32; ALPHABET]) {
     }
 }
 
-/// Encodes residual `u` into state `xs`, a renormalization word going below `end` (never below
-/// `floor`).
-#[inline(always)]
-fn enc_step(
-    xs: &mut u32,
-    u: u64,
-    enc: &[EncSym; ALPHABET],
-    out: &mut [u8],
-    end: &mut usize,
-    floor: usize,
-) -> Option<()> {
-    let e = *enc.get(symbol(u).0)?;
-    // Renormalize without a branch: the low half goes below `end` either way and only counts
-    // when the state is too large.
-    if *end < floor + 2 {
-        return None;
-    }
-    out.get_mut(*end - 2..*end)?
-        .copy_from_slice(&(*xs as u16).to_le_bytes());
-    let emit = u64::from(*xs) >= e.xmax;
-    *end -= 2 * usize::from(emit);
-    *xs = select_unpredictable(emit, *xs >> 16, *xs);
-    let qt = e.r.div(*xs);
-    *xs = (qt << PROB_BITS) + (*xs - qt * e.freq) + e.cum;
-    Some(())
-}
+/// Residuals one step of the encoder's and decoder's passes handles (a multiple of `WAYS`).
+const BLK: usize = 256;
+/// Residuals whose symbols the encoder's first pass keeps for its second (a multiple of
+/// `BLK`; a chunk of `szp::CHUNK_TARGET_VALUES` levels fits); the symbols of later residuals
+/// are computed again.
+const SYM_KEEP: usize = 16384;
 
 /// What the encoder needs of one symbol.
 #[derive(Clone, Copy, Default)]
 struct EncSym {
+    /// `⌊x / f⌋` as a multiply.
+    r: Recip,
+    /// The frequency `f` (0: the symbol does not occur).
     freq: u32,
     cum: u32,
-    /// Renormalize (emit 16 bits) when the state is at least this.
-    xmax: u64,
-    r: Recip,
+    /// `M − f`.
+    cmpl: u32,
+}
+
+/// Encodes one symbol into state `x`: a renormalization word goes below `end` in `out` (an
+/// error, `None`, when `end < 2`).
+#[inline(always)]
+fn enc_step(x: &mut u32, e: &EncSym, out: &mut [u8], end: &mut usize) -> Option<()> {
+    // Renormalize without a branch: the low half goes below `end` either way and only counts
+    // when the state is too large (`x ≥ f·2²⁰`; never for `f = M`).
+    out.get_mut(end.checked_sub(2)?..*end)?
+        .copy_from_slice(&(*x as u16).to_le_bytes());
+    let emit = (*x >> (32 - PROB_BITS)) >= e.freq;
+    *end -= 2 * usize::from(emit);
+    let xs = select_unpredictable(emit, *x >> 16, *x);
+    // x·M/f rounded down to the slot of the symbol: (⌊x/f⌋·M) + (x mod f) + cum
+    let q = e.r.div(xs);
+    *x = xs + e.cum + q * e.cmpl;
+    Some(())
 }
 
 /// Exact `floor(x / f)` for every `x < 2³²` as `(x·rcp) >> shift` (Granlund–Montgomery with a
@@ -447,29 +446,6 @@ impl Recip {
     }
 }
 
-/// The zigzagged residuals `u₁ … u_{n−1}` of `levels` under the order-1 (`O2 = false`:
-/// `qᵢ − qᵢ₋₁`) or order-2 (`O2 = true`: `qᵢ − 2qᵢ₋₁ + qᵢ₋₂`, with `q₋₁ = q₀`, so `u₁` is
-/// the same for both) Lorenzo predictor; wrapping arithmetic.
-fn residuals<const O2: bool>(levels: &[i64]) -> impl DoubleEndedIterator<Item = u64> + Clone + '_ {
-    let n = levels.len();
-    let a = levels.get(..n.saturating_sub(2)).unwrap_or(&[]);
-    let b = levels.get(1..n.saturating_sub(1)).unwrap_or(&[]);
-    let c = levels.get(2..).unwrap_or(&[]);
-    let first = match levels {
-        [x, y, ..] => Some(zz(y.wrapping_sub(*x))),
-        _ => None,
-    };
-    first
-        .into_iter()
-        .chain(a.iter().zip(b).zip(c).map(|((&a, &b), &c)| {
-            if O2 {
-                zz(c.wrapping_sub(b).wrapping_sub(b.wrapping_sub(a)))
-            } else {
-                zz(c.wrapping_sub(b))
-            }
-        }))
-}
-
 /// Ring of recent levels the plane decoder keeps (power of two).
 const RING: usize = 8192;
 /// The longest row the plane predictor takes (the ring holds a row and two levels).
@@ -479,8 +455,9 @@ pub const MAX_PLANE_ROW: usize = RING - 2;
 trait Predict: Copy {
     /// Bits 4..=7 of the mode byte.
     const BITS: u8;
-    /// The zigzagged residuals `u₁ … u_{n−1}`.
-    fn res(self, levels: &[i64]) -> impl DoubleEndedIterator<Item = u64> + Clone + '_;
+    /// The zigzagged residuals `u_lo … u_{lo+len−1}` into `u` (`len = u.len()`,
+    /// `1 ≤ lo`, `lo + len ≤ levels.len()`; anything else leaves `u` partly unwritten).
+    fn fill(self, levels: &[i64], lo: usize, u: &mut [u64]);
     /// A number written after the first level (the plane's row length).
     fn param(self) -> Option<u64> {
         None
@@ -498,44 +475,77 @@ struct Plane {
     row: usize,
 }
 
+/// `levels[lo − back .. lo − back + len]` (empty when out of range).
+#[inline(always)]
+fn lag(levels: &[i64], lo: usize, back: usize, len: usize) -> &[i64] {
+    lo.checked_sub(back)
+        .and_then(|a| levels.get(a..a + len))
+        .unwrap_or(&[])
+}
+
+/// Order-1 residuals `zz(qᵢ − qᵢ₋₁)` for `i` in `lo..lo + u.len()`.
+#[inline(always)]
+fn fill_order1(levels: &[i64], lo: usize, u: &mut [u64]) {
+    let len = u.len();
+    let (q, w) = (lag(levels, lo, 0, len), lag(levels, lo, 1, len));
+    for ((o, &q), &w) in u.iter_mut().zip(q).zip(w) {
+        *o = zz(q.wrapping_sub(w));
+    }
+}
+
 impl Predict for Order1 {
     const BITS: u8 = PRED_ORDER1;
-    fn res(self, levels: &[i64]) -> impl DoubleEndedIterator<Item = u64> + Clone + '_ {
-        residuals::<false>(levels)
+    #[inline(always)]
+    fn fill(self, levels: &[i64], lo: usize, u: &mut [u64]) {
+        fill_order1(levels, lo, u);
     }
 }
 
 impl Predict for Order2 {
     const BITS: u8 = PRED_ORDER2;
-    fn res(self, levels: &[i64]) -> impl DoubleEndedIterator<Item = u64> + Clone + '_ {
-        residuals::<true>(levels)
+    /// `zz(qᵢ − 2qᵢ₋₁ + qᵢ₋₂)`, with `q₋₁ = q₀` (so `u₁` is order 1's).
+    #[inline(always)]
+    fn fill(self, levels: &[i64], lo: usize, u: &mut [u64]) {
+        let (u, lo) = if lo == 1 {
+            let Some((u1, rest)) = u.split_first_mut() else {
+                return;
+            };
+            fill_order1(levels, 1, core::slice::from_mut(u1));
+            (rest, 2)
+        } else {
+            (u, lo)
+        };
+        let len = u.len();
+        let (q, w, ww) = (
+            lag(levels, lo, 0, len),
+            lag(levels, lo, 1, len),
+            lag(levels, lo, 2, len),
+        );
+        for (((o, &q), &w), &ww) in u.iter_mut().zip(q).zip(w).zip(ww) {
+            *o = zz(q.wrapping_sub(w).wrapping_sub(w.wrapping_sub(ww)));
+        }
     }
 }
 
 impl Predict for Plane {
     const BITS: u8 = PRED_PLANE;
-    fn res(self, levels: &[i64]) -> impl DoubleEndedIterator<Item = u64> + Clone + '_ {
-        let (n, r) = (levels.len(), self.row);
-        let head = residuals::<false>(levels.get(..(r + 1).min(n)).unwrap_or(&[]));
-        let (q, w, up, nw) = if n > r + 1 {
-            (
-                levels.get(r + 1..).unwrap_or(&[]),
-                levels.get(r..n - 1).unwrap_or(&[]),
-                levels.get(1..n - r).unwrap_or(&[]),
-                levels.get(..n - r - 1).unwrap_or(&[]),
-            )
-        } else {
-            (&[][..], &[][..], &[][..], &[][..])
-        };
-        head.chain(
-            q.iter()
-                .zip(w)
-                .zip(up)
-                .zip(nw)
-                .map(|(((&q, &w), &up), &nw)| {
-                    zz(q.wrapping_sub(w).wrapping_sub(up).wrapping_add(nw))
-                }),
-        )
+    #[inline(always)]
+    fn fill(self, levels: &[i64], lo: usize, u: &mut [u64]) {
+        let r = self.row;
+        // residuals up to r: order 1
+        let head = (r + 1).saturating_sub(lo).min(u.len());
+        let (u1, u) = u.split_at_mut(head);
+        fill_order1(levels, lo, u1);
+        let (lo, len) = (lo + head, u.len());
+        let (q, w, up, nw) = (
+            lag(levels, lo, 0, len),
+            lag(levels, lo, 1, len),
+            lag(levels, lo, r, len),
+            lag(levels, lo, r + 1, len),
+        );
+        for ((((o, &q), &w), &up), &nw) in u.iter_mut().zip(q).zip(w).zip(up).zip(nw) {
+            *o = zz(q.wrapping_sub(w).wrapping_sub(up).wrapping_add(nw));
+        }
     }
     fn param(self) -> Option<u64> {
         Some(self.row as u64)
@@ -657,52 +667,187 @@ pub const fn encode_buffer_len(n: usize) -> usize {
     max_coded_len(n).saturating_add(TABLE_RESERVE)
 }
 
+/// The extra-bit writer of the encoder's first pass: LSB-first from `pos`, one unaligned
+/// 8-byte store a value (no branch on the bit count), whole bytes advancing `pos`. Where
+/// `out` ends it keeps counting but [`Extra::finish`] says it failed.
+struct Extra<'a> {
+    out: &'a mut [u8],
+    pos: usize,
+    acc: u64,
+    /// Bits in `acc` (below 8 between values).
+    cnt: u32,
+    ok: bool,
+}
+
+impl<'a> Extra<'a> {
+    fn new(out: &'a mut [u8], pos: usize) -> Self {
+        Extra {
+            ok: pos <= out.len(),
+            out,
+            pos,
+            acc: 0,
+            cnt: 0,
+        }
+    }
+    /// Appends the `nb ≤ 62` bits `v` (`v < 2^nb`).
+    #[inline(always)]
+    fn put(&mut self, v: u64, nb: u32) {
+        let st = (self.pos, self.acc, self.cnt);
+        // rare: two stores (out of line; the state is passed by value, so it stays in
+        // registers)
+        let (ok, st) = if nb > 56 {
+            put_wide(self.out, st, v, nb)
+        } else {
+            put56(self.out, st, v, nb)
+        };
+        self.ok &= ok;
+        (self.pos, self.acc, self.cnt) = st;
+    }
+    /// Flushes the last partial byte: the position after it, if every bit fitted.
+    fn finish(self) -> Option<usize> {
+        let n = self.cnt.div_ceil(8) as usize;
+        let end = self.pos + n;
+        if !self.ok {
+            return None;
+        }
+        self.out
+            .get_mut(self.pos..end)?
+            .copy_from_slice(self.acc.to_le_bytes().get(..n)?);
+        Some(end)
+    }
+}
+
+/// The state of [`Extra`]: position, accumulator, bits in it.
+type ExtraState = (usize, u64, u32);
+
+/// [`Extra::put`] for `nb ≤ 56`: whether the whole bytes fitted, and the new state.
+#[inline(always)]
+fn put56(out: &mut [u8], (pos, acc, cnt): ExtraState, v: u64, nb: u32) -> (bool, ExtraState) {
+    let acc = acc | v << cnt;
+    let cnt = cnt + nb;
+    let ok = match out.get_mut(pos..).and_then(|d| d.first_chunk_mut::<8>()) {
+        Some(d) => {
+            *d = acc.to_le_bytes();
+            true
+        }
+        None => put_tail(out, pos, acc, cnt),
+    };
+    let bytes = cnt >> 3;
+    (ok, (pos + bytes as usize, acc >> (bytes * 8), cnt & 7))
+}
+
+/// The store of [`put56`] near the end of `out`: the whole bytes, if they fit.
+#[cold]
+fn put_tail(out: &mut [u8], pos: usize, acc: u64, cnt: u32) -> bool {
+    let whole = (cnt >> 3) as usize;
+    match out.get_mut(pos..pos + whole) {
+        Some(d) => {
+            d.copy_from_slice(acc.to_le_bytes().get(..whole).unwrap_or_default());
+            true
+        }
+        None => false,
+    }
+}
+
+/// [`Extra::put`] of `nb > 56` bits: 24, then the rest.
+#[cold]
+fn put_wide(out: &mut [u8], st: ExtraState, v: u64, nb: u32) -> (bool, ExtraState) {
+    let (a, st) = put56(out, st, v & 0xff_ffff, 24);
+    let (b, st) = put56(out, st, v >> 24, nb - 24);
+    (a & b, st)
+}
+
+/// The symbols of residuals `lo..lo + len`: from the first pass's `kept` where it kept them,
+/// else computed again into `own` (through `u`).
+#[inline(always)]
+fn block_syms<'a, P: Predict>(
+    p: P,
+    levels: &[i64],
+    lo: usize,
+    len: usize,
+    kept: &'a [u8],
+    own: &'a mut [u8; BLK],
+    u: &mut [u64; BLK],
+) -> &'a [u8] {
+    if let Some(s) = kept.get(lo - 1..lo - 1 + len) {
+        return s;
+    }
+    let u = u.get_mut(..len).unwrap_or_default();
+    p.fill(levels, lo, u);
+    for (s, &u) in own.iter_mut().zip(u.iter()) {
+        *s = symbol(u).0 as u8;
+    }
+    own.get(..len).unwrap_or_default()
+}
+
 fn encode_with<P: Predict>(levels: &[i64], p: P, out: &mut [u8]) -> Result<usize, Error> {
     let Some(&first) = levels.first() else {
         return Ok(0);
     };
-    let m = levels.len() - 1;
+    let n = levels.len();
+    let m = n - 1;
     let head = 1 + leb_len(zz(first)) + p.param().map_or(0, leb_len);
-    // One pass: histogram, the OR of all residuals, and the extra bits, written where they
-    // would go after the longest table (moved down once the table is known).
-    let mut count = [0u64; ALPHABET];
+    // First pass, a block of residuals at a time: the symbols (kept for the second pass),
+    // their histogram (one per state, so that runs of one symbol do not wait on the last
+    // increment), the OR of all residuals, and the extra bits, written where they would go
+    // after the longest table (moved down once the table is known).
+    let mut hist = [[0u64; ALPHABET]; WAYS];
+    let mut kept = [0u8; SYM_KEEP];
+    let mut own = [0u8; BLK];
+    let mut ubuf = [0u64; BLK];
     let mut any = 0u64;
     let provisional = head + TABLE_RESERVE;
-    let mut extra_end = None;
-    if let Some(tail) = out.get_mut(provisional..) {
-        let mut w = BitWriter::new(tail, 0);
-        let mut ok = true;
-        for u in p.res(levels) {
-            any |= u;
-            let (s, e) = symbol(u);
-            if let Some(c) = count.get_mut(s) {
-                *c += 1;
+    let mut w = Extra::new(out, provisional);
+    let mut lo = 1;
+    while lo < n {
+        let len = BLK.min(n - lo);
+        let u = ubuf.get_mut(..len).unwrap_or_default();
+        p.fill(levels, lo, u);
+        let syms = match kept.get_mut(lo - 1..lo - 1 + len) {
+            Some(s) => s,
+            None => own.get_mut(..len).unwrap_or_default(),
+        };
+        for (g, sg) in u.chunks(WAYS).zip(syms.chunks_mut(WAYS)) {
+            for ((&u, s), h) in g.iter().zip(sg.iter_mut()).zip(hist.iter_mut()) {
+                any |= u;
+                let (sym, e) = symbol(u);
+                *s = sym as u8;
+                if let Some(c) = h.get_mut(sym) {
+                    *c += 1;
+                }
+                // e <= 62: the mask needs no branch
+                w.put(u & ((1u64 << e) - 1), e);
             }
-            // e <= 62: the mask needs no branch
-            ok &= w.put(u & ((1u64 << e) - 1), e).is_some();
         }
-        if ok {
-            extra_end = w.finish();
-        }
-    } else {
-        for u in p.res(levels) {
-            any |= u;
-            if let Some(c) = count.get_mut(symbol(u).0) {
-                *c += 1;
-            }
+        lo += len;
+    }
+    let extra_len = w.finish().map(|end| end - provisional);
+    let mut count = [0u64; ALPHABET];
+    for h in &hist {
+        for (c, &k) in count.iter_mut().zip(h) {
+            *c += k;
         }
     }
     let width = 64 - any.leading_zeros();
     let fixed_len = head + 1 + m.saturating_mul(width as usize).div_ceil(8);
     let pbits = P::BITS;
     if m > 0
-        && let Some(extra_len) = extra_end
-        && let Some(n) = encode_rans(first, levels, p, &count, out, head, extra_len, fixed_len)
+        && let Some(extra_len) = extra_len
+        && let Some(len) = encode_rans(
+            first,
+            levels,
+            p,
+            &count,
+            &kept,
+            out,
+            (head, extra_len),
+            fixed_len,
+        )
     {
         if let Some(b) = out.first_mut() {
             *b = MODE_RANS | pbits;
         }
-        return Ok(n);
+        return Ok(len);
     }
     // Fixed width.
     let too_small = Error::OutputTooSmall { needed: fixed_len };
@@ -715,25 +860,47 @@ fn encode_with<P: Predict>(levels: &[i64], p: P, out: &mut [u8]) -> Result<usize
     }
     *out.get_mut(pos).ok_or(too_small)? = width as u8;
     pos += 1;
-    let mut w = BitWriter::new(out, pos);
-    p.res(levels)
-        .try_for_each(|u| w.put(u, width).ok_or(too_small))?;
-    w.finish().ok_or(too_small)
+    let mut bw = BitWriter::new(out, pos);
+    let mut lo = 1;
+    while lo < n {
+        let len = BLK.min(n - lo);
+        let u = ubuf.get_mut(..len).unwrap_or_default();
+        p.fill(levels, lo, u);
+        for &u in u.iter() {
+            bw.put(u, width).ok_or(too_small)?;
+        }
+        lo += len;
+    }
+    bw.finish().ok_or(too_small)
+}
+
+/// The entry of symbol `s` (every `u8` indexes the table: no check is left).
+#[inline(always)]
+fn sym(enc: &[EncSym; 256], s: u8) -> &EncSym {
+    const NONE: EncSym = EncSym {
+        r: Recip { rcp: 0 },
+        freq: 0,
+        cum: 0,
+        cmpl: 0,
+    };
+    enc.get(usize::from(s)).unwrap_or(&NONE)
 }
 
 /// The rANS form, its extra bits (`extra_len` bytes) already at `head + TABLE_RESERVE`, if it
-/// fits `out` and is shorter than `limit` bytes; the caller writes the mode byte.
+/// fits `out` and is shorter than `limit` bytes; the caller writes the mode byte. `kept`: the
+/// symbols of the first residuals.
 #[allow(clippy::too_many_arguments)]
 fn encode_rans<P: Predict>(
     first: i64,
     levels: &[i64],
     p: P,
     count: &[u64; ALPHABET],
+    kept: &[u8],
     out: &mut [u8],
-    head: usize,
-    extra_len: usize,
+    (head, extra_len): (usize, usize),
     limit: usize,
 ) -> Option<usize> {
+    let n = levels.len();
     let m: u64 = count.iter().sum();
     let mut freq = [0u32; ALPHABET];
     normalize(count, m, &mut freq);
@@ -761,43 +928,48 @@ fn encode_rans<P: Predict>(
     }
     out.copy_within(provisional..provisional + extra_len, pos);
     let start = pos + extra_len;
-    if start + 4 * WAYS >= limit {
+    let floor = start + 4 * WAYS;
+    if floor >= limit {
         return None;
     }
-    // rANS, backward from the end of `out`.
-    let mut enc = [EncSym::default(); ALPHABET];
+    // rANS, backward from the end of `out` (every symbol a `u8` indexes the table).
+    let mut enc = [EncSym::default(); 256];
     let mut c = 0u32;
     for (e, &f) in enc.iter_mut().zip(freq.iter()) {
         *e = EncSym {
+            r: Recip::new(f),
             freq: f,
             cum: c,
-            xmax: u64::from(f) << (32 - PROB_BITS),
-            r: Recip::new(f),
+            cmpl: M - f,
         };
         c += f;
     }
-    let mut end = out.len();
-    let floor = start + 4 * WAYS;
+    let words = out.get_mut(floor..)?;
+    let mut end = words.len();
     let mut x = [RANS_L; WAYS];
-    // Residual i goes to state i mod 4; the encoder runs backward, so the last m mod 4
-    // residuals come first, then whole groups (states 3, 2, 1, 0) with the states in
-    // registers.
-    let mut res = p.res(levels).rev();
-    let tail = (m % WAYS as u64) as usize;
-    for xs in x.iter_mut().take(tail).rev() {
-        enc_step(xs, res.next()?, &enc, out, &mut end, floor)?;
-    }
-    let [x0, x1, x2, x3] = &mut x;
-    while let Some(u3) = res.next() {
-        enc_step(x3, u3, &enc, out, &mut end, floor)?;
-        enc_step(x2, res.next()?, &enc, out, &mut end, floor)?;
-        enc_step(x1, res.next()?, &enc, out, &mut end, floor)?;
-        enc_step(x0, res.next()?, &enc, out, &mut end, floor)?;
-    }
-    for &xs in x.iter().rev() {
-        if end < start + 4 {
-            return None;
+    let (mut own, mut ubuf) = ([0u8; BLK], [0u64; BLK]);
+    // Residual i goes to state (i − 1) mod 4 and every block starts a group of four. The
+    // encoder runs backward: blocks from the last, the partial group at the end first, then
+    // whole groups (states 3, 2, 1, 0) with the states in registers.
+    let blocks = (n - 1).div_ceil(BLK);
+    for b in (0..blocks).rev() {
+        let lo = 1 + b * BLK;
+        let len = BLK.min(n - lo);
+        let s = block_syms(p, levels, lo, len, kept, &mut own, &mut ubuf);
+        let (groups, tail) = s.as_chunks::<WAYS>();
+        for (xs, &s) in x.iter_mut().zip(tail).rev() {
+            enc_step(xs, sym(&enc, s), words, &mut end)?;
         }
+        let [x0, x1, x2, x3] = &mut x;
+        for &[s0, s1, s2, s3] in groups.iter().rev() {
+            enc_step(x3, sym(&enc, s3), words, &mut end)?;
+            enc_step(x2, sym(&enc, s2), words, &mut end)?;
+            enc_step(x1, sym(&enc, s1), words, &mut end)?;
+            enc_step(x0, sym(&enc, s0), words, &mut end)?;
+        }
+    }
+    let mut end = floor + end;
+    for &xs in x.iter().rev() {
         end -= 4;
         out.get_mut(end..end + 4)?
             .copy_from_slice(&xs.to_le_bytes());
@@ -809,7 +981,6 @@ fn encode_rans<P: Predict>(
     out.copy_within(end.., start);
     Some(total)
 }
-
 /// Decodes a coded chunk into `levels` (its length is the chunk's `n`).
 /// [`Error::Corrupt`] or [`Error::Truncated`] if `coded` is not exactly the coding of
 /// `levels.len()` levels.
@@ -971,6 +1142,102 @@ fn decode_coded<O: Copy, I: Integrate>(
     }
 }
 
+/// The residual of each symbol from its extra bits `v` (indexed by a `u8`): entry
+/// `nb | hi << 8` gives `(hi << nb) | v` with `nb` extra bits ([`BASES`] packed; 0 past the
+/// alphabet).
+// Evaluated at compile time: an index out of range would fail the build, not panic.
+#[allow(clippy::indexing_slicing)]
+const DEC: [u16; 256] = {
+    let mut t = [0u16; 256];
+    let mut s = 0;
+    while s < ALPHABET {
+        let (base, nb) = BASES[s];
+        t[s] = ((base >> nb) as u16) << 8 | nb as u16;
+        s += 1;
+    }
+    t
+};
+
+/// The decoder's extra-bit reader: `bits` from the first extra byte to the end of the chunk,
+/// `pos` the next bit. The rANS stream follows the extra bits, so an 8-byte window fits at
+/// every extra byte but the last few (those read byte by byte); bits read past the extra bits
+/// leave `pos` beyond them, which the end check rejects.
+struct ExtraIn<'a> {
+    bits: &'a [u8],
+    pos: usize,
+}
+
+impl ExtraIn<'_> {
+    /// The next `nb ≤ 62` bits.
+    #[inline(always)]
+    fn take(&mut self, nb: u32) -> u64 {
+        let (v, pos) = if nb > 56 {
+            take_wide(self.bits, self.pos, nb)
+        } else {
+            take56(self.bits, self.pos, nb)
+        };
+        self.pos = pos;
+        v
+    }
+}
+
+/// The `nb ≤ 56` bits of `bits` at bit `pos`, and the position after them.
+#[inline(always)]
+fn take56(bits: &[u8], pos: usize, nb: u32) -> (u64, usize) {
+    let at = pos >> 3;
+    let w = match bits.get(at..).and_then(|b| b.first_chunk::<8>()) {
+        Some(w) => u64::from_le_bytes(*w),
+        None => window_tail(bits, at),
+    };
+    ((w >> (pos & 7)) & ((1u64 << nb) - 1), pos + nb as usize)
+}
+
+/// [`take56`] of `56 < nb ≤ 62` bits: 32, then the rest.
+#[cold]
+fn take_wide(bits: &[u8], pos: usize, nb: u32) -> (u64, usize) {
+    let (lo, pos) = take56(bits, pos, 32);
+    let (hi, pos) = take56(bits, pos, nb - 32);
+    (lo | hi << 32, pos)
+}
+
+/// The 8 bytes of `bits` from `at`, zeros past the end.
+#[cold]
+fn window_tail(bits: &[u8], at: usize) -> u64 {
+    let mut b = [0u8; 8];
+    for (d, s) in b.iter_mut().zip(bits.get(at..).unwrap_or_default()) {
+        *d = *s;
+    }
+    u64::from_le_bytes(b)
+}
+
+/// One rANS decode step of state `x` (slot table entries `f | (slot − cum) << 12 | s << 24`,
+/// `f < M`), its renormalization word from `words` at `wp`, and the residual from the
+/// symbol and its extra bits. Branch-free but for the rare wide extra bits: reading past the
+/// words gives zeros and leaves `wp` beyond them, which the end check rejects.
+#[inline(always)]
+fn dec_step(
+    x: &mut u32,
+    table: &[u32; M as usize],
+    words: &[u8],
+    wp: &mut usize,
+    ex: &mut ExtraIn<'_>,
+) -> u64 {
+    let e = table.get((*x & (M - 1)) as usize).copied().unwrap_or(0);
+    let f = e & (M - 1);
+    let bias = (e >> PROB_BITS) & (M - 1);
+    let xs = f * (*x >> PROB_BITS) + bias;
+    let w = words
+        .get(*wp..)
+        .and_then(|w| w.first_chunk::<2>())
+        .map_or(0, |w| u32::from(u16::from_le_bytes(*w)));
+    let need = xs < RANS_L;
+    *x = select_unpredictable(need, (xs << 16) | w, xs);
+    *wp += 2 * usize::from(need);
+    let d = DEC.get((e >> 24) as usize).copied().unwrap_or(0);
+    let nb = u32::from(d & 0xff);
+    (u64::from(d >> 8) << nb) | ex.take(nb)
+}
+
 fn decode_rans<O: Copy, I: Integrate>(
     coded: &[u8],
     mut pos: usize,
@@ -1002,80 +1269,77 @@ fn decode_rans<O: Copy, I: Integrate>(
             "entropy chunk: frequencies exceed the total",
         ));
     }
-    *freq.get_mut(syms - 1).ok_or(Error::Truncated)? = M - sum;
+    let last = M - sum;
+    *freq.get_mut(syms - 1).ok_or(Error::Truncated)? = last;
     if !r.pad_is_zero() {
         return Err(Error::Corrupt("entropy chunk: table padding"));
     }
     pos += r.consumed().div_ceil(8);
     let (extra_len, p) = get_leb(coded, pos)?;
     pos = p;
-    let extra_end = usize::try_from(extra_len)
-        .ok()
-        .and_then(|e| pos.checked_add(e))
-        .ok_or(Error::Truncated)?;
+    let extra_len = usize::try_from(extra_len).map_err(|_| Error::Truncated)?;
+    let extra_end = pos.checked_add(extra_len).ok_or(Error::Truncated)?;
     let extra = coded.get(pos..extra_end).ok_or(Error::Truncated)?;
     let stream = coded.get(extra_end..).ok_or(Error::Truncated)?;
-    // Slot table: (f − 1) | (slot − cum) << 12 | symbol << 24.
-    let mut table = [0u32; M as usize];
-    let mut c = 0usize;
-    for (s, &f) in freq.iter().enumerate().take(syms) {
-        let e = table
-            .get_mut(c..c + f as usize)
-            .ok_or(Error::Corrupt("entropy chunk: table"))?;
-        for (b, t) in e.iter_mut().enumerate() {
-            *t = (f - 1) | (b as u32) << PROB_BITS | (s as u32) << 24;
-        }
-        c += f as usize;
-    }
     let (st, words) = stream.split_at_checked(4 * WAYS).ok_or(Error::Truncated)?;
     let mut x = [0u32; WAYS];
     for (xs, b) in x.iter_mut().zip(st.chunks_exact(4)) {
-        *xs = u32::from_le_bytes([
-            b.first().copied().unwrap_or(0),
-            b.get(1).copied().unwrap_or(0),
-            b.get(2).copied().unwrap_or(0),
-            b.get(3).copied().unwrap_or(0),
-        ]);
+        *xs = u32::from_le_bytes(b.first_chunk::<4>().copied().unwrap_or_default());
     }
-    let mut wp = 0usize;
-    let mut bits = BitReader::new(extra);
-    let step = |xs: &mut u32, wp: &mut usize, bits: &mut BitReader<'_>| -> Result<u64, Error> {
-        let e = table.get((*xs & (M - 1)) as usize).copied().unwrap_or(0);
-        let f = (e & (M - 1)) + 1;
-        let bias = (e >> PROB_BITS) & (M - 1);
-        let s = (e >> 24) as usize;
-        *xs = f.wrapping_mul(*xs >> PROB_BITS).wrapping_add(bias);
-        // Renormalize without a branch; reading past the words gives zeros and leaves `wp`
-        // beyond them, which the end check rejects.
-        let w = u32::from(words.get(*wp).copied().unwrap_or(0))
-            | u32::from(words.get(*wp + 1).copied().unwrap_or(0)) << 8;
-        let need = *xs < RANS_L;
-        *xs = select_unpredictable(need, (*xs << 16) | w, *xs);
-        *wp += 2 * usize::from(need);
-        let (base, eb) = BASES.get(s).copied().unwrap_or((0, 0));
-        Ok(base | bits.get(eb)?)
+    let mut ex = ExtraIn {
+        bits: coded.get(pos..).unwrap_or_default(),
+        pos: 0,
     };
-    let mut groups = out.chunks_exact_mut(WAYS);
-    for g in &mut groups {
+    let mut wp = 0usize;
+    if last == M {
+        // One symbol: every slot is its own, so no state ever moves or renormalizes; the
+        // residuals are its base and extra bits.
+        let d = DEC.get(syms - 1).copied().unwrap_or(0);
+        let nb = u32::from(d & 0xff);
+        for o in out.iter_mut() {
+            *o = conv(q.push((u64::from(d >> 8) << nb) | ex.take(nb)));
+        }
+    } else {
+        // Slot table: f | (slot − cum) << 12 | symbol << 24 (every f < M here).
+        let mut table = [0u32; M as usize];
+        let mut c = 0usize;
+        for (s, &f) in freq.iter().enumerate().take(syms) {
+            let e = table
+                .get_mut(c..c + f as usize)
+                .ok_or(Error::Corrupt("entropy chunk: table"))?;
+            for (b, t) in e.iter_mut().enumerate() {
+                *t = f | (b as u32) << PROB_BITS | (s as u32) << 24;
+            }
+            c += f as usize;
+        }
+        let mut groups = out.chunks_exact_mut(WAYS);
         let [x0, x1, x2, x3] = &mut x;
-        let u0 = step(x0, &mut wp, &mut bits)?;
-        let u1 = step(x1, &mut wp, &mut bits)?;
-        let u2 = step(x2, &mut wp, &mut bits)?;
-        let u3 = step(x3, &mut wp, &mut bits)?;
-        for (o, u) in g.iter_mut().zip([u0, u1, u2, u3]) {
+        for g in &mut groups {
+            let u0 = dec_step(x0, &table, words, &mut wp, &mut ex);
+            let u1 = dec_step(x1, &table, words, &mut wp, &mut ex);
+            let u2 = dec_step(x2, &table, words, &mut wp, &mut ex);
+            let u3 = dec_step(x3, &table, words, &mut wp, &mut ex);
+            for (o, u) in g.iter_mut().zip([u0, u1, u2, u3]) {
+                *o = conv(q.push(u));
+            }
+        }
+        for (o, xs) in groups.into_remainder().iter_mut().zip(x.iter_mut()) {
+            let u = dec_step(xs, &table, words, &mut wp, &mut ex);
             *o = conv(q.push(u));
         }
-    }
-    for (o, xs) in groups.into_remainder().iter_mut().zip(x.iter_mut()) {
-        let u = step(xs, &mut wp, &mut bits)?;
-        *o = conv(q.push(u));
     }
     if wp != words.len() || x.iter().any(|&xs| xs != RANS_L) {
         return Err(Error::Corrupt(
             "entropy chunk: rANS stream does not end in its initial state",
         ));
     }
-    if bits.consumed().div_ceil(8) != extra.len() || !bits.pad_is_zero() {
+    // Every extra bit read lies in the extra bytes, they end in the last one, and its bits
+    // past the last read are zero.
+    let pad = match ex.pos & 7 {
+        0 => 0,
+        k => extra.get(ex.pos >> 3).map_or(0, |&b| u32::from(b) >> k),
+    };
+    if ex.pos.div_ceil(8) != extra.len() || pad != 0 {
         return Err(Error::Corrupt("entropy chunk: extra bits length"));
     }
     Ok(())
