@@ -407,23 +407,6 @@ struct EncSym {
     cmpl: u32,
 }
 
-/// Encodes one symbol into state `x`: a renormalization word goes below `end` in `out` (an
-/// error, `None`, when `end < 2`).
-#[inline(always)]
-fn enc_step(x: &mut u32, e: &EncSym, out: &mut [u8], end: &mut usize) -> Option<()> {
-    // Renormalize without a branch: the low half goes below `end` either way and only counts
-    // when the state is too large (`x ≥ f·2²⁰`; never for `f = M`).
-    out.get_mut(end.checked_sub(2)?..*end)?
-        .copy_from_slice(&(*x as u16).to_le_bytes());
-    let emit = (*x >> (32 - PROB_BITS)) >= e.freq;
-    *end -= 2 * usize::from(emit);
-    let xs = select_unpredictable(emit, *x >> 16, *x);
-    // x·M/f rounded down to the slot of the symbol: (⌊x/f⌋·M) + (x mod f) + cum
-    let q = e.r.div(xs);
-    *x = xs + e.cum + q * e.cmpl;
-    Some(())
-}
-
 /// Exact `floor(x / f)` for every `x < 2³²` as `(x·rcp) >> shift` (Granlund–Montgomery with a
 /// 33-bit multiplier).
 #[derive(Clone, Copy, Default)]
@@ -667,94 +650,67 @@ pub const fn encode_buffer_len(n: usize) -> usize {
     max_coded_len(n).saturating_add(TABLE_RESERVE)
 }
 
-/// The extra-bit writer of the encoder's first pass: LSB-first from `pos`, one unaligned
-/// 8-byte store a value (no branch on the bit count), whole bytes advancing `pos`. Where
-/// `out` ends it keeps counting but [`Extra::finish`] says it failed.
-struct Extra<'a> {
-    out: &'a mut [u8],
+/// Bytes of the encoder's per-block staging of extra bits: a block's at most `62·BLK` bits,
+/// a partial byte and the 8-byte store's slack, positions taken modulo `STAGE_MASK + 1`
+/// (never reached), so that no store needs a check.
+const STAGE_MASK: usize = 2047;
+const _: () = assert!(62 * BLK / 8 + 1 + 8 <= STAGE_MASK);
+
+/// The extra-bit writer of the encoder's first pass on a stage of one block: LSB-first, one
+/// unaligned 8-byte store a value (no branch on the bit count but for the rare fields above
+/// 56 bits), `acc` holding the `cnt < 8` bits of the partial byte between values.
+struct Stage {
+    buf: [u8; STAGE_MASK + 9],
     pos: usize,
     acc: u64,
-    /// Bits in `acc` (below 8 between values).
     cnt: u32,
-    ok: bool,
 }
 
-impl<'a> Extra<'a> {
-    fn new(out: &'a mut [u8], pos: usize) -> Self {
-        Extra {
-            ok: pos <= out.len(),
-            out,
-            pos,
-            acc: 0,
-            cnt: 0,
+impl Stage {
+    /// Appends the `nb ≤ 56` bits `v` (`v < 2^nb`).
+    #[inline(always)]
+    fn put56(&mut self, v: u64, nb: u32) {
+        self.acc |= v << self.cnt;
+        self.cnt += nb;
+        let at = self.pos & STAGE_MASK;
+        if let Some(d) = self.buf.get_mut(at..at + 8) {
+            d.copy_from_slice(&self.acc.to_le_bytes());
         }
+        let bytes = self.cnt >> 3;
+        self.pos += bytes as usize;
+        self.acc >>= bytes * 8;
+        self.cnt &= 7;
     }
     /// Appends the `nb ≤ 62` bits `v` (`v < 2^nb`).
     #[inline(always)]
     fn put(&mut self, v: u64, nb: u32) {
-        let st = (self.pos, self.acc, self.cnt);
-        // rare: two stores (out of line; the state is passed by value, so it stays in
-        // registers)
-        let (ok, st) = if nb > 56 {
-            put_wide(self.out, st, v, nb)
+        let (v, nb) = if nb > 56 {
+            self.put56(v & 0xff_ffff, 24);
+            (v >> 24, nb - 24)
         } else {
-            put56(self.out, st, v, nb)
+            (v, nb)
         };
-        self.ok &= ok;
-        (self.pos, self.acc, self.cnt) = st;
+        self.put56(v, nb);
     }
-    /// Flushes the last partial byte: the position after it, if every bit fitted.
-    fn finish(self) -> Option<usize> {
-        let n = self.cnt.div_ceil(8) as usize;
-        let end = self.pos + n;
-        if !self.ok {
-            return None;
-        }
-        self.out
-            .get_mut(self.pos..end)?
-            .copy_from_slice(self.acc.to_le_bytes().get(..n)?);
-        Some(end)
+    /// The whole bytes written since the last call (the stage starts again).
+    #[inline(always)]
+    fn take(&mut self) -> &[u8] {
+        let n = self.pos;
+        self.pos = 0;
+        self.buf.get(..n).unwrap_or_default()
     }
 }
 
-/// The state of [`Extra`]: position, accumulator, bits in it.
-type ExtraState = (usize, u64, u32);
-
-/// [`Extra::put`] for `nb ≤ 56`: whether the whole bytes fitted, and the new state.
+/// One residual of the encoder's first pass: its symbol, a count in `h`, its extra bits.
 #[inline(always)]
-fn put56(out: &mut [u8], (pos, acc, cnt): ExtraState, v: u64, nb: u32) -> (bool, ExtraState) {
-    let acc = acc | v << cnt;
-    let cnt = cnt + nb;
-    let ok = match out.get_mut(pos..).and_then(|d| d.first_chunk_mut::<8>()) {
-        Some(d) => {
-            *d = acc.to_le_bytes();
-            true
-        }
-        None => put_tail(out, pos, acc, cnt),
-    };
-    let bytes = cnt >> 3;
-    (ok, (pos + bytes as usize, acc >> (bytes * 8), cnt & 7))
-}
-
-/// The store of [`put56`] near the end of `out`: the whole bytes, if they fit.
-#[cold]
-fn put_tail(out: &mut [u8], pos: usize, acc: u64, cnt: u32) -> bool {
-    let whole = (cnt >> 3) as usize;
-    match out.get_mut(pos..pos + whole) {
-        Some(d) => {
-            d.copy_from_slice(acc.to_le_bytes().get(..whole).unwrap_or_default());
-            true
-        }
-        None => false,
+fn first_pass(u: u64, s: &mut u8, h: &mut [u64; 256], st: &mut Stage) {
+    let (sym, e) = symbol(u);
+    *s = sym as u8;
+    if let Some(c) = h.get_mut(usize::from(sym as u8)) {
+        *c += 1;
     }
-}
-
-/// [`Extra::put`] of `nb > 56` bits: 24, then the rest.
-#[cold]
-fn put_wide(out: &mut [u8], st: ExtraState, v: u64, nb: u32) -> (bool, ExtraState) {
-    let (a, st) = put56(out, st, v & 0xff_ffff, 24);
-    let (b, st) = put56(out, st, v >> 24, nb - 24);
-    (a & b, st)
+    // e <= 62: the mask needs no branch
+    st.put(u & ((1u64 << e) - 1), e);
 }
 
 /// The symbols of residuals `lo..lo + len`: from the first pass's `kept` where it kept them,
@@ -789,15 +745,22 @@ fn encode_with<P: Predict>(levels: &[i64], p: P, out: &mut [u8]) -> Result<usize
     let head = 1 + leb_len(zz(first)) + p.param().map_or(0, leb_len);
     // First pass, a block of residuals at a time: the symbols (kept for the second pass),
     // their histogram (one per state, so that runs of one symbol do not wait on the last
-    // increment), the OR of all residuals, and the extra bits, written where they would go
-    // after the longest table (moved down once the table is known).
-    let mut hist = [[0u64; ALPHABET]; WAYS];
+    // increment), the OR of all residuals, and the extra bits, staged per block and copied
+    // to where they would go after the longest table (moved down once the table is known).
+    let mut hist = [[0u64; 256]; WAYS];
     let mut kept = [0u8; SYM_KEEP];
     let mut own = [0u8; BLK];
     let mut ubuf = [0u64; BLK];
-    let mut any = 0u64;
+    let mut st = Stage {
+        buf: [0; STAGE_MASK + 9],
+        pos: 0,
+        acc: 0,
+        cnt: 0,
+    };
     let provisional = head + TABLE_RESERVE;
-    let mut w = Extra::new(out, provisional);
+    let mut at = provisional;
+    let mut fits = true;
+    let mut any = 0u64;
     let mut lo = 1;
     while lo < n {
         let len = BLK.min(n - lo);
@@ -807,21 +770,35 @@ fn encode_with<P: Predict>(levels: &[i64], p: P, out: &mut [u8]) -> Result<usize
             Some(s) => s,
             None => own.get_mut(..len).unwrap_or_default(),
         };
-        for (g, sg) in u.chunks(WAYS).zip(syms.chunks_mut(WAYS)) {
-            for ((&u, s), h) in g.iter().zip(sg.iter_mut()).zip(hist.iter_mut()) {
-                any |= u;
-                let (sym, e) = symbol(u);
-                *s = sym as u8;
-                if let Some(c) = h.get_mut(sym) {
-                    *c += 1;
-                }
-                // e <= 62: the mask needs no branch
-                w.put(u & ((1u64 << e) - 1), e);
-            }
+        let (ug, ut) = u.as_chunks::<WAYS>();
+        let (sg, stail) = syms.as_chunks_mut::<WAYS>();
+        let [h0, h1, h2, h3] = &mut hist;
+        for (&[u0, u1, u2, u3], [s0, s1, s2, s3]) in ug.iter().zip(sg.iter_mut()) {
+            any |= u0 | u1 | u2 | u3;
+            first_pass(u0, s0, h0, &mut st);
+            first_pass(u1, s1, h1, &mut st);
+            first_pass(u2, s2, h2, &mut st);
+            first_pass(u3, s3, h3, &mut st);
         }
+        for (&u, s) in ut.iter().zip(stail.iter_mut()) {
+            any |= u;
+            first_pass(u, s, h0, &mut st);
+        }
+        let bytes = st.take();
+        match out.get_mut(at..at + bytes.len()) {
+            Some(d) => d.copy_from_slice(bytes),
+            None => fits = false,
+        }
+        at += bytes.len();
         lo += len;
     }
-    let extra_len = w.finish().map(|end| end - provisional);
+    // the partial last byte
+    let last = st.cnt.div_ceil(8) as usize;
+    match out.get_mut(at..at + last) {
+        Some(d) => d.copy_from_slice(st.acc.to_le_bytes().get(..last).unwrap_or_default()),
+        None => fits = false,
+    }
+    let extra_len = fits.then_some(at + last - provisional);
     let mut count = [0u64; ALPHABET];
     for h in &hist {
         for (c, &k) in count.iter_mut().zip(h) {
@@ -886,6 +863,28 @@ fn sym(enc: &[EncSym; 256], s: u8) -> &EncSym {
     enc.get(usize::from(s)).unwrap_or(&NONE)
 }
 
+/// Bytes of the encoder's per-block staging of rANS words (a block emits at most one word a
+/// symbol); positions are taken modulo its length (never reached), so no store needs a check.
+const WORDS_STAGE: usize = 2 * BLK;
+
+/// One symbol into state `x` (see [`enc_step`]), the renormalization word staged below
+/// `*at` in `stage` (`*at ≥ 2` whenever a symbol of the block is left).
+#[inline(always)]
+fn enc_staged(x: &mut u32, e: &EncSym, stage: &mut [u8; WORDS_STAGE + 2], at: &mut usize) {
+    // Renormalize without a branch: the low half goes below `at` either way and only counts
+    // when the state is too large (`x ≥ f·2²⁰`; never for `f = M`).
+    let i = at.wrapping_sub(2) & (WORDS_STAGE - 1);
+    if let Some(d) = stage.get_mut(i..i + 2) {
+        d.copy_from_slice(&(*x as u16).to_le_bytes());
+    }
+    let emit = (*x >> (32 - PROB_BITS)) >= e.freq;
+    *at -= 2 * usize::from(emit);
+    let xs = select_unpredictable(emit, *x >> 16, *x);
+    // ⌊x/f⌋·M + (x mod f) + cum
+    let q = e.r.div(xs);
+    *x = xs + e.cum + q * e.cmpl;
+}
+
 /// The rANS form, its extra bits (`extra_len` bytes) already at `head + TABLE_RESERVE`, if it
 /// fits `out` and is shorter than `limit` bytes; the caller writes the mode byte. `kept`: the
 /// symbols of the first residuals.
@@ -948,25 +947,32 @@ fn encode_rans<P: Predict>(
     let mut end = words.len();
     let mut x = [RANS_L; WAYS];
     let (mut own, mut ubuf) = ([0u8; BLK], [0u64; BLK]);
+    let mut stage = [0u8; WORDS_STAGE + 2];
     // Residual i goes to state (i − 1) mod 4 and every block starts a group of four. The
     // encoder runs backward: blocks from the last, the partial group at the end first, then
-    // whole groups (states 3, 2, 1, 0) with the states in registers.
+    // whole groups (states 3, 2, 1, 0) with the states in registers; each block's words are
+    // staged, then copied below the words so far.
     let blocks = (n - 1).div_ceil(BLK);
     for b in (0..blocks).rev() {
         let lo = 1 + b * BLK;
         let len = BLK.min(n - lo);
         let s = block_syms(p, levels, lo, len, kept, &mut own, &mut ubuf);
         let (groups, tail) = s.as_chunks::<WAYS>();
+        let mut at = WORDS_STAGE;
         for (xs, &s) in x.iter_mut().zip(tail).rev() {
-            enc_step(xs, sym(&enc, s), words, &mut end)?;
+            enc_staged(xs, sym(&enc, s), &mut stage, &mut at);
         }
         let [x0, x1, x2, x3] = &mut x;
         for &[s0, s1, s2, s3] in groups.iter().rev() {
-            enc_step(x3, sym(&enc, s3), words, &mut end)?;
-            enc_step(x2, sym(&enc, s2), words, &mut end)?;
-            enc_step(x1, sym(&enc, s1), words, &mut end)?;
-            enc_step(x0, sym(&enc, s0), words, &mut end)?;
+            enc_staged(x3, sym(&enc, s3), &mut stage, &mut at);
+            enc_staged(x2, sym(&enc, s2), &mut stage, &mut at);
+            enc_staged(x1, sym(&enc, s1), &mut stage, &mut at);
+            enc_staged(x0, sym(&enc, s0), &mut stage, &mut at);
         }
+        let staged = stage.get(at..WORDS_STAGE)?;
+        let below = end.checked_sub(staged.len())?;
+        words.get_mut(below..end)?.copy_from_slice(staged);
+        end = below;
     }
     let mut end = floor + end;
     for &xs in x.iter().rev() {
@@ -981,6 +987,7 @@ fn encode_rans<P: Predict>(
     out.copy_within(end.., start);
     Some(total)
 }
+
 /// Decodes a coded chunk into `levels` (its length is the chunk's `n`).
 /// [`Error::Corrupt`] or [`Error::Truncated`] if `coded` is not exactly the coding of
 /// `levels.len()` levels.
