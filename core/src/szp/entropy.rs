@@ -589,7 +589,7 @@ pub fn encode_chunk_rows(levels: &[i64], row: usize, out: &mut [u8]) -> Result<u
     if n == 0 {
         return Ok(0);
     }
-    let step = if n < 256 { 1 } else { 4 };
+    let step = if n < 256 { 1 } else { 8 };
     let mut count = [[0u64; ALPHABET]; 3];
     let [c1, c2, c3] = &mut count;
     let mut m = 0u64;
