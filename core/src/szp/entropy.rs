@@ -1175,6 +1175,13 @@ struct ExtraIn<'a> {
 }
 
 impl ExtraIn<'_> {
+    /// The residual of symbol `s` from its extra bits.
+    #[inline(always)]
+    fn residual(&mut self, s: u8) -> u64 {
+        let d = DEC.get(usize::from(s)).copied().unwrap_or(0);
+        let nb = u32::from(d & 0xff);
+        (u64::from(d >> 8) << nb) | self.take(nb)
+    }
     /// The next `nb ≤ 62` bits.
     #[inline(always)]
     fn take(&mut self, nb: u32) -> u64 {
@@ -1218,17 +1225,11 @@ fn window_tail(bits: &[u8], at: usize) -> u64 {
 }
 
 /// One rANS decode step of state `x` (slot table entries `f | (slot − cum) << 12 | s << 24`,
-/// `f < M`), its renormalization word from `words` at `wp`, and the residual from the
-/// symbol and its extra bits. Branch-free but for the rare wide extra bits: reading past the
-/// words gives zeros and leaves `wp` beyond them, which the end check rejects.
+/// `f < M`) and its renormalization word from `words` at `wp`; the symbol. Branch-free:
+/// reading past the words gives zeros and leaves `wp` beyond them, which the end check
+/// rejects.
 #[inline(always)]
-fn dec_step(
-    x: &mut u32,
-    table: &[u32; M as usize],
-    words: &[u8],
-    wp: &mut usize,
-    ex: &mut ExtraIn<'_>,
-) -> u64 {
+fn dec_step(x: &mut u32, table: &[u32; M as usize], words: &[u8], wp: &mut usize) -> u8 {
     let e = table.get((*x & (M - 1)) as usize).copied().unwrap_or(0);
     let f = e & (M - 1);
     let bias = (e >> PROB_BITS) & (M - 1);
@@ -1240,9 +1241,54 @@ fn dec_step(
     let need = xs < RANS_L;
     *x = select_unpredictable(need, (xs << 16) | w, xs);
     *wp += 2 * usize::from(need);
-    let d = DEC.get((e >> 24) as usize).copied().unwrap_or(0);
+    (e >> 24) as u8
+}
+
+/// Word bytes four decode steps read at most.
+const GROUP_WORDS: usize = 2 * WAYS;
+/// Extra bytes the fields of four residuals occupy at most (up to 62 bits each after up to 7
+/// bits already read) with the 8-byte window of the last one, rounded to a power of two
+/// plus 8 (so a mask bounds the window's offset).
+const GROUP_BITS: usize = 32 + 8;
+const _: () = assert!((7 + 62 * WAYS).div_ceil(8) + 8 <= GROUP_BITS);
+
+/// [`dec_step`] within a group that cannot run past the words: `wv` the next
+/// [`GROUP_WORDS`] word bytes and `wo` the offset in them (the mask below never bites; it
+/// only lets the compiler drop the check).
+#[inline(always)]
+fn dec_fast(x: &mut u32, table: &[u32; M as usize], wv: &[u8; GROUP_WORDS], wo: &mut usize) -> u8 {
+    let e = table.get((*x & (M - 1)) as usize).copied().unwrap_or(0);
+    let f = e & (M - 1);
+    let bias = (e >> PROB_BITS) & (M - 1);
+    let xs = f * (*x >> PROB_BITS) + bias;
+    let i = *wo & (GROUP_WORDS - 2);
+    let w = u32::from(wv.get(i).copied().unwrap_or(0))
+        | u32::from(wv.get(i + 1).copied().unwrap_or(0)) << 8;
+    let need = xs < RANS_L;
+    *x = select_unpredictable(need, (xs << 16) | w, xs);
+    *wo += 2 * usize::from(need);
+    (e >> 24) as u8
+}
+
+/// The residual of symbol `s` from its extra bits in `bv` at bit `bo`, within a group whose
+/// fields cannot run past `bv` (the mask below never bites).
+#[inline(always)]
+fn residual_fast(s: u8, bv: &[u8; GROUP_BITS], bo: &mut usize) -> u64 {
+    let d = DEC.get(usize::from(s)).copied().unwrap_or(0);
     let nb = u32::from(d & 0xff);
-    (u64::from(d >> 8) << nb) | ex.take(nb)
+    let window = |b: usize| {
+        let j = (b >> 3) & (GROUP_BITS - 9);
+        bv.get(j..)
+            .and_then(|w| w.first_chunk::<8>())
+            .map_or(0, |w| u64::from_le_bytes(*w) >> (b & 7))
+    };
+    let v = if nb > 56 {
+        (window(*bo) & 0xffff_ffff) | (window(*bo + 32) & mask(nb - 32)) << 32
+    } else {
+        window(*bo) & ((1u64 << nb) - 1)
+    };
+    *bo += nb as usize;
+    (u64::from(d >> 8) << nb) | v
 }
 
 fn decode_rans<O: Copy, I: Integrate>(
@@ -1319,20 +1365,60 @@ fn decode_rans<O: Copy, I: Integrate>(
             }
             c += f as usize;
         }
-        let mut groups = out.chunks_exact_mut(WAYS);
-        let [x0, x1, x2, x3] = &mut x;
-        for g in &mut groups {
-            let u0 = dec_step(x0, &table, words, &mut wp, &mut ex);
-            let u1 = dec_step(x1, &table, words, &mut wp, &mut ex);
-            let u2 = dec_step(x2, &table, words, &mut wp, &mut ex);
-            let u3 = dec_step(x3, &table, words, &mut wp, &mut ex);
-            for (o, u) in g.iter_mut().zip([u0, u1, u2, u3]) {
-                *o = conv(q.push(u));
+        // A block at a time: the symbols (rANS), then the residuals (their extra bits), the
+        // levels and the values.
+        let mut sbuf = [0u8; BLK];
+        for ob in out.chunks_mut(BLK) {
+            let sb = sbuf.get_mut(..ob.len()).unwrap_or_default();
+            let (groups, tail) = sb.as_chunks_mut::<WAYS>();
+            let [x0, x1, x2, x3] = &mut x;
+            for g in groups.iter_mut() {
+                // Where four steps cannot run past the words (all but the last groups), they
+                // read a fixed-size window without checks.
+                if let Some(wv) = words.get(wp..).and_then(|w| w.first_chunk::<GROUP_WORDS>()) {
+                    let mut wo = 0usize;
+                    *g = [
+                        dec_fast(x0, &table, wv, &mut wo),
+                        dec_fast(x1, &table, wv, &mut wo),
+                        dec_fast(x2, &table, wv, &mut wo),
+                        dec_fast(x3, &table, wv, &mut wo),
+                    ];
+                    wp += wo;
+                } else {
+                    *g = [
+                        dec_step(x0, &table, words, &mut wp),
+                        dec_step(x1, &table, words, &mut wp),
+                        dec_step(x2, &table, words, &mut wp),
+                        dec_step(x3, &table, words, &mut wp),
+                    ];
+                }
             }
-        }
-        for (o, xs) in groups.into_remainder().iter_mut().zip(x.iter_mut()) {
-            let u = dec_step(xs, &table, words, &mut wp, &mut ex);
-            *o = conv(q.push(u));
+            for (s, xs) in tail.iter_mut().zip(x.iter_mut()) {
+                *s = dec_step(xs, &table, words, &mut wp);
+            }
+            let (og, ot) = ob.as_chunks_mut::<WAYS>();
+            let (sg, st) = sb.as_chunks::<WAYS>();
+            for (o, s) in og.iter_mut().zip(sg) {
+                // As above for the extra bytes.
+                if let Some(bv) = ex
+                    .bits
+                    .get(ex.pos >> 3..)
+                    .and_then(|b| b.first_chunk::<GROUP_BITS>())
+                {
+                    let mut bo = ex.pos & 7;
+                    for (o, &s) in o.iter_mut().zip(s) {
+                        *o = conv(q.push(residual_fast(s, bv, &mut bo)));
+                    }
+                    ex.pos = (ex.pos & !7) + bo;
+                } else {
+                    for (o, &s) in o.iter_mut().zip(s) {
+                        *o = conv(q.push(ex.residual(s)));
+                    }
+                }
+            }
+            for (o, &s) in ot.iter_mut().zip(st) {
+                *o = conv(q.push(ex.residual(s)));
+            }
         }
     }
     if wp != words.len() || x.iter().any(|&xs| xs != RANS_L) {
