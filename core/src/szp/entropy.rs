@@ -1270,12 +1270,40 @@ fn dec_fast(x: &mut u32, table: &[u32; M as usize], wv: &[u8; GROUP_WORDS], wo: 
     (e >> 24) as u8
 }
 
+/// Per symbol (indexed by a `u8`): its base residual and the mask of its extra bits
+/// (`2^nb − 1`); 0 past the alphabet.
+// Evaluated at compile time: an index out of range would fail the build, not panic.
+#[allow(clippy::indexing_slicing)]
+const BASE_MASK: [(u64, u64); 256] = {
+    let mut t = [(0u64, 0u64); 256];
+    let mut s = 0;
+    while s < ALPHABET {
+        let (base, nb) = BASES[s];
+        t[s] = (base, (1u64 << nb) - 1);
+        s += 1;
+    }
+    t
+};
+
+/// Per symbol (indexed by a `u8`): its count of extra bits; 0 past the alphabet.
+// Evaluated at compile time: an index out of range would fail the build, not panic.
+#[allow(clippy::indexing_slicing)]
+const EXTRA_BITS: [u8; 256] = {
+    let mut t = [0u8; 256];
+    let mut s = 0;
+    while s < ALPHABET {
+        t[s] = BASES[s].1 as u8;
+        s += 1;
+    }
+    t
+};
+
 /// The residual of symbol `s` from its extra bits in `bv` at bit `bo`, within a group whose
 /// fields cannot run past `bv` (the mask below never bites).
 #[inline(always)]
 fn residual_fast(s: u8, bv: &[u8; GROUP_BITS], bo: &mut usize) -> u64 {
-    let d = DEC.get(usize::from(s)).copied().unwrap_or(0);
-    let nb = u32::from(d & 0xff);
+    let (base, m) = BASE_MASK.get(usize::from(s)).copied().unwrap_or((0, 0));
+    let nb = EXTRA_BITS.get(usize::from(s)).copied().unwrap_or(0);
     let window = |b: usize| {
         let j = (b >> 3) & (GROUP_BITS - 9);
         bv.get(j..)
@@ -1283,12 +1311,12 @@ fn residual_fast(s: u8, bv: &[u8; GROUP_BITS], bo: &mut usize) -> u64 {
             .map_or(0, |w| u64::from_le_bytes(*w) >> (b & 7))
     };
     let v = if nb > 56 {
-        (window(*bo) & 0xffff_ffff) | (window(*bo + 32) & mask(nb - 32)) << 32
+        (window(*bo) & 0xffff_ffff) | (window(*bo + 32) << 32 & m)
     } else {
-        window(*bo) & ((1u64 << nb) - 1)
+        window(*bo) & m
     };
-    *bo += nb as usize;
-    (u64::from(d >> 8) << nb) | v
+    *bo += usize::from(nb);
+    base | v
 }
 
 fn decode_rans<O: Copy, I: Integrate>(
