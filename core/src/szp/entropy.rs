@@ -91,10 +91,31 @@ pub const fn max_coded_len(n: usize) -> usize {
     n.saturating_mul(8).saturating_add(12)
 }
 
+/// Values the quantizer takes at a time (each run is quantized, then checked, while in cache).
+const QBLK: usize = 1024;
+
+/// The levels of `xs` into `qs` (as long): the portable SZp kernel's quantizer (a multiply
+/// by `1/(2·eb)`, and the exact division for any run with a value near a rounding tie or
+/// beyond `2⁴⁷` steps, so every level equals [`quantize`]'s; non-finite values take the exact
+/// rule too: an infinity is a near tie, a NaN gives level 0 either way). On targets without an
+/// f64 FPU, [`quantize`] itself (its f32 path).
+#[inline(always)]
+fn quantize_run<T: SzpFloat>(xs: &[T], eb: f64, qs: &mut [i64]) {
+    if crate::bits::F32_ONLY_FPU {
+        for (q, &x) in qs.iter_mut().zip(xs) {
+            *q = quantize(x, eb);
+        }
+    } else {
+        // no deltas wanted: an empty delta buffer
+        crate::arch::generic::szp::quantize_block(eb, 0, xs, qs, &mut []);
+    }
+}
+
 /// The SZp levels of `values` under the quantizer bound `quant_eb` (a plan's
 /// [`super::Plan::quant_eb`]): `levels[i] = quantize(values[i], quant_eb)`, the levels every
-/// SZp kernel forms (the plan has already checked the values are finite and in range).
-/// [`Error::OutputTooSmall`] if `levels` is shorter than `values`.
+/// SZp kernel forms, computed as the portable kernel does (a reciprocal multiply, the exact
+/// division near rounding ties). [`Error::OutputTooSmall`] if `levels` is shorter than
+/// `values`.
 pub fn levels_of<T: SzpFloat>(
     values: &[T],
     quant_eb: f64,
@@ -105,31 +126,37 @@ pub fn levels_of<T: SzpFloat>(
             needed: values.len(),
         });
     };
-    for (q, &x) in levels.iter_mut().zip(values) {
-        *q = quantize(x, quant_eb);
+    for (xs, qs) in values.chunks(QBLK).zip(levels.chunks_mut(QBLK)) {
+        quantize_run(xs, quant_eb, qs);
     }
     Ok(())
 }
 
 /// [`levels_of`] with the strict check of a plan: each reconstruction must be within
 /// `plan.bound` of its value (when `plan.strict`), else [`Error::BoundViolated`] at
-/// `first_index + i`, the element's index in the field. Returns nothing else: `levels` holds
-/// the levels of `values`.
+/// `first_index + i`, the element's index in the field (the first such; `levels` then holds
+/// the levels up to its run only). Returns nothing else: `levels` holds the levels of
+/// `values`.
 pub fn levels_checked<T: SzpFloat>(
     values: &[T],
     plan: &super::Plan,
     first_index: usize,
     levels: &mut [i64],
 ) -> Result<(), Error> {
-    levels_of(values, plan.quant_eb, levels)?;
-    if plan.strict {
-        for (i, (&x, &q)) in values.iter().zip(levels.iter()).enumerate() {
-            let err = (x.to_f64() - reconstruct::<T>(q, plan.quant_eb).to_f64()).abs();
-            if err.is_nan() || err > plan.bound {
-                return Err(Error::BoundViolated {
-                    index: first_index + i,
-                });
-            }
+    let Some(levels) = levels.get_mut(..values.len()) else {
+        return Err(Error::OutputTooSmall {
+            needed: values.len(),
+        });
+    };
+    for (k, (xs, qs)) in values.chunks(QBLK).zip(levels.chunks_mut(QBLK)).enumerate() {
+        quantize_run(xs, plan.quant_eb, qs);
+        if plan.strict
+            && let Some(i) =
+                crate::arch::generic::szp::first_violation(plan.quant_eb, plan.bound, xs, qs)
+        {
+            return Err(Error::BoundViolated {
+                index: first_index + k * QBLK + i,
+            });
         }
     }
     Ok(())
