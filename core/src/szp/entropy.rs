@@ -136,7 +136,9 @@ pub fn levels_of<T: SzpFloat>(
 /// `plan.bound` of its value (when `plan.strict`), else [`Error::BoundViolated`] at
 /// `first_index + i`, the element's index in the field (the first such; `levels` then holds
 /// the levels up to its run only). Returns nothing else: `levels` holds the levels of
-/// `values`.
+/// `values`. On x86_64 CPUs with AVX-512 (F, DQ, BW, VL) the same source runs compiled for it
+/// (`arch::x86_64::entropy`: the compiler vectorizes the conversions SSE2 lacks); the levels
+/// and the first violation are the same.
 pub fn levels_checked<T: SzpFloat>(
     values: &[T],
     plan: &super::Plan,
@@ -148,18 +150,42 @@ pub fn levels_checked<T: SzpFloat>(
             needed: values.len(),
         });
     };
+    let bound = plan.strict.then_some(plan.bound);
+    #[cfg(target_arch = "x86_64")]
+    let bad = match crate::arch::x86_64::Avx512Vbmi::new(crate::arch::CpuFeatures::detect()) {
+        Some(t) => t.entropy_levels(values, plan.quant_eb, bound, levels),
+        None => levels_run(values, plan.quant_eb, bound, levels),
+    };
+    #[cfg(not(target_arch = "x86_64"))]
+    let bad = levels_run(values, plan.quant_eb, bound, levels);
+    match bad {
+        Some(i) => Err(Error::BoundViolated {
+            index: first_index + i,
+        }),
+        None => Ok(()),
+    }
+}
+
+/// The levels of `values` into `levels` (as long) at quantizer bound `eb`, a run at a time,
+/// each checked against `bound` when given: the index of the first value whose
+/// reconstruction misses it (the levels after its run are then not written). The body of
+/// [`levels_checked`] on every path.
+#[inline(always)]
+pub(crate) fn levels_run<T: SzpFloat>(
+    values: &[T],
+    eb: f64,
+    bound: Option<f64>,
+    levels: &mut [i64],
+) -> Option<usize> {
     for (k, (xs, qs)) in values.chunks(QBLK).zip(levels.chunks_mut(QBLK)).enumerate() {
-        quantize_run(xs, plan.quant_eb, qs);
-        if plan.strict
-            && let Some(i) =
-                crate::arch::generic::szp::first_violation(plan.quant_eb, plan.bound, xs, qs)
+        quantize_run(xs, eb, qs);
+        if let Some(bound) = bound
+            && let Some(i) = crate::arch::generic::szp::first_violation(eb, bound, xs, qs)
         {
-            return Err(Error::BoundViolated {
-                index: first_index + k * QBLK + i,
-            });
+            return Some(k * QBLK + i);
         }
     }
-    Ok(())
+    None
 }
 
 #[inline(always)]
