@@ -841,7 +841,22 @@ fn encode_with<P: Predict>(levels: &[i64], p: P, out: &mut [u8]) -> Result<usize
         let (sg, stail) = syms.as_chunks_mut::<WAYS>();
         let [h0, h1, h2, h3] = &mut hist;
         for (&[u0, u1, u2, u3], [s0, s1, s2, s3]) in ug.iter().zip(sg.iter_mut()) {
-            any |= u0 | u1 | u2 | u3;
+            let or = u0 | u1 | u2 | u3;
+            any |= or;
+            if or < DIRECT {
+                // four direct symbols, no extra bits (most groups of smooth data)
+                for ((s, u), h) in [s0, s1, s2, s3]
+                    .into_iter()
+                    .zip([u0, u1, u2, u3])
+                    .zip([&mut *h0, &mut *h1, &mut *h2, &mut *h3])
+                {
+                    *s = u as u8;
+                    if let Some(c) = h.get_mut(u as usize) {
+                        *c += 1;
+                    }
+                }
+                continue;
+            }
             first_pass(u0, s0, h0, &mut st);
             first_pass(u1, s1, h1, &mut st);
             first_pass(u2, s2, h2, &mut st);
@@ -1500,6 +1515,13 @@ fn decode_rans<O: Copy, I: Integrate>(
             let (og, ot) = ob.as_chunks_mut::<WAYS>();
             let (sg, st) = sb.as_chunks::<WAYS>();
             for (o, s) in og.iter_mut().zip(sg) {
+                if u32::from_le_bytes(*s) & 0xf0f0_f0f0 == 0 {
+                    // four direct symbols, no extra bits (most groups of smooth data)
+                    for (o, &s) in o.iter_mut().zip(s) {
+                        *o = conv(q.push(u64::from(s)));
+                    }
+                    continue;
+                }
                 // As above for the extra bytes.
                 if let Some(bv) = ex
                     .bits
