@@ -50,11 +50,26 @@
 //!
 //! # Resources
 //!
-//! No allocation, no panics on any input. The encoder keeps its histograms and coding tables
-//! on the stack (about 10 KiB); the decoder a 16 KiB slot table (`M` entries of 4 bytes) and,
-//! for plane chunks, a 64 KiB ring of levels. The coded size never exceeds
+//! No allocation, no panics on any input. The encoder keeps on the stack (about 40 KiB): the
+//! symbols of the first 16384 residuals from its first pass for its second (later ones are
+//! computed again), four histograms, the coding table and a block's staged extra bits and
+//! rANS words; the decoder a 16 KiB slot table (`M` entries of 4 bytes), a block's symbols
+//! and, for plane chunks, a 64 KiB ring of levels. The coded size never exceeds
 //! [`max_coded_len`]`(n)`; the encoder wants [`encode_buffer_len`]`(n)` bytes to be sure to
 //! succeed (it writes the extra bits before the table is known).
+//!
+//! # Speed
+//!
+//! Both directions work a block of 256 residuals at a time: the encoder computes a block's
+//! residuals, then (first pass) their symbols, histograms and extra bits (one unaligned
+//! 8-byte store a field, into a fixed stage) and (second pass, backward) the rANS steps with a
+//! reciprocal multiply for the division; the decoder a block's symbols (the rANS steps), then
+//! their extra bits (one 8-byte window a field), levels and values. Groups of four direct
+//! symbols skip the extra bits on both sides; groups that cannot reach the end of the words
+//! or extra bytes read fixed windows without checks. On x86_64 the encoder runs compiled for
+//! AVX2 and BMI2 and the quantizer ([`levels_checked`]) for AVX-512 where the CPU has them
+//! (`arch::x86_64::entropy`, the same source: the same bytes). Measured:
+//! `benchmarks/results/amd-epyc/2026-12-06-entropy-study-fast.md`.
 
 use super::Error;
 use super::blocks::{quantize, reconstruct};
@@ -628,7 +643,7 @@ fn cost_q16(count: &[u64; ALPHABET], m: u64) -> u64 {
 /// [`max_coded_len`]`(levels.len())`). An `out` of [`encode_buffer_len`]`(levels.len())`
 /// bytes always suffices; a shorter one may still (else [`Error::OutputTooSmall`], with
 /// `out` scratch). The predictor (order-1 or order-2 Lorenzo) is the one whose residuals, on
-/// a sample of every fourth, are estimated to code smaller.
+/// a sample of every eighth (every one below 256 levels), are estimated to code smaller.
 pub fn encode_chunk(levels: &[i64], out: &mut [u8]) -> Result<usize, Error> {
     encode_chunk_rows(levels, 0, out)
 }
@@ -675,7 +690,7 @@ pub(crate) fn encode_rows_body(levels: &[i64], row: usize, out: &mut [u8]) -> Re
     }
     let (k1, k2) = (cost_q16(c1, m), cost_q16(c2, m));
     if (2..=MAX_PLANE_ROW).contains(&row) && n > 2 * row + 2 {
-        // Plane residuals of every fourth value past the first row; the first row costs
+        // Plane residuals of every eighth value past the first row; the first row costs
         // what order 1 does.
         let mut mp = 0u64;
         for w in levels.windows(row + 2).step_by(step) {
