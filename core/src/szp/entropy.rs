@@ -486,14 +486,22 @@ impl Recip {
     /// One shift for every frequency (`32 + PROB_BITS`, at least `32 + ceil(log2 f)` as the
     /// method needs), so the division is a multiply and a constant shift.
     const SHIFT: u32 = 32 + PROB_BITS;
+    /// The multiplier is kept shifted up by `64 − SHIFT`, so the quotient is the high half of
+    /// one 64 × 64-bit product: no shifts on the encoder's chain. It fits for `f ≥ 2`; for
+    /// `f ≤ 1` the multiplier is `2⁶⁴ − 1`, which gives `x − 1` for every `x ≥ 1` (the encoder
+    /// adds the missing `M − 1` to the symbol's `cum`).
     fn new(f: u32) -> Recip {
+        if f <= 1 {
+            return Recip { rcp: u64::MAX };
+        }
+        let rcp = ((1u128 << Self::SHIFT) / u128::from(f)) as u64 + 1;
         Recip {
-            rcp: ((1u128 << Self::SHIFT) / u128::from(f.max(1))) as u64 + 1,
+            rcp: rcp << (64 - Self::SHIFT),
         }
     }
     #[inline(always)]
     fn div(self, x: u32) -> u32 {
-        ((u128::from(x) * u128::from(self.rcp)) >> Self::SHIFT) as u32
+        ((u128::from(x) * u128::from(self.rcp)) >> 64) as u32
     }
 }
 
@@ -1036,7 +1044,9 @@ fn encode_rans<P: Predict>(
         *e = EncSym {
             r: Recip::new(f),
             freq: f,
-            cum: c,
+            // f = 1: the reciprocal gives x − 1 for x (every state is at least 1), short of
+            // the quotient by one: one more M − f
+            cum: c + if f == 1 { M - 1 } else { 0 },
             cmpl: M - f,
         };
         c += f;
@@ -1965,7 +1975,11 @@ mod tests {
     )]
     fn reciprocal_division_is_exact() {
         let mut rng = Rng(77);
-        for f in 1..=M {
+        for x in [1, 2, 77, 1 << 16, u32::MAX] {
+            // frequency 1: one short (the encoder's table makes up for it)
+            assert_eq!(Recip::new(1).div(x), x - 1);
+        }
+        for f in 2..=M {
             let r = Recip::new(f);
             for x in [
                 0,
