@@ -151,7 +151,8 @@ pub fn levels_of<T: SzpFloat>(
 /// `plan.bound` of its value (when `plan.strict`), else [`Error::BoundViolated`] at
 /// `first_index + i`, the element's index in the field (the first such; `levels` then holds
 /// the levels up to its run only). Returns nothing else: `levels` holds the levels of
-/// `values`. On x86_64 CPUs with AVX-512 (F, DQ, BW, VL) the same source runs compiled for it
+/// `values`. On x86_64 CPUs with the AVX-512 subsets of the `Avx512Vbmi` token (F, DQ, BW,
+/// VL, VBMI) the same source runs compiled for AVX-512 F, DQ, BW and VL
 /// (`arch::x86_64::entropy`: the compiler vectorizes the conversions SSE2 lacks); the levels
 /// and the first violation are the same.
 pub fn levels_checked<T: SzpFloat>(
@@ -2072,7 +2073,7 @@ mod tests {
         let mut back = [0i64; 1000];
         decode_chunk(&coded[..len], &mut back).unwrap();
         assert_eq!(back, q);
-        // every bit of the four states and of the extra bits matters
+        // every bit of the four states matters
         for i in len - 4 * WAYS..len {
             for bit in 0..8 {
                 let mut bad = coded;
