@@ -14,7 +14,9 @@
 //! and a 4-byte CRC. Every chunk is decoded back to values and every element checked against
 //! the bound. Speeds are single thread, best of `ROUNDS` (environment, default 5), of the
 //! "rows" variant: encode = values → coded chunks (quantization and check included, as a
-//! writer runs them), decode = coded chunks → values; the block-head layout's
+//! writer runs them: `levels_checked` is the SZp kernels' quantizer and strict check, compiled
+//! for AVX-512 where the CPU has it), levels = that quantization and check alone, coder =
+//! levels → coded chunks, decode = coded chunks → values; the block-head layout's
 //! `szp::compress`/`szp::decompress` speeds in the same run are the yardstick. Fields with
 //! non-finite values are skipped (said so). SZ3's ratios are the CSV's rows `codec = sz3`.
 
@@ -36,6 +38,7 @@ struct Row {
     plane_chunks: usize,
     enc_gbs: f64,
     coder_gbs: f64,
+    levels_gbs: f64,
     dec_gbs: f64,
     rans_chunks: usize,
     chunks: usize,
@@ -136,6 +139,14 @@ fn study<T: SzpFloat>(x: &[T], row: usize, rel: f64) -> Result<Row, String> {
             black_box(entropy::encode_chunk_rows(lv, row, &mut scratch).expect("encode"));
         }
     });
+    // The quantizer and strict check alone, chunk by chunk into one scratch.
+    let levels_t = best(|| {
+        for (k, xs) in x.chunks(CHUNK).enumerate() {
+            let lv = &mut levels[..xs.len()];
+            entropy::levels_checked(xs, &plan, k * CHUNK, lv).expect("levels");
+            black_box(&lv);
+        }
+    });
     let mut back = vec![T::default(); x.len()];
     decode_all(&coded, &ends, plan.quant_eb, &mut back)?;
     for (i, (a, b)) in x.iter().zip(&back).enumerate() {
@@ -172,6 +183,7 @@ fn study<T: SzpFloat>(x: &[T], row: usize, rel: f64) -> Result<Row, String> {
         plane_chunks,
         enc_gbs: bytes as f64 / enc_t / 1e9,
         coder_gbs: bytes as f64 / coder_t / 1e9,
+        levels_gbs: bytes as f64 / levels_t / 1e9,
         dec_gbs: bytes as f64 / dec_t / 1e9,
         rans_chunks,
         chunks: nch,
@@ -229,9 +241,10 @@ fn main() {
         .unwrap_or_default();
     files.sort();
     println!(
-        "| field | rel | heads | entropy 1-D | entropy rows | SZ3 | entropy rows/SZ3 | rANS / plane / chunks | enc GB/s | coder GB/s | dec GB/s | heads enc GB/s | heads dec GB/s |"
+        "| field | rel | heads | entropy 1-D | entropy rows | SZ3 | entropy rows/SZ3 | rANS / plane / chunks | enc GB/s | levels GB/s | coder GB/s | dec GB/s | heads enc GB/s | heads dec GB/s |"
     );
-    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
+    let mut lev: Vec<Vec<f64>> = vec![Vec::new(); RELS.len()];
     #[allow(clippy::type_complexity)]
     let mut per: Vec<(
         Vec<f64>,
@@ -274,7 +287,7 @@ fn main() {
                     let x = read(&raw, |b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]), 4);
                     if x.iter().any(|v| !v.is_finite()) {
                         if k == 0 {
-                            println!("| {name} | skipped: non-finite values |||||||");
+                            println!("| {name} | skipped: non-finite values ||||||||");
                         }
                         continue;
                     }
@@ -286,13 +299,13 @@ fn main() {
             let r = match r {
                 Ok(r) => r,
                 Err(e) => {
-                    println!("| {name} | {rel:e} | error: {e} |||||||");
+                    println!("| {name} | {rel:e} | error: {e} ||||||||");
                     continue;
                 }
             };
             let s = sz3.get(&(name.clone(), format!("{rel:e}"))).copied();
             println!(
-                "| {name} | {rel:e} | {:.2} | {:.2} | {:.2} | {} | {} | {}/{}/{} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} |",
+                "| {name} | {rel:e} | {:.2} | {:.2} | {:.2} | {} | {} | {}/{}/{} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} |",
                 r.heads,
                 r.ent1d,
                 r.ent,
@@ -302,11 +315,13 @@ fn main() {
                 r.plane_chunks,
                 r.chunks,
                 r.enc_gbs,
+                r.levels_gbs,
                 r.coder_gbs,
                 r.dec_gbs,
                 r.heads_enc_gbs,
                 r.heads_dec_gbs
             );
+            lev[k].push(r.levels_gbs);
             let g = &mut per[k];
             g.0.push(r.heads);
             g.1.push(r.ent);
@@ -323,9 +338,9 @@ fn main() {
     }
     println!();
     println!(
-        "| rel | fields | heads geomean | entropy 1-D geomean | entropy rows geomean | SZ3 geomean | entropy rows/SZ3 | enc GB/s geomean | coder GB/s geomean | dec GB/s geomean | heads enc GB/s | heads dec GB/s |"
+        "| rel | fields | heads geomean | entropy 1-D geomean | entropy rows geomean | SZ3 geomean | entropy rows/SZ3 | enc GB/s geomean | levels GB/s geomean | coder GB/s geomean | dec GB/s geomean | heads enc GB/s | heads dec GB/s |"
     );
-    println!("|---|---|---|---|---|---|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|");
     for (k, rel) in RELS.iter().enumerate() {
         let g = &per[k];
         if g.1.is_empty() {
@@ -337,7 +352,7 @@ fn main() {
             f64::NAN
         };
         println!(
-            "| {rel:e} | {} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} |",
+            "| {rel:e} | {} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} |",
             g.1.len(),
             geomean(&g.0),
             geomean(&g.5),
@@ -345,6 +360,7 @@ fn main() {
             s,
             geomean(&g.1) / s,
             geomean(&g.3),
+            geomean(&lev[k]),
             geomean(&g.8),
             geomean(&g.4),
             geomean(&g.6),
