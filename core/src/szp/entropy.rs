@@ -68,7 +68,7 @@
 //! symbols skip the extra bits on both sides; groups that cannot reach the end of the words
 //! or extra bytes read fixed windows without checks. On x86_64 the encoder runs compiled for
 //! AVX2 and BMI2 and the quantizer ([`levels_checked`]) for AVX-512 where the CPU has them
-//! (`arch::x86_64::entropy`, the same source: the same bytes). Measured:
+//! (`arch::x86_64::compiled`, the same source: the same bytes). Measured:
 //! `benchmarks/results/amd-epyc/2026-12-06-entropy-study-fast.md`.
 
 use super::Error;
@@ -153,7 +153,7 @@ pub fn levels_of<T: SzpFloat>(
 /// the levels up to its run only). Returns nothing else: `levels` holds the levels of
 /// `values`. On x86_64 CPUs with the AVX-512 subsets of the `Avx512Vbmi` token (F, DQ, BW,
 /// VL, VBMI) the same source runs compiled for AVX-512 F, DQ, BW and VL
-/// (`arch::x86_64::entropy`: the compiler vectorizes the conversions SSE2 lacks); the levels
+/// (`arch::x86_64::compiled`: the compiler vectorizes the conversions SSE2 lacks); the levels
 /// and the first violation are the same.
 pub fn levels_checked<T: SzpFloat>(
     values: &[T],
@@ -169,7 +169,10 @@ pub fn levels_checked<T: SzpFloat>(
     let bound = plan.strict.then_some(plan.bound);
     #[cfg(target_arch = "x86_64")]
     let bad = match crate::arch::x86_64::Avx512Vbmi::new(crate::arch::CpuFeatures::detect()) {
-        Some(t) => t.entropy_levels(values, plan.quant_eb, bound, levels),
+        Some(t) => t.compiled(
+            #[inline(always)]
+            || levels_run(values, plan.quant_eb, bound, levels),
+        ),
         None => levels_run(values, plan.quant_eb, bound, levels),
     };
     #[cfg(not(target_arch = "x86_64"))]
@@ -663,11 +666,14 @@ pub fn encode_chunk(levels: &[i64], out: &mut [u8]) -> Result<usize, Error> {
 /// is [`encode_chunk`]. The decoder needs nothing more: the row length is in the chunk.
 ///
 /// On x86_64 CPUs with AVX2 and BMI2 the same source runs compiled for them
-/// (`arch::x86_64::entropy`; the same bytes).
+/// (`arch::x86_64::compiled`; the same bytes).
 pub fn encode_chunk_rows(levels: &[i64], row: usize, out: &mut [u8]) -> Result<usize, Error> {
     #[cfg(target_arch = "x86_64")]
     if let Some(t) = crate::arch::x86_64::Bmi2::new(crate::arch::CpuFeatures::detect()) {
-        return t.entropy_encode(levels, row, out);
+        return t.compiled(
+            #[inline(always)]
+            || encode_rows_body(levels, row, out),
+        );
     }
     encode_rows_body(levels, row, out)
 }

@@ -33,7 +33,7 @@ use crate::arch::generic::pernix::pernix_entry_points;
 
 mod avx2;
 pub(crate) mod avx512;
-pub(crate) mod entropy;
+pub(crate) mod compiled;
 pub(crate) mod szp;
 pub(crate) mod tables;
 
