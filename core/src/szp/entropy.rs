@@ -7,8 +7,9 @@
 //! chunk by estimated size: order 1 (`predᵢ = qᵢ₋₁`), order 2 (`predᵢ = 2qᵢ₋₁ − qᵢ₋₂`, with
 //! `q₋₁ = q₀`) or, when the caller gives the field's row length `r`
 //! ([`encode_chunk_rows`]), the 2-D plane within the chunk (`predᵢ = qᵢ₋₁ + qᵢ₋ᵣ − qᵢ₋ᵣ₋₁`
-//! for `i > r`, `qᵢ₋₁` for `i ≤ r`). All arithmetic wraps in `i64`, so every `i64` sequence
-//! round-trips. Each residual maps to a symbol of a 136-letter alphabet: `u < 16` is its own
+//! for `i > r`, `qᵢ₋₁` for `i ≤ r`) — or none (`predᵢ = 0`: [`encode_values`], for values
+//! that are residuals already, such as the interpolation codes of `szp::interp`). All
+//! arithmetic wraps in `i64`, so every `i64` sequence round-trips. Each residual maps to a symbol of a 136-letter alphabet: `u < 16` is its own
 //! symbol; a larger `u` of bit length `k` (5..=64) is symbol `16 + 2(k − 5) + b`, `b` the bit
 //! below its leading one, followed by its `k − 2` low bits as raw *extra bits* (the zstd
 //! scheme). Symbols are coded by a 4-way interleaved rANS (32-bit states, 16-bit
@@ -22,7 +23,7 @@
 //!
 //! | bytes | content |
 //! |---|---|
-//! | 1 | mode: bits 0..=3 the coding (0 = rANS, 1 = fixed width), bits 4..=7 the predictor (0 = order 1, 1 = order 2, 2 = plane); other values are [`Error::Corrupt`] |
+//! | 1 | mode: bits 0..=3 the coding (0 = rANS, 1 = fixed width), bits 4..=7 the predictor (0 = order 1, 1 = order 2, 2 = plane, 3 = none); other values are [`Error::Corrupt`] |
 //! | 1..=10 | `zigzag(q₀)` as LEB128 (7 bits a byte, low first, high bit = more) |
 //! | 1..=10 | plane only: the row length `r` as LEB128, 2..=[`MAX_PLANE_ROW`] |
 //!
@@ -99,6 +100,8 @@ pub const PRED_ORDER1: u8 = 0x00;
 pub const PRED_ORDER2: u8 = 0x10;
 /// Predictor bits of the mode byte: 2-D Lorenzo within the chunk (row length in the header).
 pub const PRED_PLANE: u8 = 0x20;
+/// Predictor bits of the mode byte: none (the values are the residuals).
+pub const PRED_NONE: u8 = 0x30;
 
 /// The largest coded size of a chunk of `n` levels: mode byte, a 10-byte first level, a width
 /// byte and 8 bytes a residual (`12 + 8n`, saturating).
@@ -556,6 +559,21 @@ fn fill_order1(levels: &[i64], lo: usize, u: &mut [u64]) {
     }
 }
 
+/// No prediction: `uᵢ = zz(qᵢ)`.
+#[derive(Clone, Copy)]
+struct Order0;
+
+impl Predict for Order0 {
+    const BITS: u8 = PRED_NONE;
+    #[inline(always)]
+    fn fill(self, levels: &[i64], lo: usize, u: &mut [u64]) {
+        let q = lag(levels, lo, 0, u.len());
+        for (o, &q) in u.iter_mut().zip(q) {
+            *o = zz(q);
+        }
+    }
+}
+
 impl Predict for Order1 {
     const BITS: u8 = PRED_ORDER1;
     #[inline(always)]
@@ -658,6 +676,44 @@ fn cost_q16(count: &[u64; ALPHABET], m: u64) -> u64 {
 /// a sample of every eighth (every one below 256 levels), are estimated to code smaller.
 pub fn encode_chunk(levels: &[i64], out: &mut [u8]) -> Result<usize, Error> {
     encode_chunk_rows(levels, 0, out)
+}
+
+/// Encodes values that are residuals already (the interpolation codes of `szp::interp`), as
+/// [`encode_chunk`] otherwise: with no predictor ([`PRED_NONE`]), or order 1 where that is
+/// estimated smaller on a sample (neighbouring codes correlate on some fields);
+/// [`decode_chunk`] gives them back.
+pub fn encode_values(values: &[i64], out: &mut [u8]) -> Result<usize, Error> {
+    #[cfg(target_arch = "x86_64")]
+    if let Some(t) = crate::arch::x86_64::Bmi2::new(crate::arch::CpuFeatures::detect()) {
+        return t.compiled(
+            #[inline(always)]
+            || encode_values_body(values, out),
+        );
+    }
+    encode_values_body(values, out)
+}
+
+#[inline(always)]
+fn encode_values_body(values: &[i64], out: &mut [u8]) -> Result<usize, Error> {
+    let step = if values.len() < 256 { 1 } else { 8 };
+    let (mut c0, mut c1) = ([0u64; ALPHABET], [0u64; ALPHABET]);
+    let mut m = 0u64;
+    for w in values.windows(2).step_by(step) {
+        if let [a, b] = *w {
+            if let Some(c) = c0.get_mut(symbol(zz(b)).0) {
+                *c += 1;
+            }
+            if let Some(c) = c1.get_mut(symbol(zz(b.wrapping_sub(a))).0) {
+                *c += 1;
+            }
+            m += 1;
+        }
+    }
+    if cost_q16(&c1, m) < cost_q16(&c0, m) {
+        encode_with(values, Order1, out)
+    } else {
+        encode_with(values, Order0, out)
+    }
 }
 
 /// [`encode_chunk`] for a field stored in rows of `row` values (its fastest dimension; the
@@ -1139,6 +1195,7 @@ fn decode_into<O: Copy>(coded: &[u8], out: &mut [O], conv: impl Fn(i64) -> O) ->
         (c, PRED_ORDER1) => decode_coded(c, coded, pos, &mut Int1 { q: first }, orest, conv),
         (c, PRED_ORDER2) => decode_coded(c, coded, pos, &mut Int2 { q: first, d: 0 }, orest, conv),
         (c, PRED_PLANE) => decode_plane(c, coded, pos, first, orest, conv),
+        (c, PRED_NONE) => decode_coded(c, coded, pos, &mut Int0, orest, conv),
         _ => Err(Error::Corrupt("entropy chunk: unknown predictor")),
     }
 }
@@ -1146,6 +1203,16 @@ fn decode_into<O: Copy>(coded: &[u8], out: &mut [O], conv: impl Fn(i64) -> O) ->
 /// The decoder side of a predictor: the next level from the next residual.
 trait Integrate {
     fn push(&mut self, u: u64) -> i64;
+}
+
+/// No predictor: the residual is the value.
+struct Int0;
+
+impl Integrate for Int0 {
+    #[inline(always)]
+    fn push(&mut self, u: u64) -> i64 {
+        unzz(u)
+    }
 }
 
 /// Order 1: the residual adds to the level.
@@ -1750,6 +1817,38 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    #[cfg_attr(
+        miri,
+        ignore = "safe code over 10^4+ coded values: too slow for Miri; runs natively"
+    )]
+    fn values_round_trip_without_a_predictor_in_both_codings() {
+        let mut rng = Rng(7);
+        let mut coded = [0u8; CAP];
+        let mut back = [0i64; N];
+        let mut seen = [false; 2];
+        for case in 0..40 {
+            let n = [1, 2, 5, 100, 1000, N][case % 6];
+            // mostly zeros (rANS pays), uniform over a wide range (fixed width), extremes
+            let v: [i64; N] = core::array::from_fn(|i| match case % 4 {
+                0 => i64::from(rng.below(100) >= 95) * (rng.below(9) as i64 - 4),
+                1 => rng.below(1 << 20) as i64 - (1 << 19),
+                2 => [i64::MIN, i64::MAX, 0, -1][i % 4],
+                _ => (i as i64 % 7) - 3,
+            });
+            let buf = &mut coded[..encode_buffer_len(n)];
+            let len = encode_values(&v[..n], buf).unwrap();
+            assert!(len <= max_coded_len(n));
+            assert!([PRED_NONE, PRED_ORDER1].contains(&(coded[0] & 0xf0)));
+            decode_chunk(&coded[..len], &mut back[..n]).unwrap();
+            assert_eq!(&back[..n], &v[..n], "case {case}");
+            if n > 100 {
+                seen[usize::from(coded[0] & 0x0f == MODE_FIXED)] = true;
+            }
+        }
+        assert_eq!(seen, [true, true], "both codings exercised");
     }
 
     #[test]

@@ -719,8 +719,8 @@ const PIECE_RUNS: u8 = 1;
 /// A piece whose codes are at least this many parts in 16 zeros is written as zero runs.
 const RUNS_FROM: usize = 12;
 
-/// Codes `vals` (through `map`) as an entropy chunk of their prefix sums into `coded`, then
-/// `out[pos..]` as LEB128 length + bytes (`None`: `out` too short).
+/// Codes `vals` as an entropy chunk (no predictor) into `coded`, then into `out[pos..]` as
+/// LEB128 length + bytes (`None`: `out` too short).
 fn put_chunk(
     vals: impl Iterator<Item = i64>,
     levels: &mut [i64],
@@ -728,14 +728,12 @@ fn put_chunk(
     out: &mut [u8],
     pos: usize,
 ) -> Option<Result<usize, Error>> {
-    let mut acc = 0i64;
     let mut m = 0;
     for (l, v) in levels.iter_mut().zip(vals) {
-        acc = acc.wrapping_add(v);
-        *l = acc;
+        *l = v;
         m += 1;
     }
-    let len = match entropy::encode_chunk(levels.get(..m)?, coded) {
+    let len = match entropy::encode_values(levels.get(..m)?, coded) {
         Ok(l) => l,
         Err(e) => return Some(Err(e)),
     };
@@ -750,7 +748,7 @@ fn put_chunk(
 /// ([`PIECE_RUNS`]), the number `m` of nonzero codes (LEB128), an entropy chunk of the `m + 1`
 /// zero-run lengths (the zeros before each nonzero code, then after the last) and one of the
 /// nonzero codes, each `c > 0` stored as `c − 1` (so no symbol is spent on a zero). Entropy
-/// chunks hold prefix sums (their order-1 residuals are the values) behind a LEB128 length.
+/// chunks (no predictor) follow a LEB128 length.
 fn put_piece(
     piece: &[i32],
     levels: &mut [i64],
@@ -808,8 +806,8 @@ fn put_piece(
     Some(Ok(start + len))
 }
 
-/// Reads one entropy chunk (LEB128 length + bytes) at `bytes[pos..]` into `levels` as the
-/// differences of the decoded prefix sums; returns the position after it.
+/// Reads one entropy chunk (LEB128 length + bytes) at `bytes[pos..]` into `levels`; returns
+/// the position after it.
 fn get_chunk(bytes: &[u8], pos: usize, levels: &mut [i64]) -> Result<usize, Error> {
     const BAD: Error = Error::Corrupt("interpolation piece");
     let (len, p) = crate::bits::leb_get(bytes, pos).ok_or(BAD)?;
@@ -818,12 +816,6 @@ fn get_chunk(bytes: &[u8], pos: usize, levels: &mut [i64]) -> Result<usize, Erro
         .and_then(|l| p.checked_add(l))
         .ok_or(BAD)?;
     entropy::decode_chunk(bytes.get(p..end).ok_or(BAD)?, levels)?;
-    let mut prev = 0i64;
-    for l in levels.iter_mut() {
-        let v = *l;
-        *l = v.wrapping_sub(prev);
-        prev = v;
-    }
     Ok(end)
 }
 
@@ -891,8 +883,8 @@ fn get_piece(bytes: &[u8], piece: &mut [i32], levels: &mut [i64]) -> Result<(), 
 /// | per piece | the codes in visiting order, [`PIECE`] at a time (the last piece shorter): LEB128 `len`, then `len` bytes: a form byte, 0 for one entropy chunk of the codes, 1 for zero runs (below) |
 /// | `o·size` | the outliers' bit patterns, little-endian, in visiting order |
 ///
-/// An entropy chunk is a LEB128 length, then an `entropy` chunk whose levels are the prefix
-/// sums of the values (so its order-1 residuals are the values). Zero runs (written when at
+/// An entropy chunk is a LEB128 length, then an `entropy` chunk of the values (written with
+/// no predictor, `entropy::encode_values`). Zero runs (written when at
 /// least 12 in 16 codes are 0): LEB128 `m`, the number of nonzero codes; a chunk of the `m + 1`
 /// run lengths (the zeros before each nonzero code, then after the last); a chunk of the `m`
 /// nonzero codes, `c > 0` stored as `c − 1`.
