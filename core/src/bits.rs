@@ -1044,28 +1044,60 @@ pub(crate) fn leb_put(out: &mut [u8], mut pos: usize, mut v: u64) -> Option<usiz
     }
 }
 
-/// Reads a LEB128 value at `src[pos..]`: the value and the position after it, or `None` if
-/// `src` ends first or the value does not fit 64 bits.
-pub(crate) fn leb_get(src: &[u8], mut pos: usize) -> Option<(u64, usize)> {
+/// Why [`leb_get`] failed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Leb {
+    /// The bytes end inside the value.
+    Truncated,
+    /// The value does not fit 64 bits (more than 10 bytes, or a 10th byte above 1).
+    Overflow,
+}
+
+/// Reads a LEB128 value at `src[pos..]`: the value and the position after it.
+pub(crate) fn leb_get(src: &[u8], mut pos: usize) -> Result<(u64, usize), Leb> {
     let mut v = 0u64;
     for shift in (0..64).step_by(7) {
-        let b = *src.get(pos)?;
+        let b = *src.get(pos).ok_or(Leb::Truncated)?;
         pos += 1;
         let bits = u64::from(b & 0x7f);
         if shift == 63 && bits > 1 {
-            return None;
+            return Err(Leb::Overflow);
         }
         v |= bits << shift;
         if b & 0x80 == 0 {
-            return Some((v, pos));
+            return Ok((v, pos));
         }
     }
-    None
+    Err(Leb::Overflow)
+}
+
+/// Bytes of `v` as LEB128 (1..=10).
+pub(crate) const fn leb_len(v: u64) -> usize {
+    (64 - (v | 1).leading_zeros()).div_ceil(7) as usize
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn leb128_round_trips_and_rejects_short_or_overlong_input() {
+        let mut b = [0u8; 12];
+        for v in [0u64, 1, 127, 128, 300, 1 << 35, u64::MAX - 1, u64::MAX] {
+            let end = leb_put(&mut b, 1, v).unwrap();
+            assert_eq!(end - 1, leb_len(v), "{v}");
+            assert_eq!(leb_get(&b[..end], 1), Ok((v, end)), "{v}");
+            assert_eq!(leb_get(&b[..end - 1], 1), Err(Leb::Truncated), "{v}");
+        }
+        assert_eq!(leb_put(&mut b[..3], 0, u64::MAX), None);
+        // an 11th byte, or a 10th above 1: more than 64 bits
+        assert_eq!(leb_get(&[0xff; 11], 0), Err(Leb::Overflow));
+        let mut over = [0xffu8; 10];
+        over[9] = 2;
+        assert_eq!(leb_get(&over, 0), Err(Leb::Overflow));
+        over[9] = 1;
+        assert_eq!(leb_get(&over, 0), Ok((u64::MAX, 10)));
+    }
 
     /// The f64 rule of [`quantize`], spelled out for f32 input.
     fn f64_rule(x: f32, eb: f64) -> i64 {

@@ -258,37 +258,13 @@ const BASES: [(u64, u32); ALPHABET] = {
     t
 };
 
-fn leb_len(v: u64) -> usize {
-    (64 - (v | 1).leading_zeros()).div_ceil(7) as usize
-}
+use crate::bits::{Leb, leb_len, leb_put as put_leb};
 
-fn put_leb(out: &mut [u8], mut pos: usize, mut v: u64) -> Option<usize> {
-    loop {
-        let b = (v & 0x7f) as u8;
-        v >>= 7;
-        *out.get_mut(pos)? = b | if v != 0 { 0x80 } else { 0 };
-        pos += 1;
-        if v == 0 {
-            return Some(pos);
-        }
-    }
-}
-
-fn get_leb(inp: &[u8], mut pos: usize) -> Result<(u64, usize), Error> {
-    let mut v = 0u64;
-    for shift in (0..64).step_by(7) {
-        let b = *inp.get(pos).ok_or(Error::Truncated)?;
-        pos += 1;
-        let bits = u64::from(b & 0x7f);
-        if shift == 63 && bits > 1 {
-            return Err(Error::Corrupt("entropy chunk: varint overflow"));
-        }
-        v |= bits << shift;
-        if b & 0x80 == 0 {
-            return Ok((v, pos));
-        }
-    }
-    Err(Error::Corrupt("entropy chunk: varint overflow"))
+fn get_leb(inp: &[u8], pos: usize) -> Result<(u64, usize), Error> {
+    crate::bits::leb_get(inp, pos).map_err(|e| match e {
+        Leb::Truncated => Error::Truncated,
+        Leb::Overflow => Error::Corrupt("entropy chunk: varint overflow"),
+    })
 }
 
 /// An LSB-first bit writer into a byte slice (whole bytes as they fill).

@@ -810,7 +810,7 @@ fn put_piece(
 /// the position after it.
 fn get_chunk(bytes: &[u8], pos: usize, levels: &mut [i64]) -> Result<usize, Error> {
     const BAD: Error = Error::Corrupt("interpolation piece");
-    let (len, p) = crate::bits::leb_get(bytes, pos).ok_or(BAD)?;
+    let (len, p) = crate::bits::leb_get(bytes, pos).map_err(|_| BAD)?;
     let end = usize::try_from(len)
         .ok()
         .and_then(|l| p.checked_add(l))
@@ -835,7 +835,7 @@ fn get_piece(bytes: &[u8], piece: &mut [i32], levels: &mut [i64]) -> Result<(), 
             }
         }
         Some(&PIECE_RUNS) => {
-            let (m, p) = crate::bits::leb_get(bytes, 1).ok_or(BAD)?;
+            let (m, p) = crate::bits::leb_get(bytes, 1).map_err(|_| BAD)?;
             let m = usize::try_from(m).ok().filter(|&m| m <= n).ok_or(BAD)?;
             let (runs, nz) = levels
                 .split_at_mut_checked(m + 1)
@@ -944,13 +944,13 @@ pub fn decode_tile<T: SzpFloat>(
         Some(1) => Interp::Cubic,
         _ => return Err(Error::Corrupt("interpolation kind")),
     };
-    let (o, mut pos) = crate::bits::leb_get(bytes, 1).ok_or(BAD)?;
+    let (o, mut pos) = crate::bits::leb_get(bytes, 1).map_err(|_| BAD)?;
     if o > n as u64 {
         return Err(Error::Corrupt("more outliers than values"));
     }
     let codes = codes.get_mut(..n).ok_or(Error::InvalidShape)?;
     for piece in codes.chunks_mut(PIECE) {
-        let (len, p) = crate::bits::leb_get(bytes, pos).ok_or(BAD)?;
+        let (len, p) = crate::bits::leb_get(bytes, pos).map_err(|_| BAD)?;
         let end = usize::try_from(len)
             .ok()
             .and_then(|l| p.checked_add(l))

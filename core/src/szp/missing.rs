@@ -106,41 +106,22 @@ impl Sink<'_> {
         Ok(self.len)
     }
 
-    fn varint(&mut self, mut v: u64) -> Result<(), Error> {
+    fn varint(&mut self, v: u64) -> Result<(), Error> {
         let mut b = [0u8; VARINT_MAX];
-        let mut n = 0;
-        for slot in b.iter_mut() {
-            let low = (v & 0x7f) as u8;
-            v >>= 7;
-            n += 1;
-            if v == 0 {
-                *slot = low;
-                break;
-            }
-            *slot = low | 0x80;
-        }
+        // 10 bytes hold any u64
+        let n = crate::bits::leb_put(&mut b, 0, v).unwrap_or(0);
         self.put(b.get(..n).unwrap_or_default())
     }
 }
 
 /// Reads a varint of `src` at `*pos` (at most 10 bytes, no overflow past 64 bits).
 fn varint(src: &[u8], pos: &mut usize) -> Result<u64, Error> {
-    let mut v = 0u64;
-    for k in 0..VARINT_MAX {
-        let b = *src
-            .get(*pos)
-            .ok_or(Error::Corrupt("missing-value run truncated"))?;
-        *pos += 1;
-        let part = u64::from(b & 0x7f);
-        if k == VARINT_MAX - 1 && b > 1 {
-            return Err(Error::Corrupt("missing-value varint overflows 64 bits"));
-        }
-        v |= part << (7 * k);
-        if b & 0x80 == 0 {
-            return Ok(v);
-        }
-    }
-    Err(Error::Corrupt("missing-value varint overflows 64 bits"))
+    let (v, next) = crate::bits::leb_get(src, *pos).map_err(|e| match e {
+        crate::bits::Leb::Truncated => Error::Corrupt("missing-value run truncated"),
+        crate::bits::Leb::Overflow => Error::Corrupt("missing-value varint overflows 64 bits"),
+    })?;
+    *pos = next;
+    Ok(v)
 }
 
 /// Calls `f(start, len, bits)` for every maximal run of equal missing bit patterns of `input`,
