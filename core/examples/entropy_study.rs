@@ -20,9 +20,10 @@
 //! `szp::compress`/`szp::decompress` speeds in the same run are the yardstick. Fields with
 //! non-finite values are skipped (said so). SZ3's ratios are the CSV's rows `codec = sz3`.
 
-use std::collections::HashMap;
 use std::hint::black_box;
-use std::time::Instant;
+
+mod common;
+use common::{dims_of, fields, geomean, peer_ratios};
 
 use fzpack_core::szp::{self, Config, Layout, SzpFloat, blocks, entropy};
 
@@ -44,17 +45,8 @@ struct Row {
     chunks: usize,
 }
 
-fn best<F: FnMut()>(mut f: F) -> f64 {
-    (0..std::env::var("ROUNDS")
-        .ok()
-        .and_then(|r| r.parse().ok())
-        .unwrap_or(5))
-        .map(|_| {
-            let s = Instant::now();
-            f();
-            s.elapsed().as_secs_f64()
-        })
-        .fold(f64::INFINITY, f64::min)
+fn best<F: FnMut()>(f: F) -> f64 {
+    common::best(5, f)
 }
 
 /// Compresses `x` chunk by chunk as a writer would: the chunk's levels (with the strict
@@ -200,10 +192,6 @@ fn read<T: SzpFloat>(raw: &[u8], from: fn([u8; 8]) -> T, w: usize) -> Vec<T> {
         .collect()
 }
 
-fn geomean(v: &[f64]) -> f64 {
-    (v.iter().map(|r| r.ln()).sum::<f64>() / v.len() as f64).exp()
-}
-
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let dir = args.get(1).map_or("/work/shared/data", String::as_str);
@@ -211,35 +199,13 @@ fn main() {
         .get(2)
         .map_or("benchmarks/results/amd-epyc/2026-12-06.csv", String::as_str);
     // SZ3 ratios: (field, rel) -> ratio
-    let mut sz3: HashMap<(String, String), f64> = HashMap::new();
-    match std::fs::read_to_string(csv) {
-        Ok(text) => {
-            let mut lines = text.lines();
-            let head: Vec<&str> = lines.next().unwrap_or("").split(',').collect();
-            let col = |n: &str| head.iter().position(|h| *h == n);
-            if let (Some(f), Some(c), Some(r), Some(ra)) =
-                (col("field"), col("codec"), col("rel"), col("ratio"))
-            {
-                for l in lines {
-                    let v: Vec<&str> = l.split(',').collect();
-                    if v.get(c) == Some(&"sz3")
-                        && let (Some(ratio), Some(rel)) = (
-                            v.get(ra).and_then(|s| s.parse::<f64>().ok()),
-                            v.get(r).and_then(|s| s.parse::<f64>().ok()),
-                        )
-                    {
-                        sz3.insert((v[f].to_string(), format!("{rel:e}")), ratio);
-                    }
-                }
-            }
-        }
-        Err(e) => println!("no SZ3 results ({csv}: {e})"),
-    }
+    let sz3: std::collections::HashMap<(String, String), f64> = peer_ratios(csv)
+        .into_iter()
+        .filter(|((_, _, codec), _)| codec == "sz3")
+        .map(|((f, r, _), ratio)| ((f, r), ratio))
+        .collect();
     let only = args.get(3).cloned().unwrap_or_default();
-    let mut files: Vec<_> = std::fs::read_dir(dir)
-        .map(|d| d.filter_map(|e| e.ok().map(|e| e.path())).collect())
-        .unwrap_or_default();
-    files.sort();
+    let files = fields(dir, &only);
     println!(
         "| field | rel | heads | entropy 1-D | entropy rows | SZ3 | entropy rows/SZ3 | rANS / plane / chunks | enc GB/s | levels GB/s | coder GB/s | dec GB/s | heads enc GB/s | heads dec GB/s |"
     );
@@ -263,18 +229,9 @@ fn main() {
             .and_then(|s| s.to_str())
             .unwrap_or("")
             .to_string();
-        if !name.contains(&only) {
-            continue;
-        }
         let ext = p.extension().and_then(|s| s.to_str()).unwrap_or("");
         // the fastest dimension: the last of `_D1xD2x…` (none for 1-D fields)
-        let dims: Vec<usize> = name
-            .rsplit('_')
-            .next()
-            .unwrap_or("")
-            .split('x')
-            .filter_map(|d| d.parse().ok())
-            .collect();
+        let dims = dims_of(&p);
         let row = if dims.len() >= 2 {
             dims[dims.len() - 1]
         } else {

@@ -29,9 +29,10 @@
 //! element checked against the bound. Speeds are of this scalar f64 study code, best of
 //! `ROUNDS` (default 3), single thread: an order of magnitude, not a kernel's.
 
-use std::collections::HashMap;
 use std::hint::black_box;
-use std::time::Instant;
+
+mod common;
+use common::{dims_of, fields, geomean, peer_ratios};
 
 use fzpack_core::szp::{self, entropy};
 
@@ -118,18 +119,8 @@ struct Coded {
     dec_s: f64,
 }
 
-fn best<F: FnMut()>(mut f: F) -> f64 {
-    let rounds = std::env::var("ROUNDS")
-        .ok()
-        .and_then(|r| r.parse().ok())
-        .unwrap_or(3);
-    (0..rounds)
-        .map(|_| {
-            let s = Instant::now();
-            f();
-            s.elapsed().as_secs_f64()
-        })
-        .fold(f64::INFINITY, f64::min)
+fn best<F: FnMut()>(f: F) -> f64 {
+    common::best(3, f)
 }
 
 /// The tiles of `dims` with edges at most `edge` (the last tile of a dimension shorter):
@@ -441,22 +432,11 @@ impl<T: szp::SzpFloat> Part<T> {
     }
 }
 
-fn geomean(v: &[f64]) -> f64 {
-    (v.iter().map(|r| r.ln()).sum::<f64>() / v.len() as f64).exp()
-}
-
 /// `--one FILE REL`: the core tile codec alone on one field (dims from its name) at one
 /// relative bound; prints `ratio=… enc_gbs=… dec_gbs=…` (what `scripts/ratio-study.py` reads).
 fn one(path: &str, rel: f64) -> Result<(), String> {
     let p = std::path::Path::new(path);
-    let name = p.file_stem().and_then(|s| s.to_str()).unwrap_or("");
-    let dims: Vec<usize> = name
-        .rsplit('_')
-        .next()
-        .unwrap_or("")
-        .split('x')
-        .filter_map(|d| d.parse().ok())
-        .collect();
+    let dims = dims_of(p);
     let raw = std::fs::read(p).map_err(|e| e.to_string())?;
     let f64s = p.extension().and_then(|s| s.to_str()) == Some("f64");
     let r = if f64s {
@@ -503,35 +483,8 @@ fn main() {
         .map_or("benchmarks/results/amd-epyc/2026-12-06.csv", String::as_str);
     let only = args.get(3).cloned().unwrap_or_default();
     // (field, rel, codec) -> ratio, for SZ3 and fzpack (the block-head layout)
-    let mut peers: HashMap<(String, String, String), f64> = HashMap::new();
-    if let Ok(text) = std::fs::read_to_string(csv) {
-        let mut lines = text.lines();
-        let head: Vec<&str> = lines.next().unwrap_or("").split(',').collect();
-        let col = |n: &str| head.iter().position(|h| *h == n);
-        if let (Some(f), Some(c), Some(r), Some(ra)) =
-            (col("field"), col("codec"), col("rel"), col("ratio"))
-        {
-            for l in lines {
-                let v: Vec<&str> = l.split(',').collect();
-                if let (Some(ratio), Some(rel), Some(codec)) = (
-                    v.get(ra).and_then(|s| s.parse::<f64>().ok()),
-                    v.get(r).and_then(|s| s.parse::<f64>().ok()),
-                    v.get(c),
-                ) {
-                    peers.insert(
-                        (v[f].to_string(), format!("{rel:e}"), codec.to_string()),
-                        ratio,
-                    );
-                }
-            }
-        }
-    } else {
-        println!("no peer results in {csv}");
-    }
-    let mut files: Vec<_> = std::fs::read_dir(dir)
-        .map(|d| d.filter_map(|e| e.ok().map(|e| e.path())).collect())
-        .unwrap_or_default();
-    files.sort();
+    let peers = peer_ratios(csv);
+    let files = fields(dir, &only);
     // (name, n-D, interpolation, tile edge in values per dimension for 1-D / 2-D / 3-D+)
     let whole = [usize::MAX; 3];
     let variants: [(&str, bool, Interp, [usize; 3]); 6] = [
@@ -559,17 +512,8 @@ fn main() {
             .and_then(|s| s.to_str())
             .unwrap_or("")
             .to_string();
-        if !name.contains(&only) {
-            continue;
-        }
         let ext = p.extension().and_then(|s| s.to_str()).unwrap_or("");
-        let dims: Vec<usize> = name
-            .rsplit('_')
-            .next()
-            .unwrap_or("")
-            .split('x')
-            .filter_map(|d| d.parse().ok())
-            .collect();
+        let dims = dims_of(&p);
         let Ok(raw) = std::fs::read(&p) else { continue };
         let (x, f32out): (Vec<f64>, bool) = match ext {
             "f32" => (
