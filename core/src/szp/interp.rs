@@ -1032,6 +1032,10 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(
+        miri,
+        ignore = "safe code over 10^4+ values: too slow for Miri; runs natively"
+    )]
     fn every_element_is_visited_once_in_every_shape() {
         for dims in [
             [1, 1, 1],
@@ -1057,6 +1061,10 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(
+        miri,
+        ignore = "safe code over 10^4+ values: too slow for Miri; runs natively"
+    )]
     fn round_trips_within_the_bound_and_codes_smooth_data_as_zeros() {
         for kind in [Interp::Linear, Interp::Cubic] {
             for dims in [
@@ -1175,6 +1183,10 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(
+        miri,
+        ignore = "safe code over 10^4+ values: too slow for Miri; runs natively"
+    )]
     fn folding_and_tiling_cover_the_array_once() {
         assert_eq!(fold(&[721, 1440]), Some([1, 721, 1440]));
         assert_eq!(fold(&[2, 18, 64, 128]), Some([36, 64, 128]));
@@ -1202,6 +1214,10 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(
+        miri,
+        ignore = "safe code over 10^4+ values: too slow for Miri; runs natively"
+    )]
     fn choose_prefers_cubic_on_curves_and_linear_on_ramps_with_noise() {
         let curve: [f32; 4096] = core::array::from_fn(|i| (i as f32 * 0.05).sin());
         assert_eq!(choose(&curve, [1, 1, 4096], 1e-4, 2e-4), Interp::Cubic);
@@ -1214,6 +1230,10 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(
+        miri,
+        ignore = "safe code over 10^4+ values: too slow for Miri; runs natively"
+    )]
     fn tiles_round_trip_through_bytes_and_corrupt_bytes_are_errors() {
         let dims = [1, 40, 60];
         let x = field(dims, 3);
@@ -1262,6 +1282,10 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(
+        miri,
+        ignore = "safe code over 10^4+ values: too slow for Miri; runs natively"
+    )]
     fn pieces_round_trip_in_both_forms() {
         let mut levels = [0i64; LEVELS_SCRATCH];
         let mut coded = [0u8; entropy::encode_buffer_len(PIECE)];

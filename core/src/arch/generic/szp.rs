@@ -975,6 +975,10 @@ mod tests {
     /// short groups, blocks with missing values (their heads come from the stand-ins), and the
     /// blocks decode back to the levels the heads start.
     #[test]
+    #[cfg_attr(
+        miri,
+        ignore = "every layout, group and missing-value case: too slow for Miri; runs natively"
+    )]
     fn head_trailers_equal_with_and_without_kept_heads() {
         use crate::arch::szp::{Run, decode_run, encode_run_keeping};
         let mut s = 0x0123_4567_89ab_cdefu64;
