@@ -684,6 +684,81 @@ pub fn choose<T: SzpFloat>(x: &[T], dims: [usize; 3], bound: f64, step: f64) -> 
     }
 }
 
+/// Edges of the box [`choose_by_trial`] encodes, by rank: 4096 values in 1-D, 64² in 2-D,
+/// 16³ in 3-D (1/16, 1/16 and 1/64 of a full tile).
+const TRIAL_EDGE: [usize; 3] = [4096, 64, 16];
+
+/// The interpolation an encoder picks for a tile: both are tried on the box of at most
+/// [`TRIAL_EDGE`] per dimension at the tile's centre (encoded as a tile of its own), and the
+/// one whose codes cost fewer estimated bits (0 for a zero code, else `2 + 2·bits(zigzag)`)
+/// wins; ties go to linear. A tile no more than twice that box takes [`choose`] (a sample of
+/// the input's own interpolation errors), as the scratch holds no second copy then. Measured
+/// against [`choose`] alone on the project's data: 0.95 / 1.04 / 1.06 × SZ3's ratio at rel
+/// 1e-2 / 1e-3 / 1e-4 against 0.92 / 1.03 / 1.06 × (the sample cannot see what the decoded
+/// neighbours' error does to cubic interpolation; a trial can). The choice is the encoder's:
+/// the tile records it.
+fn choose_by_trial<T: SzpFloat>(
+    x: &[T],
+    dims: [usize; 3],
+    step: f64,
+    bound: f64,
+    decoded: &mut [T],
+    codes: &mut [i32],
+    scratch: &mut [T],
+) -> Result<Interp, Error> {
+    let [e1, e2, e3] = TRIAL_EDGE;
+    let e = match rank(dims) {
+        1 => e1,
+        2 => e2,
+        _ => e3,
+    };
+    let [n0, n1, n2] = dims;
+    let sd = dims.map(|d| d.min(e));
+    let [s0, s1, s2] = sd;
+    let n = s0 * s1 * s2;
+    if 2 * n > n0 * n1 * n2 {
+        return Ok(choose(x, dims, bound, step));
+    }
+    let (o0, o1, o2) = ((n0 - s0) / 2, (n1 - s1) / 2, (n2 - s2) / 2);
+    let (sub, outliers) = scratch.split_at_mut_checked(n).ok_or(Error::InvalidShape)?;
+    // gather the box row by row
+    let mut rows = sub.chunks_exact_mut(s2);
+    for a in 0..s0 {
+        for b in 0..s1 {
+            let at = ((o0 + a) * n1 + o1 + b) * n2 + o2;
+            let src = x.get(at..at + s2).ok_or(Error::InvalidShape)?;
+            rows.next().ok_or(Error::InvalidShape)?.copy_from_slice(src);
+        }
+    }
+    let mut cost = [0u64; 2];
+    for (c, kind) in cost.iter_mut().zip([Interp::Linear, Interp::Cubic]) {
+        let bufs = Bufs {
+            decoded: decoded.get_mut(..n).ok_or(Error::InvalidShape)?,
+            codes: codes.get_mut(..n).ok_or(Error::InvalidShape)?,
+            outliers: outliers.get_mut(..n).ok_or(Error::InvalidShape)?,
+        };
+        encode(sub, sd, kind, step, bound, bufs)?;
+        *c = codes
+            .get(..n)
+            .unwrap_or_default()
+            .iter()
+            .map(|&q| {
+                let z = ((q << 1) ^ (q >> 31)) as u32;
+                if z == 0 {
+                    0
+                } else {
+                    2 + 2 * u64::from(32 - z.leading_zeros())
+                }
+            })
+            .sum();
+    }
+    Ok(if cost[1] < cost[0] {
+        Interp::Cubic
+    } else {
+        Interp::Linear
+    })
+}
+
 /// Codes per entropy-coded piece of a tile's code stream.
 pub const PIECE: usize = 16384;
 
@@ -900,7 +975,15 @@ pub fn encode_tile<T: SzpFloat>(
     out: &mut [u8],
 ) -> Result<usize, Error> {
     let n = Tile::contiguous(dims).len();
-    let kind = choose(x, dims, bound, step);
+    let kind = choose_by_trial(
+        x,
+        dims,
+        step,
+        bound,
+        &mut *s.decoded,
+        &mut *s.codes,
+        &mut *s.outliers,
+    )?;
     let bufs = Bufs {
         decoded: s.decoded,
         codes: &mut *s.codes,
@@ -1326,5 +1409,50 @@ mod tests {
                 assert!(get_piece(&b[p..end], &mut back, &mut levels).is_err());
             }
         }
+    }
+
+    #[test]
+    #[cfg_attr(
+        miri,
+        ignore = "safe code over 10^4+ values: too slow for Miri; runs natively"
+    )]
+    fn the_trial_picks_what_codes_smaller() {
+        const N: usize = 65536;
+        let (mut dec, mut codes, mut scratch) = ([0f32; N], [0i32; N], [0f32; N]);
+        // a smooth curve: cubic predicts it within the bound where linear does not
+        let curve: [f32; N] = core::array::from_fn(|i| (i as f32 * 0.003).sin() * 100.0);
+        let k = choose_by_trial(
+            &curve,
+            [1, 1, N],
+            2e-3,
+            1e-3,
+            &mut dec,
+            &mut codes,
+            &mut scratch,
+        );
+        assert_eq!(k, Ok(Interp::Cubic));
+        // isolated peaks on a flat floor: cubic rings around each, linear does not
+        let peaks: [f32; N] = core::array::from_fn(|i| if i % 97 == 0 { 500.0 } else { 0.0 });
+        let k = choose_by_trial(
+            &peaks,
+            [1, 1, N],
+            2e-3,
+            1e-3,
+            &mut dec,
+            &mut codes,
+            &mut scratch,
+        );
+        assert_eq!(k, Ok(Interp::Linear));
+        // a tile too small for a trial box: the sample's choice, no error
+        let k = choose_by_trial(
+            &curve[..5000],
+            [1, 1, 5000],
+            2e-3,
+            1e-3,
+            &mut dec,
+            &mut codes,
+            &mut scratch,
+        );
+        assert_eq!(k, Ok(choose(&curve[..5000], [1, 1, 5000], 1e-3, 2e-3)));
     }
 }
