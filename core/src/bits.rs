@@ -872,24 +872,7 @@ pub fn trailer_len(hw: u8, cnt: usize) -> usize {
 /// bits zero). Returns its length, or `Err(length)` when `out` is shorter.
 #[inline]
 pub(crate) fn put_heads(heads: &[i64], out: &mut [u8]) -> Result<usize, usize> {
-    let hw = heads_width(heads);
-    let len = trailer_len(hw, heads.len());
-    let dst = out.get_mut(..len).ok_or(len)?;
-    let Some((first, packed)) = dst.split_first_mut() else {
-        return Err(len);
-    };
-    *first = hw;
-    if hw > 0 {
-        packed.fill(0);
-        let mut acc = BitAcc::new(packed);
-        let mut prev = 0i64;
-        for &h in heads {
-            acc.put(zigzag(h.wrapping_sub(prev)), u32::from(hw));
-            prev = h;
-        }
-        acc.finish();
-    }
-    Ok(len)
+    put_heads_of(heads.len(), heads.iter().copied(), out)
 }
 
 /// [`put_heads`] of the `cnt` heads `head(0..cnt)`, each asked for twice (width, then
@@ -901,7 +884,18 @@ pub(crate) fn put_heads_by(
     head: &dyn Fn(usize) -> i64,
     out: &mut [u8],
 ) -> Result<usize, usize> {
-    let hw = heads_width_of((0..cnt).map(head));
+    put_heads_of(cnt, (0..cnt).map(head), out)
+}
+
+/// The head trailer writer of [`put_heads`] and [`put_heads_by`]: `heads` (`cnt` of them) is
+/// walked twice, for the width and for the fields.
+#[inline(always)]
+fn put_heads_of(
+    cnt: usize,
+    heads: impl Iterator<Item = i64> + Clone,
+    out: &mut [u8],
+) -> Result<usize, usize> {
+    let hw = heads_width_of(heads.clone());
     let len = trailer_len(hw, cnt);
     let dst = out.get_mut(..len).ok_or(len)?;
     let Some((first, packed)) = dst.split_first_mut() else {
@@ -912,7 +906,7 @@ pub(crate) fn put_heads_by(
         packed.fill(0);
         let mut acc = BitAcc::new(packed);
         let mut prev = 0i64;
-        for h in (0..cnt).map(head) {
+        for h in heads {
             acc.put(zigzag(h.wrapping_sub(prev)), u32::from(hw));
             prev = h;
         }
