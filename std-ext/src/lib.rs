@@ -48,6 +48,7 @@ pub mod ops;
 pub mod par;
 pub mod pernix;
 pub mod szp;
+mod tiles;
 /// SZp on an NVIDIA GPU (feature `cuda`): the [`fzpack_gpu`] crate, same archive bytes as [`szp`].
 #[cfg(feature = "cuda")]
 pub use fzpack_gpu as gpu;

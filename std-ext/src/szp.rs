@@ -67,14 +67,15 @@ use std::io::Write;
 pub use fzpack_core::szp::{
     ArchiveView, CHUNK_TARGET_VALUES, Config, DType, Error, FLAG_MISSING, FLAG_SHAPE,
     FORMAT_VERSION, FORMAT_VERSION_V1, FORMAT_VERSION_V3, HEADER_LEN, HEADER_LEN_V1, Header,
-    Kernel, LAYOUT_FZGM, LAYOUT_HEADS, Layout, MAGIC, MAX_BLOCK_SIZE, MAX_RANK, Mode, Plan, Shape,
-    StreamEncoder, SzpFloat, Verify, archive, blocks, engine, fzm, header, max_compressed_len,
-    shape,
+    Kernel, LAYOUT_FZGM, LAYOUT_HEADS, LAYOUT_INTERP, Layout, MAGIC, MAX_BLOCK_SIZE, MAX_RANK,
+    Mode, Plan, Shape, StreamEncoder, SzpFloat, Verify, archive, blocks, engine, fzm, header,
+    interp, max_compressed_len, shape, tiled,
 };
 
 use crate::element::Element;
 #[cfg(feature = "rayon")]
 use crate::par::Parallel;
+use crate::tiles;
 use crate::{Error as FzError, Result as FzResult};
 use fzpack_core::szp::{compress_with, decompress_with};
 
@@ -104,6 +105,17 @@ impl Threads {
         return Threads::Pool(Parallel::new());
         #[cfg(not(feature = "rayon"))]
         return Threads::Serial;
+    }
+
+    /// The pool to run a job of `bytes` input bytes on, or `None` to stay on this thread
+    /// (serial, one thread, or less than two minimum chunks).
+    #[cfg_attr(not(feature = "rayon"), allow(unused_variables))]
+    fn pool_for(&self, bytes: usize) -> Option<&tiles::Par> {
+        match self {
+            Threads::Serial => None,
+            #[cfg(feature = "rayon")]
+            Threads::Pool(par) => par.join_for(bytes).map(|_| par),
+        }
     }
 }
 
@@ -175,6 +187,10 @@ impl Encoder {
     /// small multiple of the archive) and safe Rust zeroes what it grows by; a slice allocated
     /// once ([`Encoder::into_slice`]) avoids that.
     pub fn into_vec<T: Element>(&self, input: &[T], out: &mut Vec<u8>) -> FzResult<usize> {
+        if self.cfg.layout == Layout::Interp {
+            let par = self.threads.pool_for(size_of_val(input));
+            return Ok(tiles::compress_into(input, &self.cfg, par, out)?);
+        }
         match &self.threads {
             Threads::Serial => {
                 compress_planned_into(input, &self.cfg, self.kernel, &engine::Serial, out)
@@ -194,6 +210,10 @@ impl Encoder {
     /// twice; a shorter `out` costs a sizing pass and fails with [`Error::OutputTooSmall`]
     /// (nothing written past `out`) when the archive does not fit.
     pub fn into_slice<T: Element>(&self, input: &[T], out: &mut [u8]) -> FzResult<usize> {
+        if self.cfg.layout == Layout::Interp {
+            let par = self.threads.pool_for(size_of_val(input));
+            return Ok(tiles::compress_slice(input, &self.cfg, par, out)?);
+        }
         let r = match &self.threads {
             Threads::Serial => compress_with(self.kernel, input, &self.cfg, out),
             #[cfg(feature = "rayon")]
@@ -290,6 +310,13 @@ impl Decoder {
     /// The values of `archive` in `out`, which it replaces (capacity reused); returns their
     /// number. On error `out` is empty.
     pub fn into_vec<T: Element>(&self, archive: &[u8], out: &mut Vec<T>) -> FzResult<usize> {
+        if tiles::is_tiled(archive) {
+            let r = self.tiled_into_vec(archive, out);
+            if r.is_err() {
+                out.clear();
+            }
+            return r;
+        }
         let view = checked_view::<T>(archive, self.verify).inspect_err(|_| out.clear())?;
         prepare(out, view.n, T::ZERO);
         self.decode(archive, out, view.n).map_err(|e| {
@@ -301,8 +328,23 @@ impl Decoder {
     /// The values of `archive` in `out[..n]`; returns `n` ([`Error::OutputTooSmall`] if `out`
     /// is shorter).
     pub fn into_slice<T: Element>(&self, archive: &[u8], out: &mut [T]) -> FzResult<usize> {
+        if tiles::is_tiled(archive) {
+            let view = tiles::view(archive, self.verify)?;
+            check_dtype::<T>(view.header.dtype)?;
+            let par = self.threads.pool_for(view.n.saturating_mul(T::BYTES));
+            return Ok(tiles::decode(&view, out, par, self.verify)?);
+        }
         let view = checked_view::<T>(archive, self.verify)?;
         self.decode(archive, out, view.n).map_err(Into::into)
+    }
+
+    /// [`Decoder::into_vec`] for the interpolation layout.
+    fn tiled_into_vec<T: Element>(&self, archive: &[u8], out: &mut Vec<T>) -> FzResult<usize> {
+        let view = tiles::view(archive, self.verify)?;
+        check_dtype::<T>(view.header.dtype)?;
+        prepare(out, view.n, T::ZERO);
+        let par = self.threads.pool_for(view.n.saturating_mul(T::BYTES));
+        Ok(tiles::decode(&view, out, par, self.verify)?)
     }
 
     /// Decodes `archive` (of `n` values) into `out` on this decoder's kernel and threads.
@@ -388,12 +430,17 @@ fn finish(out: &mut Vec<u8>, r: Result<usize, Error>) -> FzResult<usize> {
 /// would read a cold archive twice.
 fn checked_view<T: Element>(archive: &[u8], verify: Verify) -> FzResult<ArchiveView<'_>> {
     let view = blocks::parse_frame(archive, verify, false)?;
-    let stored: DType = view.header.dtype;
+    check_dtype::<T>(view.header.dtype)?;
+    Ok(view)
+}
+
+/// [`FzError::DTypeMismatch`] unless the archive's element type `stored` is `T`.
+fn check_dtype<T: Element>(stored: DType) -> FzResult<()> {
     if stored != T::TYPE {
         return Err(FzError::DTypeMismatch {
             stored,
             requested: T::TYPE,
         });
     }
-    Ok(view)
+    Ok(())
 }

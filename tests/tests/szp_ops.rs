@@ -94,6 +94,7 @@ fn check_all_in<T: SzpFloat>(a: &[T], b: &[T], eb: f64, bs: u32, layout: Layout)
     let groups = match layout {
         Layout::Fzgm => 0,
         Layout::Heads => v.widths.len().div_ceil(v.header.head_group()),
+        Layout::Interp => unreachable!("ops refuse the interpolation layout"),
     };
     assert_eq!(v.payload.len(), groups);
     assert!(v.payload.iter().all(|&b| b == 0));

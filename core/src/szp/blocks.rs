@@ -11,7 +11,9 @@
 use super::missing::{self, Missing};
 use super::{CHUNK_TARGET_VALUES, Config, FORMAT_VERSION_V1, HEADER_LEN_V1, LAYOUT_FZGM, Verify};
 use super::{DType, Error, FORMAT_VERSION, HEADER_LEN, MAGIC, MAX_BLOCK_SIZE, Mode, SzpFloat};
-use super::{FLAG_MISSING, FLAG_SHAPE, FORMAT_VERSION_V3, LAYOUT_HEADS, Layout, Shape};
+use super::{
+    FLAG_MISSING, FLAG_SHAPE, FORMAT_VERSION_V3, LAYOUT_HEADS, LAYOUT_INTERP, Layout, Shape,
+};
 use crate::bits::{self, LEVEL_LIMIT};
 
 pub use crate::bits::{quantize, reconstruct};
@@ -81,7 +83,8 @@ impl Plan {
     /// [`Layout::Fzgm`] (no heads).
     pub fn head_group(&self) -> usize {
         match self.layout {
-            Layout::Fzgm => 0,
+            // no plan has the interpolation layout (`check_config` refuses it)
+            Layout::Fzgm | Layout::Interp => 0,
             Layout::Heads => bits::head_group(self.chunk_shift()),
         }
     }
@@ -301,6 +304,9 @@ pub fn chunk_sum(chunk: u32, widths: &[u8], payload: &[u8]) -> u32 {
 pub fn check_config(cfg: &Config) -> Result<(), Error> {
     if cfg.block_size == 0 || cfg.block_size > MAX_BLOCK_SIZE {
         return Err(Error::InvalidBlockSize);
+    }
+    if cfg.layout == Layout::Interp {
+        return Err(Error::NeedsScratch);
     }
     if Layout::from_code(cfg.layout.code()).is_none() {
         // A layout left out of this build (feature `layout-heads`).
@@ -572,7 +578,7 @@ pub fn block_payload_len(width: u8, len: usize) -> usize {
 pub struct Header {
     /// Format version: 1 (no checksums) or 2 (0 in the view of an `.fzm` config, [`super::fzm::header`]).
     pub version: u8,
-    /// Block layout (version 2 byte 6: [`super::LAYOUT_FZGM`] = 0 or [`super::LAYOUT_HEADS`] = 1).
+    /// Layout (byte 6: [`super::LAYOUT_FZGM`] = 0, [`super::LAYOUT_HEADS`] = 1, [`super::LAYOUT_INTERP`] = 2).
     pub layout: u8,
     /// Version 2: each checksum chunk holds `2^chunk_shift` blocks (0 for version 1).
     pub chunk_shift: u8,
@@ -694,6 +700,9 @@ impl Header {
             if a[7] > 31 {
                 return Err(Error::Corrupt("chunk shift above 31"));
             }
+            if a[6] == LAYOUT_INTERP && (version != FORMAT_VERSION_V3 || flags & FLAG_SHAPE == 0) {
+                return Err(Error::Corrupt("interpolation layout without a shape"));
+            }
             (a[6], a[7])
         };
         let u32_at = |o: usize| u32::from_le_bytes([a[o], a[o + 1], a[o + 2], a[o + 3]]);
@@ -786,28 +795,51 @@ pub fn write_header(plan: &Plan, out: &mut [u8]) -> Result<(), Error> {
         return Err(Error::InvalidShape);
     }
     let ext = plan.ext_flags();
-    let mut h = [0u8; HEADER_LEN];
-    h[0..4].copy_from_slice(&MAGIC);
-    h[4] = if ext == 0 {
-        FORMAT_VERSION
-    } else {
-        FORMAT_VERSION_V3
-    };
-    h[5] = u8::from(plan.strict) | ext;
-    h[6] = plan.layout.code();
-    h[7] = plan.chunk_shift();
-    // 8..40: the FZGPUModules SZpConfig, verbatim.
-    h[8] = plan.dtype.code();
-    h[9] = plan.mode.code();
-    h[12..16].copy_from_slice(&plan.block_size.to_le_bytes());
-    h[16..24].copy_from_slice(&(plan.n as u64).to_le_bytes());
-    h[24..32].copy_from_slice(&plan.quant_eb.to_le_bytes());
-    h[32..40].copy_from_slice(&plan.value_base.to_le_bytes());
-    h[40..48].copy_from_slice(&plan.requested.to_le_bytes());
-    let sum = crate::crc::hash(&h[..HEADER_LEN_V1]);
-    h[HEADER_LEN_V1..].copy_from_slice(&sum.to_le_bytes());
+    let h = header_bytes(&Header {
+        version: if ext == 0 {
+            FORMAT_VERSION
+        } else {
+            FORMAT_VERSION_V3
+        },
+        layout: plan.layout.code(),
+        chunk_shift: plan.chunk_shift(),
+        dtype: plan.dtype,
+        mode: plan.mode,
+        block_size: plan.block_size,
+        n: plan.n as u64,
+        quant_eb: plan.quant_eb,
+        value_base: plan.value_base,
+        requested: plan.requested,
+        strict: plan.strict,
+        ext,
+        missing: plan.missing,
+        missing_count: 0,
+        rank: 0,
+    });
     dst.copy_from_slice(&h);
     Ok(())
+}
+
+/// The 52 bytes of a version 2 or 3 header (the fields `Header::read` reads, and their
+/// CRC-32): the one place that lays a header out, for every layout.
+pub(crate) fn header_bytes(hd: &Header) -> [u8; HEADER_LEN] {
+    let mut h = [0u8; HEADER_LEN];
+    h[0..4].copy_from_slice(&MAGIC);
+    h[4] = hd.version;
+    h[5] = u8::from(hd.strict) | hd.ext;
+    h[6] = hd.layout;
+    h[7] = hd.chunk_shift;
+    // 8..40: the FZGPUModules SZpConfig, verbatim.
+    h[8] = hd.dtype.code();
+    h[9] = hd.mode.code();
+    h[12..16].copy_from_slice(&hd.block_size.to_le_bytes());
+    h[16..24].copy_from_slice(&hd.n.to_le_bytes());
+    h[24..32].copy_from_slice(&hd.quant_eb.to_le_bytes());
+    h[32..40].copy_from_slice(&hd.value_base.to_le_bytes());
+    h[40..48].copy_from_slice(&hd.requested.to_le_bytes());
+    let sum = crate::crc::hash(&h[..HEADER_LEN_V1]);
+    h[HEADER_LEN_V1..].copy_from_slice(&sum.to_le_bytes());
+    h
 }
 
 /// Writes the chunk CRCs of an archive body into `sums` ([`Plan::sums_len`] bytes): `widths`
@@ -952,6 +984,9 @@ pub fn parse_frame(archive: &[u8], verify: Verify, body: bool) -> Result<Archive
 
 /// [`parse_frame`] with the header already read (and checked) from `archive`.
 pub(crate) fn frame(header: Header, archive: &[u8], body: bool) -> Result<ArchiveView<'_>, Error> {
+    if header.layout == LAYOUT_INTERP {
+        return Err(Error::NeedsScratch);
+    }
     // Version 3: the extension at the end (validated when the header was read).
     let (archive, ext) = if header.version == FORMAT_VERSION_V3 {
         let (before, section, _) = missing::split(archive)?;

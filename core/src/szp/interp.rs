@@ -41,7 +41,11 @@
 //! marks as an outlier every element whose decoded value would miss the bound by the exact
 //! check `|f64(T(decoded)) − f64(x)| ≤ bound`, or whose code would not fit: every element of
 //! every tile meets the bound, whatever the data (the strict promise of the block layouts).
-//! How an encoder chooses a code and the interpolation kind is not part of the rule.
+//! A missing value (NaN, ±inf) takes code 0, so it decodes to its prediction: a finite
+//! stand-in (whenever the prediction is finite) that costs almost nothing and that its
+//! neighbours predict from; the archive ([`super::tiled`]) stores its bits apart and writes
+//! them back after the tile is decoded. How an encoder chooses a code and the interpolation
+//! kind is not part of the rule.
 //!
 //! # Resources
 //!
@@ -146,26 +150,67 @@ pub fn rank(folded: [usize; 3]) -> usize {
     folded.iter().filter(|&&d| d > 1).count().max(1)
 }
 
-/// The tiles of a C-order array of folded dimensions `dims` (a contiguous slice), in C order of
-/// their origins: edges [`TILE_EDGE`] by rank, the last tile along a dimension shorter.
-pub fn tiles(dims: [usize; 3]) -> impl Iterator<Item = Tile> {
+/// The tile edge of an array of folded dimensions `dims` ([`TILE_EDGE`] by rank).
+pub fn tile_edge(dims: [usize; 3]) -> usize {
     let [e1, e2, e3] = TILE_EDGE;
-    let edge = match rank(dims) {
+    match rank(dims) {
         1 => e1,
         2 => e2,
         _ => e3,
-    };
+    }
+}
+
+/// The number of tiles along each dimension of folded dimensions `dims`.
+fn tile_counts(dims: [usize; 3]) -> [usize; 3] {
+    let edge = tile_edge(dims);
+    dims.map(|d| d.div_ceil(edge))
+}
+
+/// The number of tiles of folded dimensions `dims` ([`tiles`]); `None` on overflow.
+pub fn tile_count(dims: [usize; 3]) -> Option<usize> {
+    let [c0, c1, c2] = tile_counts(dims);
+    c0.checked_mul(c1)?.checked_mul(c2)
+}
+
+/// Tile `t` of folded dimensions `dims` ([`tiles`]), in O(1); `None` past the last. The
+/// tile's offset and strides are those of the whole C-order array (the product of `dims`
+/// must fit `usize`: [`fold`] checks it).
+pub fn tile_at(dims: [usize; 3], t: usize) -> Option<Tile> {
+    let edge = tile_edge(dims);
     let [n0, n1, n2] = dims;
+    let [_, c1, c2] = tile_counts(dims);
+    if t >= tile_count(dims)? {
+        return None;
+    }
+    let (o0, o1, o2) = (t / (c1 * c2) * edge, t / c2 % c1 * edge, t % c2 * edge);
     let strides = [n1 * n2, n2, 1];
-    let [c0, c1, c2] = dims.map(|d| d.div_ceil(edge));
-    (0..c0 * c1 * c2).map(move |t| {
-        let (o0, o1, o2) = (t / (c1 * c2) * edge, t / c2 % c1 * edge, t % c2 * edge);
-        Tile {
-            dims: [edge.min(n0 - o0), edge.min(n1 - o1), edge.min(n2 - o2)],
-            strides,
-            offset: o0 * strides[0] + o1 * strides[1] + o2,
-        }
+    Some(Tile {
+        dims: [edge.min(n0 - o0), edge.min(n1 - o1), edge.min(n2 - o2)],
+        strides,
+        offset: o0 * strides[0] + o1 * strides[1] + o2,
     })
+}
+
+/// The tiles of a C-order array of folded dimensions `dims` (a contiguous slice), in C order of
+/// their origins: edges [`TILE_EDGE`] by rank, the last tile along a dimension shorter.
+pub fn tiles(dims: [usize; 3]) -> impl Iterator<Item = Tile> {
+    (0..tile_count(dims).unwrap_or(0)).filter_map(move |t| tile_at(dims, t))
+}
+
+/// The tiles of folded dimensions `dims` grouped in *slabs*: consecutive tiles that together
+/// cover one contiguous range of the array (the tiles sharing their origin along the first
+/// dimension longer than 1; each tile alone in 1-D). Returns the tiles per slab and the
+/// values per slab (the last slab may be shorter). Slabs let a parallel decoder hand each
+/// task a disjoint part of the output.
+pub fn slab(dims: [usize; 3]) -> (usize, usize) {
+    let edge = tile_edge(dims);
+    let [_, c1, c2] = tile_counts(dims);
+    let [_, n1, n2] = dims;
+    match rank(dims) {
+        1 => (1, edge),
+        2 => (c2, edge.saturating_mul(n2)),
+        _ => (c1 * c2, edge.saturating_mul(n1).saturating_mul(n2)),
+    }
 }
 
 /// Points a pass hands to its callback at once (predictions on the stack: 1 KiB).
@@ -547,15 +592,25 @@ pub fn encode<T: SzpFloat>(
         }
         let mut bad = false;
         for (((&v, y), c), &pred) in xb.iter().zip(yb.iter_mut()).zip(cs.iter_mut()).zip(preds) {
+            // A missing value (NaN, ±inf) takes code 0: its decoded value is its prediction
+            // (a stand-in its neighbours predict from; the archive restores its bits)
+            let miss = !v.is_finite();
             let t = (v - pred) * inv;
             // `t` within the code range (NaN is not; `|t| < 2^24 − 1` keeps the rounded code
             // below the mark), then the exact check of the decoded value
             let (q, qf) = round_code(t);
+            let qf = if miss { 0.0 } else { qf };
             let d = T::from_f64(pred + qf * step);
             let ok = (t.abs() < (MAX_CODE - 1) as f64) & ((d.to_f64() - v).abs() <= bound);
-            *c = if ok { q } else { OUTLIER };
+            *c = if miss {
+                0
+            } else if ok {
+                q
+            } else {
+                OUTLIER
+            };
             *y = d;
-            bad |= !ok;
+            bad |= !(ok | miss);
         }
         scatter(buf, first, stride, yb)?;
         let ds = buf.get_mut(span).ok_or(Error::InvalidShape)?;

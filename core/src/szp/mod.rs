@@ -80,6 +80,7 @@ pub mod ops;
 mod ranges;
 pub mod scalar;
 mod stream;
+pub mod tiled;
 
 pub use crate::types::{DType, SzpFloat, Verify};
 pub use blocks::{ArchiveView, Header, Plan};
@@ -171,6 +172,8 @@ pub const LAYOUT_FZGM: u8 = 0;
 /// Block layout code of the version 2 header (byte 6) for [`Layout::Heads`]. Other values are
 /// [`Error::UnsupportedLayout`].
 pub const LAYOUT_HEADS: u8 = 1;
+/// Layout code of the header (byte 6) for [`Layout::Interp`] (format version 3 only).
+pub const LAYOUT_INTERP: u8 = 2;
 
 /// How blocks are laid out in an fzpack SZp archive (`docs/szp-archive.md` §3).
 ///
@@ -192,6 +195,16 @@ pub enum Layout {
     /// a config asking for it, and an archive in it, are [`Error::UnsupportedLayout`].
     #[cfg_attr(feature = "layout-heads", default)]
     Heads,
+    /// The interpolation layout, built for ratio: values predicted from the *decoded* values
+    /// of their neighbours in SZ3's multilevel interpolation order over the array's shape, in
+    /// independent tiles ([`tiled`], [`interp`]); codes entropy-coded, values the prediction
+    /// cannot reach stored exactly (layout code 2, always format version 3 with the shape).
+    /// 2.5–8× smaller than [`Layout::Heads`] on smooth fields at a fraction of its speed
+    /// (BENCHMARKS.md). Its encoder and decoder need the caller's scratch ([`tiled`]); the
+    /// block paths ([`compress`], [`decompress`], the streaming encoder, [`ops`]) refuse it
+    /// ([`Error::NeedsScratch`], [`Error::OpsUnsupported`]); the `fzpack` facade, CLI and
+    /// Python bindings supply the scratch.
+    Interp,
 }
 
 impl Layout {
@@ -208,6 +221,7 @@ impl Layout {
         match self {
             Layout::Fzgm => LAYOUT_FZGM,
             Layout::Heads => LAYOUT_HEADS,
+            Layout::Interp => LAYOUT_INTERP,
         }
     }
     /// The layout of code `code`.
@@ -217,6 +231,7 @@ impl Layout {
         match code {
             LAYOUT_FZGM => Some(Layout::Fzgm),
             LAYOUT_HEADS if cfg!(feature = "layout-heads") => Some(Layout::Heads),
+            LAYOUT_INTERP => Some(Layout::Interp),
             _ => None,
         }
     }
@@ -453,6 +468,10 @@ pub enum Error {
         /// Element index.
         index: usize,
     },
+    /// The interpolation layout ([`Layout::Interp`]) asked of a path that has no scratch for
+    /// it: the block compressors, decoders and streaming encoder. [`tiled`] takes the
+    /// caller's scratch; the `fzpack` facade, CLI and Python bindings supply it.
+    NeedsScratch,
 }
 
 impl fmt::Display for Error {
@@ -521,6 +540,11 @@ impl fmt::Display for Error {
             Error::OpsUnsupported { what } => {
                 write!(f, "compressed-domain operations do not support {what}")
             }
+            Error::NeedsScratch => write!(
+                f,
+                "the interpolation layout needs scratch memory: use szp::tiled with a Scratch \
+                 (the fzpack facade, CLI and Python bindings supply it)"
+            ),
             Error::UnsupportedLayout { layout } => {
                 write!(f, "unsupported SZp block layout {layout}")
             }

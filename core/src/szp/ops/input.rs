@@ -14,6 +14,19 @@ pub const MAX_TERMS: usize = 64;
 /// Result levels must stay below this magnitude (as the encoder's levels do).
 pub(super) const LEVEL_LIMIT: i128 = 1 << 62;
 
+/// The error for interpolation-layout inputs: their decoded values are not levels on a grid,
+/// so no combination of them is exact.
+pub(super) const INTERP_UNSUPPORTED: Error = Error::OpsUnsupported {
+    what: "interpolation-layout archives (their values are predicted from decoded neighbours, \
+           not levels on a shared grid: decompress, combine and recompress)",
+};
+
+/// Whether `a` claims the interpolation layout ([`super::super::Layout::Interp`]): the
+/// operations refuse it by name before parsing.
+pub(super) fn is_interp(a: &[u8]) -> bool {
+    a.starts_with(&super::super::MAGIC) && a.get(6) == Some(&super::super::LAYOUT_INTERP)
+}
+
 /// The error for `.fzm` inputs: their SZpConfig records no requested bound or strict flag, so
 /// the result's bound could not be stated.
 pub(super) const FZM_UNSUPPORTED: Error = Error::OpsUnsupported {
@@ -174,6 +187,9 @@ pub(super) fn open<'a>(
     }
     if archives.iter().any(|a| a.starts_with(&FZM_MAGIC)) {
         return Err(FZM_UNSUPPORTED);
+    }
+    if archives.iter().any(|a| is_interp(a)) {
+        return Err(INTERP_UNSUPPORTED);
     }
     let first = blocks::parse_structure(a0, Verify::Checksums)?;
     let shape = blocks::read_shape(a0, Verify::Checksums)?;

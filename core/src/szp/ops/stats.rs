@@ -6,7 +6,7 @@ use super::super::fzm::FZM_MAGIC;
 use super::super::missing;
 use super::super::{DType, Error};
 use super::block::{CHUNK, recon_finite, unpack_combine};
-use super::input::{FZM_UNSUPPORTED, trailer};
+use super::input::{FZM_UNSUPPORTED, INTERP_UNSUPPORTED, is_interp, trailer};
 use crate::bits::{HEAD_GROUP_MAX, payload_len, read_heads};
 
 /// Compressed-domain statistics of one archive (levels decoded by prefix sum, no floats
@@ -61,6 +61,9 @@ impl Stats {
 pub fn stats(archive: &[u8]) -> Result<Stats, Error> {
     if archive.starts_with(&FZM_MAGIC) {
         return Err(FZM_UNSUPPORTED);
+    }
+    if is_interp(archive) {
+        return Err(INTERP_UNSUPPORTED);
     }
     let v = blocks::parse(archive)?;
     let bs = v.header.block_size as usize;
