@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""The interpolation tile codec (``fzpack_core::szp::interp``, the candidate ratio layout)
-against SZ3 in one run: ratio and single-thread speed per field and bound.
+"""The interpolation layout (``Layout::Interp``: ``fzpack_core::szp::tiled`` through the
+``fzpack`` facade) against SZ3 in one run: ratio and single-thread speed per field and bound.
 
 For each field of the data directory (``NAME_D0xD1x...xDk.f32|f64``, the shared data
 collection; fields with non-finite values are skipped and said so) and each relative bound
@@ -10,15 +10,16 @@ collection; fields with non-finite values are skipped and said so) and each rela
   dims, OpenMP off), best of ``--rounds`` after one warm-up, as ``scripts/bench-peers.py``
   measures it (its loader and SZ3 codec are reused from there: end to end through the Python
   API, which allocates its output on every call);
-* the tile codec through ``core/examples/interp_study.rs --one FILE REL`` (built here with
-  cargo if missing): the core's tile codec on the field's tiles, entropy stage included,
-  warm buffers, best of ``ROUNDS = --rounds``, every element checked against the bound. Its
-  size counts a 52-byte header and 8 bytes per tile (a length and a CRC), as an archive would.
+* the layout through ``std-ext/examples/interp_one.rs FILE REL`` (built here with cargo):
+  the archive exactly as every front end writes it (header, tile table, tiles, extension),
+  with the field's shape, the facade's ``Encoder``/``Decoder`` on the calling thread with
+  their ``Vec`` reused across rounds, best of ``--rounds`` after a warm-up, every element
+  checked against the bound; beside it, in the same process, a warm ``memcpy`` of the field
+  and the block-head layout's ratio.
 
 So the two speeds are measured the way each library is used (SZ3's allocating Python call,
-the core's caller-slice API) — a codec speed against an end-to-end one, which favours the tile
-codec slightly; the ratios are exact either way. Everything runs on one thread
-(``RAYON_NUM_THREADS = OMP_NUM_THREADS = 1``).
+the facade's reused buffers) — which favours fzpack slightly; the ratios are exact either
+way. Everything runs on one thread (``RAYON_NUM_THREADS = OMP_NUM_THREADS = 1``).
 
 The script installs nothing: run it with a Python that has ``numpy`` and ``pysz``; without
 ``pysz`` it says so and reports the tile codec alone.
@@ -48,9 +49,9 @@ import numpy as np  # noqa: E402
 
 
 def study_binary() -> Path:
-    exe = ROOT / "target" / "release" / "examples" / "interp_study"
+    exe = ROOT / "target" / "release" / "examples" / "interp_one"
     subprocess.run(
-        ["cargo", "build", "--release", "-q", "-p", "fzpack-core", "--example", "interp_study"],
+        ["cargo", "build", "--release", "-q", "-p", "fzpack", "--example", "interp_one"],
         cwd=ROOT,
         check=True,
     )
@@ -58,12 +59,11 @@ def study_binary() -> Path:
 
 
 def tile_codec(exe: Path, path: Path, rel: float, rounds: int) -> dict:
-    env = dict(os.environ, ROUNDS=str(rounds))
     out = subprocess.run(
-        [str(exe), "--one", str(path), repr(rel)], env=env, capture_output=True, text=True
+        [str(exe), str(path), repr(rel), "--reps", str(rounds)], capture_output=True, text=True
     )
     if out.returncode != 0:
-        raise RuntimeError(out.stderr.strip() or f"interp_study failed ({out.returncode})")
+        raise RuntimeError(out.stderr.strip() or f"interp_one failed ({out.returncode})")
     return {k: float(v) for k, v in (kv.split("=") for kv in out.stdout.split())}
 
 
@@ -111,8 +111,8 @@ def main() -> int:
     exe = study_binary()
     print(f"data: {data}; one thread; best of {args.rounds} rounds")
     print()
-    print("| field | rel | tiles ratio | SZ3 ratio | tiles / SZ3 | tiles enc GB/s | SZ3 enc GB/s | "
-          "enc × | tiles dec GB/s | SZ3 dec GB/s | dec × |")
+    print("| field | rel | interp ratio | SZ3 ratio | interp / SZ3 | interp enc GB/s | SZ3 enc GB/s | "
+          "enc × | interp dec GB/s | SZ3 dec GB/s | dec × |")
     print("|---|---|---|---|---|---|---|---|---|---|---|")
     per = {rel: [] for rel in rels}
     for name, a in fields:
@@ -134,9 +134,16 @@ def main() -> int:
                   f"{t['enc_gbs']:.2f} | {f('enc_gbs')} | {x('enc_gbs')} | {t['dec_gbs']:.2f} | "
                   f"{f('dec_gbs')} | {x('dec_gbs')} |", flush=True)
             per[rel].append((t, s))
+    mem = [t["memcpy_gbs"] for r in per.values() for t, _ in r]
+    heads = {rel: peers.geomean([t["heads_ratio"] for t, _ in r]) for rel, r in per.items() if r}
     print()
-    print("| rel | fields | tiles ratio | SZ3 ratio | tiles / SZ3 | tiles enc GB/s | SZ3 enc GB/s | "
-          "enc × | tiles dec GB/s | SZ3 dec GB/s | dec × |")
+    if mem:
+        print(f"warm memcpy of the fields in the same runs: {min(mem):.1f}-{max(mem):.1f} GB/s; "
+              "block-head layout ratio (geomean): "
+              + ", ".join(f"{rel:g}: {v:.2f}" for rel, v in heads.items()))
+        print()
+    print("| rel | fields | interp ratio | SZ3 ratio | interp / SZ3 | interp enc GB/s | SZ3 enc GB/s | "
+          "enc × | interp dec GB/s | SZ3 dec GB/s | dec × |")
     print("|---|---|---|---|---|---|---|---|---|---|---|")
     for rel, rows in per.items():
         if not rows:

@@ -3,9 +3,9 @@
 //! levels (what `szp::entropy` codes today).
 //!
 //! `cargo run --release -p fzpack-core --example interp_study -- [DIR] [SZ3_CSV] [FILTER]`
-//! (defaults `/work/shared/data` and `benchmarks/results/amd-epyc/2026-12-06.csv`), or
-//! `-- --one FILE REL` for the core tile codec alone on one field (`scripts/ratio-study.py`
-//! runs that beside SZ3 in one process tree).
+//! (defaults `/work/shared/data` and `benchmarks/results/amd-epyc/2026-12-06.csv`). The
+//! shipped layout (`Layout::Interp`) on one field is `std-ext/examples/interp_one.rs`, which
+//! `scripts/ratio-study.py` runs beside SZ3.
 //!
 //! Why: with pre-quantization every decoded value lies on the grid `q·2eb`, so a smooth field
 //! decodes to a staircase and the position of every step is information the coder must carry
@@ -258,225 +258,65 @@ fn run(
     })
 }
 
-/// The core's tile codec (`szp::interp::encode_tile`/`decode_tile`: the rule a layout would
-/// freeze, entropy stage included) over the field's tiles: the size (52-byte header, per tile
-/// a 4-byte length and a 4-byte CRC), encode (gather the tile, choose the interpolation,
-/// predict, quantize, check, code) and decode (decode the codes, predict from the output,
-/// write through the tile's strides) speeds in GB/s of input, on `THREADS` threads (default
-/// 1); every element checked against the bound.
+/// The shipped layout (`szp::tiled`, `Layout::Interp`) on the field, serially in the core's
+/// caller-slice API: its archive length and encode/decode speeds (GB/s of input, best of
+/// `ROUNDS`), every finite value checked against the bound.
 fn core_codec<T: szp::SzpFloat>(
     x: &[T],
     dims: &[usize],
     eb: f64,
 ) -> Result<(usize, f64, f64), String> {
-    use szp::interp::{self, Tile};
-    let folded = interp::fold(&dims.iter().map(|&d| d as u64).collect::<Vec<_>>()).ok_or("fold")?;
-    let step = 2.0 * eb * (1.0 - 1.0 / 1024.0);
-    let tiles: Vec<Tile> = interp::tiles(folded).collect();
-    // Bands of tiles cover contiguous ranges of the array (the tiles sharing their origin
-    // along the slowest tiled dimension); `THREADS` (default 1) parts of whole bands are coded
-    // on as many threads, each with its own scratch, as a parallel writer would.
-    let counts = folded.map(|d| d.div_ceil(interp::TILE_EDGE[interp::rank(folded) - 1]));
-    let per_band = if counts[0] > 1 {
-        counts[1] * counts[2]
-    } else if counts[1] > 1 {
-        counts[2]
-    } else {
-        1
-    };
-    let bands = tiles.len().div_ceil(per_band);
-    let threads: usize = std::env::var("THREADS")
-        .ok()
-        .and_then(|t| t.parse().ok())
-        .unwrap_or(1)
-        .clamp(1, bands.max(1));
-    let mut parts: Vec<Part<T>> = Vec::new();
-    for p in 0..threads {
-        let (b0, b1) = (bands * p / threads, bands * (p + 1) / threads);
-        let ts = &tiles[b0 * per_band..(b1 * per_band).min(tiles.len())];
-        let lo = ts.first().map_or(x.len(), |t| t.offset);
-        let hi = tiles.get(b1 * per_band).map_or(x.len(), |t| t.offset);
-        parts.push(Part::new(ts, lo, hi));
-    }
-    let enc_s = best(|| {
-        std::thread::scope(|sc| {
-            for part in parts.iter_mut() {
-                sc.spawn(|| part.encode(x, step, eb).expect("encode"));
-            }
-        })
-    });
-    let total = szp::HEADER_LEN
-        + 8 * tiles.len()
-        + parts
-            .iter()
-            .map(|p| p.ends.last().copied().unwrap_or(0))
-            .sum::<usize>();
-    let mut out = vec![T::default(); x.len()];
-    let mut dec = |out: &mut [T]| {
-        std::thread::scope(|sc| {
-            let mut rest = out;
-            let mut at = 0;
-            for part in parts.iter_mut() {
-                let (_, r) = std::mem::take(&mut rest).split_at_mut(part.lo - at);
-                let (mine, r) = r.split_at_mut(part.hi - part.lo);
-                rest = r;
-                at = part.hi;
-                sc.spawn(move || part.decode(step, mine).expect("decode"));
-            }
-        })
-    };
-    dec(&mut out);
-    for (i, (a, b)) in x.iter().zip(&out).enumerate() {
-        if (a.to_f64() - b.to_f64()).abs() > eb {
-            return Err(format!("core codec: bound missed at {i}"));
-        }
-    }
-    let dec_s = best(|| {
-        dec(&mut out);
-        black_box(&out);
-    });
-    let b = size_of_val(x) as f64;
-    Ok((total, b / enc_s / 1e9, b / dec_s / 1e9))
-}
-
-/// A part of the array coded on one thread: tiles (offsets relative to `lo`) covering
-/// `lo..hi`, their bytes and the scratch.
-struct Part<T> {
-    lo: usize,
-    hi: usize,
-    tiles: Vec<szp::interp::Tile>,
-    bytes: Vec<u8>,
-    ends: Vec<usize>,
-    xt: Vec<T>,
-    dt: Vec<T>,
-    outl: Vec<T>,
-    codes: Vec<i32>,
-    levels: Vec<i64>,
-    coded: Vec<u8>,
-}
-
-impl<T: szp::SzpFloat> Part<T> {
-    fn new(tiles: &[szp::interp::Tile], lo: usize, hi: usize) -> Self {
-        use szp::interp;
-        let m = interp::MAX_TILE_LEN;
-        let tiles: Vec<_> = tiles
-            .iter()
-            .map(|t| interp::Tile {
-                offset: t.offset - lo,
-                ..*t
-            })
-            .collect();
-        let cap = tiles
-            .iter()
-            .map(|t| interp::max_tile_bytes(t.len(), size_of::<T>()))
-            .sum();
-        Part {
-            lo,
-            hi,
-            tiles,
-            bytes: vec![0u8; cap],
-            ends: Vec::new(),
-            xt: vec![T::default(); m],
-            dt: vec![T::default(); m],
-            outl: vec![T::default(); m],
-            codes: vec![0i32; m],
-            levels: vec![0i64; interp::LEVELS_SCRATCH],
-            coded: vec![0u8; entropy::encode_buffer_len(interp::PIECE)],
-        }
-    }
-
-    fn encode(&mut self, x: &[T], step: f64, eb: f64) -> Result<(), String> {
-        use szp::interp::{self, TileScratch};
-        let x = &x[self.lo..self.hi];
-        self.ends.clear();
-        let mut pos = 0;
-        for t in &self.tiles {
-            let n = t.len();
-            let mut j = 0;
-            for a in 0..t.dims[0] {
-                for b in 0..t.dims[1] {
-                    let s = t.offset + a * t.strides[0] + b * t.strides[1];
-                    self.xt[j..j + t.dims[2]].copy_from_slice(&x[s..s + t.dims[2]]);
-                    j += t.dims[2];
-                }
-            }
-            let sc = TileScratch {
-                decoded: &mut self.dt,
-                codes: &mut self.codes,
-                outliers: &mut self.outl,
-                levels: &mut self.levels,
-                coded: &mut self.coded,
-            };
-            pos += interp::encode_tile(&self.xt[..n], t.dims, step, eb, sc, &mut self.bytes[pos..])
-                .map_err(|e| e.to_string())?;
-            self.ends.push(pos);
-        }
-        Ok(())
-    }
-
-    fn decode(&mut self, step: f64, out: &mut [T]) -> Result<(), String> {
-        let mut start = 0;
-        for (t, &end) in self.tiles.iter().zip(&self.ends) {
-            szp::interp::decode_tile(
-                &self.bytes[start..end],
-                t,
-                step,
-                out,
-                &mut self.codes,
-                &mut self.levels,
-            )
-            .map_err(|e| e.to_string())?;
-            start = end;
-        }
-        Ok(())
-    }
-}
-
-/// `--one FILE REL`: the core tile codec alone on one field (dims from its name) at one
-/// relative bound; prints `ratio=… enc_gbs=… dec_gbs=…` (what `scripts/ratio-study.py` reads).
-fn one(path: &str, rel: f64) -> Result<(), String> {
-    let p = std::path::Path::new(path);
-    let dims = dims_of(p);
-    let raw = std::fs::read(p).map_err(|e| e.to_string())?;
-    let f64s = p.extension().and_then(|s| s.to_str()) == Some("f64");
-    let r = if f64s {
-        let x: Vec<f64> = raw
-            .chunks_exact(8)
-            .map(|c| f64::from_le_bytes(c.try_into().unwrap_or_default()))
-            .collect();
-        let (lo, hi) = x
-            .iter()
-            .fold((f64::MAX, f64::MIN), |(a, b), &v| (a.min(v), b.max(v)));
-        core_codec(&x, &dims, rel * (hi - lo))?
-    } else {
-        let x: Vec<f32> = raw
-            .chunks_exact(4)
-            .map(|c| f32::from_le_bytes(c.try_into().unwrap_or_default()))
-            .collect();
-        let (lo, hi) = x.iter().fold((f64::MAX, f64::MIN), |(a, b), &v| {
-            (a.min(f64::from(v)), b.max(f64::from(v)))
-        });
-        core_codec(&x, &dims, rel * (hi - lo))?
-    };
-    println!(
-        "ratio={} enc_gbs={} dec_gbs={}",
-        raw.len() as f64 / r.0 as f64,
-        r.1,
-        r.2
+    use szp::tiled::{self, Scratch};
+    let shape: Vec<u64> = dims.iter().map(|&d| d as u64).collect();
+    let cfg = szp::Config::abs(eb)
+        .with_layout(szp::Layout::Interp)
+        .with_shape(szp::Shape::new(&shape).map_err(|e| e.to_string())?);
+    let plan = tiled::plan(x, &cfg).map_err(|e| e.to_string())?;
+    let l = tiled::scratch_lens(plan.max_tile_len());
+    let z = T::default();
+    let (mut v, mut d, mut o) = (vec![z; l.values], vec![z; l.values], vec![z; l.values]);
+    let (mut c, mut lv, mut cd) = (
+        vec![0i32; l.codes],
+        vec![0i64; l.levels],
+        vec![0u8; l.coded],
     );
-    Ok(())
+    let mut out = vec![0u8; plan.worst_len(x).map_err(|e| e.to_string())?];
+    let mut len = 0;
+    let enc_s = best(|| {
+        let mut s = Scratch {
+            values: &mut v,
+            decoded: &mut d,
+            outliers: &mut o,
+            codes: &mut c,
+            levels: &mut lv,
+            coded: &mut cd,
+        };
+        len = tiled::compress(x, &cfg, &mut s, &mut out).expect("compress");
+    });
+    let mut back = vec![z; x.len()];
+    let dec_s = best(|| {
+        tiled::decompress(
+            &out[..len],
+            &mut back,
+            &mut c,
+            &mut lv,
+            szp::Verify::Checksums,
+        )
+        .expect("decompress");
+    });
+    let bound = szp::header(&out[..len]).map_err(|e| e.to_string())?.bound();
+    if x.iter()
+        .zip(&back)
+        .any(|(a, b)| (a.to_f64() - b.to_f64()).abs() > bound)
+    {
+        return Err("bound missed".into());
+    }
+    let gb = std::mem::size_of_val(x) as f64 / 1e9;
+    Ok((len, gb / enc_s, gb / dec_s))
 }
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
-    if args.get(1).map(String::as_str) == Some("--one") {
-        let rel = args.get(3).and_then(|r| r.parse().ok()).unwrap_or(1e-3);
-        if let Err(e) = one(args.get(2).map_or("", String::as_str), rel) {
-            eprintln!("interp_study: {e}");
-            std::process::exit(1);
-        }
-        return;
-    }
     let dir = args.get(1).map_or("/work/shared/data", String::as_str);
     let csv = args
         .get(2)

@@ -331,9 +331,13 @@ pub fn szp_decode_untrusted(data: &[u8]) {
 /// `szp_interp_tile`: the interpolation tile codec (`szp::interp`) on a small tile of
 /// arbitrary values (NaN, ±inf, huge and subnormal included) under an arbitrary bound and
 /// shape: decoding the tile's bytes gives exactly what the encoder said the decoder would
-/// have, every finite value within the bound, every other value's bits back; then the bytes
-/// damaged (one byte changed, cut short) and the fuzz input itself as tile bytes decode to an
-/// error or to values, never a panic.
+/// have, every finite value within the bound (a missing value decodes to its stand-in); then
+/// the bytes damaged (one byte changed, cut short) and the fuzz input itself as tile bytes
+/// decode to an error or to values, never a panic. Then the same values as an archive of the
+/// interpolation layout (`szp::tiled`, the tile's dims as the shape): the core's serial codec
+/// and the facade on two threads write the same bytes, which decode within the bound with
+/// every missing value's bits back; the archive damaged (a byte changed, cut short, the CRCs
+/// skipped or not) decodes to an error or values, never a panic.
 pub fn szp_interp_tile(data: &[u8]) {
     let mut b = Bytes(data);
     let head = b.u8();
@@ -344,7 +348,7 @@ pub fn szp_interp_tile(data: &[u8]) {
     }
 }
 
-fn interp_tile<T: fzpack_core::szp::SzpFloat>(b: &mut Bytes<'_>, head: u8) {
+fn interp_tile<T: fzpack::Element>(b: &mut Bytes<'_>, head: u8) {
     use fzpack_core::szp::entropy;
     use fzpack_core::szp::interp::{self, Tile, TileScratch};
     let dims = [
@@ -409,6 +413,65 @@ fn interp_tile<T: fzpack_core::szp::SzpFloat>(b: &mut Bytes<'_>, head: u8) {
     let _ = interp::decode_tile(&bad, &tile, step, &mut out, &mut codes, &mut levels);
     let _ = interp::decode_tile(&bytes[..k], &tile, step, &mut out, &mut codes, &mut levels);
     let _ = interp::decode_tile(b.0, &tile, step, &mut out, &mut codes, &mut levels);
+    tiled_archive(&x, dims, bound, head);
+}
+
+/// The interpolation layout's archive of `x` (shape `dims`, ABS `bound`): see
+/// [`szp_interp_tile`].
+fn tiled_archive<T: fzpack::Element>(x: &[T], dims: [usize; 3], bound: f64, head: u8) {
+    use fzpack_core::szp::tiled::{self, Scratch};
+    use fzpack_core::szp::{Config, Layout, Shape, Verify};
+    let shape = Shape::new(&dims.map(|d| d as u64)).expect("a shape");
+    let cfg = Config::abs(bound)
+        .with_layout(Layout::Interp)
+        .with_shape(shape);
+    let Ok(plan) = tiled::plan(x, &cfg) else {
+        // only a bound the step cannot represent is refused
+        assert!(!(2.0 * bound).is_finite() || bound * (1.0 - 1.0 / 1024.0) <= 0.0);
+        return;
+    };
+    let l = tiled::scratch_lens(plan.max_tile_len());
+    let z = T::default();
+    let (mut v, mut d, mut o) = (vec![z; l.values], vec![z; l.values], vec![z; l.values]);
+    let (mut c, mut lv, mut cd) = (vec![0i32; l.codes], vec![0i64; l.levels], vec![0u8; l.coded]);
+    let mut s = Scratch {
+        values: &mut v,
+        decoded: &mut d,
+        outliers: &mut o,
+        codes: &mut c,
+        levels: &mut lv,
+        coded: &mut cd,
+    };
+    let mut a = vec![0u8; plan.worst_len(x).expect("worst length")];
+    let len = tiled::compress(x, &cfg, &mut s, &mut a).expect("compress");
+    a.truncate(len);
+    let par = test_parallel();
+    let facade = fzpack::szp::Encoder::new(&cfg)
+        .threads(&par)
+        .to_vec(x)
+        .expect("facade compress");
+    assert!(facade == a, "the facade's bytes differ from the core's");
+    let mut out = vec![z; x.len()];
+    tiled::decompress(&a, &mut out, &mut c, &mut lv, Verify::Checksums).expect("decompress");
+    for (i, (o, v)) in out.iter().zip(x).enumerate() {
+        if v.to_f64().is_finite() {
+            let e = (o.to_f64() - v.to_f64()).abs();
+            assert!(e <= bound, "archive: bound missed at {i}");
+        } else {
+            assert_eq!(o.bits(), v.bits(), "archive: missing value {i} changed");
+        }
+    }
+    let k = usize::from(head) * 7 % a.len();
+    let mut bad = a.clone();
+    bad[k] ^= head | 1;
+    for verify in [Verify::Checksums, Verify::Skip] {
+        let _ = tiled::decompress(&bad, &mut out, &mut c, &mut lv, verify);
+        let _ = tiled::decompress(&a[..k], &mut out, &mut c, &mut lv, verify);
+    }
+    let _ = fzpack::szp::Decoder::new()
+        .threads(&par)
+        .verify(Verify::Skip)
+        .to_vec::<T>(&bad);
 }
 
 /// A version 3 archive of 300 values (f32 or f64 as `data[0]` says) whose extension is

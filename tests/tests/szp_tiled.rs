@@ -284,3 +284,77 @@ fn compressed_domain_operations_refuse_the_layout_by_name() {
         }
     }
 }
+
+/// The layout's bytes are frozen: archives written now (f32 2-D with missing values at an
+/// ABS bound, f64 3-D at a NOA bound, f32 1-D across two tiles) are reproduced byte for byte
+/// by the core's serial codec and by the facade on two threads, and decode within their
+/// bounds. `FZPACK_BLESS=1` rewrites them (a format change: bump the version instead).
+#[test]
+fn golden_interp_archives_are_stable() {
+    let dir = fzpack_tests::vectors::workspace_root().join("tests/golden/szp");
+    let f = field(120, 150, true);
+    let x32: Vec<f32> = f.iter().map(|&v| v as f32).collect();
+    let x64: Vec<f64> = field(30, 600, false);
+    let long: Vec<f32> = (0..70_000)
+        .map(|i| ((i as f32) * 0.002).sin() * 9.0 + ((i * 7919) % 13) as f32 * 1e-3)
+        .collect();
+    let par = Parallel::with_threads(2).unwrap().min_chunk_bytes(4096);
+    let cases: Vec<(&str, Vec<u8>, Vec<u8>)> = vec![
+        {
+            let cfg = cfg_interp(Config::abs(1e-2), &[120, 150]);
+            let a = core_compress(&x32, &cfg).unwrap();
+            (
+                "interp_missing_f32_2d.v3.szp",
+                a,
+                Encoder::new(&cfg).threads(&par).to_vec(&x32).unwrap(),
+            )
+        },
+        {
+            let cfg = cfg_interp(Config::noa(1e-4), &[30, 20, 30]);
+            let a = core_compress(&x64, &cfg).unwrap();
+            (
+                "interp_noa_f64_3d.v3.szp",
+                a,
+                Encoder::new(&cfg).threads(&par).to_vec(&x64).unwrap(),
+            )
+        },
+        {
+            let cfg = Config::abs(1e-3).with_layout(Layout::Interp);
+            let a = core_compress(&long, &cfg).unwrap();
+            (
+                "interp_f32_1d.v3.szp",
+                a,
+                Encoder::new(&cfg).threads(&par).to_vec(&long).unwrap(),
+            )
+        },
+    ];
+    for (name, bytes, facade) in cases {
+        assert!(
+            bytes == facade,
+            "{name}: the facade's bytes differ from the core's"
+        );
+        let path = dir.join(name);
+        if std::env::var_os("FZPACK_BLESS").is_some() {
+            std::fs::write(&path, &bytes).unwrap();
+        }
+        let want = std::fs::read(&path)
+            .unwrap_or_else(|e| panic!("{}: {e} (FZPACK_BLESS=1 writes it)", path.display()));
+        assert!(want == bytes, "{name}: archive bytes changed");
+        assert_eq!(
+            (want[4], want[6]),
+            (3, LAYOUT_INTERP),
+            "{name}: version, layout"
+        );
+        match szp::header(&want).unwrap().dtype {
+            szp::DType::F32 => {
+                let y: Vec<f32> = fz::decompress(&want).unwrap();
+                let x = if name.contains("1d") { &long } else { &x32 };
+                check_bound(x, &y, &want);
+            }
+            szp::DType::F64 => {
+                let y: Vec<f64> = fz::decompress(&want).unwrap();
+                check_bound(&x64, &y, &want);
+            }
+        }
+    }
+}
