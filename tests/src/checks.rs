@@ -433,7 +433,11 @@ fn tiled_archive<T: fzpack::Element>(x: &[T], dims: [usize; 3], bound: f64, head
     let l = tiled::scratch_lens(plan.max_tile_len());
     let z = T::default();
     let (mut v, mut d, mut o) = (vec![z; l.values], vec![z; l.values], vec![z; l.values]);
-    let (mut c, mut lv, mut cd) = (vec![0i32; l.codes], vec![0i64; l.levels], vec![0u8; l.coded]);
+    let (mut c, mut lv, mut cd) = (
+        vec![0i32; l.codes],
+        vec![0i64; l.levels],
+        vec![0u8; l.coded],
+    );
     let mut s = Scratch {
         values: &mut v,
         decoded: &mut d,
