@@ -63,8 +63,10 @@ pub const MAX_CODE: i32 = 1 << 24;
 pub const OUTLIER: i32 = MAX_CODE;
 
 /// Tile edges by the rank of the (folded) array: 65536 values in 1-D, 256 × 256 in 2-D,
-/// 64 × 64 × 64 in 3-D. Tiles are independent (parallel, random access); within these sizes
-/// tiling costs 1–6 % of ratio against whole-array prediction in the study.
+/// 64 × 64 × 64 in 3-D, where every dimension is longer than its edge ([`tile_edges`] gives a
+/// short dimension whole and its share of the tile to the long ones). Tiles are independent
+/// (parallel, random access); within these sizes tiling costs 1–6 % of ratio against
+/// whole-array prediction in the study.
 pub const TILE_EDGE: [usize; 3] = [65536, 256, 64];
 
 /// The largest tile in values (`64³`): scratch for one tile never exceeds it.
@@ -150,20 +152,43 @@ pub fn rank(folded: [usize; 3]) -> usize {
     folded.iter().filter(|&&d| d > 1).count().max(1)
 }
 
-/// The tile edge of an array of folded dimensions `dims` ([`TILE_EDGE`] by rank).
-pub fn tile_edge(dims: [usize; 3]) -> usize {
-    let [e1, e2, e3] = TILE_EDGE;
-    match rank(dims) {
-        1 => e1,
-        2 => e2,
-        _ => e3,
+/// The tile edges of an array of folded dimensions `dims`: with `E` = [`TILE_EDGE`] of its
+/// rank `r` and the budget `E^r` values, a dimension of length 1 has edge 1, one of length
+/// at most `E` is whole (edge = its length), and the `k` longer ones share what is left of
+/// the budget: each gets the largest power of two `≤ (E^r / Π whole lengths)^(1/k)` (so at
+/// least `E`; 3-D tiles of three long dimensions stay `E`). A `27408 × 3 × 13` array gets
+/// tiles of `4096 × 3 × 13` values, where fixed edges would cut 429 tiles of 2496.
+pub fn tile_edges(dims: [usize; 3]) -> [usize; 3] {
+    let r = rank(dims);
+    let base = TILE_EDGE.get(r - 1).copied().unwrap_or(64);
+    let budget = base.pow(r as u32);
+    let (mut long, mut whole) = (0u32, 1usize);
+    for &n in &dims {
+        if n > base {
+            long += 1;
+        } else {
+            whole *= n.max(1);
+        }
     }
+    let b = (budget / whole).max(1);
+    let share = match long {
+        0 | 1 => b,
+        2 => b.isqrt(),
+        _ => base,
+    };
+    let edge = 1usize << (usize::BITS - 1 - share.max(1).leading_zeros());
+    dims.map(|n| if n > base { edge.min(n) } else { n.max(1) })
 }
 
 /// The number of tiles along each dimension of folded dimensions `dims`.
 fn tile_counts(dims: [usize; 3]) -> [usize; 3] {
-    let edge = tile_edge(dims);
-    dims.map(|d| d.div_ceil(edge))
+    let e = tile_edges(dims);
+    [0, 1, 2].map(|d| {
+        dims.get(d)
+            .copied()
+            .unwrap_or(1)
+            .div_ceil(e.get(d).copied().unwrap_or(1))
+    })
 }
 
 /// The number of tiles of folded dimensions `dims` ([`tiles`]); `None` on overflow.
@@ -176,23 +201,23 @@ pub fn tile_count(dims: [usize; 3]) -> Option<usize> {
 /// tile's offset and strides are those of the whole C-order array (the product of `dims`
 /// must fit `usize`: [`fold`] checks it).
 pub fn tile_at(dims: [usize; 3], t: usize) -> Option<Tile> {
-    let edge = tile_edge(dims);
+    let [e0, e1, e2] = tile_edges(dims);
     let [n0, n1, n2] = dims;
     let [_, c1, c2] = tile_counts(dims);
     if t >= tile_count(dims)? {
         return None;
     }
-    let (o0, o1, o2) = (t / (c1 * c2) * edge, t / c2 % c1 * edge, t % c2 * edge);
+    let (o0, o1, o2) = (t / (c1 * c2) * e0, t / c2 % c1 * e1, t % c2 * e2);
     let strides = [n1 * n2, n2, 1];
     Some(Tile {
-        dims: [edge.min(n0 - o0), edge.min(n1 - o1), edge.min(n2 - o2)],
+        dims: [e0.min(n0 - o0), e1.min(n1 - o1), e2.min(n2 - o2)],
         strides,
         offset: o0 * strides[0] + o1 * strides[1] + o2,
     })
 }
 
 /// The tiles of a C-order array of folded dimensions `dims` (a contiguous slice), in C order of
-/// their origins: edges [`TILE_EDGE`] by rank, the last tile along a dimension shorter.
+/// their origins: edges [`tile_edges`], the last tile along a dimension shorter.
 pub fn tiles(dims: [usize; 3]) -> impl Iterator<Item = Tile> {
     (0..tile_count(dims).unwrap_or(0)).filter_map(move |t| tile_at(dims, t))
 }
@@ -203,13 +228,13 @@ pub fn tiles(dims: [usize; 3]) -> impl Iterator<Item = Tile> {
 /// values per slab (the last slab may be shorter). Slabs let a parallel decoder hand each
 /// task a disjoint part of the output.
 pub fn slab(dims: [usize; 3]) -> (usize, usize) {
-    let edge = tile_edge(dims);
+    let [e0, e1, e2] = tile_edges(dims);
     let [_, c1, c2] = tile_counts(dims);
     let [_, n1, n2] = dims;
     match rank(dims) {
-        1 => (1, edge),
-        2 => (c2, edge.saturating_mul(n2)),
-        _ => (c1 * c2, edge.saturating_mul(n1).saturating_mul(n2)),
+        1 => (1, e2),
+        2 => (c2, e1.saturating_mul(n2)),
+        _ => (c1 * c2, e0.saturating_mul(n1).saturating_mul(n2)),
     }
 }
 
@@ -1332,8 +1357,22 @@ mod tests {
         assert_eq!(fold(&[]), Some([1, 1, 1]));
         assert_eq!(fold(&[1, 1]), Some([1, 1, 1]));
         assert_eq!(fold(&[3, 1, 4, 1, 5, 9]), Some([12, 5, 9]));
+        // short dimensions whole, the long ones sharing the budget
+        assert_eq!(tile_edges([1, 721, 1440]), [1, 256, 256]);
+        assert_eq!(tile_edges([27408, 3, 13]), [4096, 3, 13]);
+        assert_eq!(tile_edges([1, 100_000, 3]), [1, 16384, 3]);
+        assert_eq!(tile_edges([1, 300, 3]), [1, 300, 3]);
+        assert_eq!(tile_edges([36, 64, 128]), [36, 64, 64]);
+        assert_eq!(tile_edges([1, 1, 140_000]), [1, 1, 65536]);
+        assert_eq!(tile_edges([1, 1, 1]), [1, 1, 1]);
         let mut seen = [0u8; 310_000];
-        for dims in [[1, 1, 140_000], [1, 300, 520], [66, 65, 70]] {
+        for dims in [
+            [1, 1, 140_000],
+            [1, 300, 520],
+            [66, 65, 70],
+            [5000, 3, 13],
+            [1, 90_000, 3],
+        ] {
             let n = dims[0] * dims[1] * dims[2];
             let seen = &mut seen[..n];
             seen.fill(0);
