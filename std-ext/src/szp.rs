@@ -44,6 +44,28 @@
 //! with `cfg.with_layout(Layout::Fzgm)`, or with [`Config::stage_compatible`] (the stage's
 //! quantizer and its layout). Every decoder reads both.
 //!
+//! [`Layout::Interp`] is built for ratio (SZ3-class, at a fraction of the block layouts'
+//! speed): values predicted from their neighbours' decoded values across the array's shape,
+//! the differences entropy-coded (`docs/guide.md`; [`tiled`]). Give the shape:
+//!
+//! ```
+//! use fzpack::szp::{self, Config, Layout, Shape};
+//!
+//! let (rows, cols) = (300usize, 400usize);
+//! let data: Vec<f32> = (0..rows * cols)
+//!     .map(|i| ((i / cols) as f32 * 0.02).sin() * 10.0 + ((i % cols) as f32 * 0.01).cos())
+//!     .collect();
+//! let cfg = Config::noa(1e-3)
+//!     .with_layout(Layout::Interp)
+//!     .with_shape(Shape::new(&[rows as u64, cols as u64])?);
+//! let archive = szp::compress(&data, &cfg)?;
+//! let back: Vec<f32> = szp::decompress(&archive)?;
+//! let bound = szp::header(&archive)?.bound();
+//! assert!(data.iter().zip(&back).all(|(a, b)| (a - b).abs() as f64 <= bound));
+//! assert!(archive.len() * 4 < szp::compress(&data, &Config::noa(1e-3))?.len());
+//! # Ok::<(), fzpack::Error>(())
+//! ```
+//!
 //! # How the threads split the work
 //!
 //! The parallel encoder and decoder are the core's one archive driver ([`engine`]) with a
