@@ -985,8 +985,12 @@ fn get_piece(bytes: &[u8], piece: &mut [i32], levels: &mut [i64]) -> Result<(), 
             if get_chunk(bytes, 1, lv)? != bytes.len() {
                 return Err(BAD);
             }
+            // the range check as one branch-free pass, then the narrowing (both vectorize)
+            if !lv.iter().fold(true, |a, &l| a & (l == i64::from(l as i32))) {
+                return Err(BAD);
+            }
             for (c, &l) in piece.iter_mut().zip(lv.iter()) {
-                *c = i32::try_from(l).map_err(|_| BAD)?;
+                *c = l as i32;
             }
         }
         Some(&PIECE_RUNS) => {
