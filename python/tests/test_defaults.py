@@ -36,7 +36,9 @@ def test_numpy_api_requires_a_bound():
         with pytest.raises(TypeError, match=REQUIRED):
             f(X, eb=None, mode="noa")
     # The native module states the same signature.
-    assert fzpack._fzpack.szp_compress.__text_signature__.replace('"', "'") == "(arr, eb, mode='abs', block_size=128)"
+    assert fzpack._fzpack.szp_compress.__text_signature__.replace('"', "'") == (
+        "(arr, eb, mode='abs', block_size=128, layout='heads')"
+    )
     with pytest.raises(TypeError):
         fzpack._fzpack.szp_compress(X)
     # The default mode is "abs": the bound is absolute.
