@@ -59,17 +59,18 @@ def check_mode(mode) -> str:
     return m
 
 
-#: SZP_LAYOUTS (from the native module): the SZp layouts every SZp front end accepts by name
-#: (case-insensitive), ``layout=`` of ``szp_compress`` and of the numcodecs and Zarr codecs:
-#: ``"heads"`` (the default: block heads stored apart, the fastest), ``"fzgm"`` (the
-#: FZGPUModules stage layout) and ``"interp"`` (values predicted by interpolation across the
-#: array's dimensions, entropy-coded: several times smaller on smooth fields, several times
-#: slower). Anything else raises :class:`Error` (a ``ValueError``) listing them.
+# SZP_LAYOUTS (from the native module): the SZp layouts every SZp front end accepts by name
+# (case-insensitive), ``layout=`` of ``szp_compress`` and of the numcodecs and Zarr codecs:
+# ``"heads"`` (the default: block heads stored apart, the fastest), ``"fzgm"`` (the
+# FZGPUModules stage layout) and ``"interp"`` (values predicted by interpolation across the
+# array's dimensions, entropy-coded: 2-4x smaller than ``"heads"`` on smooth grids at 1e-3 of
+# the range, about 10x slower to compress). Anything else raises :class:`Error` (a
+# ``ValueError``) listing them.
 
 
 def check_layout(layout) -> str:
     """``layout`` lower-cased if it is one of :data:`SZP_LAYOUTS`; else :class:`Error` listing
-    them (the message of the native module, which checks the same rule)."""
+    them (the native module checks the same rule against the same names)."""
     name = str(layout).lower()
     if name not in SZP_LAYOUTS:
         names = ", ".join(f'"{n}"' for n in SZP_LAYOUTS)
