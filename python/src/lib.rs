@@ -102,7 +102,7 @@ fn layout_names() -> String {
         .join(", ")
 }
 
-/// The layout of a name (case-insensitive; the same rule and message as
+/// The layout of a name (case-insensitive; the same rule and list of names as
 /// `fzpack.check_layout`).
 fn parse_layout(name: &str) -> PyResult<Layout> {
     let lower = name.to_ascii_lowercase();
