@@ -10,7 +10,9 @@ works in any process (Zarr v2 arrays, ``numcodecs.zarr3`` wrappers, xarray, ...)
 returns ``bytes``; ``decode`` returns an array of the encoded shape for SZp (1-D for PERNIX), or
 fills ``out``. SZp keeps NaN and infinities exactly (missing values), every finite value within
 the bound. The bound ``eb`` is required: ``SZp()`` and a configuration without ``"eb"`` raise
-``TypeError``.
+``TypeError``. ``layout`` picks the SZp layout (:data:`fzpack.SZP_LAYOUTS`; ``"interp"`` for the
+best ratio, predicting across the chunk's dimensions: each chunk's shape goes into its archive);
+a configuration without it means ``"heads"``.
 """
 
 from __future__ import annotations
@@ -31,13 +33,16 @@ class SZp(Codec):
     Args:
         eb: the bound, finite and > 0.
         mode: ``"abs"`` or ``"noa"``.
-        block_size: values per SZp block, 1..=4096.
+        block_size: values per SZp block, 1..=4096 (``"interp"`` ignores it).
+        layout: one of :data:`fzpack.SZP_LAYOUTS` (default ``"heads"``, the fastest;
+            ``"interp"``, the smallest).
     """
 
     codec_id = "fzpack_szp"
 
-    def __init__(self, eb: float, mode: str = "abs", block_size: int = 128):
+    def __init__(self, eb: float, mode: str = "abs", block_size: int = 128, layout: str = "heads"):
         mode = fzpack.check_mode(mode)
+        self.layout = fzpack.check_layout(layout)
         eb = float(fzpack.require_bound(eb))
         if not (np.isfinite(eb) and eb > 0):
             raise fzpack.Error(f"invalid argument: eb must be finite and > 0, got {eb}")
@@ -55,7 +60,9 @@ class SZp(Codec):
         return cls(**config)
 
     def encode(self, buf):
-        return fzpack.szp_compress(ensure_ndarray(buf), self.eb, self.mode, self.block_size)
+        return fzpack.szp_compress(
+            ensure_ndarray(buf), self.eb, self.mode, self.block_size, self.layout
+        )
 
     def decode(self, buf, out=None):
         dec = fzpack.szp_decompress(ensure_contiguous_ndarray(buf))
@@ -64,10 +71,19 @@ class SZp(Codec):
         return dec
 
     def get_config(self):
-        return {"id": self.codec_id, "eb": self.eb, "mode": self.mode, "block_size": self.block_size}
+        return {
+            "id": self.codec_id,
+            "eb": self.eb,
+            "mode": self.mode,
+            "block_size": self.block_size,
+            "layout": self.layout,
+        }
 
     def __repr__(self):
-        return f"SZp(eb={self.eb!r}, mode={self.mode!r}, block_size={self.block_size})"
+        return (
+            f"SZp(eb={self.eb!r}, mode={self.mode!r}, block_size={self.block_size}, "
+            f"layout={self.layout!r})"
+        )
 
 
 class PERNIX(Codec):

@@ -16,8 +16,13 @@ Missing values need nothing special: NaN and infinities are stored exactly (ever
 within the bound), so xarray's default NaN ``fill_value`` (which zarr puts in the part of an
 edge chunk outside the array) and NaN-masked fields (land in an ocean field) just work.
 
+``layout`` picks the SZp layout (:data:`fzpack.SZP_LAYOUTS`): ``"heads"`` (the default, the
+fastest) or ``"interp"`` (the best ratio: each chunk is predicted across its dimensions, so
+square-ish chunks of the real dimensions compress best), or ``"fzgm"``.
+
 The array's ``zarr.json`` then names the codec ``"fzpack_szp"`` with configuration
-``{"eb", "mode", "block_size"}``; fzpack registers that name with zarr's codec registry
+``{"eb", "mode", "block_size", "layout"}`` (a configuration without ``"layout"`` means
+``"heads"``); fzpack registers that name with zarr's codec registry
 through the ``zarr.codecs`` entry point, so ``zarr.open_array("data.zarr")`` in a fresh
 process decodes the array from its metadata alone. Each chunk is one fzpack SZp archive
 (``docs/szp-archive.md``); with ``mode="noa"`` the bound is relative to each chunk's range.
@@ -66,7 +71,8 @@ class SZp(ArrayBytesCodec, metaclass=_SerializerOnly):
     Args:
         eb: the error bound, finite and > 0.
         mode: ``"abs"`` or ``"noa"`` (relative to each chunk's value range).
-        block_size: values per SZp block, 1..=4096.
+        block_size: values per SZp block, 1..=4096 (``"interp"`` ignores it).
+        layout: one of :data:`fzpack.SZP_LAYOUTS` (default ``"heads"``).
     """
 
     is_fixed_size = False
@@ -74,15 +80,20 @@ class SZp(ArrayBytesCodec, metaclass=_SerializerOnly):
     eb: float
     mode: str
     block_size: int
+    layout: str
 
-    def __init__(self, eb: float, mode: str = "abs", block_size: int = 128) -> None:
+    def __init__(
+        self, eb: float, mode: str = "abs", block_size: int = 128, layout: str = "heads"
+    ) -> None:
         mode = fzpack.check_mode(mode)
+        layout = fzpack.check_layout(layout)
         eb = float(fzpack.require_bound(eb))
         if not (np.isfinite(eb) and eb > 0):
             raise fzpack.Error(f"invalid argument: eb must be finite and > 0, got {eb}")
         object.__setattr__(self, "eb", eb)
         object.__setattr__(self, "mode", mode)
         object.__setattr__(self, "block_size", int(block_size))
+        object.__setattr__(self, "layout", layout)
 
     @classmethod
     def from_dict(cls, data: dict) -> Self:
@@ -95,7 +106,12 @@ class SZp(ArrayBytesCodec, metaclass=_SerializerOnly):
     def to_dict(self) -> dict:
         return {
             "name": CODEC_NAME,
-            "configuration": {"eb": self.eb, "mode": self.mode, "block_size": self.block_size},
+            "configuration": {
+                "eb": self.eb,
+                "mode": self.mode,
+                "block_size": self.block_size,
+                "layout": self.layout,
+            },
         }
 
     def validate(self, *, shape, dtype, chunk_grid) -> None:
@@ -119,7 +135,7 @@ class SZp(ArrayBytesCodec, metaclass=_SerializerOnly):
 
     async def _encode_single(self, chunk_array: NDBuffer, chunk_spec: ArraySpec) -> Buffer | None:
         arr = chunk_array.as_numpy_array()
-        out = fzpack.szp_compress(arr, self.eb, self.mode, self.block_size)
+        out = fzpack.szp_compress(arr, self.eb, self.mode, self.block_size, self.layout)
         return chunk_spec.prototype.buffer.from_bytes(out)
 
     def compute_encoded_size(self, input_byte_length: int, _chunk_spec: ArraySpec) -> int:

@@ -83,7 +83,51 @@ fn bytes_of<'a>(buf: &'a PyReadonlyArray1<'_, u8>) -> PyResult<&'a [u8]> {
         .map_err(|_| err("the archive buffer must be contiguous"))
 }
 
-fn szp_config(eb: f64, mode: &str, block_size: u32) -> PyResult<Config> {
+/// The SZp layouts Python accepts, by the names `szp_compress(..., layout=NAME)`, the codecs'
+/// configurations and `szp_header(buf)["layout"]` use (the CLI's `--layout` names), exported
+/// as `fzpack.SZP_LAYOUTS` in this order. `"heads"` (the block-head layout) is the default;
+/// `"fzgm"` is the FZGPUModules stage layout; `"interp"` predicts across the array's
+/// dimensions for ratio (smaller archives, slower).
+const LAYOUTS: [(&str, Layout); 3] = [
+    ("heads", Layout::Heads),
+    ("fzgm", Layout::Fzgm),
+    ("interp", Layout::Interp),
+];
+
+fn layout_names() -> String {
+    LAYOUTS
+        .iter()
+        .map(|(n, _)| format!("{n:?}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The layout of a name (case-insensitive; the same rule and list of names as
+/// `fzpack.check_layout`).
+fn parse_layout(name: &str) -> PyResult<Layout> {
+    let lower = name.to_ascii_lowercase();
+    LAYOUTS
+        .iter()
+        .find(|(n, _)| *n == lower)
+        .map(|&(_, l)| l)
+        .ok_or_else(|| {
+            err(format!(
+                "invalid argument: layout must be one of {} (fzpack.SZP_LAYOUTS, \
+                 case-insensitive), got {name:?}",
+                layout_names()
+            ))
+        })
+}
+
+/// The name of a header's layout code (`"unknown"` for a code this build does not read).
+fn layout_name(code: u8) -> &'static str {
+    LAYOUTS
+        .iter()
+        .find(|(_, l)| Layout::from_code(code) == Some(*l))
+        .map_or("unknown", |(n, _)| n)
+}
+
+fn szp_config(eb: f64, mode: &str, block_size: u32, layout: Layout) -> PyResult<Config> {
     let cfg = match mode.to_ascii_lowercase().as_str() {
         "abs" => Config::abs(eb),
         "noa" => Config::noa(eb),
@@ -95,9 +139,14 @@ fn szp_config(eb: f64, mode: &str, block_size: u32) -> PyResult<Config> {
             )));
         }
     };
-    // The block-head layout: smaller archives (1.02-2.5x the stage layout on the shared
-    // fields) at the same speed; every reader decodes both (the layout is in the header).
-    Ok(cfg.with_block_size(block_size).with_layout(Layout::Heads))
+    // The interpolation layout has no blocks and ignores the block size; it is still checked,
+    // so one argument means the same in every layout.
+    if !(1..=fzpack::szp::MAX_BLOCK_SIZE).contains(&block_size) {
+        return Err(err(fzpack::Error::from(
+            fzpack::szp::Error::InvalidBlockSize,
+        )));
+    }
+    Ok(cfg.with_block_size(block_size).with_layout(layout))
 }
 
 /// Runs `f` with the GIL released and turns its error into `fzpack.Error`.
@@ -112,18 +161,19 @@ fn to_bytes<'py>(py: Python<'py>, v: Vec<u8>) -> Bound<'py, PyBytes> {
     PyBytes::new(py, &v)
 }
 
-/// szp_compress(arr, eb, mode="abs", block_size=128) -> bytes
+/// szp_compress(arr, eb, mode="abs", block_size=128, layout="heads") -> bytes
 #[pyfunction]
-#[pyo3(signature = (arr, eb, mode = "abs", block_size = 128))]
+#[pyo3(signature = (arr, eb, mode = "abs", block_size = 128, layout = "heads"))]
 fn szp_compress<'py>(
     py: Python<'py>,
     arr: &Bound<'py, PyAny>,
     eb: f64,
     mode: &str,
     block_size: u32,
+    layout: &str,
 ) -> PyResult<Bound<'py, PyBytes>> {
     let floats = Floats::extract(arr)?;
-    let cfg = szp_config(eb, mode, block_size)?.with_shape(floats.shape()?);
+    let cfg = szp_config(eb, mode, block_size, parse_layout(layout)?)?.with_shape(floats.shape()?);
     let out = match floats {
         Floats::F32(a) => {
             let s = slice(&a)?;
@@ -234,14 +284,7 @@ fn header_dict<'py>(
     d.set_item("shape", shape.dims().to_vec())?;
     d.set_item("missing", h.missing)?;
     d.set_item("missing_count", h.missing_count)?;
-    d.set_item(
-        "layout",
-        match Layout::from_code(h.layout) {
-            Some(Layout::Heads) => "heads",
-            Some(Layout::Fzgm) => "fzgm",
-            _ => "unknown",
-        },
-    )?;
+    d.set_item("layout", layout_name(h.layout))?;
     Ok(d)
 }
 
@@ -332,7 +375,8 @@ fn write_fzm<'py>(
     block_size: u32,
     stage_compatible: bool,
 ) -> PyResult<Bound<'py, PyBytes>> {
-    let mut cfg = szp_config(eb, mode, block_size)?;
+    // `.fzm` holds the stage layout whatever the config says.
+    let mut cfg = szp_config(eb, mode, block_size, Layout::Heads)?;
     if stage_compatible {
         cfg = cfg.stage_compatible();
     }
@@ -387,6 +431,8 @@ fn read_fzm<'py>(py: Python<'py>, buf: PyReadonlyArray1<'py, u8>) -> PyResult<Bo
 fn _fzpack(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("Error", m.py().get_type::<Error>())?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    let names: Vec<&str> = LAYOUTS.iter().map(|(n, _)| *n).collect();
+    m.add("SZP_LAYOUTS", pyo3::types::PyTuple::new(m.py(), names)?)?;
     m.add_function(wrap_pyfunction!(szp_compress, m)?)?;
     m.add_function(wrap_pyfunction!(szp_decompress, m)?)?;
     m.add_function(wrap_pyfunction!(szp_header, m)?)?;

@@ -36,7 +36,9 @@ def test_numpy_api_requires_a_bound():
         with pytest.raises(TypeError, match=REQUIRED):
             f(X, eb=None, mode="noa")
     # The native module states the same signature.
-    assert fzpack._fzpack.szp_compress.__text_signature__.replace('"', "'") == "(arr, eb, mode='abs', block_size=128)"
+    assert fzpack._fzpack.szp_compress.__text_signature__.replace('"', "'") == (
+        "(arr, eb, mode='abs', block_size=128, layout='heads')"
+    )
     with pytest.raises(TypeError):
         fzpack._fzpack.szp_compress(X)
     # The default mode is "abs": the bound is absolute.
@@ -57,7 +59,7 @@ def test_numcodecs_requires_a_bound():
         with pytest.raises(TypeError, match=REQUIRED):
             nc.get_codec(config)
     cfg = nc.get_codec({"id": "fzpack_szp", "eb": 0.5}).get_config()
-    assert cfg == {"id": "fzpack_szp", "eb": 0.5, "mode": "abs", "block_size": 128}
+    assert cfg == {"id": "fzpack_szp", "eb": 0.5, "mode": "abs", "block_size": 128, "layout": "heads"}
 
 
 def test_zarr_requires_a_bound(tmp_path):
@@ -73,7 +75,7 @@ def test_zarr_requires_a_bound(tmp_path):
     for d in ({"name": "fzpack_szp"}, {"name": "fzpack_szp", "configuration": {"mode": "abs"}}):
         with pytest.raises(TypeError, match=REQUIRED):
             m.SZp.from_dict(d)
-    assert m.SZp(0.5).to_dict()["configuration"] == {"eb": 0.5, "mode": "abs", "block_size": 128}
+    assert m.SZp(0.5).to_dict()["configuration"] == {"eb": 0.5, "mode": "abs", "block_size": 128, "layout": "heads"}
     # A zarr.json whose codec lost its bound does not open with a made-up one.
     path = tmp_path / "a.zarr"
     z = zarr.create_array(str(path), shape=(10,), chunks=(10,), dtype="f8", serializer=m.SZp(0.5))

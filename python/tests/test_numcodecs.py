@@ -9,7 +9,10 @@ import numpy as np
 import pytest
 
 import fzpack
-from helpers import FINITE_FIELDS, assert_bound, require_module, run_python
+from helpers import (
+    FINITE_FIELDS, MASKED, assert_bound, assert_missing_kept, finite_range, masked_field,
+    require_module, run_python,
+)
 
 
 
@@ -37,6 +40,8 @@ def test_entry_points_are_registered():
         {"id": "fzpack_szp", "eb": 1e-3, "mode": "abs"},
         {"id": "fzpack_szp", "eb": 0.1 + 0.2, "mode": "noa", "block_size": 32},
         {"id": "fzpack_szp", "eb": 1.2345678901234567e-2, "mode": "abs", "block_size": 4096},
+        {"id": "fzpack_szp", "eb": 1e-3, "mode": "abs", "layout": "interp"},
+        {"id": "fzpack_szp", "eb": 0.1 + 0.2, "mode": "noa", "layout": "fzgm"},
         {"id": "fzpack_pernix", "bits": 12},
         {"id": "fzpack_pernix", "bits": 24, "block_size": 1024},
     ],
@@ -145,3 +150,69 @@ def test_codec_errors_are_fzpack_errors(fz_nc):
     enc = c.encode(np.ones(100))
     with pytest.raises(fzpack.Error, match="truncated"):
         c.decode(enc[:-3])
+
+
+# ---------------------------------------------------------------------------------------------
+# The layout option (fzpack.SZP_LAYOUTS), the interpolation layout per chunk
+# ---------------------------------------------------------------------------------------------
+
+
+def test_layout_in_the_config(nc, fz_nc):
+    # A configuration without "layout" (written before the option) means the block-head layout.
+    c = nc.get_codec({"id": "fzpack_szp", "eb": 0.5})
+    assert c.layout == "heads" and c.get_config()["layout"] == "heads"
+    for name in fzpack.SZP_LAYOUTS:
+        c = nc.get_codec({"id": "fzpack_szp", "eb": 0.5, "layout": name.upper()})
+        assert c.layout == name
+        again = nc.get_codec(json.loads(json.dumps(c.get_config())))
+        assert again == c and again.layout == name
+        assert repr(c) == f"SZp(eb=0.5, mode='abs', block_size=128, layout='{name}')"
+    assert fz_nc.SZp(0.5) != fz_nc.SZp(0.5, layout="interp")
+    with pytest.raises(fzpack.Error, match='layout must be one of "heads", "fzgm", "interp"'):
+        fz_nc.SZp(1e-3, layout="zfp")
+    with pytest.raises(ValueError, match="layout must be one of"):
+        nc.get_codec({"id": "fzpack_szp", "eb": 1e-3, "layout": "sz3"})
+
+
+@pytest.mark.parametrize("layout", ["heads", "fzgm", "interp"])
+def test_codec_writes_its_layout_and_the_chunk_shape(fz_nc, layout):
+    y, x = np.mgrid[0:90, 0:120].astype(np.float64)
+    chunk = (np.sin(x / 9.0) * np.cos(y / 7.0) * 10.0).astype(np.float32)
+    c = fz_nc.SZp(1e-3, layout=layout)
+    enc = c.encode(chunk)
+    h = fzpack.szp_header(enc)
+    assert h["layout"] == layout and h["shape"] == [90, 120]
+    assert enc == fzpack.szp_compress(chunk, 1e-3, layout=layout)
+    dec = c.decode(enc)
+    assert dec.shape == chunk.shape and dec.dtype == chunk.dtype
+    assert_bound(chunk, dec, 1e-3, layout)
+    # decode into the caller's buffer (zarr v2 passes out=), flat or shaped
+    for out in (np.empty_like(chunk), np.empty(chunk.size, dtype=chunk.dtype)):
+        res = c.decode(enc, out=out)
+        assert np.shares_memory(res, out)
+        assert_bound(chunk, out, 1e-3, f"{layout} out={out.shape}")
+
+
+@pytest.mark.parametrize("name,x", FINITE_FIELDS[:4], ids=[n for n, _ in FINITE_FIELDS[:4]])
+def test_interp_codec_bound_every_element(fz_nc, name, x):
+    eb = 1e-3 * float(x.max() - x.min()) or 1e-3
+    c = fz_nc.SZp(eb, layout="interp")
+    enc = c.encode(x)
+    assert fzpack.szp_header(enc)["shape"] == list(x.shape)
+    dec = c.decode(enc)
+    assert dec.dtype == x.dtype and dec.shape == x.shape
+    assert_bound(x, dec, eb, name)
+    out = np.empty_like(x)
+    c.decode(enc, out=out)
+    assert_bound(x, out, eb, name + " out=")
+
+
+@pytest.mark.parametrize("name", MASKED)
+def test_interp_codec_keeps_missing_values(fz_nc, name):
+    x = masked_field(name)
+    eb = 1e-3 * finite_range(x)
+    for mode, bound in (("abs", eb), ("noa", 1e-3 * finite_range(x))):
+        c = fz_nc.SZp(eb if mode == "abs" else 1e-3, mode=mode, layout="interp")
+        enc = c.encode(x)
+        assert fzpack.szp_header(enc)["missing"] is True
+        assert_missing_kept(x, c.decode(enc), bound * (1 + 1e-12), f"{name} {mode}")

@@ -96,7 +96,7 @@ def test_compressors_is_refused_with_a_hint(xr, fz_zarr, tmp_path):
         zarr.create_array(str(tmp_path / "d.zarr"), shape=(10,), dtype="f4",
                           compressors=[fz_zarr.SZp(1e-3).to_dict()])
     # The codec's own repr is unchanged.
-    assert repr(fz_zarr.SZp(1e-3)) == "SZp(eb=0.001, mode='abs', block_size=128)"
+    assert repr(fz_zarr.SZp(1e-3)) == "SZp(eb=0.001, mode='abs', block_size=128, layout='heads')"
 
 
 def chunk_bytes(path) -> int:
@@ -145,3 +145,60 @@ def test_masked_field_to_zarr_open_zarr_dask(xr, fz_zarr, tmp_path, name, chunks
     if chunks == "dask_uneven":
         assert int(back["nchunks"]) > 1
     assert_not_larger_than_zero_filled(name, sizes[0], sizes[1], f"zarr store ({chunks})")
+
+
+@pytest.mark.parametrize("name", MASKED)
+def test_interp_layout_to_zarr_open_zarr_dask(xr, fz_zarr, tmp_path, name):
+    """The interpolation layout through xarray with dask's uneven chunks and xarray's NaN fill:
+    every chunk an interp archive of its shape, NaN positions identical, every finite value
+    within the bound, reopened by ``xr.open_zarr`` in a fresh process; the store is smaller
+    than the block-head layout's (ETOPO5 land excepted, see the end)."""
+    x = masked_field(name)
+    eb = 1e-3 * finite_range(x)
+    dims = ("z", "y", "x")[-x.ndim:]
+
+    def write(layout, path):
+        ds = xr.Dataset({"v": (dims, x)})
+        ds = ds.chunk({d: max(1, (s * 2) // 5) for d, s in zip(dims, x.shape)})
+        ds.to_zarr(str(path), zarr_format=3,
+                   encoding={"v": {"serializer": fz_zarr.SZp(eb=eb, layout=layout)}})
+
+    path, hpath = tmp_path / "interp.zarr", tmp_path / "heads.zarr"
+    write("interp", path)
+    write("heads", hpath)
+    meta = json.loads((path / "v" / "zarr.json").read_text())
+    assert meta["codecs"][0]["configuration"]["layout"] == "interp"
+    import fzpack
+
+    # xarray's default compressor (zstd) follows the serializer: undo it to read the archive.
+    after = [c["name"] for c in meta["codecs"][1:]]
+    assert after in ([], ["zstd"]), after
+    unzstd = require_module("numcodecs").Zstd().decode if after else bytes
+    chunk_files = [p for p in (path / "v" / "c").rglob("*") if p.is_file()]
+    assert len(chunk_files) > 1
+    for p in chunk_files:
+        h = fzpack.szp_header(bytes(unzstd(p.read_bytes())))
+        assert h["layout"] == "interp" and len(h["shape"]) == x.ndim, p
+    sizes = chunk_bytes(path), chunk_bytes(hpath)
+    print(f"{name} interp: ratio {x.nbytes / sizes[0]:.2f} (heads: {x.nbytes / sizes[1]:.2f})")
+    out = tmp_path / "back.npz"
+    r = run_python(
+        "import numpy as np, xarray as xr, dask.array as da\n"
+        f"v = xr.open_zarr({str(path)!r}).v\n"
+        "assert isinstance(v.data, da.Array), type(v.data)\n"
+        "np.savez(" + repr(str(out)) + ", v=v.values, nnan=int(v.isnull().sum().compute()),\n"
+        "         vmax=float(v.max().compute()))\n"
+    )
+    assert r.returncode == 0, r.stdout + r.stderr
+    back = np.load(out)
+    assert_missing_kept(x, back["v"], eb, f"{name} interp", bits=False)
+    assert int(back["nnan"]) == int(np.isnan(x).sum())
+    assert abs(float(back["vmax"]) - np.nanmax(x.astype(np.float64))) <= eb
+    # Smaller than the block-head layout's store, except where zstd after the block layout
+    # squeezes the mask's long zero runs (ETOPO5 land, 71 % NaN ocean: the block-head archive
+    # is 2.2x the interp one, but zstd takes it to 0.92x): an expected failure naming both.
+    if sizes[0] >= sizes[1]:
+        msg = f"interp store {sizes[0]} bytes, heads + zstd {sizes[1]}"
+        if name == "etopo5_land":
+            pytest.xfail("known: " + msg)
+        raise AssertionError(msg)

@@ -59,7 +59,7 @@ def test_create_write_reopen_in_fresh_process(zarr, fz_zarr, tmp_path, small_fie
     codecs = meta["codecs"]
     assert codecs[0] == {
         "name": "fzpack_szp",
-        "configuration": {"eb": eb, "mode": mode, "block_size": 128},
+        "configuration": {"eb": eb, "mode": mode, "block_size": 128, "layout": "heads"},
     }
     # In a fresh process that never imports fzpack itself: zarr finds the codec by name.
     out = tmp_path / "back.npy"
@@ -94,7 +94,10 @@ def test_real_fields_with_default_compressor(zarr, fz_zarr, tmp_path, name, x):
 def test_to_dict_from_dict_round_trip(fz_zarr):
     c = fz_zarr.SZp(eb=0.1 + 0.2, mode="NOA", block_size=64)
     d = json.loads(json.dumps(c.to_dict()))
-    assert d == {"name": "fzpack_szp", "configuration": {"eb": 0.1 + 0.2, "mode": "noa", "block_size": 64}}
+    assert d == {
+        "name": "fzpack_szp",
+        "configuration": {"eb": 0.1 + 0.2, "mode": "noa", "block_size": 64, "layout": "heads"},
+    }
     assert fz_zarr.SZp.from_dict(d) == c
 
 
@@ -171,3 +174,88 @@ def test_nan_fill_value_with_partial_edge_chunks(zarr, fz_zarr, tmp_path):
     y2 = zarr.open_array(str(tmp_path / "part.zarr"))[:]
     assert_bound(x[:4, :4], y2[:4, :4], 1e-3, "written chunk")
     assert np.isnan(y2[4:]).all() and np.isnan(y2[:, 4:]).all()
+
+
+# ---------------------------------------------------------------------------------------------
+# The layout option: the interpolation layout per chunk
+# ---------------------------------------------------------------------------------------------
+
+
+def test_layout_round_trip_and_rule(fz_zarr):
+    for name in fzpack.SZP_LAYOUTS:
+        c = fz_zarr.SZp(eb=1e-3, layout=name.upper())
+        assert c.layout == name
+        d = json.loads(json.dumps(c.to_dict()))
+        assert d["configuration"]["layout"] == name
+        assert fz_zarr.SZp.from_dict(d) == c
+    # A zarr.json written before the option (no "layout") opens with the block-head layout.
+    old = {"name": "fzpack_szp", "configuration": {"eb": 0.5, "mode": "abs", "block_size": 128}}
+    assert fz_zarr.SZp.from_dict(old).layout == "heads"
+    with pytest.raises(fzpack.Error, match='layout must be one of "heads", "fzgm", "interp"'):
+        fz_zarr.SZp(eb=1e-3, layout="lorenzo")
+    bad = {"name": "fzpack_szp", "configuration": {"eb": 0.5, "layout": "nope"}}
+    with pytest.raises(ValueError, match="layout must be one of"):
+        fz_zarr.SZp.from_dict(bad)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_interp_array_with_nan_reopened_in_fresh_process(zarr, fz_zarr, tmp_path, small_field, dtype):
+    """Every chunk an interp archive of the chunk's shape (edge chunks padded by zarr with the
+    NaN fill value), NaN in the data kept, the bound on every element, in this process and in
+    a fresh one that finds the codec by name."""
+    x = small_field.astype(dtype)
+    x[10:14, 20:60] = np.nan
+    x[50, 5] = np.inf
+    path = tmp_path / "i.zarr"
+    eb = 1e-3
+    z = zarr.create_array(
+        store=str(path), shape=x.shape, chunks=(32, 50), dtype=dtype, fill_value=np.nan,
+        serializer=fz_zarr.SZp(eb=eb, layout="interp"), compressors=None,
+    )
+    z[:] = x
+    meta = json.loads((path / "zarr.json").read_text())
+    assert meta["codecs"][0]["configuration"]["layout"] == "interp"
+    chunks = sorted(p for p in (path / "c").rglob("*") if p.is_file())
+    assert len(chunks) == 3 * 3
+    for p in chunks:
+        h = fzpack.szp_header(p.read_bytes())
+        assert h["layout"] == "interp" and h["shape"] == [32, 50], p
+    y = zarr.open_array(str(path))[:]
+    assert y.dtype == np.dtype(dtype)
+    assert_missing_kept(x, y, eb, f"zarr interp {dtype}")
+    out = tmp_path / "back.npy"
+    r = run_python(
+        "import numpy as np, zarr\n"
+        f"np.save({str(out)!r}, zarr.open_array({str(path)!r}, mode='r')[:])\n"
+    )
+    assert r.returncode == 0, r.stderr
+    back = np.load(out)
+    assert_missing_kept(x, back, eb, "fresh process")
+    # The same smooth field in the block-head layout takes more chunk bytes.
+    hz = zarr.create_array(
+        store=str(tmp_path / "h.zarr"), shape=x.shape, chunks=(32, 50), dtype=dtype,
+        fill_value=np.nan, serializer=fz_zarr.SZp(eb=eb), compressors=None,
+    )
+    hz[:] = x
+    size = {p: sum(f.stat().st_size for f in (p / "c").rglob("*") if f.is_file())
+            for p in (path, tmp_path / "h.zarr")}
+    assert size[path] * 2 < size[tmp_path / "h.zarr"], size
+
+
+@pytest.mark.parametrize("name,x", FINITE_FIELDS[:3], ids=[n for n, _ in FINITE_FIELDS[:3]])
+def test_interp_real_fields_with_default_compressor(zarr, fz_zarr, tmp_path, name, x):
+    eb = 1e-3 * float(np.ptp(x.astype(np.float64))) or 1e-3
+    chunks = tuple(max(1, s // 2) for s in x.shape)
+    sizes = {}
+    for layout in ("heads", "interp"):
+        path = tmp_path / f"{layout}.zarr"
+        z = zarr.create_array(
+            store=str(path), shape=x.shape, chunks=chunks, dtype=x.dtype,
+            serializer=fz_zarr.SZp(eb, layout=layout),
+        )
+        z[:] = x
+        assert_bound(x, zarr.open_array(str(path))[:], eb, f"{name} {layout}")
+        sizes[layout] = sum(p.stat().st_size for p in (path / "c").rglob("*") if p.is_file())
+    # No size claim here: on a field that is no smooth grid (Chebyshev coefficients) zstd after
+    # the block layout can beat the interpolation layout; the smooth case is checked above.
+    print(f"{name}: zarr store {sizes} bytes")
