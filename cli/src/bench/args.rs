@@ -104,6 +104,9 @@ pub enum IsaArg {
 pub struct Dataset {
     pub name: String,
     pub values: Values,
+    /// Its dimensions (C order, slowest first), when known: the interpolation layout predicts
+    /// over them (the block layouts are 1-D and do not store them here).
+    pub dims: Option<Vec<usize>>,
 }
 
 /// `16777216`, `16Mi`, `64Ki`.
@@ -138,10 +141,12 @@ pub fn load(args: &BenchArgs) -> Result<Vec<Dataset>, Fail> {
             Dataset {
                 name: "builtin:climate_1024x2048.f32".into(),
                 values: Values::F32(data::climate_field(1024, 2048)),
+                dims: Some(vec![1024, 2048]),
             },
             Dataset {
                 name: "builtin:seismic_1048576.f32".into(),
                 values: Values::F32(data::seismic_trace(1 << 20)),
+                dims: None,
             },
         ]);
     }
@@ -163,7 +168,8 @@ pub fn load(args: &BenchArgs) -> Result<Vec<Dataset>, Fail> {
             DType::F64 => Values::F64(load_t(f, &bytes)?),
         };
         let n = values.len();
-        if let Some(d) = dims.clone().or_else(|| data::dims_from_name(f)) {
+        let shape = dims.clone().or_else(|| data::dims_from_name(f));
+        if let Some(d) = &shape {
             let p: usize = d.iter().product();
             if p != n {
                 return Err(Fail::new(
@@ -183,12 +189,17 @@ pub fn load(args: &BenchArgs) -> Result<Vec<Dataset>, Fail> {
             .file_name()
             .map(|s| s.to_string_lossy().into_owned())
             .unwrap_or_else(|| f.display().to_string());
-        out.push(Dataset { name, values });
+        out.push(Dataset {
+            name,
+            values,
+            dims: shape,
+        });
     }
     if let Some(n) = walk {
         out.push(Dataset {
             name: format!("builtin:random_walk_{n}.f32"),
             values: Values::F32(data::random_walk(n)),
+            dims: None,
         });
     }
     Ok(out)
