@@ -39,8 +39,10 @@ pub struct BenchArgs {
     /// Draw the rate-distortion curve (PSNR vs bits/value) per codec into this SVG file.
     #[arg(long)]
     pub plot: Option<PathBuf>,
-    /// SZp block layouts to measure (comma-separated; `fzgm` rows are named `szp-fzgm`)
-    /// [default: heads; with --plot: heads,fzgm, so the plot compares them].
+    /// SZp layouts to measure (comma-separated; `fzgm` rows are named `szp-fzgm`, `interp`
+    /// rows `szp-interp`) [default: heads,interp, the interpolation layout on the simd path
+    /// only (its tile codec has no SIMD kernels: the scalar path would time the same code) and
+    /// left out under --isa; with --plot: heads,fzgm,interp, so the plot compares them].
     #[arg(long, value_enum, value_delimiter = ',')]
     layout: Vec<LayoutArg>,
     /// Only this codec.
@@ -255,6 +257,26 @@ fn parse_ebs(s: &str) -> Result<Vec<f64>, Fail> {
         .collect()
 }
 
+/// The paths a setting is timed on: `paths`, except for the interpolation layout in a run
+/// that did not name its layouts, which is timed on the simd path alone when `paths` has it
+/// (the tile codec runs the same code on every kernel, so the scalar row would repeat it, and
+/// the default run keeps about its length).
+pub fn paths_for(args: &BenchArgs, s: &Setting, paths: &[PathKind]) -> Vec<PathKind> {
+    let default_interp = args.layout.is_empty()
+        && matches!(
+            s,
+            Setting::Szp {
+                layout: LayoutArg::Interp,
+                ..
+            }
+        );
+    if default_interp && paths.contains(&PathKind::Simd) {
+        vec![PathKind::Simd]
+    } else {
+        paths.to_vec()
+    }
+}
+
 /// The paths of `--paths`, in the order scalar, simd, parallel (all three by default).
 pub fn paths(args: &BenchArgs) -> Vec<PathKind> {
     if args.paths.is_empty() {
@@ -278,10 +300,14 @@ pub fn settings(args: &BenchArgs) -> Result<Vec<Setting>, Fail> {
         } else {
             vec![1e-2, 1e-3, 1e-4]
         };
-        let layouts = match (&args.layout[..], &args.plot) {
-            ([], Some(_)) => vec![LayoutArg::Heads, LayoutArg::Fzgm],
-            ([], None) => vec![LayoutArg::DEFAULT],
-            (l, _) => l.to_vec(),
+        // The interpolation layout joins the default run (one path, `paths_for`), except
+        // under --isa: its tile codec has no kernels for an ISA to narrow.
+        let layouts = match (&args.layout[..], &args.plot, args.isa.is_empty()) {
+            ([], Some(_), true) => vec![LayoutArg::Heads, LayoutArg::Fzgm, LayoutArg::Interp],
+            ([], Some(_), false) => vec![LayoutArg::Heads, LayoutArg::Fzgm],
+            ([], None, true) => vec![LayoutArg::DEFAULT, LayoutArg::Interp],
+            ([], None, false) => vec![LayoutArg::DEFAULT],
+            (l, ..) => l.to_vec(),
         };
         for layout in layouts {
             for &eb in &rels {

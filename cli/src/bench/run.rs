@@ -1,7 +1,7 @@
 //! The bench run: every dataset, setting and path measured into rows, then printed as a
 //! table or JSON, and plotted.
 
-use super::args::{BenchArgs, load, paths, settings};
+use super::args::{BenchArgs, load, paths, paths_for, settings};
 use super::plot;
 use super::report::{Footer, Row, rd_series, table, to_json};
 use super::timing::{Case, Kernels, Run, backend_name, load1, memcpy_gbps, time_pernix, time_szp};
@@ -82,9 +82,11 @@ pub fn run(args: BenchArgs) -> Result<(), Fail> {
                 pb.inc(1);
                 continue;
             }
+            let ps = paths_for(&args, s, &paths);
+            let rs = Run { paths: &ps, ..r };
             match &ds.values {
-                Values::F32(v) => bench_one(&ds.name, v, ds.dims.as_deref(), s, &r, &mut rows)?,
-                Values::F64(v) => bench_one(&ds.name, v, ds.dims.as_deref(), s, &r, &mut rows)?,
+                Values::F32(v) => bench_one(&ds.name, v, ds.dims.as_deref(), s, &rs, &mut rows)?,
+                Values::F64(v) => bench_one(&ds.name, v, ds.dims.as_deref(), s, &rs, &mut rows)?,
             }
             pb.inc(1);
         }
@@ -210,6 +212,14 @@ fn bench_one<T: Wrap>(
         };
         for (i, (k, t)) in ks.iter().zip(ts).enumerate() {
             let kernel = match (path, s) {
+                // The tile codec runs one portable implementation whatever the kernel.
+                (
+                    _,
+                    Setting::Szp {
+                        layout: LayoutArg::Interp,
+                        ..
+                    },
+                ) => "tiles",
                 (PathKind::Scalar, _) => "scalar",
                 (_, Setting::Szp { .. }) => k.szp.name(),
                 (_, Setting::Pernix { .. }) => backend_name(k.pernix(path).kernel_backend()),
