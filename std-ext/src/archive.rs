@@ -516,4 +516,37 @@ mod tests {
         assert!(check(&neg, Verify::Skip).is_ok());
         assert!(decode_all::<f64>(&neg, Verify::Skip).is_err());
     }
+
+    /// An interpolation-layout archive: `check` and `describe` parse it with its own parser
+    /// (the layout, the tile count), `decode_all` decodes it (the facade's decoder), a flipped
+    /// tile byte fails the verifying decode, a truncation fails `check`, the wrong type is named.
+    #[test]
+    fn interpolation_layout_is_checked_described_and_decoded() {
+        let (r, c) = (40usize, 70usize);
+        let x: Vec<f32> = (0..r * c)
+            .map(|k| ((k / c) as f32 * 0.1).sin() * ((k % c) as f32 * 0.05).cos() * 7.0)
+            .collect();
+        let cfg = szp::Config::abs(1e-3)
+            .with_layout(szp::Layout::Interp)
+            .with_shape(szp::Shape::new(&[r as u64, c as u64]).unwrap());
+        let a = crate::szp::compress(&x, &cfg).unwrap();
+        assert_eq!(detect(&a), Some(ArchiveKind::Szp));
+        let s = check(&a, Verify::Checksums).unwrap();
+        assert_eq!((s.n, s.dtype), ((r * c) as u64, DType::F32));
+        let rows = describe(&a, Verify::Checksums).unwrap();
+        let row = |k: &str| rows.iter().find(|(r, _)| r == k).map(|(_, v)| v.clone());
+        assert!(row("layout").unwrap().starts_with("interp"));
+        let tiles = szp::tiled::parse(&a, Verify::Checksums).unwrap().tiles();
+        assert!(row("tiles").unwrap().starts_with(&format!("{tiles} ")));
+        let back = decode_all::<f32>(&a, Verify::Checksums).unwrap();
+        assert!(x.iter().zip(&back).all(|(p, q)| (p - q).abs() <= 1e-3));
+        assert!(matches!(
+            decode_all::<f64>(&a, Verify::Checksums),
+            Err(Error::DTypeMismatch { .. })
+        ));
+        let mut bad = a.clone();
+        bad[szp::HEADER_LEN + 8 * tiles + 10] ^= 0x08;
+        assert!(decode_all::<f32>(&bad, Verify::Checksums).is_err());
+        assert!(check(&a[..a.len() - 1], Verify::Skip).is_err());
+    }
 }
