@@ -216,6 +216,23 @@ fn paths_that_cannot_take_the_layout_refuse_it_by_name() {
         2,
         &["--layout interp", "native"],
     );
+    // the layout has no blocks: a block size is refused rather than ignored
+    fails_with(
+        &[
+            "compress",
+            s(&raw),
+            "--rel",
+            "1e-3",
+            "--layout",
+            "interp",
+            "--block-size",
+            "64",
+            "-o",
+            s(&o),
+        ],
+        2,
+        &["--block-size", "interp"],
+    );
     // the GPU runs the block layouts only (refused before any device is opened)
     fails_with(
         &[

@@ -179,6 +179,13 @@ fn setting_from(a: &CompressArgs) -> Result<Setting, Fail> {
                     "--block-size {block} is outside 1..=4096 for SZp"
                 )));
             }
+            if a.layout == Some(LayoutArg::Interp) && a.block_size.is_some() {
+                return Err(usage(
+                    "--block-size sets the block layouts' values per block; the interp layout \
+                     has no blocks (its tiles follow the shape): drop --block-size"
+                        .into(),
+                ));
+            }
             if let Some(l @ (LayoutArg::Heads | LayoutArg::Interp)) = a.layout
                 && a.format == FormatArg::Fzm
             {
