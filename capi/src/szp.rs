@@ -158,6 +158,27 @@ unsafe fn compress<T: SzpFloat>(
     }
 }
 
+/// Decodes any fzpack SZp archive into `out`: the block layouts through core's block decoder,
+/// the interpolation layout (layout code 2) through core's tile decoder with its scratch
+/// allocated here (at most 2¹⁸ codes and 2¹⁵ + 1 levels: about 1.3 MiB), on the
+/// calling thread, every tile's CRC checked. The value count is checked against `out` before
+/// any scratch is allocated.
+fn decode<T: SzpFloat>(a: &[u8], out: &mut [T]) -> Result<usize, Error> {
+    if !(a.starts_with(&szp::MAGIC) && a.get(6) == Some(&szp::LAYOUT_INTERP)) {
+        return szp::decompress(a, out);
+    }
+    let view = szp::tiled::parse(a, szp::Verify::Checksums)?;
+    if view.header.dtype != T::DTYPE {
+        return Err(Error::DTypeMismatch);
+    }
+    if out.len() < view.n {
+        return Err(Error::OutputTooSmall { needed: view.n });
+    }
+    let lens = szp::tiled::scratch_lens(view.max_tile_len());
+    let (mut codes, mut levels) = (vec![0i32; lens.codes], vec![0i64; lens.levels]);
+    szp::tiled::decompress(a, out, &mut codes, &mut levels, szp::Verify::Checksums)
+}
+
 /// # Safety
 /// See the exported decompress functions.
 unsafe fn decompress<T: SzpFloat>(
@@ -182,7 +203,7 @@ unsafe fn decompress<T: SzpFloat>(
             out,
         )
     };
-    match szp::decompress(a, out) {
+    match decode(a, out) {
         Ok(n) => {
             // SAFETY: forwarded caller contract.
             unsafe { set(n_out, n) };
@@ -242,7 +263,9 @@ macro_rules! szp_entry_points {
         }
 
         /// Decompresses an archive into `output` (capacity in values); the value count goes to
-        /// `*n_out` (on OUTPUT_TOO_SMALL: the count needed).
+        /// `*n_out` (on OUTPUT_TOO_SMALL: the count needed). Every layout is read: the block
+        /// layouts and the interpolation layout (written by the fzpack facade, CLI and Python
+        /// bindings), whose tile scratch (at most about 1.3 MiB) is allocated for the call.
         ///
         /// # Safety
         /// `archive` points to `archive_len` bytes; `output` to `output_capacity` aligned

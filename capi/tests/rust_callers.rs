@@ -426,3 +426,127 @@ fn szp_c_api_round_trips_and_reports_through_out_parameters() {
         assert_eq!(rc, status::INVALID_ARGUMENT);
     }
 }
+
+/// An interpolation-layout archive of `x` shaped `dims` (fzpack-core's tile codec, the bytes
+/// the `fzpack` facade writes), scratch allocated here.
+fn interp_archive<T: fzpack_core::szp::SzpFloat + Copy + Default>(
+    x: &[T],
+    dims: &[u64],
+) -> Vec<u8> {
+    use fzpack_core::szp::{Config, Layout, Shape, tiled};
+    let cfg = Config::abs(1e-3)
+        .with_layout(Layout::Interp)
+        .with_shape(Shape::new(dims).unwrap());
+    let plan = tiled::plan(x, &cfg).unwrap();
+    let l = tiled::scratch_lens(plan.max_tile_len());
+    let z = T::default();
+    let (mut v, mut d, mut o) = (vec![z; l.values], vec![z; l.values], vec![z; l.values]);
+    let (mut codes, mut levels) = (vec![0i32; l.codes], vec![0i64; l.levels]);
+    let mut coded = vec![0u8; l.coded];
+    let mut s = tiled::Scratch {
+        values: &mut v,
+        decoded: &mut d,
+        outliers: &mut o,
+        codes: &mut codes,
+        levels: &mut levels,
+        coded: &mut coded,
+    };
+    let mut out = vec![0u8; plan.worst_len(x).unwrap()];
+    let len = tiled::compress(x, &cfg, &mut s, &mut out).unwrap();
+    out.truncate(len);
+    out
+}
+
+/// The C decode entry points read the interpolation layout (layout code 2): the values within
+/// the bound and missing values bit for bit, in both element types; too small an output
+/// reports the count; the wrong type, a flipped tile byte (its CRC) and truncations are
+/// errors, never a read past `archive_len`.
+#[test]
+fn szp_c_api_decodes_the_interpolation_layout() {
+    let (rows, cols) = (48usize, 70usize);
+    let mut x: Vec<f32> = (0..rows * cols)
+        .map(|k| ((k / cols) as f32 * 0.11).sin() * ((k % cols) as f32 * 0.07).cos() * 9.0)
+        .collect();
+    x[100] = f32::NAN;
+    let a = interp_archive(&x, &[rows as u64, cols as u64]);
+    assert_eq!(a[6], fzpack_core::szp::LAYOUT_INTERP);
+    let n = x.len();
+    // SAFETY: every pointer covers what it describes; out-parameters are valid places.
+    unsafe {
+        let mut out = vec![0f32; n];
+        let mut got = 0usize;
+        let rc = fs::fzpack_szp_decompress_f32(
+            a.as_ptr().cast(),
+            a.len(),
+            out.as_mut_ptr(),
+            n,
+            &mut got,
+        );
+        assert_eq!(rc, status::OK);
+        assert_eq!(got, n);
+        for (i, (p, q)) in x.iter().zip(&out).enumerate() {
+            if p.is_finite() {
+                assert!((p - q).abs() <= 1e-3, "{i}: {p} vs {q}");
+            } else {
+                assert_eq!(p.to_bits(), q.to_bits(), "{i}");
+            }
+        }
+        let mut small = vec![0f32; 11];
+        let rc = fs::fzpack_szp_decompress_f32(
+            a.as_ptr().cast(),
+            a.len(),
+            small.as_mut_ptr(),
+            10,
+            &mut got,
+        );
+        assert_eq!(rc, status::OUTPUT_TOO_SMALL);
+        assert_eq!(got, n);
+        assert_eq!(small[10], 0.0);
+        let mut o64 = vec![0f64; n];
+        let rc = fs::fzpack_szp_decompress_f64(
+            a.as_ptr().cast(),
+            a.len(),
+            o64.as_mut_ptr(),
+            n,
+            null_mut(),
+        );
+        assert_eq!(rc, status::DTYPE_MISMATCH);
+        let mut bad = a.clone();
+        let at = a.len() / 2;
+        bad[at] ^= 0x10;
+        let rc = fs::fzpack_szp_decompress_f32(
+            bad.as_ptr().cast(),
+            bad.len(),
+            out.as_mut_ptr(),
+            n,
+            null_mut(),
+        );
+        assert_eq!(rc, status::CORRUPT);
+        for cut in [7, 60, a.len() / 2, a.len() - 1] {
+            let piece = a[..cut].to_vec();
+            let rc = fs::fzpack_szp_decompress_f32(
+                piece.as_ptr().cast(),
+                piece.len(),
+                out.as_mut_ptr(),
+                n,
+                null_mut(),
+            );
+            assert_ne!(rc, status::OK, "cut {cut}");
+        }
+        // f64
+        let x64: Vec<f64> = x.iter().map(|&v| f64::from(v)).collect();
+        let b = interp_archive(&x64, &[rows as u64, cols as u64]);
+        let rc = fs::fzpack_szp_decompress_f64(
+            b.as_ptr().cast(),
+            b.len(),
+            o64.as_mut_ptr(),
+            n,
+            &mut got,
+        );
+        assert_eq!(rc, status::OK);
+        assert_eq!(got, n);
+        for (p, q) in x64.iter().zip(&o64) {
+            assert!(!p.is_finite() || (p - q).abs() <= 1e-3);
+        }
+    }
+}

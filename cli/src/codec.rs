@@ -71,6 +71,11 @@ pub enum LayoutArg {
     Heads,
     /// The FZGPUModules stage layout (layout 0; what `.fzm` holds).
     Fzgm,
+    /// The interpolation layout (layout 2): values predicted from decoded neighbours over the
+    /// array's shape, in tiles, codes entropy-coded. Several times smaller on smooth fields,
+    /// slower than the block layouts; the compressed-domain operations, `.fzm`, the GPU and
+    /// the bounded-memory stream of a pipe do not take it.
+    Interp,
 }
 
 impl LayoutArg {
@@ -82,6 +87,16 @@ impl LayoutArg {
         match self {
             LayoutArg::Heads => fzpack::szp::Layout::Heads,
             LayoutArg::Fzgm => fzpack::szp::Layout::Fzgm,
+            LayoutArg::Interp => fzpack::szp::Layout::Interp,
+        }
+    }
+
+    /// The name `--layout` takes.
+    pub fn name(self) -> &'static str {
+        match self {
+            LayoutArg::Heads => "heads",
+            LayoutArg::Fzgm => "fzgm",
+            LayoutArg::Interp => "interp",
         }
     }
 }
@@ -103,13 +118,18 @@ pub enum Setting {
 
 impl Setting {
     /// The codec's name in tables, JSON rows and plots: `szp` (the block-head layout, the
-    /// default), `szp-fzgm` (the stage layout) or `pernix`.
+    /// default), `szp-fzgm` (the stage layout), `szp-interp` (the interpolation layout) or
+    /// `pernix`.
     pub fn codec(&self) -> &'static str {
         match self {
             Setting::Szp {
                 layout: LayoutArg::Fzgm,
                 ..
             } => "szp-fzgm",
+            Setting::Szp {
+                layout: LayoutArg::Interp,
+                ..
+            } => "szp-interp",
             Setting::Szp { .. } => "szp",
             Setting::Pernix { .. } => "pernix",
         }

@@ -62,6 +62,7 @@ fn fail(nm: &str, e: fzpack::gpu::Error) -> Fail {
         ),
         E::Szp(s) => lib(nm, s.into()),
         E::TooLarge => Fail::new(Kind::Input, format!("{nm}: {e}")),
+        E::InterpLayout => Fail::new(Kind::Usage, format!("{nm}: --gpu: {e}")),
         other => Fail::new(Kind::Io, format!("{nm}: GPU: {other}")),
     }
 }

@@ -26,10 +26,29 @@ pub fn compress<T: Wrap>(
     eng: &Engines,
     fzm: bool,
 ) -> Result<Vec<u8>, Fail> {
-    let cfg = config(mode, eb, block, layout);
+    encode(
+        name,
+        values,
+        &config(mode, eb, block, layout),
+        path,
+        eng,
+        fzm,
+    )
+}
+
+/// The archive of `values` under `cfg` on `path` (`fzm`: the `.fzm` container).
+pub fn encode<T: Wrap>(
+    name: &str,
+    values: &[T],
+    cfg: &Config,
+    path: PathKind,
+    eng: &Engines,
+    fzm: bool,
+) -> Result<Vec<u8>, Fail> {
+    let cfg = *cfg;
     if fzm {
         // FZGPUModules .fzm: the core's single-stage writer (one thread, scalar kernels).
-        let cap = szp::fzm::max_fzm_len(values.len(), block, T::TYPE)
+        let cap = szp::fzm::max_fzm_len(values.len(), cfg.block_size, T::TYPE)
             .ok_or_else(|| Fail::new(Kind::Usage, "input too large"))?;
         let mut out = vec![0u8; cap];
         let len = szp::fzm::write(values, &cfg, &mut out).map_err(|e| lib(name, e.into()))?;
@@ -124,6 +143,12 @@ pub fn bound(name: &str, bytes: &[u8], k: ArchiveKind) -> Result<f64, Fail> {
         // stage-compatible archives: the bound plus half an ulp of the f32 result (spec §1.8)
         h.bound() * (1.0 + f32::EPSILON as f64)
     })
+}
+
+/// Whether `bytes` is an SZp archive of the interpolation layout (layout 2), which the
+/// block-range paths (`szpstream`) cannot read: the facade's decoder takes it whole.
+pub fn is_interp(bytes: &[u8]) -> bool {
+    szp::header(bytes).is_ok_and(|h| h.layout == szp::LAYOUT_INTERP)
 }
 
 /// The most dimensions an SZp archive records.

@@ -100,8 +100,16 @@ fn json_rows_have_the_keys_and_consistent_ratios() {
     }
     let rows = rows(&args);
     let files = 2 + usize::from(real.is_some());
-    // 2 SZp bounds + 3 PERNIX widths, 3 paths each, per file
-    assert_eq!(rows.len(), files * 5 * 3, "{rows:?}");
+    // 2 SZp bounds + 3 PERNIX widths, 3 paths each, per file, and the interpolation layout
+    // at the 2 SZp bounds on the simd path alone (the default run's extra rows)
+    assert_eq!(rows.len(), files * (5 * 3 + 2), "{rows:?}");
+    let interp: Vec<_> = rows.iter().filter(|r| r["codec"] == "szp-interp").collect();
+    assert_eq!(interp.len(), files * 2);
+    assert!(
+        interp
+            .iter()
+            .all(|r| r["path"] == "simd" && r["kernel"] == "tiles")
+    );
     for r in &rows {
         for k in BENCH_KEYS.iter().chain(&NEW_KEYS) {
             assert!(r.get(*k).is_some(), "missing {k} in {r}");
@@ -146,7 +154,7 @@ fn json_rows_have_the_keys_and_consistent_ratios() {
         assert!((num(r, "ratio") * bpv - elem).abs() < 1e-6, "{r}");
         assert_eq!(num(r, "raw_bytes"), num(r, "values") * elem / 8.0, "{r}");
         assert!(
-            ["pernix", "szp"].contains(&r["codec"].as_str().unwrap()),
+            ["pernix", "szp", "szp-interp"].contains(&r["codec"].as_str().unwrap()),
             "{r}"
         );
         assert!(num(r, "decompress_noverify_gbps") > 0.0, "{r}");
@@ -159,7 +167,7 @@ fn json_rows_have_the_keys_and_consistent_ratios() {
         .iter()
         .filter(|r| r["file"] == "builtin:random_walk_3072.f32")
         .count();
-    assert_eq!(walk, 15);
+    assert_eq!(walk, 15 + 2);
     assert!(rows.iter().all(|r| num(r, "values") > 0.0));
 }
 
@@ -175,7 +183,8 @@ fn e2e_and_paths() {
         "1e-3",
     ]);
     assert!(rows_e2e.iter().all(|r| r["timing"] == "e2e"));
-    assert_eq!(rows_e2e.len(), 6);
+    // SZp heads and PERNIX on 3 paths each, the interpolation layout on the simd path
+    assert_eq!(rows_e2e.len(), 7);
 
     let simd = rows(&["--random-walk", "2Ki", "--paths", "simd", "--bits", "8"]);
     assert!(simd.iter().all(|r| r["path"] == "simd"), "{simd:?}");
@@ -224,7 +233,7 @@ fn pernix_block_size() {
     let rows = rows_default_block();
     assert!(
         rows.iter()
-            .all(|r| r["block"] == if r["codec"] == "szp" { 128 } else { 64 })
+            .all(|r| r["block"] == if r["codec"] == "pernix" { 64 } else { 128 })
     );
 }
 

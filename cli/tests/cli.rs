@@ -381,6 +381,8 @@ fn bench_json_and_plot() {
         svg_text.contains("szp-fzgm") && svg_text.contains(">szp "),
         "both layouts plotted"
     );
+    // and the interpolation layout, as a third SZp series
+    assert!(svg_text.contains("szp-interp"), "interp plotted");
     assert!(svg_text.trim_end().ends_with("</svg>"));
     // the plot is not overwritten without --force
     fails(

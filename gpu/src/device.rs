@@ -190,6 +190,7 @@ impl Gpu {
         cfg: &Config,
         out: &mut CudaViewMut<'_, u8>,
     ) -> Result<usize> {
+        crate::refuse_interp(cfg)?;
         szp::blocks::check_config(cfg)?;
         let n = input.len();
         let max = szp::max_compressed_len(n, cfg.block_size, T::DTYPE)
@@ -489,6 +490,7 @@ impl Gpu {
     /// Host-slice convenience: copies `input` to the device, compresses, and copies back only
     /// the archive's bytes.
     pub fn compress<T: GpuFloat>(&self, input: &[T], cfg: &Config) -> Result<Vec<u8>> {
+        crate::refuse_interp(cfg)?;
         szp::blocks::check_config(cfg)?;
         let max = szp::max_compressed_len(input.len(), cfg.block_size, T::DTYPE)
             .ok_or(szp::Error::OutputTooSmall { needed: usize::MAX })?;
@@ -505,6 +507,7 @@ impl Gpu {
 
     /// Host-slice convenience: decompresses an archive held in host memory.
     pub fn decompress<T: GpuFloat>(&self, archive: &[u8]) -> Result<Vec<T>> {
+        crate::refuse_interp_archive(archive)?;
         let header = szp::Header::read(archive)?;
         let n = usize::try_from(header.n).map_err(|_| szp::Error::Corrupt("element count"))?;
         // Bound the allocation by what the archive can describe before trusting n.

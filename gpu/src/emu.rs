@@ -222,6 +222,7 @@ emu_float!(f64, fzh_stats_f64, fzh_encode_f64, fzh_decode_f64);
 /// error it reports. Both layouts; the chunk CRCs come from the device sealing pass's logic
 /// (`fz_crc_chunk` over the chunk offsets the encoder recorded), not from core.
 pub fn compress<T: EmuFloat>(input: &[T], cfg: &Config) -> Result<Vec<u8>> {
+    crate::refuse_interp(cfg)?;
     szp::blocks::check_config(cfg)?;
     let stats = T::stats(input, max_abs_arg(cfg));
     let plan = match plan_from_stats(T::DTYPE, cfg, input.len(), &stats)? {

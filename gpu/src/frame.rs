@@ -37,22 +37,24 @@ impl Frame {
 /// Header (with its CRC) and lengths of an archive of `len` bytes whose first bytes are `head`
 /// (at least `min(len, HEADER_LEN)` of them): `parse_frame` up to the body. Format 2 only (the
 /// kernels read its 52-byte header).
-pub(crate) fn frame(head: &[u8], len: usize) -> Result<Frame, Error> {
+pub(crate) fn frame(head: &[u8], len: usize) -> crate::Result<Frame> {
     frame_with(head, len, szp::Verify::Checksums)
 }
 
 /// [`frame`], checking the header CRC only under [`szp::Verify::Checksums`].
-pub(crate) fn frame_with(head: &[u8], len: usize, verify: szp::Verify) -> Result<Frame, Error> {
+pub(crate) fn frame_with(head: &[u8], len: usize, verify: szp::Verify) -> crate::Result<Frame> {
+    crate::refuse_interp_archive(head)?;
     let header = Header::read_with(head.get(..len.min(head.len())).unwrap_or(head), verify)?;
     if header.version != szp::FORMAT_VERSION {
         return Err(Error::UnsupportedVersion {
             version: header.version,
-        });
+        }
+        .into());
     }
     let rest = len.saturating_sub(HEADER_LEN);
     let nb = header.n.div_ceil(u64::from(header.block_size));
     if nb > rest as u64 {
-        return Err(Error::Truncated);
+        return Err(Error::Truncated.into());
     }
     let nb = nb as usize;
     let n = usize::try_from(header.n).map_err(|_| Error::Corrupt("element count"))?;

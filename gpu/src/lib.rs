@@ -119,6 +119,10 @@ pub enum Error {
     Compile(String),
     /// The input is too large for one launch (more than 2³¹ − 1 tiles).
     TooLarge,
+    /// The interpolation layout ([`szp::Layout::Interp`], layout code 2): asked of the
+    /// encoder, or found in an archive given to the decoder. The kernels run the block
+    /// layouts only; the CPU (the `fzpack` facade) encodes and decodes this one.
+    InterpLayout,
 }
 
 impl fmt::Display for Error {
@@ -134,6 +138,12 @@ impl fmt::Display for Error {
             Error::Driver(e) => write!(f, "CUDA driver error: {e}"),
             Error::Compile(e) => write!(f, "kernel compilation failed: {e}"),
             Error::TooLarge => write!(f, "input too large for one kernel launch"),
+            Error::InterpLayout => write!(
+                f,
+                "the GPU does not run the interpolation layout (interp, layout 2): compress \
+                 and decompress it on the CPU (the fzpack facade), or use a block layout \
+                 (heads, fzgm) on the GPU"
+            ),
         }
     }
 }
@@ -244,6 +254,27 @@ pub(crate) enum Planned {
 }
 
 const LEVEL_LIMIT: f64 = 4_611_686_018_427_387_904.0; // 2^62
+
+/// [`Error::InterpLayout`] when `cfg` asks for the interpolation layout: checked before
+/// anything else, so the GPU's refusal names the layout (core's block paths say only that it
+/// needs scratch).
+pub(crate) fn refuse_interp(cfg: &Config) -> Result<()> {
+    if cfg.layout == szp::Layout::Interp {
+        return Err(Error::InterpLayout);
+    }
+    Ok(())
+}
+
+/// [`Error::InterpLayout`] when `archive` claims the interpolation layout (magic and layout
+/// byte 6), checked on the raw bytes before the header is parsed: a version 3 header reads
+/// its extension's frame at the archive's end, which the device path does not copy, and a
+/// truncated or damaged archive of that layout is refused by its layout all the same.
+pub(crate) fn refuse_interp_archive(archive: &[u8]) -> Result<()> {
+    if archive.get(..4) == Some(&szp::MAGIC[..]) && archive.get(6) == Some(&szp::LAYOUT_INTERP) {
+        return Err(Error::InterpLayout);
+    }
+    Ok(())
+}
 
 /// fzpack-core's `blocks::plan` from statistics instead of a slice: the same error order
 /// (config, first bad value, bound resolution, level overflow) and the same `Plan`, built by

@@ -522,3 +522,66 @@ fn walk_reports_a_bad_width_before_its_groups_trailer() {
         fzpack_gpu::Error::Szp(want)
     );
 }
+
+/// An interpolation-layout archive of `x` shaped `dims`, written by fzpack-core's tile codec
+/// in scratch allocated here.
+fn interp_archive(x: &[f32], dims: &[u64], cfg: &Config) -> Vec<u8> {
+    use fzpack_core::szp::tiled;
+    let cfg = cfg
+        .with_layout(szp::Layout::Interp)
+        .with_shape(szp::Shape::new(dims).unwrap());
+    let plan = tiled::plan(x, &cfg).unwrap();
+    let l = tiled::scratch_lens(plan.max_tile_len());
+    let (mut v, mut d, mut o) = (
+        vec![0f32; l.values],
+        vec![0f32; l.values],
+        vec![0f32; l.values],
+    );
+    let (mut codes, mut levels, mut coded) = (
+        vec![0i32; l.codes],
+        vec![0i64; l.levels],
+        vec![0u8; l.coded],
+    );
+    let mut s = tiled::Scratch {
+        values: &mut v,
+        decoded: &mut d,
+        outliers: &mut o,
+        codes: &mut codes,
+        levels: &mut levels,
+        coded: &mut coded,
+    };
+    let mut out = vec![0u8; plan.worst_len(x).unwrap()];
+    let len = tiled::compress(x, &cfg, &mut s, &mut out).unwrap();
+    out.truncate(len);
+    out
+}
+
+/// The interpolation layout is refused by name, never a panic or garbage: the encoder given
+/// `Layout::Interp` (before any other check, a bad block size included) and the decoder given
+/// a layout-2 archive (whole, truncated, or with its header CRC broken under the kernels'
+/// validation) both return `Error::InterpLayout`, whose message names the layout.
+#[test]
+fn interpolation_layout_is_refused_by_name() {
+    let x: Vec<f32> = (0..64 * 80)
+        .map(|i| ((i / 80) as f32 * 0.1).sin() * ((i % 80) as f32 * 0.07).cos() * 5.0)
+        .collect();
+    for cfg in [Config::abs(1e-3), Config::noa(1e-3).with_block_size(0)] {
+        let e = emu::compress(&x, &cfg.with_layout(szp::Layout::Interp)).unwrap_err();
+        assert_eq!(e, fzpack_gpu::Error::InterpLayout);
+        let msg = e.to_string();
+        assert!(msg.contains("interp") && msg.contains("GPU"), "{msg}");
+    }
+    let a = interp_archive(&x, &[64, 80], &Config::abs(1e-3));
+    assert_eq!(a[6], szp::LAYOUT_INTERP);
+    assert_eq!(
+        emu::decompress::<f32>(&a).unwrap_err(),
+        fzpack_gpu::Error::InterpLayout
+    );
+    // a header alone is enough to name the layout
+    assert_eq!(
+        emu::decompress::<f32>(&a[..szp::HEADER_LEN]).unwrap_err(),
+        fzpack_gpu::Error::InterpLayout
+    );
+    // the block layouts still run
+    assert!(emu::compress(&x, &Config::abs(1e-3)).is_ok());
+}

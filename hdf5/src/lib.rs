@@ -12,16 +12,31 @@
 //! |---|---|---|
 //! | 0 | user | layout version, `1` |
 //! | 1 | user | codec: `0` = SZp, `1` = PERNIX |
-//! | 2 | user | SZp: bound mode, `0` = ABS, `2` = NOA (value-range relative, per chunk); PERNIX: bits 1..=24 |
+//! | 2 | user | SZp: bound mode, `0` = ABS, `2` = NOA (value-range relative, per chunk), plus the layout × 256 (below); PERNIX: bits 1..=24 |
 //! | 3 | user | SZp: values per block 1..=4096 (128 typical); PERNIX: bytes per block 64/128/256/512/1024 |
 //! | 4 | user | SZp: the bound as an IEEE-754 `f64`, low 32 bits; PERNIX: 0 |
 //! | 5 | user | SZp: the bound, high 32 bits; PERNIX: 0 |
 //! | 6 | `set_local` | element type: `1` = f32, `2` = f64 (users pass 6 values, or 0 here) |
 //! | 7 | `set_local` | values per chunk (the product of the chunk dimensions) |
 //!
+//! | 8 | `set_local` | interpolation layout only: the chunk's rank `r` (1..=8) |
+//! | 9 .. 9+r | `set_local` | interpolation layout only: the chunk's dimensions, slowest first |
+//!
 //! `set_local` validates the user's values (so `create_dataset` fails on a bad bound, not the
 //! first write), records the dataset's element type and chunk size and stores 8 values in the
-//! file. A reader rejects any other layout version.
+//! file (9 + rank with the interpolation layout). A reader rejects any other layout version.
+//!
+//! ## The SZp layout (`cd_values[2]` bits 8..15)
+//!
+//! `0` (what every file before this option holds): chunks in the block-head layout. `2`
+//! ([`SZP_LAYOUT_INTERP`]): chunks in the interpolation layout (`--layout interp` of the CLI),
+//! each predicted over the chunk's own dimensions, which `set_local` records after the 8
+//! values (a chunk of more than 8 dimensions has its slowest ones merged); several times
+//! smaller on smooth fields, slower. So `cd_values[2] = 2 | 2 << 8` is NOA in the
+//! interpolation layout. Every other code is refused. Files written without it read as
+//! before; a plugin build older than this option refuses a dataset written with it by its
+//! mode (`SZp mode 512`), instead of reading chunks it cannot decode. Readers need no option:
+//! each chunk's archive header names its layout.
 //!
 //! # Missing values and a chunk the codec cannot encode
 //!
@@ -90,6 +105,10 @@ pub const CD_FULL: usize = 8;
 pub const CODEC_SZP: c_uint = 0;
 /// `cd_values[1]` for PERNIX.
 pub const CODEC_PERNIX: c_uint = 1;
+/// The SZp layout code (`cd_values[2] >> 8`) of the interpolation layout.
+pub const SZP_LAYOUT_INTERP: c_uint = 2;
+/// The most chunk dimensions recorded for the interpolation layout (the SZp archive's limit).
+pub const MAX_CHUNK_RANK: usize = fzpack::szp::MAX_RANK;
 
 type Hid = i64;
 type Herr = c_int;
@@ -190,13 +209,23 @@ pub fn parse_params(cd: &[c_uint]) -> Result<Params, String> {
                     "fzpack filter: SZp: the error bound must be finite and > 0, got {eb}"
                 ));
             }
-            let cfg = match Mode::from_code(u8::try_from(cd[2]).unwrap_or(u8::MAX)) {
+            let layout = match cd[2] >> 8 {
+                0 => Layout::Heads,
+                SZP_LAYOUT_INTERP => Layout::Interp,
+                l => {
+                    return Err(format!(
+                        "fzpack filter: SZp layout {l} (cd_values[2] / 256: 0 = block heads, \
+                         2 = interpolation)"
+                    ));
+                }
+            };
+            let cfg = match Mode::from_code((cd[2] & 0xff) as u8) {
                 Some(Mode::Abs) => Config::abs(eb),
                 Some(Mode::Noa) => Config::noa(eb),
                 _ => {
                     return Err(format!(
                         "fzpack filter: SZp mode {} (0 = ABS, 2 = NOA)",
-                        cd[2]
+                        cd[2] & 0xff
                     ));
                 }
             };
@@ -206,11 +235,10 @@ pub fn parse_params(cd: &[c_uint]) -> Result<Params, String> {
                     cd[3]
                 ));
             }
-            // Chunks use the block-head layout (the better ratio at the same speed); the
-            // layout is in each chunk's archive header, so the cd_values do not change.
-            Ok(Params::Szp(
-                cfg.with_block_size(cd[3]).with_layout(Layout::Heads),
-            ))
+            // Chunks use the block-head layout (the better ratio of the two block layouts at
+            // the same speed) unless the interpolation layout is asked for; the layout is in
+            // each chunk's archive header, so readers need nothing from here.
+            Ok(Params::Szp(cfg.with_block_size(cd[3]).with_layout(layout)))
         }
         CODEC_PERNIX => {
             let bits = u8::try_from(cd[2])
@@ -331,9 +359,49 @@ pub fn decode_chunk(
     }
 }
 
+/// The chunk dimensions `set_local` records for the interpolation layout (`cd[8]` = rank,
+/// then the dimensions), merged to at most [`MAX_CHUNK_RANK`] (the slowest ones multiplied).
+pub fn chunk_cd(dims: &[u64]) -> Result<Vec<c_uint>, String> {
+    let too_large = || "fzpack filter: chunk too large".to_string();
+    let mut d: Vec<u64> = dims.to_vec();
+    while d.len() > MAX_CHUNK_RANK {
+        let merged = d[0].checked_mul(d[1]).ok_or_else(too_large)?;
+        d.splice(0..2, [merged]);
+    }
+    let mut cd = vec![d.len() as c_uint];
+    for x in d {
+        cd.push(c_uint::try_from(x).map_err(|_| too_large())?);
+    }
+    Ok(cd)
+}
+
+/// `p` with the chunk's shape from `cd[8..]` when it is the interpolation layout (without
+/// them, a file written by hand, the chunk is one dimension).
+fn with_chunk_shape(p: Params, cd: &[c_uint]) -> Result<Params, String> {
+    let Params::Szp(cfg) = p else {
+        return Ok(p);
+    };
+    if cfg.layout != Layout::Interp {
+        return Ok(p);
+    }
+    let Some(&rank) = cd.get(CD_FULL) else {
+        return Ok(p);
+    };
+    let dims: Vec<u64> = cd
+        .get(CD_FULL + 1..CD_FULL + 1 + rank as usize)
+        .filter(|_| (1..=MAX_CHUNK_RANK).contains(&(rank as usize)))
+        .ok_or_else(|| format!("fzpack filter: chunk rank {rank} in cd_values[8] (1..=8)"))?
+        .iter()
+        .map(|&d| u64::from(d))
+        .collect();
+    let shape = fzpack::szp::Shape::new(&dims)
+        .map_err(|e| format!("fzpack filter: chunk dimensions {dims:?}: {e}"))?;
+    Ok(Params::Szp(cfg.with_shape(shape)))
+}
+
 /// One filter call on `cd` and the chunk bytes: the new chunk bytes or the error message.
 pub fn run_filter(flags: c_uint, cd: &[c_uint], chunk: &[u8]) -> Result<Vec<u8>, String> {
-    let p = parse_params(cd)?;
+    let p = with_chunk_shape(parse_params(cd)?, cd)?;
     let dtype = parse_dtype(cd)?;
     if flags & H5Z_FLAG_REVERSE != 0 {
         let expect = cd.get(7).copied().filter(|&n| n > 0).map(|n| n as usize);
@@ -473,7 +541,7 @@ unsafe fn set_local_impl(dcpl: Hid, type_id: Hid) -> Result<(), String> {
         return Err("fzpack filter: cannot read the filter's cd_values".into());
     }
     let n = n.min(cd.len());
-    parse_params(&cd[..n])?;
+    let p = parse_params(&cd[..n])?;
     let mut dims = [0u64; 32];
     // SAFETY: `dims` holds 32 entries, the HDF5 maximum rank.
     let rank = unsafe { (api.pget_chunk)(dcpl, dims.len() as c_int, dims.as_mut_ptr()) };
@@ -487,8 +555,12 @@ unsafe fn set_local_impl(dcpl: Hid, type_id: Hid) -> Result<(), String> {
         .ok_or("fzpack filter: chunk too large")?;
     cd[6] = dtype_code(dtype);
     cd[7] = elems;
-    // SAFETY: `cd` holds CD_FULL initialized values.
-    let st = unsafe { (api.pmodify_filter)(dcpl, FILTER_ID, flags, CD_FULL, cd.as_ptr()) };
+    let mut full = cd[..CD_FULL].to_vec();
+    if matches!(p, Params::Szp(c) if c.layout == Layout::Interp) {
+        full.extend(chunk_cd(&dims[..rank as usize])?);
+    }
+    // SAFETY: `full` holds `full.len()` initialized values.
+    let st = unsafe { (api.pmodify_filter)(dcpl, FILTER_ID, flags, full.len(), full.as_ptr()) };
     if st < 0 {
         return Err("fzpack filter: cannot store the filter's cd_values".into());
     }
@@ -679,6 +751,72 @@ mod tests {
 
     fn field(n: usize) -> Vec<f32> {
         (0..n).map(|i| (i as f32 * 0.01).sin() * 40.0).collect()
+    }
+
+    /// `cd_values[2] = mode | 2 << 8` writes every chunk in the interpolation layout over the
+    /// chunk dimensions `set_local` appends; the chunk decodes within the bound (missing values
+    /// exactly), and is smaller than the block-head chunk of the same smooth field. The plain
+    /// mode codes still mean the block-head layout, and other layout codes are refused.
+    #[test]
+    fn interp_layout_chunks_carry_the_chunk_shape() -> Result<(), String> {
+        let (r, c) = (60usize, 90usize);
+        let mut v: Vec<f32> = (0..r * c)
+            .map(|k| ((k / c) as f32 * 0.05).sin() * ((k % c) as f32 * 0.04).cos() * 30.0)
+            .collect();
+        v[123] = f32::NAN;
+        let bytes = fzpack::values_to_le_bytes(&v);
+        let mut cd = cd_szp(1e-3, 2 | SZP_LAYOUT_INTERP << 8, 128, 1, (r * c) as c_uint).to_vec();
+        cd.extend(chunk_cd(&[r as u64, c as u64])?);
+        assert_eq!(&cd[8..], &[2, r as c_uint, c as c_uint]);
+        let enc = run_filter(0, &cd, &bytes)?;
+        let archive = &enc[..enc.len() - 4];
+        assert_eq!(archive[6], fzpack::szp::LAYOUT_INTERP, "layout byte");
+        let shape = fzpack::szp::shape(archive).map_err(|e| e.to_string())?;
+        assert_eq!(shape.dims(), &[r as u64, c as u64]);
+        let dec = run_filter(H5Z_FLAG_REVERSE, &cd, &enc)?;
+        let back: Vec<f32> = values(&dec);
+        let bound = fzpack::szp::header(archive)
+            .map_err(|e| e.to_string())?
+            .bound();
+        for (a, b) in v.iter().zip(&back) {
+            if a.is_finite() {
+                assert!(((a - b) as f64).abs() <= bound, "{a} vs {b}");
+            } else {
+                assert_eq!(a.to_bits(), b.to_bits());
+            }
+        }
+        // a reader needs no option: the chunk decodes under the plain cd_values too
+        let plain = cd_szp(1e-3, 2, 128, 1, (r * c) as c_uint);
+        assert_eq!(run_filter(H5Z_FLAG_REVERSE, &plain, &enc)?, dec);
+        let heads = run_filter(0, &plain, &bytes)?;
+        assert_eq!(heads[6], fzpack::szp::LAYOUT_HEADS);
+        assert!(
+            enc.len() * 2 < heads.len(),
+            "{} vs {}",
+            enc.len(),
+            heads.len()
+        );
+        // without the recorded dimensions the chunk is one dimension
+        let flat = run_filter(0, &cd[..8], &bytes)?;
+        let s = fzpack::szp::shape(&flat[..flat.len() - 4]).map_err(|e| e.to_string())?;
+        assert_eq!(s.dims(), &[(r * c) as u64]);
+        // an unknown layout code, a bad rank
+        let mut bad = cd.clone();
+        bad[2] = 2 | 1 << 8;
+        let refused = |cd: &[c_uint], what: &str| {
+            let r = run_filter(0, cd, &bytes);
+            assert!(r.as_ref().is_err_and(|e| e.contains(what)), "{cd:?}: {r:?}");
+        };
+        refused(&bad, "layout 1");
+        let mut bad = cd.clone();
+        bad[8] = 9;
+        refused(&bad, "rank");
+        // more than 8 chunk dimensions: the slowest merged
+        assert_eq!(
+            chunk_cd(&[2, 3, 1, 1, 1, 1, 1, 1, 5, 7])?,
+            [8, 6, 1, 1, 1, 1, 1, 5, 7]
+        );
+        Ok(())
     }
 
     #[test]

@@ -143,6 +143,15 @@ pub fn check(bytes: &[u8], verify: Verify) -> Result<Summary, Error> {
                 n: h.n,
             })
         }
+        Some(ArchiveKind::Szp) if crate::tiles::is_tiled(bytes) => {
+            // The interpolation layout: its own parse (tile table, shape, missing runs).
+            let v = szp::tiled::parse(bytes, Verify::Skip)?;
+            Ok(Summary {
+                kind: ArchiveKind::Szp,
+                dtype: v.header.dtype,
+                n: v.header.n,
+            })
+        }
         Some(ArchiveKind::Szp) => {
             let v = szp::blocks::parse_with(bytes, Verify::Skip)?;
             Ok(Summary {
@@ -184,6 +193,14 @@ pub fn decode_all<T: Element>(bytes: &[u8], verify: Verify) -> Result<Vec<T>, Er
     }
     match s.kind {
         ArchiveKind::Pernix => pernix::Decoder::new().verify(verify).to_vec(bytes),
+        ArchiveKind::Szp if crate::tiles::is_tiled(bytes) => {
+            // The interpolation layout needs scratch: the facade's decoder, one thread.
+            crate::szp::Decoder::new()
+                .kernel(szp::Kernel::Scalar)
+                .serial()
+                .verify(verify)
+                .to_vec(bytes)
+        }
         ArchiveKind::Szp => {
             let mut out = vec![T::ZERO; s.n as usize]; // bounded by check
             let (k, one) = (szp::Kernel::Scalar, &szp::engine::Serial);
@@ -293,6 +310,7 @@ pub fn describe(bytes: &[u8], verify: Verify) -> Result<Vec<(String, String)>, E
                 ("archive size".into(), format!("{} bytes", bytes.len())),
             ]
         }
+        ArchiveKind::Szp if crate::tiles::is_tiled(bytes) => describe_tiled(bytes, verify)?,
         ArchiveKind::Szp => {
             // info decodes nothing: this parse is its verification pass (with `verify`).
             let v = szp::blocks::parse_with(bytes, verify)?;
@@ -367,6 +385,55 @@ pub fn describe(bytes: &[u8], verify: Verify) -> Result<Vec<(String, String)>, E
     };
     rows.extend(ratio_row(raw, bytes.len(), s.n));
     Ok(rows)
+}
+
+/// `describe`'s rows for an SZp archive of the interpolation layout. The header CRC and the
+/// extension's are checked by the parse (with `verify`); the tiles' CRCs cover their bytes and
+/// are checked as each tile is decoded, so here, where nothing is decoded, they are not.
+fn describe_tiled(bytes: &[u8], verify: Verify) -> Result<Vec<(String, String)>, Error> {
+    let v = szp::tiled::parse(bytes, verify)?;
+    let h = v.header;
+    let mode = match h.mode {
+        Mode::Abs => format!("ABS {:.6e}", h.requested),
+        Mode::Noa => format!(
+            "NOA {:.6e} of the value range {:.6e}",
+            h.requested, h.value_base
+        ),
+    };
+    let [d0, d1, d2] = v.dims();
+    Ok(vec![
+        (
+            "format".into(),
+            format!("fzpack SZp archive v{}", h.version),
+        ),
+        (
+            "integrity".into(),
+            match verify {
+                Verify::Checksums => "CRC-32 of the header and the extension: verified; \
+                                      CRC-32 per tile: checked when decoded"
+                    .into(),
+                Verify::Skip => "CRC-32 per tile: not verified (--no-verify)".into(),
+            },
+        ),
+        ("dtype".into(), h.dtype.to_string()),
+        ("values".into(), h.n.to_string()),
+        (
+            "layout".into(),
+            "interp (interpolation tiles, layout 2)".into(),
+        ),
+        (
+            "tiles".into(),
+            format!("{} (over the shape folded to {d0}x{d1}x{d2})", v.tiles()),
+        ),
+        ("error bound".into(), mode),
+        ("absolute bound".into(), format!("{:.6e}", h.bound())),
+        ("quantizer bound".into(), format!("{:.6e}", h.quant_eb)),
+        (
+            "strict".into(),
+            "yes (every value checked against the bound)".into(),
+        ),
+        ("archive size".into(), format!("{} bytes", bytes.len())),
+    ])
 }
 
 #[cfg(test)]
@@ -448,5 +515,38 @@ mod tests {
         assert!(e.to_string().contains("block 0 has scale -1.0"), "{e}");
         assert!(check(&neg, Verify::Skip).is_ok());
         assert!(decode_all::<f64>(&neg, Verify::Skip).is_err());
+    }
+
+    /// An interpolation-layout archive: `check` and `describe` parse it with its own parser
+    /// (the layout, the tile count), `decode_all` decodes it (the facade's decoder), a flipped
+    /// tile byte fails the verifying decode, a truncation fails `check`, the wrong type is named.
+    #[test]
+    fn interpolation_layout_is_checked_described_and_decoded() {
+        let (r, c) = (40usize, 70usize);
+        let x: Vec<f32> = (0..r * c)
+            .map(|k| ((k / c) as f32 * 0.1).sin() * ((k % c) as f32 * 0.05).cos() * 7.0)
+            .collect();
+        let cfg = szp::Config::abs(1e-3)
+            .with_layout(szp::Layout::Interp)
+            .with_shape(szp::Shape::new(&[r as u64, c as u64]).unwrap());
+        let a = crate::szp::compress(&x, &cfg).unwrap();
+        assert_eq!(detect(&a), Some(ArchiveKind::Szp));
+        let s = check(&a, Verify::Checksums).unwrap();
+        assert_eq!((s.n, s.dtype), ((r * c) as u64, DType::F32));
+        let rows = describe(&a, Verify::Checksums).unwrap();
+        let row = |k: &str| rows.iter().find(|(r, _)| r == k).map(|(_, v)| v.clone());
+        assert!(row("layout").unwrap().starts_with("interp"));
+        let tiles = szp::tiled::parse(&a, Verify::Checksums).unwrap().tiles();
+        assert!(row("tiles").unwrap().starts_with(&format!("{tiles} ")));
+        let back = decode_all::<f32>(&a, Verify::Checksums).unwrap();
+        assert!(x.iter().zip(&back).all(|(p, q)| (p - q).abs() <= 1e-3));
+        assert!(matches!(
+            decode_all::<f64>(&a, Verify::Checksums),
+            Err(Error::DTypeMismatch { .. })
+        ));
+        let mut bad = a.clone();
+        bad[szp::HEADER_LEN + 8 * tiles + 10] ^= 0x08;
+        assert!(decode_all::<f32>(&bad, Verify::Checksums).is_err());
+        assert!(check(&a[..a.len() - 1], Verify::Skip).is_err());
     }
 }

@@ -39,8 +39,10 @@ pub struct BenchArgs {
     /// Draw the rate-distortion curve (PSNR vs bits/value) per codec into this SVG file.
     #[arg(long)]
     pub plot: Option<PathBuf>,
-    /// SZp block layouts to measure (comma-separated; `fzgm` rows are named `szp-fzgm`)
-    /// [default: heads; with --plot: heads,fzgm, so the plot compares them].
+    /// SZp layouts to measure (comma-separated; `fzgm` rows are named `szp-fzgm`, `interp`
+    /// rows `szp-interp`) [default: heads,interp, the interpolation layout on the simd path
+    /// only (its tile codec has no SIMD kernels: the scalar path would time the same code) and
+    /// left out under --isa; with --plot: heads,fzgm,interp, so the plot compares them].
     #[arg(long, value_enum, value_delimiter = ',')]
     layout: Vec<LayoutArg>,
     /// Only this codec.
@@ -104,6 +106,9 @@ pub enum IsaArg {
 pub struct Dataset {
     pub name: String,
     pub values: Values,
+    /// Its dimensions (C order, slowest first), when known: the interpolation layout predicts
+    /// over them (the block layouts are 1-D and do not store them here).
+    pub dims: Option<Vec<usize>>,
 }
 
 /// `16777216`, `16Mi`, `64Ki`.
@@ -138,10 +143,12 @@ pub fn load(args: &BenchArgs) -> Result<Vec<Dataset>, Fail> {
             Dataset {
                 name: "builtin:climate_1024x2048.f32".into(),
                 values: Values::F32(data::climate_field(1024, 2048)),
+                dims: Some(vec![1024, 2048]),
             },
             Dataset {
                 name: "builtin:seismic_1048576.f32".into(),
                 values: Values::F32(data::seismic_trace(1 << 20)),
+                dims: None,
             },
         ]);
     }
@@ -163,7 +170,8 @@ pub fn load(args: &BenchArgs) -> Result<Vec<Dataset>, Fail> {
             DType::F64 => Values::F64(load_t(f, &bytes)?),
         };
         let n = values.len();
-        if let Some(d) = dims.clone().or_else(|| data::dims_from_name(f)) {
+        let shape = dims.clone().or_else(|| data::dims_from_name(f));
+        if let Some(d) = &shape {
             let p: usize = d.iter().product();
             if p != n {
                 return Err(Fail::new(
@@ -183,12 +191,17 @@ pub fn load(args: &BenchArgs) -> Result<Vec<Dataset>, Fail> {
             .file_name()
             .map(|s| s.to_string_lossy().into_owned())
             .unwrap_or_else(|| f.display().to_string());
-        out.push(Dataset { name, values });
+        out.push(Dataset {
+            name,
+            values,
+            dims: shape,
+        });
     }
     if let Some(n) = walk {
         out.push(Dataset {
             name: format!("builtin:random_walk_{n}.f32"),
             values: Values::F32(data::random_walk(n)),
+            dims: None,
         });
     }
     Ok(out)
@@ -244,6 +257,26 @@ fn parse_ebs(s: &str) -> Result<Vec<f64>, Fail> {
         .collect()
 }
 
+/// The paths a setting is timed on: `paths`, except for the interpolation layout in a run
+/// that did not name its layouts, which is timed on the simd path alone when `paths` has it
+/// (the tile codec runs the same code on every kernel, so the scalar row would repeat it, and
+/// the default run keeps about its length).
+pub fn paths_for(args: &BenchArgs, s: &Setting, paths: &[PathKind]) -> Vec<PathKind> {
+    let default_interp = args.layout.is_empty()
+        && matches!(
+            s,
+            Setting::Szp {
+                layout: LayoutArg::Interp,
+                ..
+            }
+        );
+    if default_interp && paths.contains(&PathKind::Simd) {
+        vec![PathKind::Simd]
+    } else {
+        paths.to_vec()
+    }
+}
+
 /// The paths of `--paths`, in the order scalar, simd, parallel (all three by default).
 pub fn paths(args: &BenchArgs) -> Vec<PathKind> {
     if args.paths.is_empty() {
@@ -267,10 +300,14 @@ pub fn settings(args: &BenchArgs) -> Result<Vec<Setting>, Fail> {
         } else {
             vec![1e-2, 1e-3, 1e-4]
         };
-        let layouts = match (&args.layout[..], &args.plot) {
-            ([], Some(_)) => vec![LayoutArg::Heads, LayoutArg::Fzgm],
-            ([], None) => vec![LayoutArg::DEFAULT],
-            (l, _) => l.to_vec(),
+        // The interpolation layout joins the default run (one path, `paths_for`), except
+        // under --isa: its tile codec has no kernels for an ISA to narrow.
+        let layouts = match (&args.layout[..], &args.plot, args.isa.is_empty()) {
+            ([], Some(_), true) => vec![LayoutArg::Heads, LayoutArg::Fzgm, LayoutArg::Interp],
+            ([], Some(_), false) => vec![LayoutArg::Heads, LayoutArg::Fzgm],
+            ([], None, true) => vec![LayoutArg::DEFAULT, LayoutArg::Interp],
+            ([], None, false) => vec![LayoutArg::DEFAULT],
+            (l, ..) => l.to_vec(),
         };
         for layout in layouts {
             for &eb in &rels {

@@ -1,15 +1,16 @@
 //! The bench run: every dataset, setting and path measured into rows, then printed as a
 //! table or JSON, and plotted.
 
-use super::args::{BenchArgs, load, paths, settings};
+use super::args::{BenchArgs, load, paths, paths_for, settings};
 use super::plot;
 use super::report::{Footer, Row, rd_series, table, to_json};
 use super::timing::{Case, Kernels, Run, backend_name, load1, memcpy_gbps, time_pernix, time_szp};
-use crate::codec::{Engines, PathKind, Setting, Values, Wrap, worst_ratio};
+use crate::codec::{Engines, LayoutArg, PathKind, Setting, Values, Wrap, worst_ratio};
 use crate::data;
 use crate::dispatch;
 use crate::fail::{Fail, Kind};
 use crate::szpcli;
+use fzpack::szp::Config;
 
 /// `fzpack bench`: measures every dataset, setting and path, prints the table (or JSON) and
 /// draws the plot.
@@ -81,9 +82,11 @@ pub fn run(args: BenchArgs) -> Result<(), Fail> {
                 pb.inc(1);
                 continue;
             }
+            let ps = paths_for(&args, s, &paths);
+            let rs = Run { paths: &ps, ..r };
             match &ds.values {
-                Values::F32(v) => bench_one(&ds.name, v, s, &r, &mut rows)?,
-                Values::F64(v) => bench_one(&ds.name, v, s, &r, &mut rows)?,
+                Values::F32(v) => bench_one(&ds.name, v, ds.dims.as_deref(), s, &rs, &mut rows)?,
+                Values::F64(v) => bench_one(&ds.name, v, ds.dims.as_deref(), s, &rs, &mut rows)?,
             }
             pb.inc(1);
         }
@@ -130,16 +133,40 @@ pub fn run(args: BenchArgs) -> Result<(), Fail> {
     Ok(())
 }
 
+/// The SZp config of `s` (none for PERNIX): the interpolation layout gets the dataset's
+/// dimensions when known (it predicts over them); the block layouts stay 1-D, as before.
+fn szp_config(file: &str, s: &Setting, dims: Option<&[usize]>) -> Result<Option<Config>, Fail> {
+    let Setting::Szp {
+        mode,
+        eb,
+        block,
+        layout,
+    } = *s
+    else {
+        return Ok(None);
+    };
+    let cfg = szpcli::config(mode, eb, block, layout);
+    if layout == LayoutArg::Interp {
+        return szpcli::with_shape(file, cfg, dims).map(Some);
+    }
+    Ok(Some(cfg))
+}
+
 fn bench_one<T: Wrap>(
     file: &str,
     values: &[T],
+    dims: Option<&[usize]>,
     s: &Setting,
     r: &Run,
     rows: &mut Vec<Row>,
 ) -> Result<(), Fail> {
     let raw_bytes = values.len() * T::BYTES;
     let raw = raw_bytes as f64;
-    let reference = dispatch::compress(file, values, s, PathKind::Scalar, r.eng, false)?;
+    let cfg = szp_config(file, s, dims)?;
+    let reference = match &cfg {
+        Some(c) => szpcli::encode(file, values, c, PathKind::Scalar, r.eng, false)?,
+        None => dispatch::compress(file, values, s, PathKind::Scalar, r.eng, false)?,
+    };
     let dec = dispatch::decompress(file, &reference, PathKind::Scalar, r.eng)?;
     let ref_bits = dec.to_le_bytes();
     let dec = T::unwrap(dec).ok_or_else(|| {
@@ -176,20 +203,23 @@ fn bench_one<T: Wrap>(
             path,
             ks: &ks,
         };
-        let ts = match *s {
-            Setting::Szp {
-                mode,
-                eb,
-                block,
-                layout,
-            } => {
-                let cfg = szpcli::config(mode, eb, block, layout);
-                time_szp(&case, &cfg, r)?
+        let ts = match (*s, &cfg) {
+            (Setting::Pernix { bits, block }, _) => time_pernix(&case, (bits, block), r)?,
+            (Setting::Szp { .. }, Some(c)) => time_szp(&case, c, r)?,
+            (Setting::Szp { .. }, None) => {
+                return Err(Fail::new(Kind::Usage, "an SZp setting without a config"));
             }
-            Setting::Pernix { bits, block } => time_pernix(&case, (bits, block), r)?,
         };
         for (i, (k, t)) in ks.iter().zip(ts).enumerate() {
             let kernel = match (path, s) {
+                // The tile codec runs one portable implementation whatever the kernel.
+                (
+                    _,
+                    Setting::Szp {
+                        layout: LayoutArg::Interp,
+                        ..
+                    },
+                ) => "tiles",
                 (PathKind::Scalar, _) => "scalar",
                 (_, Setting::Szp { .. }) => k.szp.name(),
                 (_, Setting::Pernix { .. }) => backend_name(k.pernix(path).kernel_backend()),

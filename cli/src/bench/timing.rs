@@ -451,8 +451,12 @@ pub fn time_szp<T: Wrap>(c: &Case<T>, cfg: &Config, r: &Run) -> Result<Vec<Timed
         Ok(())
     };
     let paths: Vec<szp::Kernel> = ks.iter().map(|k| k.szp_path(path)).collect();
+    // The interpolation layout's archive can exceed the block layouts' worst case (values
+    // stored exactly cost their bytes plus a code): the reference's length covers it, since
+    // the bytes do not depend on the kernel or threads.
     let cap = szp::max_compressed_len(values.len(), cfg.block_size, T::TYPE)
-        .ok_or_else(|| Fail::new(Kind::Input, format!("{file}: input too large")))?;
+        .ok_or_else(|| Fail::new(Kind::Input, format!("{file}: input too large")))?
+        .max(reference.len());
     let archs: Vec<SliceArchive> = (0..ks.len())
         .map(|_| SliceArchive {
             buf: vec![0u8; cap],

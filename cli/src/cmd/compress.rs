@@ -107,7 +107,10 @@ pub struct CompressArgs {
     max_abs: Option<f64>,
     /// SZp (native archive): block layout. `heads` stores each block's first level apart
     /// (smaller on smooth or offset data); `fzgm` is the FZGPUModules stage layout (the one
-    /// `.fzm` holds). Compressed-domain `add`/`sum`/`scale`/`stats` take both, as long as the
+    /// `.fzm` holds); `interp` predicts each value from decoded neighbours over the shape
+    /// (.npy header or --dims; else one dimension) in tiles with entropy-coded codes: several
+    /// times smaller on smooth fields, slower, CPU only. Compressed-domain
+    /// `add`/`sum`/`scale`/`stats` take both block layouts (not `interp`), as long as the
     /// archives combined share one layout; `info` shows an archive's [default: heads].
     #[arg(long, value_enum)]
     layout: Option<LayoutArg>,
@@ -176,11 +179,20 @@ fn setting_from(a: &CompressArgs) -> Result<Setting, Fail> {
                     "--block-size {block} is outside 1..=4096 for SZp"
                 )));
             }
-            if a.layout == Some(LayoutArg::Heads) && a.format == FormatArg::Fzm {
+            if a.layout == Some(LayoutArg::Interp) && a.block_size.is_some() {
                 return Err(usage(
-                    "--layout heads is for the native SZp archive (.fzm holds the fzgm layout)"
+                    "--block-size sets the block layouts' values per block; the interp layout \
+                     has no blocks (its tiles follow the shape): drop --block-size"
                         .into(),
                 ));
+            }
+            if let Some(l @ (LayoutArg::Heads | LayoutArg::Interp)) = a.layout
+                && a.format == FormatArg::Fzm
+            {
+                return Err(usage(format!(
+                    "--layout {} is for the native SZp archive (.fzm holds the fzgm layout)",
+                    l.name()
+                )));
             }
             Setting::Szp {
                 mode,
@@ -361,6 +373,18 @@ pub fn run(a: CompressArgs) -> Result<(), Fail> {
             "--gpu compresses SZp into the native archive (--codec szp --format native)",
         ));
     }
+    if a.gpu
+        && let Setting::Szp {
+            layout: LayoutArg::Interp,
+            ..
+        } = setting
+    {
+        return Err(Fail::new(
+            Kind::Usage,
+            "--gpu: the GPU does not run the interp layout (layout 2, the interpolation \
+             tiles); drop --gpu to compress it on the CPU, or give --layout heads or fzgm",
+        ));
+    }
     let gpu = gpu::open(a.gpu)?;
     let ext = match (setting, a.format) {
         (Setting::Pernix { .. }, _) => "pnx",
@@ -390,6 +414,15 @@ pub fn run(a: CompressArgs) -> Result<(), Fail> {
     ) = (setting, a.format, a.max_abs, &gpu)
     {
         let (file, regular) = files::open_source(&a.input)?;
+        if !regular && layout == LayoutArg::Interp {
+            return Err(Fail::new(
+                Kind::Usage,
+                "--layout interp: the interpolation layout needs the whole array (its tiles \
+                 span the shape), so a pipe with --abs and --max-abs, streamed in bounded \
+                 memory, cannot be written in it; give the input as a file, drop --max-abs \
+                 (the pipe is then read whole), or give --layout heads or fzgm",
+            ));
+        }
         if !regular {
             // A pipe or device with a fixed grid: streamed in bounded memory.
             if dims.is_some() {
@@ -686,6 +719,16 @@ fn compress_t<T: GpuElem>(
                 cfg = cfg.with_max_abs(m);
             }
             let cfg = szpcli::with_shape(&nm, cfg, src.shape)?;
+            if layout == LayoutArg::Interp {
+                // Tiles over the whole shape: the facade encodes them on the pool into one
+                // archive (the block ranges of the streamed writer do not exist here).
+                let r = fzpack::szp::Encoder::new(&cfg)
+                    .threads(&eng.par)
+                    .to_vec(values)
+                    .map_err(|e| input_err(&nm, "SZp", values, e));
+                pb.finish_and_clear();
+                return out.write_all(&r?);
+            }
             let r = szpstream::compress(values, &cfg, &eng.par, out, |e| {
                 input_err(&nm, "SZp", values, e.into())
             });

@@ -69,11 +69,20 @@ pub fn run(a: DecompressArgs) -> Result<(), Fail> {
             "--dims shapes a .npy output; give -o NAME.npy (a raw output is flat)",
         ));
     }
-    let gpu = gpu::open(a.gpu)?;
     let input = Input::open_checked(&a.input, archive_head(&nm))?;
     let bytes = input.bytes();
     let summary = container::check(bytes, verify).map_err(|e| lib(&nm, e))?;
     let dtype = summary.dtype;
+    if a.gpu && summary.kind == ArchiveKind::Szp && szpcli::is_interp(bytes) {
+        return Err(Fail::new(
+            Kind::Usage,
+            format!(
+                "{nm}: --gpu: the GPU does not decode the interp layout (layout 2, the \
+                 interpolation tiles); drop --gpu to decode it on the CPU"
+            ),
+        ));
+    }
+    let gpu = gpu::open(a.gpu)?;
     if gpu.is_some() && summary.kind != ArchiveKind::Szp {
         return Err(Fail::new(
             Kind::Usage,
@@ -174,6 +183,17 @@ fn decompress_t<T: Wrap>(
             }
             pb.finish_and_clear();
             Ok(())
+        }
+        ArchiveKind::Szp if szpcli::is_interp(bytes) => {
+            // The interpolation layout: tiles decoded in slabs on the pool by the facade (each
+            // tile's CRC checked as it is decoded), then written at once.
+            let pb = spinner("decompressing");
+            let r = fzpack::szp::Decoder::new()
+                .threads(&eng.par)
+                .verify(verify)
+                .to_vec::<T>(bytes);
+            pb.finish_and_clear();
+            write_values(out, &r.map_err(|e| lib(nm, e))?)
         }
         ArchiveKind::Szp => {
             // Decoded and verified a batch of chunks at a time (the one verification pass: `container::check` is structural only).
