@@ -419,43 +419,33 @@ fn interp_tile<T: fzpack::Element>(b: &mut Bytes<'_>, head: u8) {
 /// The interpolation layout's archive of `x` (shape `dims`, ABS `bound`): see
 /// [`szp_interp_tile`].
 fn tiled_archive<T: fzpack::Element>(x: &[T], dims: [usize; 3], bound: f64, head: u8) {
-    use fzpack_core::szp::tiled::{self, Scratch};
+    use fzpack_core::szp::tiled;
     use fzpack_core::szp::{Config, Layout, Shape, Verify};
     let shape = Shape::new(&dims.map(|d| d as u64)).expect("a shape");
     let cfg = Config::abs(bound)
         .with_layout(Layout::Interp)
         .with_shape(shape);
-    let Ok(plan) = tiled::plan(x, &cfg) else {
-        // only a bound the step cannot represent is refused
-        assert!(!(2.0 * bound).is_finite() || bound * (1.0 - 1.0 / 1024.0) <= 0.0);
-        return;
+    let a = match crate::golden::tiled_compress(x, &cfg) {
+        Ok(a) => a,
+        Err(e) => {
+            // only a bound the step cannot represent is refused
+            assert!(
+                !(2.0 * bound).is_finite() || bound * (1.0 - 1.0 / 1024.0) <= 0.0,
+                "{e}"
+            );
+            return;
+        }
     };
-    let l = tiled::scratch_lens(plan.max_tile_len());
-    let z = T::default();
-    let (mut v, mut d, mut o) = (vec![z; l.values], vec![z; l.values], vec![z; l.values]);
-    let (mut c, mut lv, mut cd) = (
-        vec![0i32; l.codes],
-        vec![0i64; l.levels],
-        vec![0u8; l.coded],
-    );
-    let mut s = Scratch {
-        values: &mut v,
-        decoded: &mut d,
-        outliers: &mut o,
-        codes: &mut c,
-        levels: &mut lv,
-        coded: &mut cd,
-    };
-    let mut a = vec![0u8; plan.worst_len(x).expect("worst length")];
-    let len = tiled::compress(x, &cfg, &mut s, &mut a).expect("compress");
-    a.truncate(len);
+    let view = tiled::parse(&a, Verify::Checksums).expect("parse");
+    let l = tiled::scratch_lens(view.max_tile_len());
+    let (mut c, mut lv) = (vec![0i32; l.codes], vec![0i64; l.levels]);
     let par = test_parallel();
     let facade = fzpack::szp::Encoder::new(&cfg)
         .threads(&par)
         .to_vec(x)
         .expect("facade compress");
     assert!(facade == a, "the facade's bytes differ from the core's");
-    let mut out = vec![z; x.len()];
+    let mut out = vec![T::default(); x.len()];
     tiled::decompress(&a, &mut out, &mut c, &mut lv, Verify::Checksums).expect("decompress");
     for (i, (o, v)) in out.iter().zip(x).enumerate() {
         if v.to_f64().is_finite() {

@@ -121,13 +121,7 @@ fn golden_archives_are_stable() {
     let dir = fzpack_tests::vectors::workspace_root().join("tests/golden/szp");
     for (name, bytes, _) in golden_cases() {
         let name = name.replace(".szp", ".v2.szp");
-        let path = dir.join(&name);
-        if std::env::var_os("FZPACK_BLESS").is_some() {
-            std::fs::write(&path, &bytes).unwrap();
-        }
-        let want = std::fs::read(&path)
-            .unwrap_or_else(|e| panic!("{}: {e} (FZPACK_BLESS=1 writes it)", path.display()));
-        assert!(want == bytes, "{name}: archive bytes changed");
+        let want = fzpack_tests::golden::check_or_bless(&dir, &name, &bytes);
         assert_eq!(want[4], 2, "{name}: format version");
         // Every path decodes the golden archive to the same bits.
         let n = szp::header(&want).unwrap().n as usize;
@@ -290,15 +284,18 @@ fn every_bit_flip_is_detected() {
         szp::decompress(&a, &mut out),
         Err(Error::ChecksumMismatch { what: "blocks", .. })
     ));
-    // A layout byte this build does not know is refused (after a valid header CRC).
-    let mut a = good.clone();
-    a[6] = 2;
-    let sum = fzpack_core::szp::fzm::crc32(&a[..48]);
-    a[48..52].copy_from_slice(&sum.to_le_bytes());
-    assert_eq!(
-        szp::decompress(&a, &mut out),
-        Err(Error::UnsupportedLayout { layout: 2 })
-    );
+    // A layout byte this build does not know is refused (after a valid header CRC), and the
+    // interpolation layout's code in a version 2 header (it is version 3 only) is corrupt.
+    for (code, want) in [
+        (3, Error::UnsupportedLayout { layout: 3 }),
+        (2, Error::Corrupt("interpolation layout without a shape")),
+    ] {
+        let mut a = good.clone();
+        a[6] = code;
+        let sum = fzpack_core::szp::fzm::crc32(&a[..48]);
+        a[48..52].copy_from_slice(&sum.to_le_bytes());
+        assert_eq!(szp::decompress(&a, &mut out), Err(want));
+    }
 }
 
 #[test]

@@ -208,13 +208,7 @@ fn golden_heads_archives_are_stable() {
     ];
     for (name, bytes, dtype) in cases {
         let bytes = bytes.unwrap();
-        let path = dir.join(name);
-        if std::env::var_os("FZPACK_BLESS").is_some() {
-            std::fs::write(&path, &bytes).unwrap();
-        }
-        let want = std::fs::read(&path)
-            .unwrap_or_else(|e| panic!("{}: {e} (FZPACK_BLESS=1 writes it)", path.display()));
-        assert!(want == bytes, "{name}: archive bytes changed");
+        let want = fzpack_tests::golden::check_or_bless(&dir, name, &bytes);
         assert_eq!((want[4], want[6]), (2, 1), "{name}: version and layout");
         let h = szp::header(&want).unwrap();
         assert_eq!(h.dtype, dtype);

@@ -7,7 +7,7 @@
 
 use fzpack::par::Parallel;
 use fzpack::szp::{self as fz, Decoder, Encoder};
-use fzpack_core::szp::tiled::{self, Scratch};
+use fzpack_core::szp::tiled;
 use fzpack_core::szp::{
     self, Config, Error, FLAG_MISSING, FLAG_SHAPE, LAYOUT_INTERP, Layout, Shape, SzpFloat, Verify,
 };
@@ -38,39 +38,7 @@ fn cfg_interp(cfg: Config, shape: &[u64]) -> Config {
         .with_shape(Shape::new(shape).unwrap())
 }
 
-/// The core's serial codec, with scratch allocated here.
-fn core_compress<T: SzpFloat>(x: &[T], cfg: &Config) -> Result<Vec<u8>, Error> {
-    let plan = tiled::plan(x, cfg)?;
-    let l = tiled::scratch_lens(plan.max_tile_len());
-    let z = T::from_f64(0.0);
-    let (mut v, mut d, mut o) = (vec![z; l.values], vec![z; l.values], vec![z; l.values]);
-    let (mut c, mut lv, mut cd) = (
-        vec![0i32; l.codes],
-        vec![0i64; l.levels],
-        vec![0u8; l.coded],
-    );
-    let mut s = Scratch {
-        values: &mut v,
-        decoded: &mut d,
-        outliers: &mut o,
-        codes: &mut c,
-        levels: &mut lv,
-        coded: &mut cd,
-    };
-    let mut out = vec![0u8; plan.worst_len(x)?];
-    let len = tiled::compress(x, cfg, &mut s, &mut out)?;
-    out.truncate(len);
-    Ok(out)
-}
-
-fn core_decompress<T: SzpFloat>(a: &[u8], verify: Verify) -> Result<Vec<T>, Error> {
-    let view = tiled::parse(a, verify)?;
-    let l = tiled::scratch_lens(view.max_tile_len());
-    let mut out = vec![T::from_f64(0.0); view.n];
-    let (mut c, mut lv) = (vec![0i32; l.codes], vec![0i64; l.levels]);
-    tiled::decompress(a, &mut out, &mut c, &mut lv, verify)?;
-    Ok(out)
-}
+use fzpack_tests::golden::{tiled_compress as core_compress, tiled_decompress as core_decompress};
 
 /// Every finite value within the header's bound, every missing value bit for bit.
 fn check_bound<T: SzpFloat>(x: &[T], y: &[T], a: &[u8]) {
@@ -333,13 +301,7 @@ fn golden_interp_archives_are_stable() {
             bytes == facade,
             "{name}: the facade's bytes differ from the core's"
         );
-        let path = dir.join(name);
-        if std::env::var_os("FZPACK_BLESS").is_some() {
-            std::fs::write(&path, &bytes).unwrap();
-        }
-        let want = std::fs::read(&path)
-            .unwrap_or_else(|e| panic!("{}: {e} (FZPACK_BLESS=1 writes it)", path.display()));
-        assert!(want == bytes, "{name}: archive bytes changed");
+        let want = fzpack_tests::golden::check_or_bless(&dir, name, &bytes);
         assert_eq!(
             (want[4], want[6]),
             (3, LAYOUT_INTERP),
