@@ -23,8 +23,10 @@ encountered". Child processes inherit it. From a shell: ``HDF5_PLUGIN_PATH=$(pyt
 
 Filter id :data:`FILTER_ID` = 62025 is in the range HDF5 leaves to unregistered filters
 (32768-65535). ``cd_values`` layout version 1: ``(1, codec, mode|bits, block_size, eb_lo,
-eb_hi)`` with codec 0 = SZp, 1 = PERNIX; the plugin's ``set_local`` appends the dtype and the
-chunk's value count. Each chunk is one fzpack archive plus a CRC-32, so a damaged chunk fails
+eb_hi)`` with codec 0 = SZp, 1 = PERNIX; for SZp ``mode`` carries the layout in bits 8..15
+(0 block heads, 2 the interpolation layout: ``SZp(eb, layout="interp")``); the plugin's
+``set_local`` appends the dtype and the chunk's value count (and, for the interpolation
+layout, the chunk's rank and dimensions, so each chunk is predicted over its own shape). Each chunk is one fzpack archive plus a CRC-32, so a damaged chunk fails
 the read. SZp keeps NaN and infinities (missing values) exactly, so chunks holding them are
 compressed like any other. h5py adds the filter as optional: a chunk the codec cannot encode
 (an SZp bound below the float precision; PERNIX with NaN or infinity) is then stored
@@ -103,8 +105,18 @@ class SZp(_Filter):
     """``create_dataset`` kwargs for SZp: ``|x - y| <= eb`` (``"abs"``) or
     ``eb * (chunk max - chunk min)`` (``"noa"``), every element."""
 
-    def __init__(self, eb: float, mode: str = "abs", block_size: int = 128):
+    #: The layouts the plugin writes (``cd_values[2]`` bits 8..15: 0 block heads, 2 the
+    #: interpolation layout, each chunk predicted over its own shape).
+    LAYOUTS = {"heads": 0, "interp": 2}
+
+    def __init__(self, eb: float, mode: str = "abs", block_size: int = 128, layout: str = "heads"):
         mode = fzpack.check_mode(mode)
+        layout = fzpack.check_layout(layout)
+        if layout not in self.LAYOUTS:
+            names = ", ".join(f'"{n}"' for n in self.LAYOUTS)
+            raise fzpack.Error(
+                f"invalid argument: the HDF5 filter writes the layouts {names}, got {layout!r}"
+            )
         codes = {"abs": 0, "noa": 2}
         eb = float(fzpack.require_bound(eb))
         if not (eb > 0 and eb != float("inf")):
@@ -113,8 +125,9 @@ class SZp(_Filter):
         if not 1 <= block_size <= 4096:
             raise fzpack.Error(f"invalid argument: block_size must be 1..=4096, got {block_size}")
         lo, hi = struct.unpack("<II", struct.pack("<d", eb))
-        self.eb, self.mode, self.block_size = eb, mode, block_size
-        super().__init__((CD_VERSION, 0, codes[mode], block_size, lo, hi))
+        self.eb, self.mode, self.block_size, self.layout = eb, mode, block_size, layout
+        cd2 = codes[mode] | self.LAYOUTS[layout] << 8
+        super().__init__((CD_VERSION, 0, cd2, block_size, lo, hi))
         register()
 
 

@@ -68,6 +68,30 @@ def test_bad_bound_kwargs(eb):
         fzpack.hdf5.SZp(eb)
 
 
+def test_layout_kwargs():
+    assert fzpack.hdf5.SZp(1e-3, mode="noa", layout="interp")["compression_opts"][2] == 2 | 2 << 8
+    assert fzpack.hdf5.SZp(1e-3, layout="HEADS")["compression_opts"][2] == 0
+    with pytest.raises(fzpack.Error, match="the HDF5 filter writes the layouts"):
+        fzpack.hdf5.SZp(1e-3, layout="fzgm")
+    with pytest.raises(fzpack.Error, match="layout must be one of"):
+        fzpack.hdf5.SZp(1e-3, layout="x")
+
+
+def test_interp_chunks_are_smaller_than_heads(h5py, tmp_path):
+    x = make((120, 160), "f4")
+    sizes = {}
+    for layout in ("heads", "interp"):
+        path = tmp_path / f"{layout}.h5"
+        with h5py.File(path, "w") as f:
+            f.create_dataset("x", data=x, chunks=(60, 80),
+                             **fzpack.hdf5.SZp(1e-4, layout=layout))
+        with h5py.File(path, "r") as f:
+            y = f["x"][...]
+            sizes[layout] = f["x"].id.get_storage_size()
+        assert np.max(np.abs(y.astype(np.float64) - x)) <= 1e-4
+    assert sizes["interp"] < sizes["heads"], sizes
+
+
 def test_bad_other_kwargs():
     with pytest.raises(fzpack.Error, match="mode"):
         fzpack.hdf5.SZp(1e-3, mode="x")
@@ -87,6 +111,10 @@ CASES = [
     ("szp_abs_f32_2d", "f4", (90, 120), (32, 50), dict(eb=1e-3), lambda x: 1e-3),
     ("szp_noa_f64_3d", "f8", (6, 40, 50), (3, 20, 25), dict(eb=1e-4, mode="noa"), None),
     ("szp_abs_f64_1d", "f8", (10_000,), (3000,), dict(eb=1e-6, block_size=32), lambda x: 1e-6),
+    ("szp_interp_f32_2d", "f4", (90, 120), (32, 50), dict(eb=1e-3, layout="interp"),
+     lambda x: 1e-3),
+    ("szp_interp_noa_f64_3d", "f8", (6, 40, 50), (3, 20, 25),
+     dict(eb=1e-4, mode="noa", layout="interp"), None),
 ]
 
 
@@ -114,7 +142,11 @@ def test_h5py_write_h5dump_read(h5py, h5dump, tmp_path, name, dtype, shape, chun
         d = f.create_dataset("v", data=x, chunks=chunks, **fzpack.hdf5.SZp(**kw))
         fid, flags, cd, fname = d.id.get_create_plist().get_filter(0)
         assert fid == 62025 and b"fzpack" in fname
-        assert len(cd) == 8 and cd[6] == (1 if dtype == "f4" else 2) and cd[7] == int(np.prod(chunks))
+        assert cd[6] == (1 if dtype == "f4" else 2) and cd[7] == int(np.prod(chunks))
+        if kw.get("layout") == "interp":  # set_local adds the chunk's rank and dimensions
+            assert cd[8:] == (len(chunks), *chunks)
+        else:
+            assert len(cd) == 8
         assert flags & 1 == 1  # h5py adds it optional: a chunk it cannot encode is kept raw
     b = bound(x) if bound else noa_bound_per_chunk(x, chunks, kw["eb"])
     with h5py.File(path, "r") as f:
