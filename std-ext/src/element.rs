@@ -15,7 +15,9 @@ mod sealed {
 /// generic over.
 ///
 /// It combines the core's [`PernixFloat`] and [`SzpFloat`] (whose `to_f64`/`from_f64` it uses).
-pub trait Element: PernixFloat + SzpFloat + Send + Sync + std::fmt::Debug + sealed::Sealed {
+pub trait Element:
+    PernixFloat + SzpFloat + Send + Sync + std::fmt::Debug + sealed::Sealed + 'static
+{
     /// The runtime tag of this type.
     const TYPE: DType;
     /// `|self|`.

@@ -171,8 +171,22 @@ pub fn plan<T: SzpFloat>(input: &[T], cfg: &Config) -> Result<TiledPlan, Error> 
 }
 
 /// The smallest and largest finite values, the largest finite magnitude and whether a value
-/// is missing, in one branch-free pass (eight lanes, so it vectorizes).
+/// is missing, in one branch-free pass (eight lanes, so it vectorizes; compiled for AVX2
+/// where the CPU has it: the same comparisons and selects, so the same results).
 fn extremes<T: SzpFloat>(input: &[T]) -> (f64, f64, f64, bool) {
+    #[cfg(target_arch = "x86_64")]
+    if let Some(t) = crate::arch::x86_64::Bmi2::new(crate::arch::CpuFeatures::detect()) {
+        return t.compiled(
+            #[inline(always)]
+            || extremes_body(input),
+        );
+    }
+    extremes_body(input)
+}
+
+/// [`extremes`], the portable body.
+#[inline(always)]
+fn extremes_body<T: SzpFloat>(input: &[T]) -> (f64, f64, f64, bool) {
     const L: usize = 8;
     let (mut lo, mut hi, mut mag) = ([f64::INFINITY; L], [f64::NEG_INFINITY; L], [0f64; L]);
     let mut miss = [false; L];
@@ -190,12 +204,13 @@ fn extremes<T: SzpFloat>(input: &[T]) -> (f64, f64, f64, bool) {
             .zip(mag.iter_mut().zip(miss.iter_mut()));
         for (&x, ((l, h), (m, s))) in c.iter().zip(lanes) {
             // selects, not branches: a missing value leaves the lanes as they are
+            // a missing value becomes NaN, which `min`/`max` skip
             let v = x.to_f64();
-            let a = v.abs();
-            let f = a < f64::INFINITY;
-            *l = if f && v < *l { v } else { *l };
-            *h = if f && v > *h { v } else { *h };
-            *m = if f && a > *m { a } else { *m };
+            let f = v.abs() < f64::INFINITY;
+            let v = if f { v } else { f64::NAN };
+            *l = l.min(v);
+            *h = h.max(v);
+            *m = m.max(v.abs());
             *s |= !f;
         }
     }
@@ -611,4 +626,33 @@ pub fn decompress<T: SzpFloat>(
     }
     view.patch(out)?;
     Ok(view.n)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{extremes, extremes_body};
+
+    /// The scan's results on this CPU (compiled for AVX2 where it has it) equal the portable
+    /// body's, and skip missing values: the archive's value range must not depend on the CPU.
+    #[test]
+    fn extremes_skip_missing_values_on_every_path() {
+        let mut x = [0f32; 203];
+        for (i, v) in x.iter_mut().enumerate() {
+            *v = (i as f32 * 0.37).sin() * 5.0 - 1.0;
+        }
+        x[7] = f32::NAN;
+        x[100] = f32::INFINITY;
+        x[202] = f32::NEG_INFINITY; // in the tail that is padded
+        let (lo, hi, mag, miss) = extremes(&x);
+        assert_eq!((lo, hi, mag, miss), extremes_body(&x));
+        assert!(miss);
+        let finite = x.iter().filter(|v| v.is_finite()).map(|&v| f64::from(v));
+        let want_lo = finite.clone().fold(f64::INFINITY, f64::min);
+        let want_hi = finite.clone().fold(f64::NEG_INFINITY, f64::max);
+        assert_eq!((lo, hi), (want_lo, want_hi));
+        assert_eq!(mag, want_lo.abs().max(want_hi.abs()));
+        let clean = [1.5f64, -2.0, 0.25];
+        assert_eq!(extremes(&clean), (-2.0, 1.5, 2.0, false));
+        assert_eq!(extremes::<f64>(&[]), (f64::INFINITY, f64::NEG_INFINITY, 0.0, false));
+    }
 }
