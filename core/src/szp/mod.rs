@@ -199,7 +199,7 @@ pub enum Layout {
     /// of their neighbours in SZ3's multilevel interpolation order over the array's shape, in
     /// independent tiles ([`tiled`], [`interp`]); codes entropy-coded, values the prediction
     /// cannot reach stored exactly (layout code 2, always format version 3 with the shape).
-    /// On the project's fields 0.95 / 1.04 / 1.06 × SZ3's ratio and 4.6 / 2.3 / 1.7 × that of
+    /// On the project's fields 0.97 / 1.05 / 1.07 × SZ3's ratio and 4.8 / 2.3 / 1.7 × that of
     /// [`Layout::Heads`] at rel 1e-2 / 1e-3 / 1e-4, at about a tenth of its speed
     /// (BENCHMARKS.md, "SZp interpolation layout"). Its encoder and decoder need the caller's scratch ([`tiled`]); the
     /// block paths ([`compress`], [`decompress`], the streaming encoder, [`ops`]) refuse it
