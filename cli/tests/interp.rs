@@ -364,3 +364,52 @@ fn bench_measures_the_interp_layout_as_szp_interp() {
     assert!(rows[1]["err_over_bound"].as_f64().unwrap() <= 1.0);
     assert_eq!(rows[1]["identical_to_scalar"], true);
 }
+
+/// A raw file compressed without a shape is predicted as one dimension: the CLI says so on
+/// stderr and names the dims its file name carries; with `--dims` it stores the shape, says
+/// nothing of the kind, and the archive is smaller.
+#[test]
+fn a_raw_input_without_a_shape_gets_a_hint() {
+    let d = dir("hint");
+    let raw = d.join("grid_60x70.f32");
+    std::fs::write(&raw, fzpack::values_to_le_bytes(&field(60, 70))).unwrap();
+    let flat = d.join("flat.szp");
+    let o = run(&[
+        "compress",
+        s(&raw),
+        "--rel",
+        "1e-3",
+        "--layout",
+        "interp",
+        "-o",
+        s(&flat),
+    ]);
+    let t = text(&o);
+    assert!(o.status.success(), "{t}");
+    assert!(
+        t.contains("no shape given") && t.contains("file name says 60x70"),
+        "{t}"
+    );
+    let shaped = d.join("shaped.szp");
+    let o = run(&[
+        "compress",
+        s(&raw),
+        "--rel",
+        "1e-3",
+        "--layout",
+        "interp",
+        "--dims",
+        "60x70",
+        "-o",
+        s(&shaped),
+    ]);
+    let t = text(&o);
+    assert!(o.status.success() && !t.contains("no shape given"), "{t}");
+    let len = |p: &Path| std::fs::metadata(p).unwrap().len();
+    assert!(
+        len(&shaped) < len(&flat),
+        "{} vs {}",
+        len(&shaped),
+        len(&flat)
+    );
+}

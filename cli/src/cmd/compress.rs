@@ -550,6 +550,24 @@ pub fn run(a: CompressArgs) -> Result<(), Fail> {
                 }
             );
         }
+    } else if let Setting::Szp {
+        layout: LayoutArg::Interp,
+        ..
+    } = setting
+        && n > 1
+    {
+        // The layout predicts across dimensions: a flat input is predicted as one, which on
+        // a 2-D grid gives up most of what it is for (a 721x1440 geoid at 1e-3: 25.6 vs 41.1).
+        let hint = match data::dims_from_name(&a.input) {
+            Some(d) if d.iter().product::<usize>() == n && d.len() > 1 => {
+                format!(" (the file name says {})", npy::shape_str(&d))
+            }
+            _ => String::new(),
+        };
+        eprintln!(
+            "{nm}: no shape given: the interp layout predicted it as one dimension; give \
+             --dims D0xD1..{hint} or a .npy for the ratio it is built for"
+        );
     }
     Ok(())
 }

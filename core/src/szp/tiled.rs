@@ -653,6 +653,9 @@ mod tests {
         assert_eq!(mag, want_lo.abs().max(want_hi.abs()));
         let clean = [1.5f64, -2.0, 0.25];
         assert_eq!(extremes(&clean), (-2.0, 1.5, 2.0, false));
-        assert_eq!(extremes::<f64>(&[]), (f64::INFINITY, f64::NEG_INFINITY, 0.0, false));
+        assert_eq!(
+            extremes::<f64>(&[]),
+            (f64::INFINITY, f64::NEG_INFINITY, 0.0, false)
+        );
     }
 }
