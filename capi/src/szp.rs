@@ -164,7 +164,7 @@ unsafe fn compress<T: SzpFloat>(
 /// calling thread, every tile's CRC checked. The value count is checked against `out` before
 /// any scratch is allocated.
 fn decode<T: SzpFloat>(a: &[u8], out: &mut [T]) -> Result<usize, Error> {
-    if !(a.starts_with(&szp::MAGIC) && a.get(6) == Some(&szp::LAYOUT_INTERP)) {
+    if !szp::tiled::claims(a) {
         return szp::decompress(a, out);
     }
     let view = szp::tiled::parse(a, szp::Verify::Checksums)?;

@@ -148,7 +148,7 @@ pub fn bound(name: &str, bytes: &[u8], k: ArchiveKind) -> Result<f64, Fail> {
 /// Whether `bytes` is an SZp archive of the interpolation layout (layout 2), which the
 /// block-range paths (`szpstream`) cannot read: the facade's decoder takes it whole.
 pub fn is_interp(bytes: &[u8]) -> bool {
-    szp::header(bytes).is_ok_and(|h| h.layout == szp::LAYOUT_INTERP)
+    szp::tiled::claims(bytes)
 }
 
 /// The most dimensions an SZp archive records.

@@ -270,7 +270,7 @@ pub(crate) fn refuse_interp(cfg: &Config) -> Result<()> {
 /// its extension's frame at the archive's end, which the device path does not copy, and a
 /// truncated or damaged archive of that layout is refused by its layout all the same.
 pub(crate) fn refuse_interp_archive(archive: &[u8]) -> Result<()> {
-    if archive.get(..4) == Some(&szp::MAGIC[..]) && archive.get(6) == Some(&szp::LAYOUT_INTERP) {
+    if szp::tiled::claims(archive) {
         return Err(Error::InterpLayout);
     }
     Ok(())

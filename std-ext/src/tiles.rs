@@ -12,7 +12,7 @@ use std::any::Any;
 use std::cell::RefCell;
 
 use fzpack_core::szp::tiled::{self, Scratch, TiledPlan, TiledView};
-use fzpack_core::szp::{Config, Error, FORMAT_VERSION_V3, LAYOUT_INTERP, MAGIC, Verify};
+use fzpack_core::szp::{Config, Error, Verify};
 
 use crate::element::Element;
 #[cfg(feature = "rayon")]
@@ -27,12 +27,10 @@ pub(crate) type Par = Parallel;
 #[cfg(not(feature = "rayon"))]
 pub(crate) enum Par {}
 
-/// Whether `archive` claims the interpolation layout (magic, version 3, layout byte 2): the
-/// decoders route it here, where [`tiled::parse`] checks everything else.
+/// Whether `archive` claims the interpolation layout: the decoders route it here, where
+/// [`tiled::parse`] checks everything else.
 pub(crate) fn is_tiled(archive: &[u8]) -> bool {
-    archive.get(..4) == Some(&MAGIC[..])
-        && archive.get(4) == Some(&FORMAT_VERSION_V3)
-        && archive.get(6) == Some(&LAYOUT_INTERP)
+    tiled::claims(archive)
 }
 
 /// Encoder scratch for tiles of up to a plan's tile length, and an output buffer for one tile.

@@ -32,6 +32,12 @@ use super::missing::{self, Missing, Patch};
 use super::{Config, Error, FLAG_MISSING, FLAG_SHAPE, FORMAT_VERSION_V3, HEADER_LEN};
 use super::{LAYOUT_INTERP, Mode, Shape, SzpFloat, Verify, entropy};
 
+/// Whether `archive` claims the interpolation layout: the magic, then layout byte 2 (the
+/// one check every reader routes on before [`parse`] checks everything else).
+pub fn claims(archive: &[u8]) -> bool {
+    archive.starts_with(&super::MAGIC) && archive.get(6) == Some(&LAYOUT_INTERP)
+}
+
 /// Bytes per tile in the tile table: the tile's length and its CRC-32 (both u32 LE).
 pub const ENTRY_LEN: usize = 8;
 

@@ -24,7 +24,7 @@ pub(super) const INTERP_UNSUPPORTED: Error = Error::OpsUnsupported {
 /// Whether `a` claims the interpolation layout ([`super::super::Layout::Interp`]): the
 /// operations refuse it by name before parsing.
 pub(super) fn is_interp(a: &[u8]) -> bool {
-    a.starts_with(&super::super::MAGIC) && a.get(6) == Some(&super::super::LAYOUT_INTERP)
+    super::super::tiled::claims(a)
 }
 
 /// The error for `.fzm` inputs: their SZpConfig records no requested bound or strict flag, so
