@@ -427,34 +427,14 @@ fn szp_c_api_round_trips_and_reports_through_out_parameters() {
     }
 }
 
-/// An interpolation-layout archive of `x` shaped `dims` (fzpack-core's tile codec, the bytes
-/// the `fzpack` facade writes), scratch allocated here.
-fn interp_archive<T: fzpack_core::szp::SzpFloat + Copy + Default>(
-    x: &[T],
-    dims: &[u64],
-) -> Vec<u8> {
-    use fzpack_core::szp::{Config, Layout, Shape, tiled};
+/// An interpolation-layout archive of `x` shaped `dims`, as the `fzpack` facade (and so the
+/// CLI and Python) writes it.
+fn interp_archive<T: fzpack::Element>(x: &[T], dims: &[u64]) -> Vec<u8> {
+    use fzpack::szp::{Config, Layout, Shape};
     let cfg = Config::abs(1e-3)
         .with_layout(Layout::Interp)
         .with_shape(Shape::new(dims).unwrap());
-    let plan = tiled::plan(x, &cfg).unwrap();
-    let l = tiled::scratch_lens(plan.max_tile_len());
-    let z = T::default();
-    let (mut v, mut d, mut o) = (vec![z; l.values], vec![z; l.values], vec![z; l.values]);
-    let (mut codes, mut levels) = (vec![0i32; l.codes], vec![0i64; l.levels]);
-    let mut coded = vec![0u8; l.coded];
-    let mut s = tiled::Scratch {
-        values: &mut v,
-        decoded: &mut d,
-        outliers: &mut o,
-        codes: &mut codes,
-        levels: &mut levels,
-        coded: &mut coded,
-    };
-    let mut out = vec![0u8; plan.worst_len(x).unwrap()];
-    let len = tiled::compress(x, &cfg, &mut s, &mut out).unwrap();
-    out.truncate(len);
-    out
+    fzpack::szp::compress(x, &cfg).unwrap()
 }
 
 /// The C decode entry points read the interpolation layout (layout code 2): the values within

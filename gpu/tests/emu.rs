@@ -523,37 +523,13 @@ fn walk_reports_a_bad_width_before_its_groups_trailer() {
     );
 }
 
-/// An interpolation-layout archive of `x` shaped `dims`, written by fzpack-core's tile codec
-/// in scratch allocated here.
+/// An interpolation-layout archive of `x` shaped `dims`, as the `fzpack` facade (and so the
+/// CLI and Python) writes it.
 fn interp_archive(x: &[f32], dims: &[u64], cfg: &Config) -> Vec<u8> {
-    use fzpack_core::szp::tiled;
     let cfg = cfg
         .with_layout(szp::Layout::Interp)
         .with_shape(szp::Shape::new(dims).unwrap());
-    let plan = tiled::plan(x, &cfg).unwrap();
-    let l = tiled::scratch_lens(plan.max_tile_len());
-    let (mut v, mut d, mut o) = (
-        vec![0f32; l.values],
-        vec![0f32; l.values],
-        vec![0f32; l.values],
-    );
-    let (mut codes, mut levels, mut coded) = (
-        vec![0i32; l.codes],
-        vec![0i64; l.levels],
-        vec![0u8; l.coded],
-    );
-    let mut s = tiled::Scratch {
-        values: &mut v,
-        decoded: &mut d,
-        outliers: &mut o,
-        codes: &mut codes,
-        levels: &mut levels,
-        coded: &mut coded,
-    };
-    let mut out = vec![0u8; plan.worst_len(x).unwrap()];
-    let len = tiled::compress(x, &cfg, &mut s, &mut out).unwrap();
-    out.truncate(len);
-    out
+    fzpack::szp::compress(x, &cfg).unwrap()
 }
 
 /// The interpolation layout is refused by name, never a panic or garbage: the encoder given
