@@ -529,7 +529,8 @@ fn interp_archive(x: &[f32], dims: &[u64], cfg: &Config) -> Vec<u8> {
     let cfg = cfg
         .with_layout(szp::Layout::Interp)
         .with_shape(szp::Shape::new(dims).unwrap());
-    fzpack::szp::compress(x, &cfg).unwrap()
+    // serial: the facade on this thread only (no pool: this test also runs under Miri)
+    fzpack::szp::Encoder::new(&cfg).serial().to_vec(x).unwrap()
 }
 
 /// The interpolation layout is refused by name, never a panic or garbage: the encoder given
