@@ -323,8 +323,10 @@ pub(crate) const F32_ONLY_FPU: bool = cfg!(any(
 ));
 
 /// A decoder's reconstruction of levels at one bound: [`Recon::put`] stores exactly
-/// [`reconstruct`]`(q, eb)`. On targets without an f64 FPU, f32 output goes through [`Recon32`]
-/// (its constants computed here, once per block); elsewhere it is the f64 rule itself.
+/// [`reconstruct`]`(q, eb)` for a positive finite `eb` (a decoder's: the header check refuses
+/// any other). On targets without an f64 FPU, f32 output goes through [`Recon32`] in integers
+/// alone (its constants computed here, once per block; NaN for another `eb`), so a decoder
+/// links no soft-float f64 code for it; elsewhere it is the f64 rule itself.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Recon {
     eb: f64,
@@ -347,9 +349,20 @@ impl Recon {
     #[inline(always)]
     pub(crate) fn fast32(&self, q: i32) -> Option<f32> {
         if F32_ONLY_FPU {
-            return self.r32.fast_with::<ROUND_F64_RULE>(i64::from(q));
+            return match self.r32.quick(q) {
+                Some(v) => Some(v),
+                None => self.r32.exact32(q),
+            };
         }
         Some(reconstruct(i64::from(q), self.eb))
+    }
+
+    /// `reconstruct(q, eb)`.
+    #[inline(always)]
+    pub(crate) fn get<T: SzpFloat>(&self, q: i64) -> T {
+        let mut v = T::default();
+        self.put(q, &mut v);
+        v
     }
 
     /// `*o = reconstruct(q, eb)`.
@@ -358,7 +371,7 @@ impl Recon {
         if F32_ONLY_FPU
             && let Some(o32) = (&mut *o as &mut dyn core::any::Any).downcast_mut::<f32>()
         {
-            *o32 = self.r32.value(q);
+            *o32 = self.r32.total(q);
             return;
         }
         *o = reconstruct(q, self.eb);
@@ -393,6 +406,10 @@ pub(crate) struct Recon32 {
     /// `em + 212`: the f32 exponent field of a result whose `P` is in `[2^84, 2^85)`, when
     /// `z = 0` (`29 + 32` bits dropped, `+ 1` for the `·2`, `+ 23 + 127` for the field).
     base: i32,
+    /// `M >> 21` (`M`'s top 32 bits) for [`Recon32::quick`]; 0 turns that path off, as it is
+    /// where `base` is outside `33..=253` (there a nonzero i32 level could leave f32's normal
+    /// range, which the quick path does not check per value).
+    mh: u32,
 }
 
 /// How [`Recon32::fast_with`] rounds: the f64 rule's double rounding, or (to show that the
@@ -419,10 +436,35 @@ fn f64_parts(x: f64) -> (u64, i32) {
         man <<= s;
         exp -= s;
     }
-    if !(x > 0.0 && x.is_finite()) {
+    // Not positive and finite (a sign bit, the all-ones exponent, or zero): in integers, so
+    // that no f64 comparison is linked on targets without an f64 FPU.
+    if b >> 63 != 0 || be == 0x7ff || b == 0 {
         man = 0;
     }
     (man, exp)
+}
+
+/// `x >> d` rounded to nearest, ties to even, where `sticky` says whether any bit below `x`
+/// was set (`d` in `1..=63`).
+#[inline(never)]
+fn rne(x: u64, sticky: bool, d: u32) -> u64 {
+    let (r, rem, half) = (x >> d, x & ((1 << d) - 1), 1 << (d - 1));
+    r + u64::from(rem > half || (rem == half && (sticky || r & 1 == 1)))
+}
+
+/// The exact product `P = a·b` of two integers below `2^53` + 1 (`a` up to `2^53`), from
+/// 32-bit halves: `P >> 51` (below `2^55`) and whether any of `P`'s 51 low bits is set.
+#[inline(always)]
+fn mul53(a: u64, b: u64) -> (u64, bool) {
+    let (a1, a0, b1, b0) = (a >> 32, a & 0xffff_ffff, b >> 32, b & 0xffff_ffff);
+    let lo = a0 * b0;
+    // a1 <= 2^21, b1 < 2^21: every partial sum stays below 2^64.
+    let mid = a1 * b0 + a0 * b1 + (lo >> 32);
+    let hi = a1 * b1;
+    (
+        (hi << 13) + (mid >> 19),
+        mid & ((1 << 19) - 1) != 0 || lo as u32 != 0,
+    )
 }
 
 impl Recon32 {
@@ -430,11 +472,67 @@ impl Recon32 {
     #[inline(always)]
     pub(crate) fn new(eb: f64) -> Recon32 {
         let (man, em) = f64_parts(eb);
+        let base = em + 212;
         Recon32 {
             eb,
             man,
-            base: em + 212,
+            base,
+            mh: if (33..=253).contains(&base) {
+                (man >> 21) as u32
+            } else {
+                0
+            },
         }
+    }
+
+    /// [`Recon32::value`] of an i32 level from one 32×32-bit product, `None` where that
+    /// product leaves the double rounding open (about 4 levels in 256, and every level when
+    /// `mh` is 0): the caller then takes the exact integer path.
+    ///
+    /// Why it is exact. With `N = n << z` as in [`Recon32`] and `M = Mh·2^21 + Ml`
+    /// (`Mh = M >> 21` in `[2^31, 2^32)`, `Ml < 2^21`), `P = N·M = Q·2^21 + N·Ml` with
+    /// `Q = N·Mh` in `[2^62, 2^64)` and `N·Ml < 2^53`. If `Q >= 2^63`, take `t = Q >> 32`:
+    /// then `u = ⌊P/2^53⌋` is `t` or `t + 1`. Otherwise take `t = Q >> 31` (32 bits): then
+    /// `u = ⌊P/2^52⌋` is `t`, `t + 1` or `t + 2`. In both cases `u` holds the result's 24-bit
+    /// window (`u >> 8`, the top 24 of the top 53 bits of `P`) and the top 8 of the 29 bits
+    /// the f64→f32 conversion drops (`u & 0xff`). The double rounding then rounds down when
+    /// those 8 bits are at most `0x7e` (even after the first rounding carries, the dropped
+    /// 29 bits stay below half) and up when they are at least `0x81` (above half), whatever
+    /// the bits below: `(u >> 8) + ((u >> 7) & 1)`. That value is the same for each candidate
+    /// `u` unless `t & 0xff` is in `0x7d..=0x80`, which goes to the exact path. A carry of
+    /// `t` itself into a 25th bit (`t` near `2^32` when `Q < 2^63`, where `P` may in fact be
+    /// at or above `2^84`) yields `2^24` one field lower: the same f32. With `base` in
+    /// `33..=253` every nonzero i32 level's field (`base − z − 1` or `base − z`, `z <= 31`) is
+    /// in `1..=253`: a normal f32, and a carry to `2^24` stays below infinity.
+    #[inline(always)]
+    pub(crate) fn quick(&self, q: i32) -> Option<f32> {
+        self.quick_with::<4>(q)
+    }
+
+    /// [`Recon32::quick`] with `GUARD` levels of `t & 0xff` from `0x7d` sent to the exact path
+    /// (4; the tests show that fewer go wrong).
+    #[inline(always)]
+    fn quick_with<const GUARD: u32>(&self, q: i32) -> Option<f32> {
+        let n = q.unsigned_abs();
+        if self.mh == 0 {
+            return None;
+        }
+        if n == 0 {
+            return Some(0.0);
+        }
+        let z = n.leading_zeros();
+        let prod = u64::from(n << z) * u64::from(self.mh);
+        let (hi, lo) = ((prod >> 32) as u32, prod as u32);
+        let top = hi >> 31;
+        let t = if top != 0 { hi } else { (hi << 1) | (lo >> 31) };
+        if t.wrapping_sub(0x7d) & 0xff < GUARD {
+            return None;
+        }
+        // The exponent field less one: `base − z − 1 + top − 1`, in `0..=252` (see above).
+        let field_m1 = (self.base - 2 - z as i32 + top as i32) as u32;
+        let m24 = (t >> 8) + ((t >> 7) & 1);
+        let bits = (field_m1 << 23) + m24;
+        Some(f32::from_bits(bits | (q as u32 & 0x8000_0000)))
     }
 
     /// `(q as f64 * 2.0 * eb) as f32`.
@@ -444,6 +542,78 @@ impl Recon32 {
             Some(v) => v,
             None => self.slow(q),
         }
+    }
+
+    /// [`Recon32::value`] in integers alone, for a decoder (whose bound the header check
+    /// has found positive and finite): NaN for any other `eb`, where `value` takes the f64
+    /// rule. A decoder that calls only this links no soft-float f64 code.
+    #[inline(never)]
+    pub(crate) fn total(&self, q: i64) -> f32 {
+        match self.fast_with::<ROUND_F64_RULE>(q) {
+            Some(v) => v,
+            None => self.wide(q),
+        }
+    }
+
+    /// The integer path for the levels [`Recon32::quick`] leaves open (out of line: rare).
+    #[inline(always)]
+    fn exact32(&self, q: i32) -> Option<f32> {
+        Some(self.total(i64::from(q)))
+    }
+
+    /// `reconstruct::<f32>(q, eb)` in integers for every level where `eb` is positive and
+    /// finite (NaN for other `eb`): the levels and results outside [`Recon32::fast_with`]'s
+    /// range (`|q| >= 2^32`, f32 subnormal, overflowing or zero results).
+    ///
+    /// Why it is exact. `q as f64` is `n = |q|` rounded to 53 bits, ties to even: `a·2^(11−z)`
+    /// with `a` in `[2^52, 2^53]` (`z` the leading zeros of `n`). `·2` is exact. So
+    /// `q as f64·2·eb = P·2^e0` with the exact integer `P = a·M` in `[2^104, 2^106)` and
+    /// `e0 = 12 − z + em`; the value lies in `[2^e, 2^(e+1))` with `e = k + e0`, `k` the index
+    /// of `P`'s top bit. If `e >= 128`, the f64 product (finite or not) is at least `2^128`,
+    /// which f32 rounds to infinity. If `e < −1022`, the value is below `2^-1022` however f64
+    /// rounds it, far under half of f32's least subnormal: zero. Otherwise the f64 product is
+    /// normal, and it is `P` rounded to its top 53 bits, ties to even: `m·2^(k−52+e0)`. The
+    /// conversion to f32 rounds `m` at f32's step, ties to even: `2^(e−23)` for a normal
+    /// result (29 bits of `m` dropped), `2^-149` for a subnormal one (more; nothing is left
+    /// when 55 or more go). A carry of either rounding is absorbed by adding the rounded
+    /// mantissa to the exponent field, which also turns a subnormal into the least normal and
+    /// the largest finite into infinity exactly as the roundings do.
+    #[inline(never)]
+    fn wide(&self, q: i64) -> f32 {
+        if self.man == 0 {
+            return f32::NAN;
+        }
+        let n = q.unsigned_abs();
+        let sign = u32::from(q < 0) << 31;
+        if n == 0 {
+            return 0.0;
+        }
+        let z = n.leading_zeros();
+        // `q as f64`: n's top 53 bits, ties to even (a carry makes a = 2^53, still exact).
+        let a = rne(n << z, false, 11);
+        let (top, sticky) = mul53(a, self.man);
+        // k, the index of P's top bit, is 104 or 105.
+        let k = if top >> 54 != 0 { 105 } else { 104 };
+        let e = k + 12 - z as i32 + (self.base - 212);
+        if e >= 128 {
+            return f32::from_bits(0x7f80_0000 | sign);
+        }
+        if e < -1022 {
+            return f32::from_bits(sign);
+        }
+        // RN64: P to its top 53 bits; then f64 -> f32: the low d bits of those dropped.
+        let m = rne(top, sticky, (k - 103) as u32);
+        let d = if e >= -126 { 29 } else { (29 - 126 - e) as u32 };
+        if d >= 55 {
+            return f32::from_bits(sign);
+        }
+        let r = rne(m, false, d) as u32;
+        let bits = if e >= -126 {
+            (((e + 126) as u32) << 23) + r
+        } else {
+            r
+        };
+        f32::from_bits(bits | sign)
     }
 
     /// The f64 rule (outside the fast path).
@@ -1184,14 +1354,23 @@ mod tests {
         let r = Recon32::new(eb);
         let mut fast = 0u64;
         for q in lo..=hi {
-            assert_eq!(
-                r.value(q).to_bits(),
-                recon_rule(q, eb),
-                "eb {eb:e}: q = {q}"
-            );
+            let want = recon_rule(q, eb);
+            assert_eq!(r.value(q).to_bits(), want, "eb {eb:e}: q = {q}");
+            assert_eq!(r.total(q).to_bits(), want, "total, eb {eb:e}: q = {q}");
             fast += u64::from(r.fast_with::<ROUND_F64_RULE>(q).is_some());
+            if let Ok(q32) = i32::try_from(q)
+                && let Some(v) = r.quick(q32)
+            {
+                assert_eq!(v.to_bits(), want, "quick path, eb {eb:e}: q = {q}");
+            }
         }
         fast
+    }
+
+    /// How many levels of `lo..=hi` [`Recon32::quick`] decides at `eb`.
+    fn quick_count(eb: f64, lo: i32, hi: i32) -> usize {
+        let r = Recon32::new(eb);
+        (lo..=hi).filter(|&q| r.quick(q).is_some()).count()
     }
 
     /// Every level in `[-2^25, 2^25]` for every bound of [`recon_bounds`]. Ignored in the
@@ -1203,10 +1382,23 @@ mod tests {
         for eb in recon_bounds() {
             let fast = recon_sweep(eb, -(1 << 25), 1 << 25);
             if (1e-30..1e30).contains(&eb) {
-                // Mid-range bounds: the integer path decides (almost) every level.
+                // Mid-range bounds: the integer path decides (almost) every level, and the
+                // quick path all but about 4 in 256 for the first, common bounds (up to a
+                // quarter for the constructed ones: dyadic or all-ones mantissas put many
+                // products on the guarded ties).
                 assert!(
                     fast > 1 << 25,
                     "eb {eb:e}: only {fast} levels on the integer path"
+                );
+                let quick = quick_count(eb, -(1 << 25), 1 << 25);
+                let want = if recon_bounds().get(..5).is_some_and(|b| b.contains(&eb)) {
+                    (1 << 26) / 256 * 251
+                } else {
+                    1 << 25
+                };
+                assert!(
+                    quick > want,
+                    "eb {eb:e}: only {quick} levels on the quick path"
                 );
             }
         }
@@ -1261,11 +1453,9 @@ mod tests {
         for eb in recon_bounds() {
             let r = Recon32::new(eb);
             let check = |q: i64| {
-                assert_eq!(
-                    r.value(q).to_bits(),
-                    recon_rule(q, eb),
-                    "eb {eb:e}: q = {q}"
-                );
+                let want = recon_rule(q, eb);
+                assert_eq!(r.value(q).to_bits(), want, "eb {eb:e}: q = {q}");
+                assert_eq!(r.total(q).to_bits(), want, "total, eb {eb:e}: q = {q}");
             };
             for k in 0..63 {
                 let c = 1i64 << k;
@@ -1290,21 +1480,41 @@ mod tests {
             let v = xorshift(&mut s);
             let q = (v as i64) >> (xorshift(&mut s) % 64);
             let r = Recon32::new(eb);
-            assert_eq!(
-                r.value(q).to_bits(),
-                recon_rule(q, eb),
-                "eb {eb:e}: q = {q}"
-            );
+            let want = recon_rule(q, eb);
+            assert_eq!(r.value(q).to_bits(), want, "eb {eb:e}: q = {q}");
+            if r.man != 0 {
+                assert_eq!(r.total(q).to_bits(), want, "total, eb {eb:e}: q = {q}");
+            }
         }
+        // The quick path on random i32 levels at random bounds (where it decides them).
+        let mut quick = 0u32;
+        for _ in 0..200_000 {
+            let eb = f64::from_bits(xorshift(&mut s) >> 1);
+            let v = xorshift(&mut s);
+            let q = (v as i32) >> (xorshift(&mut s) % 32);
+            if let Some(got) = Recon32::new(eb).quick(q) {
+                assert_eq!(
+                    got.to_bits(),
+                    recon_rule(i64::from(q), eb),
+                    "eb {eb:e}: q = {q}"
+                );
+                quick += 1;
+            }
+        }
+        assert!(
+            quick > 10_000,
+            "the quick path decided only {quick} samples"
+        );
         // The double-rounding corners: the set holds exact ties and cases that a single
-        // rounding gets wrong, and the f64 rule is met on every one.
+        // rounding gets wrong, and the f64 rule is met on every one, by both paths.
         let (ties, differ) = double_rounding_cases(200_000, |q, eb| {
             let r = Recon32::new(eb);
-            assert_eq!(
-                r.value(q).to_bits(),
-                recon_rule(q, eb),
-                "eb {eb:e}: q = {q}"
-            );
+            let want = recon_rule(q, eb);
+            assert_eq!(r.value(q).to_bits(), want, "eb {eb:e}: q = {q}");
+            assert_eq!(r.total(q).to_bits(), want, "total, eb {eb:e}: q = {q}");
+            if let Some(v) = i32::try_from(q).ok().and_then(|q| r.quick(q)) {
+                assert_eq!(v.to_bits(), want, "quick path, eb {eb:e}: q = {q}");
+            }
         });
         assert!(
             ties > 10_000,
@@ -1348,6 +1558,125 @@ mod tests {
             })
             .count();
         assert!(half_up > 1000, "round-half-up on exact ties: {half_up}");
+    }
+
+    /// The general integer path on the results it alone decides: f32 subnormal results near
+    /// their rounding ties (exact ties of the f64 product, and an f64 ulp either side),
+    /// overflow to infinity near `f32::MAX`, levels beyond `2^53` (rounded by `q as f64`), and
+    /// random positive finite bounds; and NaN for a bound a header would refuse.
+    #[test]
+    #[cfg_attr(miri, ignore = "millions of reconstructions: too slow for Miri")]
+    fn recon32_wide_equals_the_f64_rule() {
+        let mut s = 0x6a09_e667_f3bc_c908u64;
+        let check = |q: i64, eb: f64| {
+            let r = Recon32::new(eb);
+            assert_eq!(
+                r.total(q).to_bits(),
+                recon_rule(q, eb),
+                "eb {eb:e}: q = {q}"
+            );
+            assert_eq!(
+                r.wide(q).to_bits(),
+                recon_rule(q, eb),
+                "wide, eb {eb:e}: q = {q}"
+            );
+        };
+        let (mut sub, mut inf) = (0u32, 0u32);
+        for _ in 0..200_000 {
+            let q = (xorshift(&mut s) % (1 << 40)) as i64 + 1;
+            // A subnormal f32 midpoint (odd multiple of 2^-150) or the largest-f32 midpoint.
+            let t = (xorshift(&mut s) % (1 << 23)) as f64 * 2.0 + 1.0;
+            let target = if xorshift(&mut s) & 1 == 0 {
+                t * 2f64.powi(-150)
+            } else {
+                (2f64.powi(24) - 1.0 + 0.5) * 2f64.powi(104)
+            };
+            let base = (target / (2.0 * q as f64)).to_bits();
+            let eb = f64::from_bits(base.wrapping_add_signed((xorshift(&mut s) % 7) as i64 - 3));
+            let q = if xorshift(&mut s) & 1 == 1 { -q } else { q };
+            let v = f32::from_bits(recon_rule(q, eb));
+            sub += u32::from(v != 0.0 && v.is_subnormal());
+            inf += u32::from(v.is_infinite());
+            check(q, eb);
+        }
+        assert!(
+            sub > 50_000 && inf > 10_000,
+            "{sub} subnormal, {inf} infinite results"
+        );
+        for _ in 0..200_000 {
+            let eb = f64::from_bits(xorshift(&mut s) % 0x7ff0_0000_0000_0000)
+                .max(f64::MIN_POSITIVE / 8.0);
+            let q = xorshift(&mut s) as i64;
+            check(q >> (xorshift(&mut s) % 64), eb);
+            check(q | (1 << 62), eb);
+        }
+        for q in [
+            i64::MIN,
+            i64::MIN + 1,
+            i64::MAX,
+            (1 << 53) + 1,
+            (1 << 53) + 3,
+            -(1 << 54) - 2,
+        ] {
+            for eb in recon_bounds() {
+                check(q, eb);
+            }
+        }
+        // `M = 2^52 + 1` and `q = 2^52 + 2^51 + c + (2^28 − 1)` (`c` in bits 30..31): `P`'s top
+        // 53 bits end in `2^28` (an f32 tie, its 24-bit part even) and the f64 guard bit is
+        // set with the rest of `P` in its lowest 32 bits: only a sticky bit taken from all of
+        // them rounds the f64 product up, and so the f32 one.
+        for c in [0, 1 << 30, 2 << 30, 3 << 30] {
+            for em in -140..-120 {
+                let q = (1i64 << 52) + (1 << 51) + c + ((1 << 28) - 1);
+                let eb = ((1u64 << 52) + 1) as f64 * 2f64.powi(em);
+                check(q, eb);
+                check(-q, eb);
+            }
+        }
+        for eb in [0.0, -1.0, f64::INFINITY, f64::NAN] {
+            assert!(Recon32::new(eb).total(3).is_nan(), "eb {eb}");
+        }
+    }
+
+    /// The quick path's guard is needed in full: with fewer than 4 values of `t & 0xff` sent
+    /// to the exact path, the double-rounding cases find wrong values.
+    #[test]
+    #[cfg_attr(miri, ignore = "millions of reconstructions: too slow for Miri")]
+    fn recon32_quick_guard_is_needed() {
+        let mut wrong = [0u64; 3];
+        double_rounding_cases(200_000, |q, eb| {
+            let (r, want) = (Recon32::new(eb), recon_rule(q, eb));
+            let Ok(q) = i32::try_from(q) else { return };
+            for (k, got) in [
+                r.quick_with::<0>(q),
+                r.quick_with::<2>(q),
+                r.quick_with::<3>(q),
+            ]
+            .into_iter()
+            .enumerate()
+            {
+                if let (Some(g), Some(w)) = (got, wrong.get_mut(k)) {
+                    *w += u64::from(g.to_bits() != want);
+                }
+            }
+        });
+        assert!(wrong[0] > 1000, "no guard went unnoticed: {wrong:?}");
+        assert!(wrong[1] > 1000, "a guard of 2 went unnoticed: {wrong:?}");
+        // Without `0x80` in the guard, exact ties rounding to even go wrong: a dyadic bound
+        // (`Ml = 0`, so `u = t`) shows them.
+        let r = Recon32::new(2f64.powi(-20));
+        let ties_to_even = (1i32 << 24..(1 << 24) + 100_000)
+            .filter(|&q| {
+                r.quick_with::<3>(q).map(f32::to_bits)
+                    != Some(recon_rule(i64::from(q), 2f64.powi(-20)))
+                    && r.quick_with::<3>(q).is_some()
+            })
+            .count();
+        assert!(
+            ties_to_even > 1000,
+            "a guard of 3 went unnoticed: {ties_to_even}"
+        );
     }
 
     /// `(eb, bound)` pairs for the strict check: the plan's (`eb` tightened below `bound`),

@@ -487,7 +487,7 @@ pub(crate) fn decode_range<K: SzpKernel, T: SzpFloat, J: Join>(
 /// encoder writes for data below about 2⁶⁴·eb (f32: `eb` up to ~1.8e19; f64: up to ~9.7e288).
 #[inline]
 fn may_overflow<T: SzpFloat>(eb: f64) -> bool {
-    !bits::reconstruct::<T>(i64::MIN, eb).to_f64().is_finite()
+    bits::Recon::new(eb).get::<T>(i64::MIN).is_missing()
 }
 
 /// The decoder's promise that it never emits a value the format cannot hold: where the bound
@@ -495,7 +495,7 @@ fn may_overflow<T: SzpFloat>(eb: f64) -> bool {
 /// so the common decode pays one comparison per run), every decoded value of `out` is checked.
 #[inline]
 pub(crate) fn check_finite<T: SzpFloat>(eb: f64, run: Run, out: &[T]) -> Result<(), Error> {
-    if run.finite && may_overflow::<T>(eb) && !out.iter().all(|x| x.to_f64().is_finite()) {
+    if run.finite && may_overflow::<T>(eb) && out.iter().any(|x| x.is_missing()) {
         return Err(Error::Implausible {
             what: "a level whose value is not finite in the element type",
         });

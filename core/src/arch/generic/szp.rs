@@ -296,14 +296,14 @@ pub(crate) fn ref_decode<T: SzpFloat>(
     if width > 64 || payload.len() != payload_len(width, out.len()) {
         return;
     }
-    if width == 0 {
-        out.fill(reconstruct(seed, quant_eb));
-        return;
-    }
-    let w = u32::from(width);
     // The bound's constants once per block (exact integer reconstruction of f32 on targets
     // without an f64 FPU; the f64 rule elsewhere).
     let rc = bits::Recon::new(quant_eb);
+    if width == 0 {
+        out.fill(rc.get(seed));
+        return;
+    }
+    let w = u32::from(width);
     let mut q = seed;
     let mut start = 0usize;
     // Targets without an f64 FPU, f32 output, `w <= 25`, and every level below 2^31 in
@@ -332,8 +332,9 @@ pub(crate) fn ref_decode<T: SzpFloat>(
 /// `w <= 25`, every level of the block below 2^31 in magnitude, `payload.len() >= 4`): the
 /// values whose field's 4-byte window lies inside `payload`, from level `q32`, up to the first
 /// whose level [`bits::Recon::fast32`] leaves to the f64 rule; returns how many it wrote and
-/// the last level written (`q32` if none).
-#[inline(always)]
+/// the last level written (`q32` if none). Out of line, so that its loop has the registers to
+/// itself (inlined, the caller's live values pushed its constants onto the stack).
+#[inline(never)]
 fn decode_small<T: SzpFloat>(
     rc: &bits::Recon,
     w: u32,
@@ -343,9 +344,12 @@ fn decode_small<T: SzpFloat>(
 ) -> (usize, i32) {
     let (wz, m32) = (w as usize, bits::mask(w) as u32);
     let safe = (payload.len().saturating_sub(4) * 8 / wz.max(1) + 1).min(out.len());
-    let mut done = 0;
-    for (i, o) in out.iter_mut().enumerate().take(safe) {
-        let bit = i * wz;
+    let Some(run) = out.get_mut(..safe) else {
+        return (0, q32);
+    };
+    // One running bit offset (the value count is `bit / w` at the end).
+    let mut bit = 0usize;
+    for o in run {
         let Some(src) = payload.get(bit / 8..bit / 8 + 4) else {
             break;
         };
@@ -357,15 +361,15 @@ fn decode_small<T: SzpFloat>(
         let u = (u32::from_le_bytes(b) >> (bit % 8)) & m32;
         let next = q32.wrapping_add(((u >> 1) as i32) ^ -((u & 1) as i32));
         // A level outside the integer reconstruction ends the run here (the caller's loop
-        // goes on from this value): this function calls nothing, so its frame is a leaf.
+        // goes on from this value).
         let Some(v) = rc.fast32(next) else {
             break;
         };
         *o32 = v;
         q32 = next;
-        done = i + 1;
+        bit += wz;
     }
-    (done, q32)
+    (bit / wz.max(1), q32)
 }
 
 /// Whether the reference encoder first tries the one-pass encoder (values parked in the
