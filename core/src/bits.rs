@@ -106,6 +106,13 @@ impl AbsLimit {
         x.to_f64().abs() > self.m
     }
 
+    /// Whether an f32 block whose largest `|x|` has the bits `top` is finite throughout and
+    /// within the limit (no value missing, none exceeding it).
+    #[inline(always)]
+    pub(crate) fn covers_bits(&self, top: u32) -> bool {
+        top <= self.below && top < 0x7f80_0000
+    }
+
     /// The f32 comparison of [`AbsLimit::exceeds`] (on every target, for the tests).
     #[inline(always)]
     fn bits_exceed(v: f32, below: u32) -> bool {

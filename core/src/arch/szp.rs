@@ -248,7 +248,7 @@ impl From<TrailerError> for DecodeError {
 
 /// The seed of a block starting with `x` (`heads`: the block-head layout, its first level).
 #[inline(always)]
-fn seed_of<T: SzpFloat>(heads: bool, x: &[T], eb: f64) -> i64 {
+pub(crate) fn seed_of<T: SzpFloat>(heads: bool, x: &[T], eb: f64) -> i64 {
     if heads { head_of(x, eb) } else { 0 }
 }
 

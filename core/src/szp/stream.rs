@@ -124,6 +124,7 @@ impl<'a, T: SzpFloat> StreamEncoder<'a, T> {
 
 #[cfg(test)]
 mod tests {
+    use super::super::blocks::MISSING_VALUES;
     use super::super::{DType, Layout, max_compressed_len};
     use super::*;
 
@@ -162,6 +163,59 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// A streamed sample that is missing (without the feature `missing-and-shape`) or above
+    /// `max_abs` is named by its index wherever it sits in its block, and a clean stream
+    /// decodes within the bound: with missing values off, through the path where the block
+    /// encoder's largest magnitude stands in for the validation pass.
+    #[test]
+    fn stream_validation_names_the_first_bad_sample() {
+        let (n, bs) = (600usize, 128usize);
+        let cfg = Config::abs(1e-3)
+            .with_max_abs(10.0)
+            .with_block_size(bs as u32);
+        let clean: [f32; 600] = core::array::from_fn(|i| 9.0 * ((i as f32) * 0.05).sin());
+        let mut buf = [0u8; 8192];
+        let run = |x: &[f32], buf: &mut [u8]| -> Result<usize, Error> {
+            let mut enc = StreamEncoder::<f32>::new(buf, n, &cfg)?;
+            for b in x.chunks(bs) {
+                enc.push_block(b)?;
+            }
+            enc.finish()
+        };
+        let len = run(&clean, &mut buf).unwrap();
+        let mut back = [0f32; 600];
+        crate::szp::decompress(&buf[..len], &mut back).unwrap();
+        for (a, b) in clean.iter().zip(&back) {
+            assert!((a - b).abs() <= 1e-3, "{a} vs {b}");
+        }
+        for at in [0, 1, 127, 128, 300, 599] {
+            let too_big = [10.000_001f32, -10.5, f32::MAX];
+            for (bad, want) in too_big
+                .iter()
+                .map(|&v| (v, Error::ValueOutOfRange { index: at }))
+                .chain(
+                    [f32::NAN, f32::INFINITY, f32::NEG_INFINITY]
+                        .iter()
+                        .filter(|_| !MISSING_VALUES)
+                        .map(|&v| (v, Error::NonFinite { index: at })),
+                )
+            {
+                let mut x = clean;
+                x[at] = bad;
+                // A second bad sample later in the same block: the first is named.
+                if at + 5 < n && (at + 5) / bs == at / bs {
+                    x[at + 5] = f32::NAN;
+                }
+                assert_eq!(run(&x, &mut buf), Err(want), "{bad} at {at}");
+            }
+        }
+        // At the limit itself, either sign: accepted.
+        let mut x = clean;
+        x[5] = 10.0;
+        x[6] = -10.0;
+        assert!(run(&x, &mut buf).is_ok());
     }
 
     #[test]

@@ -185,6 +185,18 @@ pub(crate) fn encode_f32_onepass<T: SzpFloat>(
     seed: i64,
     rest: &mut [u8],
 ) -> Option<Result<u8, BlockError>> {
+    encode_f32_onepass_top(q, block, seed, rest).map(|(r, _)| r)
+}
+
+/// [`encode_f32_onepass`] and the largest bits of `|x|` over the block (above `0x7f7f_ffff`
+/// where a value is not finite): the stream encoder's validation.
+#[inline(always)]
+pub(crate) fn encode_f32_onepass_top<T: SzpFloat>(
+    q: &Quant,
+    block: &[T],
+    seed: i64,
+    rest: &mut [u8],
+) -> Option<(Result<u8, BlockError>, u32)> {
     let len = block.len();
     let buf = rest.get_mut(..len.checked_mul(4)?)?;
     let mut prev = i32::try_from(seed)
@@ -211,7 +223,7 @@ pub(crate) fn encode_f32_onepass<T: SzpFloat>(
         for (i, x) in block.iter().enumerate() {
             let &v = (x as &dyn core::any::Any).downcast_ref::<f32>()?;
             if chk.misses(v, qz.level(v)) {
-                return Some(Err(BlockError::Violation(i)));
+                return Some((Err(BlockError::Violation(i)), top));
             }
         }
     }
@@ -219,7 +231,23 @@ pub(crate) fn encode_f32_onepass<T: SzpFloat>(
     if w > 0 {
         pack32_in_place(words, len, u32::from(w));
     }
-    Some(Ok(w))
+    Some((Ok(w), top))
+}
+
+/// The two-pass block encoder (width, then payload) into `dst`: the fallback of the one-pass
+/// encoders; returns the width.
+#[inline(always)]
+pub(crate) fn encode_two_pass<T: SzpFloat>(
+    e: &Quant,
+    block: &[T],
+    seed: i64,
+    dst: &mut [u8],
+) -> Result<u8, BlockError> {
+    let w = ref_width(e.eb, block, seed);
+    let cost = payload_len(w, block.len());
+    let out = dst.get_mut(..cost).ok_or(BlockError::Short(cost))?;
+    ref_encode(e, block, seed, w, out)?;
+    Ok(w)
 }
 
 /// Packs the first `len` little-endian u32 values of `words` (each `< 2^w`, `1 <= w <= 32`)
@@ -452,11 +480,7 @@ impl SzpKernel for Reference {
                 return r;
             }
             // Too little room for the one-pass scratch: the two-pass block encoder.
-            let w = ref_width(e.eb, block, seed);
-            let cost = payload_len(w, block.len());
-            let out = dst.get_mut(..cost).ok_or(BlockError::Short(cost))?;
-            ref_encode(e, block, seed, w, out)?;
-            Ok(w)
+            encode_two_pass(e, block, seed, dst)
         },
         decode: |eb, w, seed, src, out, _| ref_decode(eb, w, seed, src, out),
     }
