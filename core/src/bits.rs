@@ -1533,6 +1533,13 @@ mod tests {
         );
     }
 
+    /// Counts, per variant, the values `got` (where decided) that differ from `want`'s bits.
+    fn count_wrong<const N: usize>(wrong: &mut [u64; N], want: u32, got: [Option<f32>; N]) {
+        for (w, g) in wrong.iter_mut().zip(got) {
+            *w += u64::from(g.is_some_and(|g| g.to_bits() != want));
+        }
+    }
+
     /// The checks above catch a wrong rounding: round-half-up at the f32 step, and a single
     /// rounding of the exact product, each disagree with the f64 rule on the same cases.
     #[test]
@@ -1542,17 +1549,14 @@ mod tests {
         double_rounding_cases(50_000, |q, eb| {
             let r = Recon32::new(eb);
             let want = recon_rule(q, eb);
-            for (k, got) in [
-                r.fast_with::<ROUND_HALF_UP>(q),
-                r.fast_with::<ROUND_SINGLE>(q),
-            ]
-            .into_iter()
-            .enumerate()
-            {
-                if let (Some(g), Some(w)) = (got, wrong.get_mut(k)) {
-                    *w += u64::from(g.to_bits() != want);
-                }
-            }
+            count_wrong(
+                &mut wrong,
+                want,
+                [
+                    r.fast_with::<ROUND_HALF_UP>(q),
+                    r.fast_with::<ROUND_SINGLE>(q),
+                ],
+            );
         });
         assert!(wrong[0] > 1000, "round-half-up went unnoticed: {wrong:?}");
         assert!(wrong[1] > 1000, "single rounding went unnoticed: {wrong:?}");
@@ -1655,18 +1659,15 @@ mod tests {
         double_rounding_cases(200_000, |q, eb| {
             let (r, want) = (Recon32::new(eb), recon_rule(q, eb));
             let Ok(q) = i32::try_from(q) else { return };
-            for (k, got) in [
-                r.quick_with::<0>(q),
-                r.quick_with::<2>(q),
-                r.quick_with::<3>(q),
-            ]
-            .into_iter()
-            .enumerate()
-            {
-                if let (Some(g), Some(w)) = (got, wrong.get_mut(k)) {
-                    *w += u64::from(g.to_bits() != want);
-                }
-            }
+            count_wrong(
+                &mut wrong,
+                want,
+                [
+                    r.quick_with::<0>(q),
+                    r.quick_with::<2>(q),
+                    r.quick_with::<3>(q),
+                ],
+            );
         });
         assert!(wrong[0] > 1000, "no guard went unnoticed: {wrong:?}");
         assert!(wrong[1] > 1000, "a guard of 2 went unnoticed: {wrong:?}");
