@@ -101,6 +101,12 @@ pub(crate) trait SzpKernel: Copy + Send + Sync {
     }
     /// Min, max and non-finite flag of `x` (not called when [`Self::EXACT_PLAN`]).
     fn stats<T: SzpFloat>(self, x: &[T]) -> Stats;
+    /// What an ABS plan reads of the statistics (`max(|lo|, |hi|)` and `bad`): a kernel may
+    /// answer `lo = −m`, `hi = m` with `m` the largest magnitude. [`Self::stats`] by default.
+    #[inline(always)]
+    fn magnitude<T: SzpFloat>(self, x: &[T]) -> Stats {
+        self.stats(x)
+    }
     /// The width byte of one block whose deltas start from `seed` (the sizing pass; writes
     /// nothing).
     fn width<T: SzpFloat>(self, e: &Self::Enc, block: &[T], seed: i64, s: &mut Self::Scratch)

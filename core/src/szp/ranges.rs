@@ -17,7 +17,7 @@
 //! same kernel call whatever the split, so the bytes are the same for every thread count.
 
 use super::blocks::{self, Grid, Plan, body_len, chunk_walk, le32, pieces};
-use super::{Config, Error};
+use super::{Config, Error, Mode};
 use crate::arch::szp::{BlockError, DecodeError, Quant, Run, RunError, Stats, SzpKernel};
 use crate::bits::{self, LEVEL_LIMIT};
 use crate::types::SzpFloat;
@@ -119,12 +119,16 @@ pub(crate) fn quant(plan: &Plan, max_abs: f64) -> Quant {
     }
 }
 
+/// The statistics of `x`, split by `j`; with `abs` (an ABS bound) only what its plan reads
+/// ([`SzpKernel::magnitude`]).
 #[inline]
-fn stats_range<K: SzpKernel, T: SzpFloat, J: Join>(k: K, j: &J, x: &[T]) -> Stats {
+fn stats_range<K: SzpKernel, T: SzpFloat, J: Join>(k: K, j: &J, x: &[T], abs: bool) -> Stats {
     if x.len() >= 2 && j.split(size_of_val(x)) {
         let (a, b) = x.split_at(x.len() / 2);
-        let (sa, sb) = j.join(|| stats_range(k, j, a), || stats_range(k, j, b));
+        let (sa, sb) = j.join(|| stats_range(k, j, a, abs), || stats_range(k, j, b, abs));
         sa.merge(sb)
+    } else if abs {
+        k.magnitude(x)
     } else {
         k.stats(x)
     }
@@ -210,7 +214,8 @@ pub(crate) fn plan_grid<K: SzpKernel, T: SzpFloat, J: Join>(
         let plan = blocks::resolve_grid(T::DTYPE, cfg, 0, 0.0, bound, grid)?;
         return Ok((plan, bound));
     }
-    let mut st = stats_range(k, j, input);
+    // An ABS plan reads the largest magnitude alone (the range is NOA's).
+    let mut st = stats_range(k, j, input, cfg.mode == Mode::Abs);
     // Missing values: the range and magnitude of the finite values, split as the statistics
     // are (an input of missing values only takes the exact pass, which handles it).
     let missing = st.bad && blocks::MISSING_VALUES;

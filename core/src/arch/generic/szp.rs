@@ -435,6 +435,28 @@ pub(crate) fn f32_stats<T: SzpFloat>(x: &[T]) -> Option<Stats> {
     })
 }
 
+/// The statistics an ABS plan needs, of f32 values (`None` for other types), without f64
+/// arithmetic: the largest `|x|` as `lo = −m`, `hi = m`, and the non-finite flag (the largest
+/// bits of `|x|` at or above infinity's). One comparison a value where [`f32_stats`] needs two
+/// order keys and two.
+#[inline(always)]
+pub(crate) fn f32_magnitude<T: SzpFloat>(x: &[T]) -> Option<Stats> {
+    let mut top = 0u32;
+    for v in x {
+        let &f = (v as &dyn core::any::Any).downcast_ref::<f32>()?;
+        top = top.max(f.to_bits() & 0x7fff_ffff);
+    }
+    if x.is_empty() {
+        return Some(Stats::EMPTY);
+    }
+    let m = f64::from(f32::from_bits(top));
+    Some(Stats {
+        lo: -m,
+        hi: m,
+        bad: top >= 0x7f80_0000,
+    })
+}
+
 impl SzpKernel for Reference {
     type Enc = Quant;
     type Scratch = ();
@@ -453,6 +475,14 @@ impl SzpKernel for Reference {
     #[inline(always)]
     fn quant(e: &Quant) -> Quant {
         *e
+    }
+    fn magnitude<T: SzpFloat>(self, x: &[T]) -> Stats {
+        if bits::F32_ONLY_FPU
+            && let Some(s) = f32_magnitude(x)
+        {
+            return s;
+        }
+        self.stats(x)
     }
     fn stats<T: SzpFloat>(self, x: &[T]) -> Stats {
         if bits::F32_ONLY_FPU
@@ -954,6 +984,35 @@ mod tests {
         }
         assert_eq!(f32_stats::<f32>(&[]), Some(Stats::EMPTY));
         assert_eq!(f32_stats(&[1.0f64]), None);
+    }
+
+    /// The ABS statistics: the largest magnitude of the f64 statistics, and the same flag.
+    #[test]
+    fn f32_magnitude_is_the_largest_magnitude() {
+        let mut s = 0x2545_f491_4f6c_dd1du64;
+        for trial in 0..3000 {
+            let n = 1 + (next(&mut s) % 12) as usize;
+            let mut x = [0f32; 12];
+            for v in x.iter_mut().take(n) {
+                let r = next(&mut s);
+                *v = f32::from_bits(if trial % 3 == 0 {
+                    r as u32
+                } else {
+                    r as u32 & 0xbfff_ffff
+                });
+            }
+            let x = &x[..n];
+            let (got, full) = (f32_magnitude(x).unwrap(), f32_stats(x).unwrap());
+            assert_eq!(got.bad, full.bad, "{x:?}");
+            if !full.bad {
+                let m = full.lo.abs().max(full.hi.abs());
+                assert!(got.hi == m && got.lo == -m, "{x:?}: {got:?} {full:?}");
+            }
+        }
+        assert_eq!(f32_magnitude::<f32>(&[]), Some(Stats::EMPTY));
+        assert_eq!(f32_magnitude(&[1.0f64]), None);
+        let big = f32_magnitude(&[-3.0f32, 2.0, -0.0]).unwrap();
+        assert!(big.hi == 3.0 && big.lo == -3.0 && !big.bad);
     }
 
     #[test]
