@@ -748,9 +748,11 @@ pub(crate) struct Check {
 }
 
 impl Check {
-    /// The check of reconstructions at `eb` against `bound`.
+    /// The check of reconstructions at `eb` against `bound`, with [`accept_below`]`(eb, bound)`
+    /// as `below` (taken once per plan by the encoders: `Quant::below`; ignored on targets with
+    /// an f64 FPU).
     #[inline(always)]
-    pub(crate) fn new(eb: f64, bound: f64) -> Check {
+    pub(crate) fn with_below(eb: f64, bound: f64, below: u32) -> Check {
         let (e, b) = if F32_ONLY_FPU {
             (eb, bound)
         } else {
@@ -760,11 +762,7 @@ impl Check {
             eb,
             bound,
             c32: Check32::new(e, b),
-            below: if F32_ONLY_FPU {
-                accept_below(eb, bound)
-            } else {
-                0
-            },
+            below: if F32_ONLY_FPU { below } else { 0 },
         }
     }
 

@@ -35,7 +35,7 @@ use super::ranges::{self, Join, Sums, on_path};
 use super::{Config, Error, FORMAT_VERSION_V1, HEADER_LEN, Kernel, Mode, SzpFloat, Verify};
 use crate::arch::generic::Reference;
 use crate::arch::generic::szp::{encode_f32_onepass_top, encode_filled, encode_two_pass};
-use crate::arch::szp::{BlockError, Run, SzpKernel, seed_of};
+use crate::arch::szp::{BlockError, Quant, Run, SzpKernel, seed_of};
 use crate::bits::{self, HEAD_GROUP_MAX};
 
 /// Where one batch's bytes go ([`ArchiveWriter::batch`]).
@@ -79,6 +79,10 @@ pub struct ArchiveWriter {
     kernel: Kernel,
     plan: Plan,
     max_abs: f64,
+    /// The quantizer parameters of `plan` and `max_abs`, and the streamed values' limit
+    /// (`|x| <= max_abs`): taken once (soft-float arithmetic on f32-only FPUs), not per block.
+    quant: Quant,
+    limit: bits::AbsLimit,
     /// A writer whose count is not known up front ([`ArchiveWriter::open`]): each batch is
     /// validated by the plan's config.
     open: bool,
@@ -273,6 +277,8 @@ impl ArchiveWriter {
             kernel,
             plan: *plan,
             max_abs,
+            quant: ranges::quant(plan, max_abs),
+            limit: bits::AbsLimit::new(max_abs),
             open: false,
             block: 0,
             values: 0,
@@ -432,7 +438,7 @@ impl ArchiveWriter {
         let sums = sums
             .get_mut(..slen)
             .ok_or(Error::OutputTooSmall { needed: slen })?;
-        let e = k.encoder(ranges::quant(&self.plan, self.max_abs));
+        let e = k.encoder(self.quant);
         let ucost = worst_unit(&self.plan, self.max_abs);
         let s = Sums {
             shift,
@@ -524,7 +530,7 @@ impl ArchiveWriter {
         if self.block != 0 || plan.n != input.len() || plan.dtype != T::DTYPE {
             return Err(Error::Corrupt("plan is for another input"));
         }
-        let e = k.encoder(ranges::quant(plan, self.max_abs));
+        let e = k.encoder(self.quant);
         let run = run_of(plan);
         let start = plan.payload_offset();
         // The extension (version 3: shape, missing values) follows the chunk CRCs; the blocks
@@ -601,7 +607,7 @@ impl ArchiveWriter {
         body: &mut [u8],
     ) -> Result<usize, Error> {
         let plan = &self.plan;
-        let e = k.encoder(ranges::quant(plan, self.max_abs));
+        let e = k.encoder(self.quant);
         let run = Run {
             group: 0,
             ..run_of(plan)
@@ -629,7 +635,7 @@ impl ArchiveWriter {
     /// The body length [`ArchiveWriter::stage_body_on`] writes (the sizing pass alone).
     pub(crate) fn stage_body_len_on<K: SzpKernel, T: SzpFloat>(self, k: K, input: &[T]) -> usize {
         let plan = &self.plan;
-        let e = k.encoder(ranges::quant(plan, self.max_abs));
+        let e = k.encoder(self.quant);
         let run = Run {
             group: 0,
             ..run_of(plan)
@@ -661,7 +667,7 @@ impl ArchiveWriter {
         }
         let first = self.values;
         // `|x| > max_abs` without f64 arithmetic for f32 on f32-only FPUs.
-        let limit = bits::AbsLimit::new(self.max_abs);
+        let limit = self.limit;
         // On targets without an f64 FPU (and without missing values in a stream), the f32
         // one-pass block encoder's largest |x| stands in for the validation pass: that runs
         // only where this magnitude fails the limit or the encoder declines the block. (The
@@ -693,7 +699,7 @@ impl ArchiveWriter {
         let slot = HEADER_LEN + self.block;
         let width = head.get_mut(slot..slot + 1).ok_or(Error::StreamState)?;
         let k = Reference::new();
-        let e = k.encoder(ranges::quant(&self.plan, self.max_abs));
+        let e = k.encoder(self.quant);
         let group = self.plan.head_group();
         let needed = |c: usize| Error::OutputTooSmall {
             needed: at + c + slen + runs.used,

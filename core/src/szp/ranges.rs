@@ -116,6 +116,11 @@ pub(crate) fn quant(plan: &Plan, max_abs: f64) -> Quant {
         bound: plan.bound,
         strict: plan.strict,
         max_abs,
+        below: if bits::F32_ONLY_FPU {
+            bits::accept_below(plan.quant_eb, plan.bound)
+        } else {
+            0
+        },
     }
 }
 

@@ -75,7 +75,7 @@ fn encode_values<T: SzpFloat>(
     let w = u32::from(width);
     let mask = bits::mask(w);
     let mut bits = BitAcc::new(out);
-    let chk = bits::Check::new(q.eb, q.bound);
+    let chk = bits::Check::with_below(q.eb, q.bound, q.below);
     let qz = bits::Quantizer::new(q.eb);
     let mut prev = seed;
     for (i, x) in xs.enumerate() {
@@ -151,7 +151,7 @@ fn ref_encode_onepass<T: SzpFloat>(
 ) -> Option<Result<u8, BlockError>> {
     let len = block.len();
     let buf = rest.get_mut(..len.saturating_mul(8))?;
-    let chk = bits::Check::new(q.eb, q.bound);
+    let chk = bits::Check::with_below(q.eb, q.bound, q.below);
     let qz = bits::Quantizer::new(q.eb);
     let (mut prev, mut any) = (seed, 0u64);
     for (i, (&x, slot)) in block.iter().zip(buf.chunks_exact_mut(8)).enumerate() {
@@ -202,7 +202,7 @@ pub(crate) fn encode_f32_onepass_top<T: SzpFloat>(
     let mut prev = i32::try_from(seed)
         .ok()
         .filter(|s| s.unsigned_abs() < 1 << 30)?;
-    let chk = bits::Check::new(q.eb, q.bound);
+    let chk = bits::Check::with_below(q.eb, q.bound, q.below);
     let qz = bits::Quantizer::for_f32(q.eb);
     let (mut any, mut top) = (0u32, 0u32);
     let (words, _) = buf.as_chunks_mut::<4>();
@@ -889,6 +889,7 @@ mod tests {
                 bound,
                 strict,
                 max_abs: 1e9,
+                below: 0, // hosts: every block checked
             };
             for blk in blocks() {
                 for seed in [0i64, -3, 1 << 20] {
@@ -923,6 +924,7 @@ mod tests {
             bound: 1e-4,
             strict: true,
             max_abs: 10.0,
+            below: 0, // hosts: every block checked
         };
         let blk = [0.0f32, 0.5, 0.0013, 0.7, 0.25];
         let mut buf = [0u8; 20];
@@ -1023,6 +1025,7 @@ mod tests {
                 bound: eb,
                 strict: false,
                 max_abs: 1e9,
+                below: 0, // hosts: every block checked
             };
             for blk in blocks().iter().take(5) {
                 for seed in [0i64, 7, -(1 << 20)] {
@@ -1086,6 +1089,7 @@ mod tests {
             bound: 1e-3,
             strict: true,
             max_abs: 1e4,
+            below: 0, // hosts: every block checked
         };
         // Missing values only where the build stores them (feature `missing-and-shape`).
         let with_gaps = crate::szp::blocks::MISSING_VALUES;
