@@ -190,7 +190,13 @@ mod tests {
         for (a, b) in clean.iter().zip(&back) {
             assert!((a - b).abs() <= 1e-3, "{a} vs {b}");
         }
-        for at in [0, 1, 127, 128, 300, 599] {
+        // Fewer positions under Miri (each is a whole stream; safe code, no unsafe on this path).
+        let ats: &[usize] = if cfg!(miri) {
+            &[1, 128]
+        } else {
+            &[0, 1, 127, 128, 300, 599]
+        };
+        for &at in ats {
             let too_big = [10.000_001f32, -10.5, f32::MAX];
             for (bad, want) in too_big
                 .iter()
