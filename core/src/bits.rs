@@ -403,7 +403,10 @@ impl Recon {
 /// addition. The fast path is taken only when the unrounded f32 exponent field is in `1..=254`
 /// (a normal f32, whose exact value is at least `2^-126`) and the rounded bits stay below
 /// infinity's; everything else (`|q| >= 2^32`, `q = 0` aside, f32 subnormal or overflowing
-/// results, an `eb` that is zero, negative or not finite) goes to the f64 rule itself.
+/// results, an `eb` that is zero, negative or not finite) goes to [`Recon32::wide`] (in
+/// integers; a decoder's path, [`Recon32::total`]) or to the f64 rule itself
+/// ([`Recon32::value`], which also takes the bounds a header refuses). In front of this path a
+/// decoder tries [`Recon32::quick`], one 32×32-bit product that decides all but a few levels.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Recon32 {
     /// The bound, for the f64 rule outside the fast path.
