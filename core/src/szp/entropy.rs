@@ -1011,8 +1011,8 @@ fn sym(enc: &[EncSym; 256], s: u8) -> &EncSym {
 /// symbol); positions are taken modulo its length (never reached), so no store needs a check.
 const WORDS_STAGE: usize = 2 * BLK;
 
-/// One symbol into state `x` (see [`enc_step`]), the renormalization word staged below
-/// `*at` in `stage` (`*at ≥ 2` whenever a symbol of the block is left).
+/// One symbol into state `x` (the rANS step that [`dec_step`] inverts), the renormalization
+/// word staged below `*at` in `stage` (`*at ≥ 2` whenever a symbol of the block is left).
 #[inline(always)]
 fn enc_staged(x: &mut u32, e: &EncSym, stage: &mut [u8; WORDS_STAGE + 2], at: &mut usize) {
     // Renormalize without a branch: the low half goes below `at` either way and only counts
