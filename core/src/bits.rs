@@ -350,18 +350,18 @@ impl Recon {
         }
     }
 
-    /// `reconstruct::<f32>(q, eb)` of an i32 level where [`Recon32`]'s integer path decides it
-    /// on targets without an f64 FPU (`None` elsewhere on those targets: the caller then takes
-    /// [`Recon::put`]); the f64 rule itself on other targets.
+    /// `reconstruct::<f32>(q, eb)` of an i32 level: on targets without an f64 FPU
+    /// [`Recon32::quick`], else (rare) [`Recon32::total`], both in integers; the f64 rule itself
+    /// on other targets.
     #[inline(always)]
-    pub(crate) fn fast32(&self, q: i32) -> Option<f32> {
+    pub(crate) fn fast32(&self, q: i32) -> f32 {
         if F32_ONLY_FPU {
             return match self.r32.quick(q) {
-                Some(v) => Some(v),
-                None => self.r32.exact32(q),
+                Some(v) => v,
+                None => self.r32.total(i64::from(q)),
             };
         }
-        Some(reconstruct(i64::from(q), self.eb))
+        reconstruct(i64::from(q), self.eb)
     }
 
     /// `reconstruct(q, eb)`.
@@ -563,12 +563,6 @@ impl Recon32 {
             Some(v) => v,
             None => self.wide(q),
         }
-    }
-
-    /// The integer path for the levels [`Recon32::quick`] leaves open (out of line: rare).
-    #[inline(always)]
-    fn exact32(&self, q: i32) -> Option<f32> {
-        Some(self.total(i64::from(q)))
     }
 
     /// `reconstruct::<f32>(q, eb)` in integers for every level where `eb` is positive and

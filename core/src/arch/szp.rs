@@ -28,7 +28,6 @@ pub(crate) struct Quant {
     /// Whether to check every reconstruction against `bound`.
     pub strict: bool,
     /// A bound on `|x|` over the input (the data's maximum or the configured `max_abs`).
-    #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))] // read by the AVX-512 leaf
     pub max_abs: f64,
     /// [`crate::bits::accept_below`]`(eb, bound)` on targets without an f64 FPU (their f32
     /// encoders skip the strict check of blocks at most this magnitude), else 0: taken once

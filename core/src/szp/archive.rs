@@ -78,9 +78,9 @@ pub struct Frame {
 pub struct ArchiveWriter {
     kernel: Kernel,
     plan: Plan,
-    max_abs: f64,
-    /// The quantizer parameters of `plan` and `max_abs`, and the streamed values' limit
-    /// (`|x| <= max_abs`): taken once (soft-float arithmetic on f32-only FPUs), not per block.
+    /// The quantizer parameters of `plan` and the bound on `|x|` (`quant.max_abs`), and the
+    /// streamed values' limit (`|x| <= max_abs`): taken once (soft-float arithmetic on
+    /// f32-only FPUs), not per block.
     quant: Quant,
     limit: bits::AbsLimit,
     /// A writer whose count is not known up front ([`ArchiveWriter::open`]): each batch is
@@ -276,7 +276,6 @@ impl ArchiveWriter {
         ArchiveWriter {
             kernel,
             plan: *plan,
-            max_abs,
             quant: ranges::quant(plan, max_abs),
             limit: bits::AbsLimit::new(max_abs),
             open: false,
@@ -331,7 +330,7 @@ impl ArchiveWriter {
         }
         let units = blocks.div_ceil(run_of(&self.plan).unit());
         units
-            .saturating_mul(worst_unit(&self.plan, self.max_abs))
+            .saturating_mul(worst_unit(&self.plan, self.quant.max_abs))
             .min(raw)
     }
 
@@ -404,7 +403,7 @@ impl ArchiveWriter {
                 ..Config::abs(plan.requested)
                     .with_block_size(plan.block_size)
                     .with_layout(plan.layout)
-                    .with_max_abs(self.max_abs)
+                    .with_max_abs(self.quant.max_abs)
             };
             let p = ranges::plan(k, join, values, &cfg).map_err(|e| {
                 // A missing value is an error here (an open-ended archive has nowhere to put
@@ -439,7 +438,7 @@ impl ArchiveWriter {
             .get_mut(..slen)
             .ok_or(Error::OutputTooSmall { needed: slen })?;
         let e = k.encoder(self.quant);
-        let ucost = worst_unit(&self.plan, self.max_abs);
+        let ucost = worst_unit(&self.plan, self.quant.max_abs);
         let s = Sums {
             shift,
             u0: (self.block >> shift.min(31)) as u32,
@@ -538,7 +537,7 @@ impl ArchiveWriter {
         let flags = plan.ext_flags();
         let xlen = missing::extension_len(flags, &plan.shape, input)?;
         let cap = whole.len().saturating_sub(xlen);
-        let fits = cap >= worst_len(plan, self.max_abs).saturating_sub(worst_extension(plan))
+        let fits = cap >= worst_len(plan, self.quant.max_abs).saturating_sub(worst_extension(plan))
             || (flags == 0
                 && super::max_compressed_len(input.len(), plan.block_size, T::DTYPE)
                     .is_some_and(|m| whole.len() >= m));
@@ -570,7 +569,7 @@ impl ArchiveWriter {
             u0: 0,
             out: tail,
         };
-        let ucost = worst_unit(plan, self.max_abs);
+        let ucost = worst_unit(plan, self.quant.max_abs);
         let len = ranges::encode_range(
             k,
             j,

@@ -358,9 +358,9 @@ pub(crate) fn ref_decode<T: SzpFloat>(
 
 /// The 32-bit block decoder of [`ref_decode`] (f32 output on targets without an f64 FPU;
 /// `w <= 25`, every level of the block below 2^31 in magnitude, `payload.len() >= 4`): the
-/// values whose field's 4-byte window lies inside `payload`, from level `q32`, up to the first
-/// whose level [`bits::Recon::fast32`] leaves to the f64 rule; returns how many it wrote and
-/// the last level written (`q32` if none). Out of line, so that its loop has the registers to
+/// values whose field's 4-byte window lies inside `payload`, from level `q32`, reconstructed by
+/// [`bits::Recon::fast32`]; returns how many it wrote and the last level written (`q32` if
+/// none). Out of line, so that its loop has the registers to
 /// itself (inlined, the caller's live values pushed its constants onto the stack).
 #[inline(never)]
 fn decode_small<T: SzpFloat>(
@@ -388,12 +388,7 @@ fn decode_small<T: SzpFloat>(
         b.copy_from_slice(src);
         let u = (u32::from_le_bytes(b) >> (bit % 8)) & m32;
         let next = q32.wrapping_add(((u >> 1) as i32) ^ -((u & 1) as i32));
-        // A level outside the integer reconstruction ends the run here (the caller's loop
-        // goes on from this value).
-        let Some(v) = rc.fast32(next) else {
-            break;
-        };
-        *o32 = v;
+        *o32 = rc.fast32(next);
         q32 = next;
         bit += wz;
     }
