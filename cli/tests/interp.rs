@@ -4,9 +4,7 @@
 //! it as `szp-interp`, and every path that cannot take it (`.fzm`, the GPU, the bounded-memory
 //! stream of a pipe, the compressed-domain operations) refuses it naming the layout.
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
 
 use fzpack::pernix::Verify;
 use fzpack_cli::container;
@@ -32,17 +30,8 @@ fn field(rows: usize, cols: usize) -> Vec<f32> {
 
 /// A little-endian float32 C-order `.npy` of `v` shaped `rows` x `cols`.
 fn write_npy(path: &Path, v: &[f32], rows: usize, cols: usize) {
-    let dict = format!("{{'descr': '<f4', 'fortran_order': False, 'shape': ({rows}, {cols}), }}");
-    let mut head = dict.into_bytes();
-    while (10 + head.len() + 1) % 64 != 0 {
-        head.push(b' ');
-    }
-    head.push(b'\n');
-    let mut b = b"\x93NUMPY\x01\x00".to_vec();
-    b.extend_from_slice(&(head.len() as u16).to_le_bytes());
-    b.extend_from_slice(&head);
-    b.extend_from_slice(&fzpack::values_to_le_bytes(v));
-    std::fs::write(path, b).unwrap();
+    let data = fzpack::values_to_le_bytes(v);
+    std::fs::write(path, npy(1, "'<f4'", false, &[rows, cols], &data)).unwrap();
 }
 
 fn read_f32(path: &Path) -> Vec<f32> {
@@ -65,6 +54,14 @@ fn within(a: &[f32], b: &[f32], bound: f64) {
     }
 }
 
+/// `compress INPUT --rel 1e-3 --layout interp MORE... -o OUT`.
+fn interp<'a>(input: &'a Path, more: &[&'a str], out: &'a Path) -> Vec<&'a str> {
+    let mut a = vec!["compress", s(input), "--rel", "1e-3", "--layout", "interp"];
+    a.extend_from_slice(more);
+    a.extend(["-o", s(out)]);
+    a
+}
+
 #[test]
 fn compress_writes_layout_2_with_the_shape_and_decompress_and_info_read_it() {
     let d = dir("round");
@@ -76,16 +73,7 @@ fn compress_writes_layout_2_with_the_shape_and_decompress_and_info_read_it() {
     std::fs::write(&raw, fzpack::values_to_le_bytes(&v)).unwrap();
 
     let a = d.join("a.szp");
-    let line = ok(&[
-        "compress",
-        s(&npy),
-        "--rel",
-        "1e-3",
-        "--layout",
-        "interp",
-        "-o",
-        s(&a),
-    ]);
+    let line = ok(&interp(&npy, &[], &a));
     assert!(line.contains("szp-interp"), "{line}");
     let bytes = std::fs::read(&a).unwrap();
     assert_eq!(&bytes[..4], fzpack::szp::MAGIC, "an SZp archive");
@@ -101,32 +89,10 @@ fn compress_writes_layout_2_with_the_shape_and_decompress_and_info_read_it() {
     assert_eq!(bytes, want);
     // Thread count does not change the bytes; a raw input with --dims is the same archive.
     let one = d.join("one.szp");
-    ok(&[
-        "compress",
-        s(&npy),
-        "--rel",
-        "1e-3",
-        "--layout",
-        "interp",
-        "--threads",
-        "1",
-        "-o",
-        s(&one),
-    ]);
+    ok(&interp(&npy, &["--threads", "1"], &one));
     assert_eq!(std::fs::read(&one).unwrap(), bytes);
     let dims = d.join("dims.szp");
-    ok(&[
-        "compress",
-        s(&raw),
-        "--rel",
-        "1e-3",
-        "--layout",
-        "interp",
-        "--dims",
-        "300x500",
-        "-o",
-        s(&dims),
-    ]);
+    ok(&interp(&raw, &["--dims", "300x500"], &dims));
     assert_eq!(std::fs::read(&dims).unwrap(), bytes);
     // Smaller than the block-head layout on this smooth field.
     let heads = d.join("heads.szp");
@@ -186,69 +152,17 @@ fn paths_that_cannot_take_the_layout_refuse_it_by_name() {
     let raw = d.join("a.f32");
     std::fs::write(&raw, fzpack::values_to_le_bytes(&v)).unwrap();
     let a = d.join("a.szp");
-    ok(&[
-        "compress",
-        s(&raw),
-        "--rel",
-        "1e-3",
-        "--layout",
-        "interp",
-        "--dims",
-        "64,80",
-        "-o",
-        s(&a),
-    ]);
+    ok(&interp(&raw, &["--dims", "64,80"], &a));
     let o = d.join("o.szp");
     // .fzm holds the stage layout only
-    fails_with(
-        &[
-            "compress",
-            s(&raw),
-            "--rel",
-            "1e-3",
-            "--layout",
-            "interp",
-            "--format",
-            "fzm",
-            "-o",
-            s(&d.join("x.fzm")),
-        ],
-        2,
-        &["--layout interp", "native"],
-    );
+    let fzm = d.join("x.fzm");
+    let needles = ["--layout interp", "native"];
+    fails_with(&interp(&raw, &["--format", "fzm"], &fzm), 2, &needles);
     // the layout has no blocks: a block size is refused rather than ignored
-    fails_with(
-        &[
-            "compress",
-            s(&raw),
-            "--rel",
-            "1e-3",
-            "--layout",
-            "interp",
-            "--block-size",
-            "64",
-            "-o",
-            s(&o),
-        ],
-        2,
-        &["--block-size", "interp"],
-    );
+    let needles = ["--block-size", "interp"];
+    fails_with(&interp(&raw, &["--block-size", "64"], &o), 2, &needles);
     // the GPU runs the block layouts only (refused before any device is opened)
-    fails_with(
-        &[
-            "compress",
-            s(&raw),
-            "--rel",
-            "1e-3",
-            "--layout",
-            "interp",
-            "--gpu",
-            "-o",
-            s(&o),
-        ],
-        2,
-        &["GPU", "interp"],
-    );
+    fails_with(&interp(&raw, &["--gpu"], &o), 2, &["GPU", "interp"]);
     fails_with(
         &["decompress", s(&a), "--gpu", "-o", s(&d.join("g.f32"))],
         2,
@@ -268,46 +182,16 @@ fn paths_that_cannot_take_the_layout_refuse_it_by_name() {
     );
     assert!(!o.exists());
     // a pipe with --abs and --max-abs (the bounded-memory stream): refused naming the layout
-    let mut c = bin()
-        .args([
-            "compress",
-            "-",
-            "--dtype",
-            "f32",
-            "--abs",
-            "1e-3",
-            "--max-abs",
-            "100",
-        ])
-        .args(["--layout", "interp", "-o", s(&o)])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
     let b = fzpack::values_to_le_bytes(&v);
-    let mut w = c.stdin.take().unwrap();
-    let _ = w.write_all(&b);
-    drop(w);
-    let out = c.wait_with_output().unwrap();
+    let pipe = ["compress", "-", "--dtype", "f32", "--abs", "1e-3"];
+    let tail = ["--layout", "interp", "-o", s(&o)];
+    let bounded = [&pipe[..], &["--max-abs", "100"], &tail].concat();
+    let out = piped(&bounded, &b);
     assert_eq!(out.status.code(), Some(2), "{}", text(&out));
     assert!(text(&out).contains("--layout interp"), "{}", text(&out));
     assert!(!o.exists());
     // the same pipe without --max-abs is read whole and compressed in the layout
-    let mut c = bin()
-        .args([
-            "compress", "-", "--dtype", "f32", "--abs", "1e-3", "--layout", "interp",
-        ])
-        .args(["-o", s(&o)])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut w = c.stdin.take().unwrap();
-    let _ = w.write_all(&b);
-    drop(w);
-    let out = c.wait_with_output().unwrap();
+    let out = piped(&[&pipe[..], &tail].concat(), &b);
     assert!(out.status.success(), "{}", text(&out));
     assert_eq!(std::fs::read(&o).unwrap()[6], fzpack::szp::LAYOUT_INTERP);
 }
@@ -343,18 +227,7 @@ fn bench_measures_the_interp_layout_as_szp_interp() {
     assert_eq!(codecs, ["szp", "szp-interp"], "{rows:?}");
     // The row's ratio is the archive the CLI writes for that shape (dims from the name).
     let a = d.join("t.szp");
-    ok(&[
-        "compress",
-        s(&f),
-        "--rel",
-        "1e-3",
-        "--layout",
-        "interp",
-        "--dims",
-        "60x70",
-        "-o",
-        s(&a),
-    ]);
+    ok(&interp(&f, &["--dims", "60x70"], &a));
     let len = std::fs::metadata(&a).unwrap().len() as f64;
     let ratio = rows[1]["ratio"].as_f64().unwrap();
     assert!(
@@ -374,16 +247,7 @@ fn a_raw_input_without_a_shape_gets_a_hint() {
     let raw = d.join("grid_60x70.f32");
     std::fs::write(&raw, fzpack::values_to_le_bytes(&field(60, 70))).unwrap();
     let flat = d.join("flat.szp");
-    let o = run(&[
-        "compress",
-        s(&raw),
-        "--rel",
-        "1e-3",
-        "--layout",
-        "interp",
-        "-o",
-        s(&flat),
-    ]);
+    let o = run(&interp(&raw, &[], &flat));
     let t = text(&o);
     assert!(o.status.success(), "{t}");
     assert!(
@@ -391,18 +255,7 @@ fn a_raw_input_without_a_shape_gets_a_hint() {
         "{t}"
     );
     let shaped = d.join("shaped.szp");
-    let o = run(&[
-        "compress",
-        s(&raw),
-        "--rel",
-        "1e-3",
-        "--layout",
-        "interp",
-        "--dims",
-        "60x70",
-        "-o",
-        s(&shaped),
-    ]);
+    let o = run(&interp(&raw, &["--dims", "60x70"], &shaped));
     let t = text(&o);
     assert!(o.status.success() && !t.contains("no shape given"), "{t}");
     let len = |p: &Path| std::fs::metadata(p).unwrap().len();

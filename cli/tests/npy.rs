@@ -21,38 +21,6 @@ fn dir(name: &str) -> PathBuf {
 
 use common::fails_with as fails;
 
-/// An `.npy` file as numpy writes it: magic, version, header length (u16 for v1, u32 for v2
-/// and v3), the dict padded with spaces and a newline to a multiple of 64 bytes, the data.
-fn npy(version: u8, descr: &str, fortran: bool, shape: &[usize], data: &[u8]) -> Vec<u8> {
-    let tuple = match shape.len() {
-        1 => format!("({},)", shape[0]),
-        _ => format!(
-            "({})",
-            shape
-                .iter()
-                .map(|d| d.to_string())
-                .collect::<Vec<_>>()
-                .join(", ")
-        ),
-    };
-    let f = if fortran { "True" } else { "False" };
-    let mut dict = format!("{{'descr': {descr}, 'fortran_order': {f}, 'shape': {tuple}, }}");
-    let pre = if version == 1 { 10 } else { 12 };
-    let total = pre + dict.len() + 1;
-    dict.push_str(&" ".repeat(total.next_multiple_of(64) - total));
-    dict.push('\n');
-    let mut out = b"\x93NUMPY".to_vec();
-    out.extend_from_slice(&[version, 0]);
-    if version == 1 {
-        out.extend_from_slice(&(dict.len() as u16).to_le_bytes());
-    } else {
-        out.extend_from_slice(&(dict.len() as u32).to_le_bytes());
-    }
-    out.extend_from_slice(dict.as_bytes());
-    out.extend_from_slice(data);
-    out
-}
-
 /// The test field in C order: value at (i, j, k) of shape (2, 3, 4) is 260 + 1.5 (12 i + 4 j
 /// + k) plus a small wiggle, so any misordering moves values far outside the bound.
 fn field(shape: &[usize]) -> Vec<f64> {

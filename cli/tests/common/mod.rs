@@ -2,8 +2,9 @@
 //! and reading what it printed. (Each test file is its own crate and uses a subset.)
 #![allow(dead_code)]
 
+use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::{Command, Output, Stdio};
 
 /// The `fzpack` binary under test.
 pub fn bin() -> Command {
@@ -63,6 +64,58 @@ pub fn write_wave(path: &Path, n: usize, amp: f32) -> Vec<f32> {
         .collect();
     std::fs::write(path, fzpack::values_to_le_bytes(&v)).unwrap();
     v
+}
+
+/// An `.npy` file as numpy writes it: magic, version, header length (u16 for v1, u32 for v2
+/// and v3), the dict padded with spaces and a newline to a multiple of 64 bytes, the data.
+pub fn npy(version: u8, descr: &str, fortran: bool, shape: &[usize], data: &[u8]) -> Vec<u8> {
+    let tuple = match shape.len() {
+        1 => format!("({},)", shape[0]),
+        _ => format!(
+            "({})",
+            shape
+                .iter()
+                .map(|d| d.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    };
+    let f = if fortran { "True" } else { "False" };
+    let mut dict = format!("{{'descr': {descr}, 'fortran_order': {f}, 'shape': {tuple}, }}");
+    let pre = if version == 1 { 10 } else { 12 };
+    let total = pre + dict.len() + 1;
+    dict.push_str(&" ".repeat(total.next_multiple_of(64) - total));
+    dict.push('\n');
+    let mut out = b"\x93NUMPY".to_vec();
+    out.extend_from_slice(&[version, 0]);
+    if version == 1 {
+        out.extend_from_slice(&(dict.len() as u16).to_le_bytes());
+    } else {
+        out.extend_from_slice(&(dict.len() as u32).to_le_bytes());
+    }
+    out.extend_from_slice(dict.as_bytes());
+    out.extend_from_slice(data);
+    out
+}
+
+/// Runs `fzpack ARGS` with `input` on its standard input (written from a thread, so that a
+/// child that stops reading cannot block the test).
+pub fn piped(args: &[&str], input: &[u8]) -> Output {
+    let mut c = bin()
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawns");
+    let mut w = c.stdin.take().expect("stdin");
+    let b = input.to_vec();
+    let t = std::thread::spawn(move || {
+        let _ = w.write_all(&b);
+    });
+    let o = c.wait_with_output().expect("runs");
+    t.join().expect("writer");
+    o
 }
 
 /// Names in `d` that look like fzpack temporary files.
