@@ -329,6 +329,43 @@ pub(crate) const F32_ONLY_FPU: bool = cfg!(any(
     )
 ));
 
+/// `2·eb` as an f32 when it is exactly one and normal (`eb` a positive f64 with at most 24
+/// significant bits, `2·eb` in `[2^-126, 2^128)`), else 0. In integers: no f64 arithmetic.
+///
+/// Why `q as f32 * step` is then `reconstruct::<f32>(q, eb)` for every `|q| <= 2^24`. `q as f32`
+/// and `q as f64` are both `q` exactly (at most 24 significant bits), and `·2` is exact, so the
+/// f64 rule computes `RN32(RN64(q·2eb))`. The exact product `q·2eb` has at most 24 + 24
+/// significant bits and, unless it is 0, a magnitude in `[2^-126, 2^152)`, inside f64's normal
+/// range: `RN64` leaves it unchanged. What remains is one rounding of the exact product to f32
+/// (to infinity beyond f32's range, as both roundings do), which is what the IEEE f32 multiply
+/// of the two exact operands computes; its result is 0 or at least `2^-126` (a normal f32, so a
+/// flush-to-zero mode could not change it). `q = 0` gives `+0` in both.
+#[inline(always)]
+pub(crate) fn f32_step(eb: f64) -> f32 {
+    let b = eb.to_bits();
+    let (be, frac) = ((b >> 52) & 0x7ff, b & ((1u64 << 52) - 1));
+    // The f32 exponent field of 2·eb: (be − 1023 + 1) + 127.
+    let field = be as i32 - 895;
+    if b >> 63 == 0 && be != 0 && frac & ((1 << 29) - 1) == 0 && (1..=254).contains(&field) {
+        f32::from_bits(((field as u32) << 23) | (frac >> 29) as u32)
+    } else {
+        0.0
+    }
+}
+
+/// The largest bound at most `eb` (positive, finite) with at most 24 significant bits, so that
+/// `2·eb` is an f32 wherever it lies in f32's normal range ([`f32_step`]): `eb`'s f64 mantissa
+/// truncated to its top 24 bits (a decrease of less than `2^-23` relative). Subnormal `eb` is
+/// returned unchanged. In integers: no f64 arithmetic.
+#[inline(always)]
+pub(crate) fn f32_step_below(eb: f64) -> f64 {
+    let b = eb.to_bits();
+    if (b >> 52) & 0x7ff == 0 {
+        return eb;
+    }
+    f64::from_bits(b & !((1u64 << 29) - 1))
+}
+
 /// A decoder's reconstruction of levels at one bound: [`Recon::put`] stores exactly
 /// [`reconstruct`]`(q, eb)` for a positive finite `eb` (a decoder's: the header check refuses
 /// any other). On targets without an f64 FPU, f32 output goes through [`Recon32`] in integers
@@ -338,6 +375,8 @@ pub(crate) const F32_ONLY_FPU: bool = cfg!(any(
 pub(crate) struct Recon {
     eb: f64,
     r32: Recon32,
+    /// `2·eb` where that is a normal f32 (see [`Recon::step32`]), else 0.
+    step: f32,
 }
 
 impl Recon {
@@ -347,7 +386,16 @@ impl Recon {
         Recon {
             eb,
             r32: Recon32::new(if F32_ONLY_FPU { eb } else { 0.0 }),
+            step: f32_step(eb),
         }
+    }
+
+    /// The step `2·eb` as an f32, where it is one and normal (`None` otherwise): then
+    /// `reconstruct::<f32>(q, eb)` is `q as f32 * step` for every level `|q| <= 2^24`, one
+    /// f32 multiply (see [`f32_step`]).
+    #[inline(always)]
+    pub(crate) fn step32(&self) -> Option<f32> {
+        (self.step != 0.0).then_some(self.step)
     }
 
     /// `reconstruct::<f32>(q, eb)` of an i32 level: on targets without an f64 FPU
@@ -1948,5 +1996,127 @@ mod tests {
         assert_eq!(read_heads(&bad, &mut [0i64; 3]), Ok(1));
         let mut none = HeadReader::NONE;
         assert_eq!((none.next_head(), none.next_head()), (0, 0));
+    }
+
+    /// Bounds whose step `2·eb` is an f32: common ones rounded to f32, dyadic, the least and
+    /// the largest normal step (results from the least normal up, and every level from 2 on
+    /// overflowing), one where levels near 2^24 overflow, and random f32 bounds.
+    fn step_bounds() -> [f64; 12] {
+        let mut s = 0x1234_5678_9abc_def0u64;
+        let mut rnd = || {
+            f64::from(f32::from_bits(
+                0x2000_0000 + (xorshift(&mut s) % 0x3f00_0000) as u32,
+            ))
+        };
+        [
+            f64::from(1e-3f32),
+            f64::from(0.05f32),
+            1.0 / 4096.0,
+            f64::from(1.0f32 / 3.0),
+            f64::from(f32::MIN_POSITIVE) / 2.0,
+            f64::from(f32::MAX) / 2.0,
+            f64::from(f32::MAX) / 2f64.powi(24),
+            f64::from(f32::from_bits(0x00ff_ffff)) * 2f64.powi(100),
+            rnd(),
+            rnd(),
+            rnd(),
+            rnd(),
+        ]
+    }
+
+    /// `q as f32 * step` against the f64 rule on the levels `q` of `levels` and their
+    /// negations, at `eb`.
+    fn step_sweep(eb: f64, levels: impl Iterator<Item = i64>) {
+        let step = f32_step(eb);
+        assert_eq!(step.to_bits(), ((2.0 * eb) as f32).to_bits(), "eb {eb:e}");
+        assert!(step.is_normal(), "eb {eb:e}");
+        for q in levels {
+            for q in [q, -q] {
+                let got = (q as f32 * step).to_bits();
+                assert_eq!(got, recon_rule(q, eb), "eb {eb:e}: q = {q}");
+            }
+        }
+    }
+
+    #[test]
+    fn recon32_f32_step_equals_the_f64_rule_on_samples() {
+        let (small, random) = if cfg!(miri) {
+            (64, 64)
+        } else {
+            (1 << 16, 1 << 16)
+        };
+        let mut s = 0x0bad_cafe_f00d_d00du64;
+        for eb in step_bounds() {
+            step_sweep(eb, 0..=small);
+            let edges = [(1 << 24) - 1, 1 << 24, (1 << 23) + 1, 3 << 22];
+            step_sweep(eb, edges.into_iter());
+            step_sweep(
+                eb,
+                (0..random).map(|_| (xorshift(&mut s) % (1 << 24)) as i64 + 1),
+            );
+        }
+    }
+
+    /// Every level in `[-2^24, 2^24]` (the range the decoder sends to the one-multiply path)
+    /// for every bound of [`step_bounds`]. Ignored in the default run; run by
+    /// scripts/firmware.sh in release with the other reconstruction sweeps.
+    #[test]
+    #[ignore = "exhaustive over 2^25 levels per bound: run in release"]
+    fn recon32_f32_step_equals_the_f64_rule_for_every_level_to_2_24() {
+        for eb in step_bounds() {
+            step_sweep(eb, 0..=1 << 24);
+        }
+    }
+
+    #[test]
+    fn f32_step_is_off_where_the_step_is_no_normal_f32() {
+        let on = f64::from(1e-3f32);
+        for eb in [
+            1e-3,                             // 53 significant bits
+            f64::from_bits(on.to_bits() + 1), // 25 and more
+            f64::from_bits(on.to_bits() + (1 << 28)),
+            2f64.powi(-128),     // a subnormal f32 step
+            f64::from(f32::MAX), // 2·eb overflows f32
+            0.0,
+            -1.0 / 4096.0,
+            f64::INFINITY,
+            f64::NAN,
+            f64::from_bits(1 << 40), // a subnormal f64
+        ] {
+            assert_eq!(f32_step(eb).to_bits(), 0, "eb {eb:e}");
+            assert_eq!(Recon::new(eb).step32(), None, "eb {eb:e}");
+        }
+        for eb in [on, 2f64.powi(-127), f64::from(f32::MAX) / 2.0] {
+            assert_eq!(
+                f32_step(eb).to_bits(),
+                ((2.0 * eb) as f32).to_bits(),
+                "eb {eb:e}"
+            );
+            assert_eq!(
+                Recon::new(eb).step32(),
+                Some((2.0 * eb) as f32),
+                "eb {eb:e}"
+            );
+        }
+    }
+
+    #[test]
+    fn f32_step_below_rounds_down_to_24_significant_bits() {
+        let mut s = 0x5eed_0f5e_ed0f_5eedu64;
+        for i in 0..20_000 {
+            // Random normal f64 bounds across f32's range and beyond it.
+            let eb = f64::from_bits((xorshift(&mut s) >> 2) % 0x7fe0_0000_0000_0000 + (1 << 52));
+            let eb = if i == 0 { 1e-3 } else { eb };
+            let r = f32_step_below(eb);
+            assert!(r <= eb && eb - r < eb * 2f64.powi(-23), "eb {eb:e}: {r:e}");
+            assert_eq!(r.to_bits() & ((1 << 29) - 1), 0, "eb {eb:e}");
+            assert_eq!(f32_step_below(r).to_bits(), r.to_bits(), "idempotent");
+            let step = 2.0 * r;
+            if (f64::from(f32::MIN_POSITIVE)..=f64::from(f32::MAX)).contains(&step) {
+                assert_eq!(f32_step(r).to_bits(), (step as f32).to_bits(), "eb {eb:e}");
+            }
+        }
+        let sub = f64::from_bits(12345);
+        assert_eq!(f32_step_below(sub).to_bits(), sub.to_bits());
     }
 }

@@ -184,7 +184,7 @@ fn tame<T: PernixFloat>(r: u64) -> T {
 
 /// `szp_roundtrip`: arbitrary data, dtype, bound, mode and block size → a documented error, or
 /// an archive whose decode meets the bound on every element; the streaming encoder (ABS with
-/// `max_abs`) writes the same bytes as the one-shot encoder.
+/// `max_abs`) writes the same bytes as the one-shot encoder; also with an f32 step.
 pub fn szp_roundtrip(data: &[u8]) {
     use fzpack_core::szp::{self, Config, Error};
     fn run<T: fzpack::Element>(b: &mut Bytes<'_>, head: u8, from: fn(u64) -> T) {
@@ -198,6 +198,9 @@ pub fn szp_roundtrip(data: &[u8]) {
         .with_block_size(bs);
         if head & 4 != 0 {
             cfg = cfg.stage_compatible();
+        }
+        if head & 16 != 0 {
+            cfg = cfg.with_f32_step();
         }
         cfg = cfg.with_layout(if head & 8 != 0 {
             szp::Layout::Heads

@@ -175,8 +175,14 @@ fn writer_refuses_batches_that_break_the_layout() {
 /// bytes, validates each batch and names global indices.
 #[test]
 fn open_writer_equals_one_shot_and_names_global_indices() {
-    for layout in [Layout::Fzgm, Layout::Heads] {
+    // The last with an f32 step: each batch's plan must find the archive's bound again.
+    for (layout, f32_step) in [
+        (Layout::Fzgm, false),
+        (Layout::Heads, false),
+        (Layout::Heads, true),
+    ] {
         let cfg = Config::abs(1e-3).with_max_abs(200.0).with_layout(layout);
+        let cfg = if f32_step { cfg.with_f32_step() } else { cfg };
         let x = walk(40_000, 11);
         let want = one_shot(&x, &cfg);
         let mut w = ArchiveWriter::open::<f32>(Kernel::best(), &cfg).unwrap();

@@ -400,6 +400,9 @@ impl ArchiveWriter {
             let plan = &self.plan;
             let cfg = Config {
                 strict: plan.strict,
+                // Rounding to 24 significant bits is idempotent: on for a bound that already
+                // has them gives the same bound whether the archive's config asked for it.
+                f32_step: bits::f32_step_below(plan.quant_eb).to_bits() == plan.quant_eb.to_bits(),
                 ..Config::abs(plan.requested)
                     .with_block_size(plan.block_size)
                     .with_layout(plan.layout)

@@ -496,6 +496,11 @@ pub(crate) fn resolve_grid(
     } else {
         bound
     };
+    let quant_eb = if cfg.f32_step && dtype == DType::F32 {
+        crate::bits::f32_step_below(quant_eb)
+    } else {
+        quant_eb
+    };
     Ok(Plan {
         dtype,
         mode: cfg.mode,

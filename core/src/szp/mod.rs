@@ -294,6 +294,9 @@ pub struct Config {
     /// The array's dimensions, stored in the archive (default [`Shape::NONE`]: none stored).
     /// Their product must be the value count ([`Error::InvalidShape`] otherwise).
     pub shape: Shape,
+    /// Quantize f32 data with a step that is itself an f32 (default `false`; see
+    /// [`Config::with_f32_step`]).
+    pub f32_step: bool,
 }
 
 impl Config {
@@ -307,6 +310,7 @@ impl Config {
             strict: true,
             layout: Layout::DEFAULT,
             shape: Shape::NONE,
+            f32_step: false,
         }
     }
     /// A bound relative to the value range (`max − min`), block size 128, strict, the
@@ -320,6 +324,7 @@ impl Config {
             strict: true,
             layout: Layout::DEFAULT,
             shape: Shape::NONE,
+            f32_step: false,
         }
     }
     /// This config with another block size.
@@ -339,6 +344,21 @@ impl Config {
     pub const fn with_max_abs(self, max_abs: f64) -> Config {
         Config {
             max_abs: Some(max_abs),
+            ..self
+        }
+    }
+    /// This config quantizing f32 data with a step `2·eb` that is itself an f32: the bound
+    /// the quantizer uses (and the archive records) is rounded down to 24 significant bits, a
+    /// tightening of less than `2⁻²³` relative, which costs no measurable ratio. The archive
+    /// is an ordinary one that every decoder reads; what changes is that a decoder can then
+    /// reconstruct each value with one f32 multiply (`q as f32 · step`, equal to the f64 rule
+    /// bit for bit), which the decoder for targets without an f64 FPU (Cortex-M4F, RV32 with
+    /// F) does: there it decodes in about half the instructions (`docs/firmware.md`). A bound
+    /// whose step would be below f32's least normal or above its largest finite value keeps
+    /// the general reconstruction. f64 data and the interpolation layout ignore this setting.
+    pub const fn with_f32_step(self) -> Config {
+        Config {
+            f32_step: true,
             ..self
         }
     }

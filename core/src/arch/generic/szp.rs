@@ -358,26 +358,68 @@ pub(crate) fn ref_decode<T: SzpFloat>(
 
 /// The 32-bit block decoder of [`ref_decode`] (f32 output on targets without an f64 FPU;
 /// `w <= 25`, every level of the block below 2^31 in magnitude, `payload.len() >= 4`): the
-/// values whose field's 4-byte window lies inside `payload`, from level `q32`, reconstructed by
-/// [`bits::Recon::fast32`]; returns how many it wrote and the last level written (`q32` if
-/// none). Out of line, so that its loop has the registers to
-/// itself (inlined, the caller's live values pushed its constants onto the stack).
+/// block's values from level `q32`, reconstructed by `q as f32 * step` where the bound's step is
+/// an f32 and every level of the block is at most `2^24` in magnitude ([`bits::Recon::step32`];
+/// one multiply), else by [`bits::Recon::fast32`]; returns how many it wrote (all of `out`
+/// unless `T` is not f32) and the last level written (`q32` if none). Out of line, so that its
+/// loop has the registers to itself (inlined, the caller's live values pushed its constants
+/// onto the stack).
 #[inline(never)]
 fn decode_small<T: SzpFloat>(
     rc: &bits::Recon,
     w: u32,
-    mut q32: i32,
+    q32: i32,
     payload: &[u8],
     out: &mut [T],
 ) -> (usize, i32) {
-    let (wz, m32) = (w as usize, bits::mask(w) as u32);
-    let safe = (payload.len().saturating_sub(4) * 8 / wz.max(1) + 1).min(out.len());
-    let Some(run) = out.get_mut(..safe) else {
-        return (0, q32);
+    // Each delta is at most 2^(w−1) in magnitude (zigzag values below 2^w).
+    let reach = u64::from(q32.unsigned_abs()) + ((out.len() as u64) << (w - 1).min(31));
+    let step = rc.step32().filter(|_| reach <= 1 << 24);
+    // The closures own their constants (a copy of `rc`): behind the loop's `&R`, which
+    // nothing in the loop can write, they stay in registers.
+    let (rc, by_step) = (*rc, step.unwrap_or(0.0));
+    let (mul, exact) = (move |q: i32| q as f32 * by_step, move |q: i32| rc.fast32(q));
+    let run = |q32: i32, payload: &[u8], out: &mut [T]| match step {
+        Some(_) => small_loop(w, q32, payload, out, &mul),
+        None => small_loop(w, q32, payload, out, &exact),
     };
+    // The values whose field's 4-byte window lies inside the payload.
+    let wz = w as usize;
+    let safe = (payload.len().saturating_sub(4) * 8 / wz.max(1) + 1).min(out.len());
+    let (body, tail) = out.split_at_mut(safe);
+    let (n, q32) = run(q32, payload, body);
+    if n < safe || tail.is_empty() {
+        return (n, q32); // not f32, or no tail
+    }
+    // Value `safe`'s window passes the end: fewer than 4 bytes are left from its first byte,
+    // and the fields of the rest (at most 32/w + 1) lie within them. Those bytes, shifted so
+    // that value `safe`'s field starts at bit 0, zero-padded, by the same loop.
+    let bit = safe * wz;
+    let mut last = [0u8; 8];
+    for (d, s) in last.iter_mut().zip(payload.get(bit / 8..).unwrap_or(&[])) {
+        *d = *s;
+    }
+    let last = (u64::from_le_bytes(last) >> (bit % 8)).to_le_bytes();
+    let (m, q32) = run(q32, &last, tail);
+    (n + m, q32)
+}
+
+/// The 32-bit loop: fields of `w` bits from the start of `payload` (each from the 4 bytes at
+/// its first byte, as long as they lie inside), prefix sums from `q32`, values `rec(level)`;
+/// returns how many it wrote and the last level. Out of line, so that its loop has the
+/// registers to itself (inlined, the caller's live values pushed its constants onto the stack).
+#[inline(never)]
+fn small_loop<T: SzpFloat, R: Fn(i32) -> f32>(
+    w: u32,
+    mut q32: i32,
+    payload: &[u8],
+    out: &mut [T],
+    rec: &R,
+) -> (usize, i32) {
+    let (wz, m32) = (w as usize, bits::mask(w) as u32);
     // One running bit offset (the value count is `bit / w` at the end).
     let mut bit = 0usize;
-    for o in run {
+    for o in out {
         let Some(src) = payload.get(bit / 8..bit / 8 + 4) else {
             break;
         };
@@ -388,7 +430,7 @@ fn decode_small<T: SzpFloat>(
         b.copy_from_slice(src);
         let u = (u32::from_le_bytes(b) >> (bit % 8)) & m32;
         let next = q32.wrapping_add(((u >> 1) as i32) ^ -((u & 1) as i32));
-        *o32 = rc.fast32(next);
+        *o32 = rec(next);
         q32 = next;
         bit += wz;
     }
@@ -1015,7 +1057,14 @@ mod tests {
 
     #[test]
     fn small_decoder_reads_the_reference_levels() {
-        for eb in [1e-3, 0.05, 1.0 / 4096.0] {
+        // Bounds whose step is an f32 (the one-multiply loop) and bounds whose is not.
+        for eb in [
+            1e-3,
+            0.05,
+            1.0 / 4096.0,
+            f64::from(1e-3f32),
+            f64::from(0.05f32),
+        ] {
             let q = Quant {
                 eb,
                 bound: eb,
@@ -1023,8 +1072,14 @@ mod tests {
                 max_abs: 1e9,
                 below: 0, // hosts: every block checked
             };
-            for blk in blocks().iter().take(5) {
-                for seed in [0i64, 7, -(1 << 20)] {
+            // Levels from just below 2^24 to above it, which only the general loop decodes
+            // exactly (above 2^24 not every level is an f32).
+            let high: [f32; 97] = core::array::from_fn(|i| {
+                (((1 << 24) + 3 * i as i64 - 100) as f64 * 2.0 * eb) as f32
+            });
+            for blk in blocks().iter().take(5).chain([&high]) {
+                // The last seed puts the block's levels past 2^24: the general loop.
+                for seed in [0i64, 7, -(1 << 20), (1 << 24) - 5] {
                     let w = ref_width(eb, blk, seed);
                     if w == 0 || w > 25 {
                         continue;
@@ -1036,14 +1091,11 @@ mod tests {
                     ref_decode(eb, w, seed, &payload[..cost], &mut want);
                     let mut got = [f32::NAN; 97];
                     let rc = bits::Recon::new(eb);
+                    let got = &mut got[..blk.len()];
                     let (n, last) =
-                        decode_small(&rc, u32::from(w), seed as i32, &payload[..cost], &mut got);
-                    // Every value but those whose 4-byte window passes the payload's end.
-                    assert!(
-                        n + 4 * 8 / usize::from(w) + 1 >= blk.len(),
-                        "{n} of {}",
-                        blk.len()
-                    );
+                        decode_small(&rc, u32::from(w), seed as i32, &payload[..cost], got);
+                    // Every value, those whose 4-byte window passes the payload's end too.
+                    assert_eq!(n, blk.len());
                     for (i, (g, w)) in got[..n].iter().zip(&want[..n]).enumerate() {
                         assert_eq!(g.to_bits(), w.to_bits(), "eb {eb:e} seed {seed}: value {i}");
                     }
