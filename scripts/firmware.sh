@@ -187,7 +187,7 @@ if ! (cd "$root" && env -u RUSTC -u RUSTDOC -u RUSTC_BOOTSTRAP -u RUSTFLAGS carg
       --release -p fzpack-core --lib recon32 -- --include-ignored) > "$target_dir/recon32.log" 2>&1; then
   cat "$target_dir/recon32.log"; echo "FAIL: the exhaustive f32 reconstruction test"; fail=1
 else
-  echo "f32 reconstruction: equal to the f64 rule on every level in [-2^25, 2^25] for 24 bounds"
+  echo "f32 reconstruction: equal to the f64 rule on every level in [-2^25, 2^25] for 24 bounds, and the f32-step multiply on every level in [-2^24, 2^24] for 12"
 fi
 if ! (cd "$root" && env -u RUSTC -u RUSTDOC -u RUSTC_BOOTSTRAP -u RUSTFLAGS cargo test -q \
       -p fzpack-core --lib --no-default-features) > "$target_dir/no-default.log" 2>&1; then
@@ -216,6 +216,14 @@ for e in "${entries[@]}"; do
   fi
   echo "insn-per-value M4F $e: ${ipv[$e]}"
 done
+# The same decoder on an archive written with an f32 step (`Config::with_f32_step`).
+c=$(awk '$1 == "szp_decode_f32_step" {print $2}' "$target_dir/insn-m4f.txt" 2>/dev/null | head -1)
+if [ -n "$c" ]; then
+  ipv_step=$(awk -v c="$c" 'BEGIN { printf "%.1f", c / 4096 }')
+else
+  ipv_step=n/a; fail=1
+fi
+echo "insn-per-value M4F fw_szp_decode (f32 step): $ipv_step"
 out="$target_dir.sizes.md"
 {
   echo "| entry point | .text M4F | .text M4F without layout-heads | .text RV32 | largest frame M4F (function) | largest frame RV32 (function) | painted peak M4F | painted peak RV32 | insn/value M4F |"
@@ -224,6 +232,8 @@ out="$target_dir.sizes.md"
     a=thumbv7em-none-eabihf; r=riscv32imac-unknown-none-elf
     echo "| ${label[$e]} (\`$e\`) | ${text[$a,$e]} B | ${text_noheads[$e]} B | ${text[$r,$e]} B | ${frame[$a,$e]} | ${frame[$r,$e]} | $(peak $a $e) B | $(peak $r $e) B | ${ipv[$e]} |"
   done
+  e=fw_szp_decode; stage[step]=szp_decode_f32_step
+  echo "| SZp decode, f32 step (\`$e\`) | ${text[$a,$e]} B | ${text_noheads[$e]} B | ${text[$r,$e]} B | ${frame[$a,$e]} | ${frame[$r,$e]} | $(peak $a step) B | $(peak $r step) B | $ipv_step |"
 } > "$out"
 cat "$out"
 echo "firmware step: $((SECONDS - start)) s"

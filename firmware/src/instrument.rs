@@ -86,16 +86,20 @@ pub enum Stage {
     SzpEncode,
     /// `szp::decompress` (SZp).
     SzpDecode,
+    /// `szp::decompress` of the archive written with an f32 step
+    /// ([`Config::with_f32_step`]): one f32 multiply per value.
+    SzpDecodeStep,
 }
 
 impl Stage {
     /// Every stage, in report order.
-    pub const ALL: [Stage; 5] = [
+    pub const ALL: [Stage; 6] = [
         Stage::PernixCompress,
         Stage::PernixDecompress,
         Stage::SzpStream,
         Stage::SzpEncode,
         Stage::SzpDecode,
+        Stage::SzpDecodeStep,
     ];
     /// Short name.
     pub const fn name(self) -> &'static str {
@@ -105,6 +109,7 @@ impl Stage {
             Stage::SzpStream => "szp_stream_encode",
             Stage::SzpEncode => "szp_encode",
             Stage::SzpDecode => "szp_decode",
+            Stage::SzpDecodeStep => "szp_decode_f32_step",
         }
     }
     /// Position in [`Stage::ALL`].
@@ -180,6 +185,12 @@ pub struct Summary {
     pub pernix_dec_fnv: u64,
     /// Largest SZp error, in units of 2^-40 (an exact integer summary of an f64).
     pub szp_max_err: u64,
+    /// Length of the SZp archive written with an f32 step.
+    pub step_len: usize,
+    /// FNV-1a of that archive.
+    pub step_fnv: u64,
+    /// FNV-1a of its reconstruction's bits.
+    pub step_dec_fnv: u64,
     /// Largest PERNIX error, in units of 2^-40.
     pub pernix_max_err: u64,
 }
@@ -293,20 +304,25 @@ pub fn run<M: Meter>(m: &mut M, b: &mut Buffers) -> Result<Summary, Failure> {
     let n = m
         .stage(Stage::SzpDecode, || szp_decompress(archive, &mut b.decoded))
         .map_err(|_| Failure::SzpDecode)?;
-    if n != N {
-        return Err(Failure::SzpDecode);
-    }
-    let mut szp_max_err = 0;
-    for (&x, &y) in b.signal.iter().zip(&b.decoded) {
-        let d = f64::from(x) - f64::from(y);
-        if !(-SZP_EB..=SZP_EB).contains(&d) {
-            return Err(Failure::SzpBound);
-        }
-        szp_max_err = szp_max_err.max(err_units(x, y));
-    }
+    let szp_max_err = max_err(n, &b.signal, &b.decoded)?;
     let (mut szp_fnv, mut szp_dec_fnv) = (Fnv::new(), Fnv::new());
     szp_fnv.bytes(archive);
     szp_dec_fnv.floats(&b.decoded);
+
+    // The same signal with an f32 step (one-shot, into the one-shot buffer), decoded again.
+    let step_cfg = cfg.with_f32_step();
+    let step_len =
+        szp_compress(&b.signal, &step_cfg, &mut b.szp_oneshot).map_err(|_| Failure::SzpEncode)?;
+    let step = b.szp_oneshot.get(..step_len).ok_or(Failure::SzpEncode)?;
+    let n = m
+        .stage(Stage::SzpDecodeStep, || {
+            szp_decompress(step, &mut b.decoded)
+        })
+        .map_err(|_| Failure::SzpDecode)?;
+    max_err(n, &b.signal, &b.decoded)?;
+    let (mut step_fnv, mut step_dec_fnv) = (Fnv::new(), Fnv::new());
+    step_fnv.bytes(step);
+    step_dec_fnv.floats(&b.decoded);
 
     // PERNIX: fixed 64-byte blocks of 42 values; the last block is zero-padded.
     let bits = BitWidth::new(PERNIX_BITS).map_err(|_| Failure::Pernix)?;
@@ -355,13 +371,33 @@ pub fn run<M: Meter>(m: &mut M, b: &mut Buffers) -> Result<Summary, Failure> {
         pernix_fnv: pernix_fnv.0,
         pernix_dec_fnv: pernix_dec_fnv.0,
         szp_max_err,
+        step_len,
+        step_fnv: step_fnv.0,
+        step_dec_fnv: step_dec_fnv.0,
         pernix_max_err,
     })
 }
 
+/// The largest SZp error of a decode that wrote `n` values (all `N`), in units of 2^-40; an
+/// error above the bound fails.
+fn max_err(n: usize, signal: &[f32], decoded: &[f32]) -> Result<u64, Failure> {
+    if n != N {
+        return Err(Failure::SzpDecode);
+    }
+    let mut max = 0;
+    for (&x, &y) in signal.iter().zip(decoded) {
+        let d = f64::from(x) - f64::from(y);
+        if !(-SZP_EB..=SZP_EB).contains(&d) {
+            return Err(Failure::SzpBound);
+        }
+        max = max.max(err_units(x, y));
+    }
+    Ok(max)
+}
+
 /// A fixed-capacity text line (no `core::fmt`); bytes past the capacity are dropped.
 pub struct Line {
-    buf: [u8; 256],
+    buf: [u8; 384],
     len: usize,
 }
 
@@ -369,7 +405,7 @@ impl Line {
     /// An empty line.
     pub const fn new() -> Line {
         Line {
-            buf: [0; 256],
+            buf: [0; 384],
             len: 0,
         }
     }
@@ -453,5 +489,11 @@ pub fn report(s: &Summary, line: &mut Line) {
         .str(" szp_max_err_2^-40=")
         .dec(s.szp_max_err)
         .str(" pernix_max_err_2^-40=")
-        .dec(s.pernix_max_err);
+        .dec(s.pernix_max_err)
+        .str(" step_len=")
+        .dec(s.step_len as u64)
+        .str(" step_fnv=")
+        .hex(s.step_fnv)
+        .str(" step_dec_fnv=")
+        .hex(s.step_dec_fnv);
 }

@@ -173,9 +173,10 @@ const ADP_STOPPED_RUN_TIME_ERROR: usize = 0x2_0023;
 
 /// Prints `text` and a newline on the host's console.
 fn print(text: &[u8]) {
-    let mut buf = [0u8; 260];
+    // A report line (`Line`, 384 bytes at most), its newline and the terminating NUL.
+    let mut buf = [0u8; 388];
     let mut n = 0;
-    for (d, s) in buf.iter_mut().take(258).zip(text) {
+    for (d, s) in buf.iter_mut().take(386).zip(text) {
         *d = *s;
         n += 1;
     }
@@ -250,6 +251,7 @@ markers!(
     fw_mark_szp_stream_encode = 3,
     fw_mark_szp_encode = 4,
     fw_mark_szp_decode = 5,
+    fw_mark_szp_decode_f32_step = 7,
     fw_mark_end = 6,
 );
 
@@ -262,6 +264,7 @@ fn mark_begin(stage: Stage) {
         Stage::SzpStream => fw_mark_szp_stream_encode(),
         Stage::SzpEncode => fw_mark_szp_encode(),
         Stage::SzpDecode => fw_mark_szp_decode(),
+        Stage::SzpDecodeStep => fw_mark_szp_decode_f32_step(),
     }
 }
 
@@ -269,7 +272,7 @@ fn mark_begin(stage: Stage) {
 /// with a pattern; afterwards the deepest overwritten word gives the call's peak use (its own
 /// frames plus those of [`call`], a few bytes).
 struct StackMeter {
-    peak: [usize; 5],
+    peak: [usize; Stage::ALL.len()],
     overflow: bool,
 }
 
@@ -313,7 +316,7 @@ pub extern "C" fn fw_main() -> ! {
     // SAFETY: the only reference to BUFFERS, taken once on the only thread.
     let bufs = unsafe { &mut *core::ptr::addr_of_mut!(BUFFERS) };
     let mut meter = StackMeter {
-        peak: [0; 5],
+        peak: [0; Stage::ALL.len()],
         overflow: false,
     };
     #[cfg(target_arch = "arm")]
