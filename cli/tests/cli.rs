@@ -682,3 +682,60 @@ fn golden_pnx_v1_and_v2_streams() {
         .fold(0f32, f32::max);
     assert!(worst <= 50.2 / 2047.0, "worst error {worst}");
 }
+
+/// `--f32-step`: the archive records a bound whose step is an f32, a hair below the plain
+/// archive's, from a file and from a pipe streamed with `--max-abs` alike; it verifies; the
+/// flag is refused where it has no meaning.
+#[test]
+fn szp_f32_step() {
+    let d = dir("f32step");
+    let input = d.join("field.f32");
+    let orig = write_f32(&input, 12_000);
+    let bytes: Vec<u8> = orig.iter().flat_map(|v| v.to_le_bytes()).collect();
+    let quant_eb = |p: &Path| {
+        fzpack::szp::header(&std::fs::read(p).unwrap())
+            .unwrap()
+            .quant_eb
+    };
+    let (plain, step) = (d.join("plain.szp"), d.join("step.szp"));
+    let base = ["compress", s(&input), "--abs", "1e-3", "--max-abs", "1e3"];
+    ok(&[&base[..], &["-o", s(&plain)]].concat());
+    ok(&[&base[..], &["--f32-step", "-o", s(&step)]].concat());
+    let (p, q) = (quant_eb(&plain), quant_eb(&step));
+    assert_eq!(f64::from((2.0 * q) as f32), 2.0 * q, "step {q:e}");
+    assert!(q < p && q > p * (1.0 - 2f64.powi(-23)), "{q:e} vs {p:e}");
+    assert!(ok(&["verify", s(&input), s(&step)]).contains("OK"));
+    // The same archive from a pipe (streamed in bounded windows).
+    let piped_out = d.join("piped.szp");
+    let o = piped(
+        &[
+            "compress",
+            "-",
+            "--dtype",
+            "f32",
+            "--abs",
+            "1e-3",
+            "--max-abs",
+            "1e3",
+        ]
+        .iter()
+        .chain(&["--f32-step", "-o", s(&piped_out)])
+        .copied()
+        .collect::<Vec<_>>(),
+        &bytes,
+    );
+    assert!(o.status.success(), "{}", text(&o));
+    assert_eq!(
+        std::fs::read(&piped_out).unwrap(),
+        std::fs::read(&step).unwrap()
+    );
+    let refused = [
+        &["--codec", "pernix", "--bits", "12"][..],
+        &["--abs", "1e-3", "--format", "fzm"],
+        &["--abs", "1e-3", "--layout", "interp"],
+    ];
+    for extra in refused {
+        let args = [&["compress", s(&input), "--f32-step", "--force"][..], extra].concat();
+        fails_with(&args, 2, &["--f32-step"]);
+    }
+}

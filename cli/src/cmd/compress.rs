@@ -114,6 +114,12 @@ pub struct CompressArgs {
     /// archives combined share one layout; `info` shows an archive's [default: heads].
     #[arg(long, value_enum)]
     layout: Option<LayoutArg>,
+    /// SZp (native archive, block layouts): quantize f32 data with a step that is itself an
+    /// f32 (the bound rounded down to 24 significant bits, a tightening below 2^-23 relative):
+    /// microcontrollers without an f64 FPU then decode each value with one f32 multiply.
+    /// Every decoder reads the archive.
+    #[arg(long)]
+    f32_step: bool,
     /// Overwrite an existing output.
     #[arg(long)]
     force: bool,
@@ -122,6 +128,11 @@ pub struct CompressArgs {
     /// refused otherwise; also skips the check of the name's type against --dtype.
     #[arg(long)]
     raw: bool,
+}
+
+/// `cfg` with `--f32-step` applied.
+fn step(a: &CompressArgs, cfg: fzpack::szp::Config) -> fzpack::szp::Config {
+    if a.f32_step { cfg.with_f32_step() } else { cfg }
 }
 
 fn setting_from(a: &CompressArgs) -> Result<Setting, Fail> {
@@ -147,8 +158,8 @@ fn setting_from(a: &CompressArgs) -> Result<Setting, Fail> {
             if a.format == FormatArg::Fzm {
                 return Err(usage("--format fzm is for SZp only".into()));
             }
-            if a.max_abs.is_some() {
-                return Err(usage("--max-abs is an SZp option".into()));
+            if a.max_abs.is_some() || a.f32_step {
+                return Err(usage("--max-abs and --f32-step are SZp options".into()));
             }
             Setting::Pernix { bits, block }
         }
@@ -184,6 +195,11 @@ fn setting_from(a: &CompressArgs) -> Result<Setting, Fail> {
                     "--block-size sets the block layouts' values per block; the interp layout \
                      has no blocks (its tiles follow the shape): drop --block-size"
                         .into(),
+                ));
+            }
+            if a.f32_step && (a.format == FormatArg::Fzm || a.layout == Some(LayoutArg::Interp)) {
+                return Err(usage(
+                    "--f32-step is for the native SZp archive's block layouts (heads, fzgm)".into(),
                 ));
             }
             if let Some(l @ (LayoutArg::Heads | LayoutArg::Interp)) = a.layout
@@ -433,7 +449,10 @@ pub fn run(a: CompressArgs) -> Result<(), Fail> {
                 ));
             }
             let dtype = raw_dtype(&a)?;
-            let cfg = szpcli::config(ModeArg::Abs, eb, block, layout).with_max_abs(m);
+            let cfg = step(
+                &a,
+                szpcli::config(ModeArg::Abs, eb, block, layout).with_max_abs(m),
+            );
             return compress_stream(&a, file, dtype, &cfg, &setting, &eng, &out_path);
         }
     }
@@ -688,7 +707,7 @@ fn compress_t<T: GpuElem>(
         },
     ) = (src.gpu, *setting)
     {
-        let mut cfg = szpcli::config(mode, eb, block, layout);
+        let mut cfg = step(a, szpcli::config(mode, eb, block, layout));
         if let Some(m) = a.max_abs {
             cfg = cfg.with_max_abs(m);
         }
@@ -732,7 +751,7 @@ fn compress_t<T: GpuElem>(
         } if format == FormatArg::Native => {
             // Streamed by block ranges: memory is the input map plus one batch.
             let pb = spinner("compressing");
-            let mut cfg = szpcli::config(mode, eb, block, layout);
+            let mut cfg = step(a, szpcli::config(mode, eb, block, layout));
             if let Some(m) = a.max_abs {
                 cfg = cfg.with_max_abs(m);
             }
