@@ -341,10 +341,13 @@ pub(crate) fn ref_decode<T: SzpFloat>(
     if bits::F32_ONLY_FPU
         && w <= 25
         && seed.unsigned_abs() < 1 << 30
-        && (out.len() as u64) << (w - 1) < 1 << 30
+        && out.len() < 1 << (31 - w)
         && payload.len() >= 4
     {
         let (n, q32) = decode_small(&rc, w, seed as i32, payload, out);
+        if n == out.len() {
+            return;
+        }
         start = n;
         q = i64::from(q32);
     }
