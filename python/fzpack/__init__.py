@@ -121,7 +121,12 @@ def _bytes(buf) -> np.ndarray:
 
 
 def szp_compress(
-    arr, eb: float, mode: str = "abs", block_size: int = 128, layout: str = "heads"
+    arr,
+    eb: float,
+    mode: str = "abs",
+    block_size: int = 128,
+    layout: str = "heads",
+    f32_step: bool = False,
 ) -> bytes:
     """Compress ``arr`` into an fzpack SZp archive in the layout ``layout`` (default the
     block-head layout, as ``fzpack compress`` writes; ``szp_header(buf)["layout"]`` says which
@@ -144,6 +149,10 @@ def szp_compress(
         layout: one of :data:`SZP_LAYOUTS` (case-insensitive): ``"heads"`` (the default, the
             fastest), ``"fzgm"`` (the FZGPUModules stage layout) or ``"interp"`` (the best
             ratio, slower).
+        f32_step: float32 data quantized with a step that is itself a float32 (the bound
+            rounded down to 24 significant bits: the same ratio), so that microcontrollers
+            without an f64 FPU decode the archive with one f32 multiply per value; every
+            decoder reads it. Block layouts only; float64 data ignore it.
 
     Raises:
         Error: non-float input, more than 8 dimensions, a bad bound, mode, block size or
@@ -156,6 +165,7 @@ def szp_compress(
         check_mode(mode),
         int(block_size),
         check_layout(layout),
+        bool(f32_step),
     )
 
 

@@ -21,7 +21,12 @@ _Floats = npt.ArrayLike
 _Buffer = bytes | bytearray | memoryview | npt.NDArray[Any]
 
 def szp_compress(
-    arr: _Floats, eb: float, mode: str = "abs", block_size: int = 128, layout: str = "heads"
+    arr: _Floats,
+    eb: float,
+    mode: str = "abs",
+    block_size: int = 128,
+    layout: str = "heads",
+    f32_step: bool = False,
 ) -> bytes: ...
 def szp_decompress(buf: _Buffer) -> npt.NDArray[np.float32] | npt.NDArray[np.float64]: ...
 def szp_header(buf: _Buffer) -> dict[str, Any]: ...

@@ -14,7 +14,12 @@ _U8 = npt.NDArray[np.uint8]
 _F = npt.NDArray[np.float32] | npt.NDArray[np.float64]
 
 def szp_compress(
-    arr: _F, eb: float, mode: str = "abs", block_size: int = 128, layout: str = "heads"
+    arr: _F,
+    eb: float,
+    mode: str = "abs",
+    block_size: int = 128,
+    layout: str = "heads",
+    f32_step: bool = False,
 ) -> bytes: ...
 def szp_decompress(buf: _U8) -> _F: ...
 def szp_header(buf: _U8) -> dict[str, Any]: ...

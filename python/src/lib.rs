@@ -161,9 +161,9 @@ fn to_bytes<'py>(py: Python<'py>, v: Vec<u8>) -> Bound<'py, PyBytes> {
     PyBytes::new(py, &v)
 }
 
-/// szp_compress(arr, eb, mode="abs", block_size=128, layout="heads") -> bytes
+/// szp_compress(arr, eb, mode="abs", block_size=128, layout="heads", f32_step=False) -> bytes
 #[pyfunction]
-#[pyo3(signature = (arr, eb, mode = "abs", block_size = 128, layout = "heads"))]
+#[pyo3(signature = (arr, eb, mode = "abs", block_size = 128, layout = "heads", f32_step = false))]
 fn szp_compress<'py>(
     py: Python<'py>,
     arr: &Bound<'py, PyAny>,
@@ -171,9 +171,17 @@ fn szp_compress<'py>(
     mode: &str,
     block_size: u32,
     layout: &str,
+    f32_step: bool,
 ) -> PyResult<Bound<'py, PyBytes>> {
     let floats = Floats::extract(arr)?;
-    let cfg = szp_config(eb, mode, block_size, parse_layout(layout)?)?.with_shape(floats.shape()?);
+    let layout = parse_layout(layout)?;
+    if f32_step && layout == Layout::Interp {
+        return Err(err(
+            "invalid argument: f32_step is for the block layouts (\"heads\", \"fzgm\"), not \"interp\"",
+        ));
+    }
+    let cfg = szp_config(eb, mode, block_size, layout)?.with_shape(floats.shape()?);
+    let cfg = if f32_step { cfg.with_f32_step() } else { cfg };
     let out = match floats {
         Floats::F32(a) => {
             let s = slice(&a)?;

@@ -458,3 +458,20 @@ def test_archive_without_a_shape_decodes_flat():
     assert h["version"] == 2 and h["shape"] == [] and h["missing"] is False
     y = fzpack.szp_decompress(buf)
     assert y.ndim == 1 and y.size == h["n"]
+
+
+def test_f32_step_records_a_float32_step_at_the_same_size():
+    x = (np.sin(np.arange(20_000) * 0.01) * 40).astype(np.float32)
+    plain = fzpack.szp_compress(x, 1e-3)
+    step = fzpack.szp_compress(x, 1e-3, f32_step=True)
+    q, p = fzpack.szp_header(step)["quant_eb"], fzpack.szp_header(plain)["quant_eb"]
+    assert float(np.float32(2 * q)) == 2 * q
+    assert p * (1 - 2.0**-23) < q < p
+    assert abs(len(step) - len(plain)) <= len(plain) // 1000
+    y = fzpack.szp_decompress(step)
+    assert np.max(np.abs(x.astype(np.float64) - y.astype(np.float64))) <= 1e-3
+    # float64 data ignore it; the interpolation layout refuses it
+    x64 = x.astype(np.float64)
+    assert fzpack.szp_compress(x64, 1e-3, f32_step=True) == fzpack.szp_compress(x64, 1e-3)
+    with pytest.raises(fzpack.Error, match="f32_step"):
+        fzpack.szp_compress(x, 1e-3, layout="interp", f32_step=True)

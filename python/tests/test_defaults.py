@@ -37,7 +37,7 @@ def test_numpy_api_requires_a_bound():
             f(X, eb=None, mode="noa")
     # The native module states the same signature.
     assert fzpack._fzpack.szp_compress.__text_signature__.replace('"', "'") == (
-        "(arr, eb, mode='abs', block_size=128, layout='heads')"
+        "(arr, eb, mode='abs', block_size=128, layout='heads', f32_step=False)"
     )
     with pytest.raises(TypeError):
         fzpack._fzpack.szp_compress(X)
