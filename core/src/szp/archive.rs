@@ -94,6 +94,8 @@ pub struct ArchiveWriter {
     ended: bool,
     /// One-buffer streaming: the payload offset of the current chunk.
     chunk_pos: usize,
+    /// `plan.chunk_shift()`, once (the streaming encoder needs it for every block).
+    shift: u8,
 }
 
 /// The run shape of `plan`.
@@ -284,7 +286,13 @@ impl ArchiveWriter {
             payload: 0,
             ended: false,
             chunk_pos: 0,
+            shift: plan.chunk_shift(),
         }
+    }
+
+    /// `plan.sums_len()` from the kept chunk shift.
+    fn sums_len(&self) -> usize {
+        blocks::sums_len(self.plan.blocks(), self.shift)
     }
 
     /// [`ArchiveWriter::begin`] for the crate's generic paths, which pass their kernel token
@@ -314,7 +322,7 @@ impl ArchiveWriter {
     /// chunks (so of head groups), at least one chunk.
     pub fn batch_blocks(&self, bytes: usize) -> usize {
         let bs = self.plan.block_size.max(1) as usize;
-        batch_blocks_for(bytes, bs, self.plan.dtype.size(), self.plan.chunk_shift())
+        batch_blocks_for(bytes, bs, self.plan.dtype.size(), self.shift)
     }
 
     /// Bytes of a payload buffer that holds any batch of `blocks` blocks on this writer's
@@ -336,7 +344,7 @@ impl ArchiveWriter {
 
     /// Bytes of the chunk CRCs of a batch of `blocks` blocks (4 per chunk).
     pub fn batch_sums_len(&self, blocks: usize) -> usize {
-        blocks::sums_len(blocks, self.plan.chunk_shift())
+        blocks::sums_len(blocks, self.shift)
     }
 
     /// Archive offset of the payload (known up front unless the writer is open).
@@ -380,7 +388,7 @@ impl ArchiveWriter {
             return Err(Error::DTypeMismatch);
         }
         let run = run_of(&self.plan);
-        let shift = self.plan.chunk_shift();
+        let shift = self.shift;
         let per = chunk_blocks(shift).saturating_mul(run.bs);
         let whole = values.len().is_multiple_of(per.max(1));
         let last = if self.open {
@@ -504,7 +512,7 @@ impl ArchiveWriter {
         Ok((
             payload_at,
             sums_at,
-            sums_at.saturating_add(self.plan.sums_len()),
+            sums_at.saturating_add(self.sums_len()),
         ))
     }
 
@@ -681,7 +689,7 @@ impl ArchiveWriter {
             validate(block, first, &limit)?
         };
         let start = self.plan.payload_offset();
-        let slen = self.plan.sums_len();
+        let slen = self.sums_len();
         let at = start + self.payload;
         // Missing values: their run records go below the parked CRCs, growing downward.
         let top = out.len().saturating_sub(slen);
@@ -747,7 +755,7 @@ impl ArchiveWriter {
         self.payload += len;
         self.values += block.len();
         self.block += 1;
-        let shift = self.plan.chunk_shift();
+        let shift = self.shift;
         let c = chunk_blocks(shift);
         if self.block.is_multiple_of(c) || last {
             // Seal the chunk that this block completes, from the bytes just written.
@@ -780,7 +788,7 @@ impl ArchiveWriter {
         out: &mut [u8],
         runs: &mut StreamRuns,
     ) -> Result<usize, Error> {
-        let slen = self.plan.sums_len();
+        let slen = self.sums_len();
         let top = out.len().saturating_sub(slen);
         let at = self.plan.payload_offset() + self.payload;
         let size = self.plan.dtype.size();
