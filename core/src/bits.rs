@@ -228,10 +228,73 @@ impl Quant32 {
         }
     }
 
-    /// `rha(RN64(|x|/e))` in integers (`a = |x|`, any f32 bits but the sign). By value: a
-    /// reference would make the callers' loops store the quantizer for every value.
+    /// The values the fast path of [`Quant32::magnitude`] leaves: near a tie (the same `big`
+    /// again, one product) [`Quant32::near`], else [`Quant32::divide`]. One out-of-line call
+    /// for both, so that the encoders' loops keep a single rare branch.
     #[inline(never)]
     fn slow(self, a: f32) -> i64 {
+        let big = (a * self.r15) as u32;
+        let (t, w) = (big.wrapping_add(1 << 14), (big >> 21) + 3);
+        if big < 1 << 31 && (t.wrapping_add(w) & 0x7fff) < 2 * w {
+            self.near(a, t.wrapping_add(w) >> 15)
+        } else {
+            self.divide(a)
+        }
+    }
+
+    /// The level of `a = |x|` where the fast path found `|x|/e` near the tie `m − 1/2`
+    /// (`m >= 1`, below `2^16 + 1`): `m` or `m − 1`, decided by one exact comparison of
+    /// integers instead of [`Quant32::divide`]'s long division (a near-tie value costs about a
+    /// tenth as much; data on exact ties, such as ADC codes at a dyadic bound, hit this for a
+    /// fixed share of their values).
+    ///
+    /// Why it is exact. The value lies within the fast path's window of `h = m − 1/2`, far
+    /// from every other half-integer, so the f64 rule's level is `m` exactly when
+    /// `RN64(t) >= h` (`t = |x|/e`), else `m − 1`. `h = H/2` with `H = 2m − 1` odd and below
+    /// `2^18` is an f64 whose mantissa ends in zeros (even), and the f64s just below it are
+    /// `2^(k − 52)` apart, `k = ceil(log2 H) − 2` (`k = −2` for `h = 1/2`, the one power of
+    /// two). So `RN64(t) >= h` exactly when `t >= h − 2^(k − 53)` (a tie rounds to the even
+    /// `h`). With `|x| = X·2^xe`, `e = E·2^ae` and `D = H·2^(52 − k) − 1` (below `2^54`),
+    /// multiplying through by `2^(55 − k)·E·2^ae` turns that into `X·2^s >= D·E`,
+    /// `s = xe − ae + 53 − k`: integers below `2^107` (`s` is near 83 here). Anything outside
+    /// the range this argument covers goes to [`Quant32::divide`].
+    #[inline(always)]
+    fn near(self, a: f32, m: u32) -> i64 {
+        let b = a.to_bits();
+        let (be, frac) = (((b >> 23) & 0xff) as i32, b & 0x7f_ffff);
+        if be == 0xff || (be == 0 && frac == 0) || self.e_inf || self.e_man == 0 {
+            return self.divide(a);
+        }
+        if !(1..=(1 << 16) + 1).contains(&m) {
+            return self.divide(a);
+        }
+        let (mut xm, mut xe) = if be == 0 {
+            (frac, -149)
+        } else {
+            (frac | (1 << 23), be - 150)
+        };
+        let z = xm.leading_zeros() as i32 - 8;
+        xm <<= z;
+        xe -= z;
+        let h2 = 2 * u64::from(m) - 1;
+        // ceil(log2 H) − 2: the bit length of H − 1, less 2.
+        let k = (64 - (h2 - 1).leading_zeros()) as i32 - 2;
+        let d = (h2 << (52 - k)) - 1;
+        let s = xe - self.e_exp + 53 - k;
+        if !(64..=103).contains(&s) {
+            return self.divide(a);
+        }
+        // X·2^s >= P = D·E  <=>  X > floor((P − 1)/2^s), which for s >= 64 is the top word
+        // of P − 1 shifted by s − 64 (P >= 2^89: no borrow past it).
+        let q = ((mul_64(d, self.e_man) - 1) >> 64) as u64 >> (s - 64);
+        i64::from(m) - i64::from(u64::from(xm) <= q)
+    }
+
+    /// `rha(RN64(|x|/e))` in integers (`a = |x|`, any f32 bits but the sign), by long
+    /// division. By value: a reference would make the callers' loops store the quantizer for
+    /// every value.
+    #[inline(never)]
+    fn divide(self, a: f32) -> i64 {
         let b = a.to_bits();
         let (be, frac) = (((b >> 23) & 0xff) as i32, b & 0x7f_ffff);
         if be == 0xff {
@@ -508,6 +571,16 @@ fn f64_parts(x: f64) -> (u64, i32) {
 fn rne(x: u64, sticky: bool, d: u32) -> u64 {
     let (r, rem, half) = (x >> d, x & ((1 << d) - 1), 1 << (d - 1));
     r + u64::from(rem > half || (rem == half && (sticky || r & 1 == 1)))
+}
+
+/// The exact 128-bit product of two u64, from 32-bit halves (no 128-bit multiply routine).
+#[inline(always)]
+fn mul_64(a: u64, b: u64) -> u128 {
+    let (a1, a0, b1, b0) = (a >> 32, a & 0xffff_ffff, b >> 32, b & 0xffff_ffff);
+    (u128::from(a1 * b1) << 64)
+        + (u128::from(a1 * b0) << 32)
+        + (u128::from(a0 * b1) << 32)
+        + u128::from(a0 * b0)
 }
 
 /// The exact product `P = a·b` of two integers below `2^53` + 1 (`a` up to `2^53`), from
@@ -1933,6 +2006,53 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// Near ties at the f64 rounding boundary: bounds built so that `|x|/e` lies just above
+    /// or below `h − 2^(k−53)`, the point below the half-integer `h` from which the f64
+    /// division rounds up to `h` (where the level goes up), on every side of it; against the
+    /// f64 rule. Counts the cases where the f64 rounding decides the level (`t < h` exactly,
+    /// yet the rule gives `m`), so the test is known to reach them.
+    #[test]
+    #[cfg_attr(miri, ignore = "thousands of 128-bit constructions: too slow for Miri")]
+    fn quant32_near_ties_at_the_f64_rounding_boundary() {
+        let mut s = 0x0123_4567_89ab_cdefu64;
+        let mut rounded_up = 0;
+        for i in 0..4000u64 {
+            let m = if i < 40 {
+                i + 1
+            } else {
+                xorshift(&mut s) % (1 << 16) + 1
+            };
+            let xm = (xorshift(&mut s) % (1 << 23)) as u32 | (1 << 23);
+            let h2 = 2 * m - 1;
+            let k = (64 - (h2 - 1).leading_zeros()) as i32 - 2;
+            let d = (h2 << (52 - k)) - 1;
+            // E = floor(X·2^sh / D) in [2^52, 2^53): the boundary case for this X and h.
+            let sh = (52..120)
+                .find(|&sh| (u128::from(xm) << sh) / u128::from(d) >= 1 << 52)
+                .unwrap();
+            let e0 = ((u128::from(xm) << sh) / u128::from(d)) as u64;
+            let x = xm as f32; // X·2^0
+            for e in [e0 - 1, e0, e0 + 1, e0 + 2] {
+                if !(1 << 52..1 << 53).contains(&e) {
+                    continue;
+                }
+                // sh = xe − ae + 53 − k with xe = 0: e = E·2^ae, eb = e/2.
+                let ae = 53 - k - sh;
+                let eb = e as f64 * 2f64.powi(ae - 1);
+                let want = f64_rule(x, eb);
+                assert_eq!(Quant32::new(eb).level(x), want, "m {m} X {xm} E {e}");
+                // t < h exactly: 2X·2^-ae < H·E.
+                let below =
+                    (u128::from(xm) << 1) << (-ae).clamp(0, 100) < u128::from(h2) * u128::from(e);
+                rounded_up += u32::from(below && want == m as i64);
+            }
+        }
+        assert!(
+            rounded_up > 100,
+            "only {rounded_up} cases where the f64 rounding decides"
+        );
     }
 
     /// Heads whose trailer has width `hw` (0..=64): deltas of up to `hw` zigzag bits.

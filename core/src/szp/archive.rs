@@ -509,11 +509,7 @@ impl ArchiveWriter {
         }
         let payload_at = self.plan.payload_offset();
         let sums_at = payload_at.saturating_add(self.payload);
-        Ok((
-            payload_at,
-            sums_at,
-            sums_at.saturating_add(self.sums_len()),
-        ))
+        Ok((payload_at, sums_at, sums_at.saturating_add(self.sums_len())))
     }
 
     /// Writes the whole archive of `input` into `out` (a fresh writer; `input` is the plan's
