@@ -260,22 +260,11 @@ impl Quant32 {
     /// the range this argument covers goes to [`Quant32::divide`].
     #[inline(always)]
     fn near(self, a: f32, m: u32) -> i64 {
-        let b = a.to_bits();
-        let (be, frac) = (((b >> 23) & 0xff) as i32, b & 0x7f_ffff);
-        if be == 0xff || (be == 0 && frac == 0) || self.e_inf || self.e_man == 0 {
+        let Some((xm, xe)) = f32_parts(a.to_bits())
+            .filter(|_| !self.e_inf && self.e_man != 0 && (1..=(1 << 16) + 1).contains(&m))
+        else {
             return self.divide(a);
-        }
-        if !(1..=(1 << 16) + 1).contains(&m) {
-            return self.divide(a);
-        }
-        let (mut xm, mut xe) = if be == 0 {
-            (frac, -149)
-        } else {
-            (frac | (1 << 23), be - 150)
         };
-        let z = xm.leading_zeros() as i32 - 8;
-        xm <<= z;
-        xe -= z;
         let h2 = 2 * u64::from(m) - 1;
         // ceil(log2 H) − 2: the bit length of H − 1, less 2.
         let k = (64 - (h2 - 1).leading_zeros()) as i32 - 2;
@@ -296,22 +285,15 @@ impl Quant32 {
     #[inline(never)]
     fn divide(self, a: f32) -> i64 {
         let b = a.to_bits();
-        let (be, frac) = (((b >> 23) & 0xff) as i32, b & 0x7f_ffff);
-        if be == 0xff {
-            // NaN: the f64 rule's `NaN as i64` is 0; infinity saturates (inf/inf is NaN).
-            return if frac != 0 || self.e_inf { 0 } else { i64::MAX };
-        }
-        if self.e_inf || (be == 0 && frac == 0) || self.e_man == 0 {
+        let Some((xm, xe)) = f32_parts(b) else {
+            // Zero and NaN: 0 (the f64 rule's `NaN as i64` is 0); infinity saturates
+            // (inf/inf is NaN).
+            let inf = b & 0x7fff_ffff == 0x7f80_0000;
+            return if inf && !self.e_inf { i64::MAX } else { 0 };
+        };
+        if self.e_inf || self.e_man == 0 {
             return 0;
         }
-        let (mut xm, mut xe) = if be == 0 {
-            (frac, -149)
-        } else {
-            (frac | (1 << 23), be - 150)
-        };
-        let s = xm.leading_zeros() as i32 - 8;
-        xm <<= s;
-        xe -= s;
         // t = (X/E)·2^(xe − ae) with X/E in (2^-30, 2^-28): decided by the exponents alone
         // when t >= 2^63 (saturates) or t < 1/4 (level 0).
         let d = xe - self.e_exp;
@@ -571,6 +553,23 @@ fn f64_parts(x: f64) -> (u64, i32) {
 fn rne(x: u64, sticky: bool, d: u32) -> u64 {
     let (r, rem, half) = (x >> d, x & ((1 << d) - 1), 1 << (d - 1));
     r + u64::from(rem > half || (rem == half && (sticky || r & 1 == 1)))
+}
+
+/// `|x| = X·2^xe` with `X` in `[2^23, 2^24)` (a subnormal normalized) for the f32 bits `b`
+/// (the sign ignored); `None` for zero, infinity and NaN.
+#[inline(always)]
+fn f32_parts(b: u32) -> Option<(u32, i32)> {
+    let (be, frac) = (((b >> 23) & 0xff) as i32, b & 0x7f_ffff);
+    if be == 0xff || (be == 0 && frac == 0) {
+        return None;
+    }
+    let (xm, xe) = if be == 0 {
+        (frac, -149)
+    } else {
+        (frac | (1 << 23), be - 150)
+    };
+    let z = xm.leading_zeros() as i32 - 8;
+    Some((xm << z, xe - z))
 }
 
 /// The exact 128-bit product of two u64, from 32-bit halves (no 128-bit multiply routine).
