@@ -360,7 +360,7 @@ pub(crate) fn ref_decode<T: SzpFloat>(
 }
 
 /// The 32-bit block decoder of [`ref_decode`] (f32 output on targets without an f64 FPU;
-/// `w <= 25`, every level of the block below 2^31 in magnitude, `payload.len() >= 4`): the
+/// `1 <= w <= 25`, every level of the block below 2^31 in magnitude, `payload.len() >= 4`): the
 /// block's values from level `q32`, reconstructed by `q as f32 * step` where the bound's step is
 /// an f32 and every level of the block is at most `2^24` in magnitude ([`bits::Recon::step32`];
 /// one multiply), else by [`bits::Recon::fast32`]; returns how many it wrote (all of `out`
