@@ -138,6 +138,7 @@ fn generated_fields_match_core_byte_for_byte() {
                     Config::noa(1e-4),
                     Config::abs(1e-2).stage_compatible(),
                     Config::noa(1e-3).with_max_abs(2e6),
+                    Config::abs(1e-3).with_f32_step(),
                 ]
                 .into_iter()
                 .enumerate()
