@@ -2117,6 +2117,12 @@ mod tests {
         assert_eq!((none.next_head(), none.next_head()), (0, 0));
     }
 
+    /// `2^k` for a normal f64 `2^k`, from its bits (`powi` may be off by an ulp: Miri makes it
+    /// so on purpose).
+    fn exact_pow2(k: i32) -> f64 {
+        f64::from_bits(((1023 + k) as u64) << 52)
+    }
+
     /// Bounds whose step `2·eb` is an f32: common ones rounded to f32, dyadic, the least and
     /// the largest normal step (results from the least normal up, and every level from 2 on
     /// overflowing), one where levels near 2^24 overflow, and random f32 bounds.
@@ -2134,8 +2140,8 @@ mod tests {
             f64::from(1.0f32 / 3.0),
             f64::from(f32::MIN_POSITIVE) / 2.0,
             f64::from(f32::MAX) / 2.0,
-            f64::from(f32::MAX) / 2f64.powi(24),
-            f64::from(f32::from_bits(0x00ff_ffff)) * 2f64.powi(100),
+            f64::from(f32::MAX) / exact_pow2(24),
+            f64::from(f32::from_bits(0x00ff_ffff)) * exact_pow2(100),
             rnd(),
             rnd(),
             rnd(),
@@ -2194,7 +2200,7 @@ mod tests {
             1e-3,                             // 53 significant bits
             f64::from_bits(on.to_bits() + 1), // 25 and more
             f64::from_bits(on.to_bits() + (1 << 28)),
-            2f64.powi(-128),     // a subnormal f32 step
+            exact_pow2(-128),    // a subnormal f32 step
             f64::from(f32::MAX), // 2·eb overflows f32
             0.0,
             -1.0 / 4096.0,
@@ -2205,7 +2211,7 @@ mod tests {
             assert_eq!(f32_step(eb).to_bits(), 0, "eb {eb:e}");
             assert_eq!(Recon::new(eb).step32(), None, "eb {eb:e}");
         }
-        for eb in [on, 2f64.powi(-127), f64::from(f32::MAX) / 2.0] {
+        for eb in [on, exact_pow2(-127), f64::from(f32::MAX) / 2.0] {
             assert_eq!(
                 f32_step(eb).to_bits(),
                 ((2.0 * eb) as f32).to_bits(),
@@ -2227,7 +2233,7 @@ mod tests {
             let eb = f64::from_bits((xorshift(&mut s) >> 2) % 0x7fe0_0000_0000_0000 + (1 << 52));
             let eb = if i == 0 { 1e-3 } else { eb };
             let r = f32_step_below(eb);
-            assert!(r <= eb && eb - r < eb * 2f64.powi(-23), "eb {eb:e}: {r:e}");
+            assert!(r <= eb && eb - r < eb * exact_pow2(-23), "eb {eb:e}: {r:e}");
             assert_eq!(r.to_bits() & ((1 << 29) - 1), 0, "eb {eb:e}");
             assert_eq!(f32_step_below(r).to_bits(), r.to_bits(), "idempotent");
             let step = 2.0 * r;
