@@ -1060,14 +1060,17 @@ mod tests {
 
     #[test]
     fn small_decoder_reads_the_reference_levels() {
-        // Bounds whose step is an f32 (the one-multiply loop) and bounds whose is not.
-        for eb in [
+        // Bounds whose step is an f32 (the one-multiply loop) and bounds whose is not (under
+        // Miri one of each).
+        let bounds = [
             1e-3,
+            f64::from(1e-3f32),
             0.05,
             1.0 / 4096.0,
-            f64::from(1e-3f32),
             f64::from(0.05f32),
-        ] {
+        ];
+        for eb in &bounds[..if cfg!(miri) { 2 } else { bounds.len() }] {
+            let eb = *eb;
             let q = Quant {
                 eb,
                 bound: eb,
