@@ -1252,7 +1252,7 @@ pub(crate) enum TrailerError {
 
 /// A head trailer (block-head layout) read one head at a time, in block order: the decoders
 /// take each block's head as they reach the block, so no array of a group's heads sits on
-/// their stack (firmware). [`HeadReader::NONE`] gives 0 for every head (the stage layout).
+/// their stack (firmware). (The stage layout has no trailer: its seeds are 0.)
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct HeadReader<'a> {
     /// The packed fields, with up to 8 bytes after them where the trailer is followed by more
@@ -1265,14 +1265,6 @@ pub(crate) struct HeadReader<'a> {
 }
 
 impl<'a> HeadReader<'a> {
-    /// Heads that are all 0.
-    pub(crate) const NONE: HeadReader<'static> = HeadReader {
-        src: &[],
-        w: 0,
-        i: 0,
-        acc: 0,
-    };
-
     /// The reader of the trailer of `cnt` heads at the start of `src` (its width byte and its
     /// fields checked here), and the trailer's length.
     #[inline(always)]
@@ -2113,8 +2105,6 @@ mod tests {
         assert_eq!(read_heads(&bad, &mut [0i64; 1]), Err(TrailerError::Width));
         bad[0] = 0;
         assert_eq!(read_heads(&bad, &mut [0i64; 3]), Ok(1));
-        let mut none = HeadReader::NONE;
-        assert_eq!((none.next_head(), none.next_head()), (0, 0));
     }
 
     /// `2^k` for a normal f64 `2^k`, from its bits (`powi` may be off by an ulp: Miri makes it

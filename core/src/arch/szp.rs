@@ -502,31 +502,56 @@ pub(crate) fn decode_run<K: SzpKernel, T: SzpFloat>(
     out: &mut [T],
     s: &mut K::Scratch,
 ) -> Result<(), DecodeError> {
+    decode_run_with(run, widths, payload, out, |w, h, src, _, block| {
+        k.decode(eb, w, h, src, block, s)
+    })
+}
+
+/// The decode loop of one run, each block by `block(width, seed, payload, rest, out)`: the
+/// block's `payload` (checked: exactly its bytes), and `rest`, the run's bytes from the
+/// block's first on (its payload and whatever follows it: a block decoder may read past its
+/// payload's end there, as the 32-bit one does for its last fields' windows).
+#[inline(always)]
+pub(crate) fn decode_run_with<T: SzpFloat>(
+    run: Run,
+    widths: &[u8],
+    payload: &[u8],
+    out: &mut [T],
+    mut block: impl FnMut(u8, i64, &[u8], &[u8], &mut [T]),
+) -> Result<(), DecodeError> {
     let (bs, heads) = (run.bs.max(1), run.group > 0);
-    let g = run.blocks_per_group();
     let mut pos = 0usize;
+    let mut one = |w: u8, h: i64, pos: &mut usize, os: &mut [T]| {
+        if w > 64 {
+            return Err(DecodeError::Width);
+        }
+        let cost = payload_len(w, os.len());
+        let rest = payload.get(*pos..).unwrap_or_default();
+        let src = rest.get(..cost).ok_or(DecodeError::Truncated)?;
+        block(w, h, src, rest, os);
+        *pos += cost;
+        Ok(())
+    };
+    if !heads {
+        // The stage layout: one block at a time, seeds 0.
+        for (&w, os) in widths.iter().zip(out.chunks_mut(bs)) {
+            one(w, 0, &mut pos, os)?;
+        }
+        return Ok(());
+    }
+    let g = run.blocks_per_group();
     for (ws, os) in widths
         .chunks(g)
         .zip(out.chunks_mut(bs.saturating_mul(g).max(1)))
     {
-        let (mut hr, mut tlen) = (HeadReader::NONE, 0usize);
-        if heads {
-            // The group's trailer follows the group's payloads: checked here, its heads read
-            // one per block below.
-            let bytes = group_bytes(ws, bs, os.len())?;
-            let cnt = os.len().div_ceil(bs).min(HEAD_GROUP_MAX);
-            let trailer = payload.get(pos + bytes..).unwrap_or_default();
-            (hr, tlen) = HeadReader::open(trailer, cnt)?;
-        }
+        // The group's trailer follows the group's payloads: checked here, its heads read one
+        // per block below.
+        let bytes = group_bytes(ws, bs, os.len())?;
+        let cnt = os.len().div_ceil(bs).min(HEAD_GROUP_MAX);
+        let trailer = payload.get(pos + bytes..).unwrap_or_default();
+        let (mut hr, tlen) = HeadReader::open(trailer, cnt)?;
         for (&w, block) in ws.iter().zip(os.chunks_mut(bs)) {
-            let h = hr.next_head();
-            if w > 64 {
-                return Err(DecodeError::Width);
-            }
-            let cost = payload_len(w, block.len());
-            let src = payload.get(pos..pos + cost).ok_or(DecodeError::Truncated)?;
-            k.decode(eb, w, h, src, block, s);
-            pos += cost;
+            one(w, hr.next_head(), &mut pos, block)?;
         }
         pos += tlen;
     }

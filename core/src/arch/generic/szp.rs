@@ -16,11 +16,14 @@
 //! result is the reference's bits (the same IEEE operations in the same order).
 
 use super::{Portable, Reference};
-use crate::arch::szp::{BUF, BlockError, Quant, Stats, SzpKernel, block_methods};
+use crate::arch::szp::{
+    BUF, BlockError, DecodeError, Quant, Run, Stats, SzpKernel, block_methods, decode_run_with,
+};
 use crate::bits::{
     self, BitAcc, payload_len, quantize, reconstruct, unpack_levels, unzigzag, zigzag,
 };
 use crate::types::SzpFloat;
+use crate::types::sealed::FloatsMut;
 
 // ---------------------------------------------------------------------------------------
 // Reference
@@ -321,12 +324,30 @@ pub(crate) fn ref_decode<T: SzpFloat>(
     payload: &[u8],
     out: &mut [T],
 ) {
-    if width > 64 || payload.len() != payload_len(width, out.len()) {
-        return;
+    if payload.len() == payload_len(width, out.len()) {
+        ref_decode_in(&bits::Recon::new(quant_eb), width, seed, payload, out);
     }
-    // The bound's constants once per block (exact integer reconstruction of f32 on targets
-    // without an f64 FPU; the f64 rule elsewhere).
-    let rc = bits::Recon::new(quant_eb);
+}
+
+/// [`ref_decode`] with the bound's constants `rc` (made once per run by the caller), from
+/// `rest`: the block's payload (its first `payload_len(width, out.len())` bytes; shorter, or
+/// `width > 64`, decodes nothing) and whatever follows it in the caller's buffer, where the
+/// 32-bit decoder reads its last fields' 4-byte windows (bits past the block's fields are
+/// masked off: the values do not depend on them).
+#[inline(always)]
+pub(crate) fn ref_decode_in<T: SzpFloat>(
+    rc: &bits::Recon,
+    width: u8,
+    seed: i64,
+    rest: &[u8],
+    out: &mut [T],
+) {
+    let Some(payload) = rest
+        .get(..payload_len(width, out.len()))
+        .filter(|_| width <= 64)
+    else {
+        return;
+    };
     if width == 0 {
         out.fill(rc.get(seed));
         return;
@@ -338,13 +359,8 @@ pub(crate) fn ref_decode<T: SzpFloat>(
     // magnitude (`|seed| < 2^30`, each of the block's deltas at most `2^(w−1)`): 32-bit
     // fields (each inside the 4 bytes from its first byte), 32-bit prefix sums, the f32
     // reconstruction of an i32 level.
-    if bits::F32_ONLY_FPU
-        && w <= 25
-        && seed.unsigned_abs() < 1 << 30
-        && out.len() < 1 << (31 - w)
-        && payload.len() >= 4
-    {
-        let (n, q32) = decode_small(&rc, w, seed as i32, payload, out);
+    if bits::F32_ONLY_FPU && w <= 25 && seed.unsigned_abs() < 1 << 30 && out.len() < 1 << (31 - w) {
+        let (n, q32) = decode_small(rc, w, seed as i32, rest, out);
         if n == out.len() {
             return;
         }
@@ -360,8 +376,9 @@ pub(crate) fn ref_decode<T: SzpFloat>(
 }
 
 /// The 32-bit block decoder of [`ref_decode`] (f32 output on targets without an f64 FPU;
-/// `1 <= w <= 25`, every level of the block below 2^31 in magnitude, `payload.len() >= 4`): the
-/// block's values from level `q32`, reconstructed by `q as f32 * step` where the bound's step is
+/// `1 <= w <= 25`, every level of the block below 2^31 in magnitude; `payload` the block's
+/// fields, followed by any bytes, as [`ref_decode_in`]'s `rest`): the block's values from level
+/// `q32`, reconstructed by `q as f32 * step` where the bound's step is
 /// an f32 and every level of the block is at most `2^24` in magnitude ([`bits::Recon::step32`];
 /// one multiply), else by [`bits::Recon::fast32`]; returns how many it wrote (all of `out`
 /// unless `T` is not f32) and the last level written (`q32` if none). Out of line, so that its
@@ -382,13 +399,17 @@ fn decode_small<T: SzpFloat>(
     // nothing in the loop can write, they stay in registers.
     let (rc, by_step) = (*rc, step.unwrap_or(0.0));
     let (mul, exact) = (move |q: i32| q as f32 * by_step, move |q: i32| rc.fast32(q));
-    let run = |q32: i32, payload: &[u8], out: &mut [T]| match step {
-        Some(_) => small_loop(w, q32, payload, out, &mul),
-        None => small_loop(w, q32, payload, out, &exact),
+    let run = |q32: i32, payload: &[u8], out: &mut [T]| match (T::floats_mut(out), step) {
+        (FloatsMut::F32(out), Some(_)) => small_loop(w, q32, payload, out, &mul),
+        (FloatsMut::F32(out), None) => small_loop(w, q32, payload, out, &exact),
+        (FloatsMut::F64(_), _) => (0, q32),
     };
     // The values whose field's 4-byte window lies inside the payload.
     let wz = w as usize;
-    let safe = (payload.len().saturating_sub(4) * 8 / wz.max(1) + 1).min(out.len());
+    let safe = payload
+        .len()
+        .checked_sub(4)
+        .map_or(0, |r| (r * 8 / wz.max(1) + 1).min(out.len()));
     let (body, tail) = out.split_at_mut(safe);
     let (n, q32) = run(q32, payload, body);
     if n < safe || tail.is_empty() {
@@ -409,35 +430,53 @@ fn decode_small<T: SzpFloat>(
 
 /// The 32-bit loop: fields of `w` bits from the start of `payload` (each from the 4 bytes at
 /// its first byte, as long as they lie inside), prefix sums from `q32`, values `rec(level)`;
-/// returns how many it wrote and the last level. Out of line, so that its loop has the
-/// registers to itself (inlined, the caller's live values pushed its constants onto the stack).
+/// returns how many it wrote and the last level. Where `w <= 14` or `w = 16`, two fields come
+/// from each 4-byte window: one load, one bounds check and one loop step for two values. The
+/// pairs start at bit offsets `2w·k`, so a window's first bit `s` is a multiple of
+/// `g = gcd(2w, 8)`, at most `8 − g`, and the pair ends at bit `s + 2w <= 8 − g + 2w`: 32 at
+/// most for `w = 13` (`g = 2`), 14 (`g = 4`) and 16 (`g = 8`), and for every `w <= 12`; 36 for
+/// `w = 15`. Out of line, so that its loop has the registers to
+/// itself (inlined, the caller's live values pushed its constants onto the stack).
 #[inline(never)]
-fn small_loop<T: SzpFloat, R: Fn(i32) -> f32>(
+fn small_loop<R: Fn(i32) -> f32>(
     w: u32,
     mut q32: i32,
     payload: &[u8],
-    out: &mut [T],
+    out: &mut [f32],
     rec: &R,
 ) -> (usize, i32) {
     let (wz, m32) = (w as usize, bits::mask(w) as u32);
-    // One running bit offset (the value count is `bit / w` at the end).
-    let mut bit = 0usize;
-    for o in out {
-        let Some(src) = payload.get(bit / 8..bit / 8 + 4) else {
-            break;
-        };
-        let Some(o32) = (o as &mut dyn core::any::Any).downcast_mut::<f32>() else {
-            break;
-        };
+    let unzig = |u: u32| ((u >> 1) as i32) ^ -((u & 1) as i32);
+    let window = |bit: usize| {
+        let src = payload.get(bit / 8..bit / 8 + 4)?;
         let mut b = [0u8; 4];
         b.copy_from_slice(src);
-        let u = (u32::from_le_bytes(b) >> (bit % 8)) & m32;
-        let next = q32.wrapping_add(((u >> 1) as i32) ^ -((u & 1) as i32));
-        *o32 = rec(next);
-        q32 = next;
+        Some(u32::from_le_bytes(b) >> (bit % 8))
+    };
+    // One running bit offset (the value count is `bit / w`).
+    let mut bit = 0usize;
+    if w <= 14 || w == 16 {
+        let (pairs, _) = out.as_chunks_mut::<2>();
+        for [a, b] in pairs {
+            let Some(v) = window(bit) else {
+                break;
+            };
+            let qa = q32.wrapping_add(unzig(v & m32));
+            q32 = qa.wrapping_add(unzig((v >> w) & m32));
+            (*a, *b) = (rec(qa), rec(q32));
+            bit += 2 * wz;
+        }
+    }
+    let wz = wz.max(1);
+    for o in out.get_mut(bit / wz..).unwrap_or_default() {
+        let Some(v) = window(bit) else {
+            break;
+        };
+        q32 = q32.wrapping_add(unzig(v & m32));
+        *o = rec(q32);
         bit += wz;
     }
-    (bit / wz.max(1), q32)
+    (bit / wz, q32)
 }
 
 /// Whether the reference encoder first tries the one-pass encoder (values parked in the
@@ -553,6 +592,24 @@ impl SzpKernel for Reference {
             encode_two_pass(e, block, seed, dst)
         },
         decode: |eb, w, seed, src, out, _| ref_decode(eb, w, seed, src, out),
+    }
+    /// The run loop with the bound's constants made once, and each block decoded from the
+    /// run's bytes at its start ([`ref_decode_in`]): the 32-bit decoder's last windows then
+    /// read the next block's bytes rather than a zero-padded copy (on the run's last block
+    /// only).
+    fn decode_blocks<T: SzpFloat>(
+        self,
+        eb: f64,
+        run: Run,
+        widths: &[u8],
+        payload: &[u8],
+        out: &mut [T],
+        _: &mut (),
+    ) -> Result<(), DecodeError> {
+        let rc = bits::Recon::new(eb);
+        decode_run_with(run, widths, payload, out, |w, seed, _, rest, block| {
+            ref_decode_in(&rc, w, seed, rest, block)
+        })
     }
 }
 
@@ -1109,6 +1166,62 @@ mod tests {
                         reconstruct::<f32>(i64::from(last), eb).to_bits(),
                         want[n - 1].to_bits()
                     );
+                    // The run decoder hands it the bytes after the payload too (the next
+                    // block's): its windows then read them, and the values must not change.
+                    for more in [1, 3, 8] {
+                        let mut ext = [0xffu8; 97 * 8 + 8];
+                        ext[..cost].copy_from_slice(&payload[..cost]);
+                        let mut got2 = [f32::NAN; 97];
+                        let got2 = &mut got2[..blk.len()];
+                        let (n2, last2) =
+                            decode_small(&rc, u32::from(w), seed as i32, &ext[..cost + more], got2);
+                        assert_eq!((n2, last2), (n, last), "eb {eb:e} seed {seed} +{more}");
+                        assert!(
+                            got2.iter()
+                                .zip(&*got)
+                                .all(|(a, b)| a.to_bits() == b.to_bits())
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    /// Every width the 32-bit decoder takes (1..=25), fields at random (the pair loop's
+    /// widths, the single loop's, and their boundary), odd and even block lengths, a step
+    /// bound and a general one: the reference decoder's values, with and without bytes after
+    /// the payload.
+    #[test]
+    fn small_decoder_reads_every_width() {
+        let mut rng = 0x9e37_79b9_7f4a_7c15u64;
+        let widths: &[u32] = if cfg!(miri) { &[12, 13, 14] } else { &[] };
+        let all: [u32; 25] = core::array::from_fn(|i| i as u32 + 1);
+        for &w in if widths.is_empty() { &all[..] } else { widths } {
+            for (eb, len) in [(1e-3, 128usize), (0.05, 97), (f64::from(1e-3f32), 31)] {
+                // Fields of all `w` bits (their top bits decide whether a window held the
+                // whole field), except at 25, where 128 prefix sums could reach 2^31.
+                let top = if w < 25 { w } else { w - 1 };
+                let mut payload = [0u8; 128 * 4 + 8];
+                for i in 0..len {
+                    let u = next(&mut rng) & ((1 << top) - 1);
+                    for b in 0..w as usize {
+                        let (bit, v) = (i * w as usize + b, (u >> b) & 1);
+                        payload[bit / 8] |= (v as u8) << (bit % 8);
+                    }
+                }
+                let cost = payload_len(w as u8, len);
+                let mut want = [0f32; 128];
+                ref_decode(eb, w as u8, 5, &payload[..cost], &mut want[..len]);
+                let rc = bits::Recon::new(eb);
+                for more in [0, 2, 8] {
+                    let mut ext = [0xa5u8; 128 * 4 + 8];
+                    ext[..cost].copy_from_slice(&payload[..cost]);
+                    let mut got = [f32::NAN; 128];
+                    let (n, _) = decode_small(&rc, w, 5, &ext[..cost + more], &mut got[..len]);
+                    assert_eq!(n, len, "w {w} eb {eb:e}");
+                    for i in 0..len {
+                        assert_eq!(got[i].to_bits(), want[i].to_bits(), "w {w} +{more}: {i}");
+                    }
                 }
             }
         }
