@@ -1174,7 +1174,8 @@ mod tests {
                     );
                     // The run decoder hands it the bytes after the payload too (the next
                     // block's): its windows then read them, and the values must not change.
-                    for more in [1, 3, 8] {
+                    // (Under Miri one length.)
+                    for more in [1, 3, 8].into_iter().skip(2 * usize::from(cfg!(miri))) {
                         let mut ext = [0xffu8; 97 * 8 + 8];
                         ext[..cost].copy_from_slice(&payload[..cost]);
                         let mut got2 = [f32::NAN; 97];
@@ -1200,10 +1201,11 @@ mod tests {
     #[test]
     fn small_decoder_reads_every_width() {
         let mut rng = 0x9e37_79b9_7f4a_7c15u64;
-        let widths: &[u32] = if cfg!(miri) { &[12, 13, 14] } else { &[] };
+        let widths: &[u32] = if cfg!(miri) { &[13] } else { &[] };
         let all: [u32; 25] = core::array::from_fn(|i| i as u32 + 1);
         for &w in if widths.is_empty() { &all[..] } else { widths } {
-            for (eb, len) in [(1e-3, 128usize), (0.05, 97), (f64::from(1e-3f32), 31)] {
+            let cases = [(1e-3, 128usize), (0.05, 97), (f64::from(1e-3f32), 31)];
+            for &(eb, len) in &cases[..if cfg!(miri) { 1 } else { cases.len() }] {
                 // Fields of all `w` bits (their top bits decide whether a window held the
                 // whole field), except at 25, where 128 prefix sums could reach 2^31.
                 let top = if w < 25 { w } else { w - 1 };
@@ -1219,7 +1221,7 @@ mod tests {
                 let mut want = [0f32; 128];
                 ref_decode(eb, w as u8, 5, &payload[..cost], &mut want[..len]);
                 let rc = bits::Recon::new(eb);
-                for more in [0, 2, 8] {
+                for more in [0, 2, 8].into_iter().skip(usize::from(cfg!(miri))) {
                     let mut ext = [0xa5u8; 128 * 4 + 8];
                     ext[..cost].copy_from_slice(&payload[..cost]);
                     let mut got = [f32::NAN; 128];
