@@ -256,31 +256,68 @@ pub(crate) fn encode_two_pass<T: SzpFloat>(
 /// Packs the first `len` little-endian u32 values of `words` (each `< 2^w`, `1 <= w <= 32`)
 /// LSB-first into their first `ceil(len·w/8)` bytes. In place: after value `i` the words
 /// written end at byte `4·floor((i+1)·w/32) <= 4·(i+1)`, the end of value `i`'s own slot.
+/// Where `w <= 16` the values go in pairs (`v0 | v1 << w`, one field of `2w <= 32` bits),
+/// one append and one loop step for two values; the bytes are those of one value at a time.
 #[inline(always)]
 fn pack32_in_place(words: &mut [[u8; 4]], len: usize, w: u32) {
-    let (mut acc, mut fill, mut pos) = (0u32, 0u32, 0usize);
-    for i in 0..len.min(words.len()) {
-        let v = words.get(i).map_or(0, |b| u32::from_le_bytes(*b));
-        acc |= v << fill; // fill < 32
-        let nf = fill + w;
-        if nf >= 32 {
-            if let Some(d) = words.get_mut(pos) {
-                *d = acc.to_le_bytes();
-            }
-            pos += 1;
-            // The bits of v above the word: (v >> 1) >> (31 − fill) is 0 when fill is 0.
-            acc = (v >> 1) >> (31 - fill);
-            fill = nf - 32;
-        } else {
-            fill = nf;
+    // Cells: the loops read values ahead of the word they write, through shared references.
+    let cells = core::cell::Cell::from_mut(words).as_slice_of_cells();
+    let cells = cells.get(..len).unwrap_or(cells);
+    let mut p = Packer32 {
+        acc: 0,
+        fill: 0,
+        pos: 0,
+    };
+    let word = |c: &core::cell::Cell<[u8; 4]>| u32::from_le_bytes(c.get());
+    let singles = if w <= 16 {
+        let (pairs, rest) = cells.as_chunks::<2>();
+        for [a, b] in pairs {
+            // Both values' slots lie at or past the next word written (a pair ends at its
+            // second value's slot, as single values do).
+            p.push(cells, word(a) | word(b) << w, 2 * w);
         }
+        rest
+    } else {
+        cells
+    };
+    for c in singles {
+        p.push(cells, word(c), w);
     }
-    let tail = fill.div_ceil(8) as usize;
-    let bytes = acc.to_le_bytes();
-    if let (Some(d), Some(s)) = (words.get_mut(pos), bytes.get(..tail))
-        && let Some(d) = d.get_mut(..tail)
-    {
-        d.copy_from_slice(s);
+    let tail = p.fill.div_ceil(8) as usize;
+    let bytes = p.acc.to_le_bytes();
+    if let (Some(d), Some(s)) = (cells.get(p.pos), bytes.get(..tail)) {
+        let mut b = d.get();
+        if let Some(b) = b.get_mut(..tail) {
+            b.copy_from_slice(s);
+        }
+        d.set(b);
+    }
+}
+
+/// The bit writer of [`pack32_in_place`]: `acc` holds `fill < 32` bits not yet stored, the
+/// next word to store is `pos`.
+struct Packer32 {
+    acc: u32,
+    fill: u32,
+    pos: usize,
+}
+
+impl Packer32 {
+    /// Appends the `n` low bits of `v` (`1 <= n <= 32`, `v < 2^n`).
+    #[inline(always)]
+    fn push(&mut self, words: &[core::cell::Cell<[u8; 4]>], v: u32, n: u32) {
+        let fill = self.fill;
+        self.acc |= v << fill; // fill < 32
+        let nf = fill + n; // below 64
+        self.fill = nf & 31;
+        if nf >= 32 {
+            if let Some(d) = words.get(self.pos) {
+                d.set(self.acc.to_le_bytes());
+            }
+            self.pos += 1;
+            // The bits of v above the word: (v >> 1) >> (31 − fill) is 0 when fill is 0.
+            self.acc = (v >> 1) >> (31 - fill);
+        }
     }
 }
 
@@ -1027,6 +1064,49 @@ mod tests {
         }
         // Only the huge-level blocks are declined (levels of 2^30 and more).
         assert!(declined > 0 && declined <= 15, "{declined} declined");
+    }
+
+    /// The in-place packer against the layout written out (value `i`'s bit `b` at bit
+    /// `i·w + b` of the output, LSB-first), for every width, odd and even lengths (pairs and a
+    /// single value after them where `w <= 16`), and values with every bit set among them.
+    #[test]
+    fn pack32_in_place_packs_every_width() {
+        let mut s = 0x9e37_79b9_7f4a_7c15u64;
+        for w in 1..=32u32 {
+            let lens: &[usize] = if cfg!(miri) {
+                &[0, 1, 7, 32]
+            } else {
+                &[0, 1, 2, 3, 31, 32, 33]
+            };
+            for &len in lens {
+                let mask = if w == 32 { u32::MAX } else { (1 << w) - 1 };
+                let mut vals = [0u32; 33];
+                for (i, v) in vals.iter_mut().enumerate().take(len) {
+                    s = s
+                        .wrapping_mul(6_364_136_223_846_793_005)
+                        .wrapping_add(1_442_695_040_888_963_407);
+                    *v = if i % 5 == 1 {
+                        mask
+                    } else {
+                        (s >> 32) as u32 & mask
+                    };
+                }
+                let mut words = [[0xa5u8; 4]; 33];
+                for (d, v) in words.iter_mut().zip(&vals) {
+                    *d = v.to_le_bytes();
+                }
+                pack32_in_place(&mut words, len, w);
+                let n = (len * w as usize).div_ceil(8);
+                let mut want = [0u8; 33 * 4];
+                for (i, v) in vals.iter().enumerate().take(len) {
+                    for b in 0..w as usize {
+                        let at = i * w as usize + b;
+                        want[at / 8] |= (((v >> b) & 1) as u8) << (at % 8);
+                    }
+                }
+                assert_eq!(words.as_flattened()[..n], want[..n], "w {w} len {len}");
+            }
+        }
     }
 
     #[test]
