@@ -42,12 +42,45 @@ impl Quantizer {
         }
     }
 
+    /// The fixed point of the f32 quantizer's fast path for `x` (see [`Quant32::level`]).
+    #[inline(always)]
+    pub(crate) fn fixed(&self, x: f32) -> i32 {
+        self.q32.fixed(x)
+    }
+
     /// `quantize(x, eb)` for f32 `x` through the f32 quantizer (every target: the tests run
     /// the f32-only-FPU encoder on hosts too), as an i32 when its magnitude is below `2^30`,
-    /// else `None`.
+    /// else `None`, from its fixed point `s = self.fixed(x)`: exact when
+    /// `|s| < FIXED_LIMIT` (and otherwise unspecified: the callers check their block's
+    /// largest magnitude against [`Quantizer::fixed_limit_bits`] or [`FIXED_LIMIT`] and
+    /// discard the block's levels beyond it).
     #[inline(always)]
-    pub(crate) fn level_small(&self, x: f32) -> Option<i32> {
-        self.q32.level_small(x)
+    pub(crate) fn level_fixed(&self, x: f32, s: i32) -> Option<i32> {
+        match Quant32::fast_within(s) {
+            Some(l) => Some(l),
+            None => self.q32.small_slow(x),
+        }
+    }
+
+    /// The bits of an f32 magnitude up to which every `x` has `|self.fixed(x)|` below
+    /// [`FIXED_LIMIT`] (0 when the fast path is off).
+    #[inline(always)]
+    pub(crate) fn fixed_limit_bits(&self) -> u32 {
+        // 0x7e00_0000 / r15 in f32: within 2^-22 of the quotient, so its product with r15
+        // (rounded, truncated) stays below 0x7e00_0000·(1 + 2^-21) < FIXED_LIMIT.
+        let m = 2_113_929_216.0 / self.q32.r15;
+        if m.is_finite() {
+            m.to_bits()
+        } else {
+            0x7f7f_ffff
+        }
+    }
+
+    /// `trunc(a·r·2^15)` for a magnitude `a` (saturating): the fixed point's magnitude, which
+    /// is monotone in `a`.
+    #[inline(always)]
+    pub(crate) fn fixed_abs(&self, a: f32) -> u32 {
+        (a * self.q32.r15) as u32
     }
 
     /// The f32 quantizer (on targets without an f64 FPU; a placeholder elsewhere, see
@@ -114,6 +147,11 @@ impl AbsLimit {
         v.to_bits() & 0x7fff_ffff > below
     }
 }
+
+/// The bound on `|S|` (the fixed point of [`Quant32::level`]'s fast path) below which that
+/// path decides from `S` alone: `S` has not saturated and `S + 2^14` plus the tie window does
+/// not wrap.
+pub(crate) const FIXED_LIMIT: u32 = 0x7f00_0000;
 
 /// The f32 quantizer without f64 arithmetic: [`Quant32::level`] equals
 /// `round_half_away(f64::from(x) / (2.0 * eb))` (the rule of [`quantize`]) for every f32 `x`,
@@ -203,9 +241,9 @@ impl Quant32 {
     /// when `x < 0`) and `W = (A >> 21) + 4`, a `t` whose residue mod `2^15` lies in `[−W, W)`
     /// (`x >= 0`; the residue is `f`) or, for `x < 0`, whose `f` lies in `(−W, W]`, goes to
     /// the integer path: either window holds `±((Y >> 21) + 2)`, so it covers the tie window
-    /// with room, and `f = 0` is inside it. `W >= 1024` (`y` within `2^-4` of `2^16` or
-    /// beyond, infinite `y`, or the fast path off: `r` is then +inf and only `|x| = 0` or NaN,
-    /// whose level is 0 by both rules, give `S = 0`) goes there too, so `t` cannot wrap.
+    /// with room, and `f = 0` is inside it. `A >= FIXED_LIMIT` (`y >= 65024`, infinite `y`,
+    /// or the fast path off: `r` is then +inf and only `|x| = 0` or NaN, whose level is 0 by
+    /// both rules, give `S = 0`) goes there too; below it `W < 1024` and `t` cannot wrap.
     /// `|y| < 1/4` gives `t >> 15 = 0`.
     #[inline(always)]
     pub(crate) fn level(&self, x: f32) -> i64 {
@@ -215,26 +253,37 @@ impl Quant32 {
         }
     }
 
-    /// [`Quant32::level`] as an i32 when its magnitude is below `2^30`, else `None`. The fast
-    /// path's levels are at most `2^16` in magnitude: only the integer path's are checked.
-    #[inline(always)]
-    pub(crate) fn level_small(&self, x: f32) -> Option<i32> {
-        match self.fast(x) {
-            Some(l) => Some(l),
-            None => {
-                let l = self.signed_slow(x);
-                (l.unsigned_abs() < 1 << 30).then_some(l as i32)
-            }
-        }
-    }
-
     /// The fast path of [`Quant32::level`] (`None`: the integer path decides).
     #[inline(always)]
     fn fast(&self, x: f32) -> Option<i32> {
-        let s = (x * self.r15) as i32;
+        let s = self.fixed(x);
+        if (s ^ (s >> 31)) as u32 >= FIXED_LIMIT {
+            return None;
+        }
+        Self::fast_within(s)
+    }
+
+    /// `S = trunc(x·r·2^15)`, saturating (NaN gives 0).
+    #[inline(always)]
+    fn fixed(&self, x: f32) -> i32 {
+        (x * self.r15) as i32
+    }
+
+    /// The fast path's decision from `S` when `|S| < FIXED_LIMIT` (then `W < 1024` and
+    /// `S + 2^14 + W` does not wrap); `None`: the integer path decides.
+    #[inline(always)]
+    fn fast_within(s: i32) -> Option<i32> {
         let w = ((s ^ (s >> 31)) as u32 >> 21) + 4;
         let t = (s as u32).wrapping_add(1 << 14);
-        (w < 1024 && (t.wrapping_add(w) & 0x7fff) >= 2 * w).then_some((t as i32) >> 15)
+        ((t.wrapping_add(w) & 0x7fff) >= 2 * w).then_some((t as i32) >> 15)
+    }
+
+    /// The integer path of [`Quant32::level`] as an i32 when its magnitude is below `2^30`,
+    /// else `None`.
+    #[inline(always)]
+    fn small_slow(&self, x: f32) -> Option<i32> {
+        let l = self.signed_slow(x);
+        (l.unsigned_abs() < 1 << 30).then_some(l as i32)
     }
 
     /// The integer path of [`Quant32::level`], the sign applied.
@@ -901,14 +950,17 @@ impl Check {
             eb,
             bound,
             c32: Check32::new(e, b),
-            below: if F32_ONLY_FPU { below } else { 0 },
+            below: Self::skip_below(below),
         }
     }
 
-    /// The bits of [`accept_below`]'s magnitude on targets without an f64 FPU, else 0.
+    /// The magnitude bits under which a check made with `below` skips values: `below` on
+    /// targets without an f64 FPU (where it is [`accept_below`]'s), and in the core's tests,
+    /// which take the f32 encoders' skipping on hosts too; else 0. The encoders make the check
+    /// itself only for the blocks that need it.
     #[inline(always)]
-    pub(crate) fn below(&self) -> u32 {
-        self.below
+    pub(crate) fn skip_below(below: u32) -> u32 {
+        if F32_ONLY_FPU || cfg!(test) { below } else { 0 }
     }
 
     /// [`Check::misses`] for `q` the level of `x` at this check's `eb` (as the encoders

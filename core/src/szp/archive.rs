@@ -715,7 +715,7 @@ impl ArchiveWriter {
             encode_filled(&e, block, group > 0, rest)
         } else if FUSED {
             let seed = seed_of(group > 0, block, self.plan.quant_eb);
-            match encode_f32_onepass_top(&e, block, seed, rest) {
+            match encode_f32_onepass_top::<_, true>(&e, block, seed, rest) {
                 Some((r, top)) if limit.covers_bits(top) => r.map(|w| (w, seed)),
                 // A magnitude that fails the limit: the pass names the value. Declined (it
                 // fails too): the two-pass encoder, as the kernel would fall back to.
