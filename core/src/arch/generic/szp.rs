@@ -212,7 +212,7 @@ pub(crate) fn encode_f32_onepass_top<T: SzpFloat, const EXACT_TOP: bool>(
     let qz = bits::Quantizer::for_f32(q.eb);
     let (mut any, mut top) = (0u32, 0u32);
     let (words, _) = buf.as_chunks_mut::<4>();
-    for (x, slot) in block.iter().zip(words.iter_mut()) {
+    let mut step = |x: &T, slot: &mut [u8; 4]| -> Option<()> {
         let &v = (x as &dyn core::any::Any).downcast_ref::<f32>()?;
         let s = qz.fixed(v);
         let l = qz.level_fixed(v, s)?;
@@ -227,6 +227,17 @@ pub(crate) fn encode_f32_onepass_top<T: SzpFloat, const EXACT_TOP: bool>(
         prev = l;
         any |= z;
         *slot = z.to_le_bytes();
+        Some(())
+    };
+    // Two values a step (one loop test, and the previous level stays in a register).
+    let (xs, xt) = block.as_chunks::<2>();
+    let (ws, wt) = words.as_chunks_mut::<2>();
+    for ([x0, x1], [w0, w1]) in xs.iter().zip(ws.iter_mut()) {
+        step(x0, w0)?;
+        step(x1, w1)?;
+    }
+    for (x, slot) in xt.iter().zip(wt.iter_mut()) {
+        step(x, slot)?;
     }
     // A fixed point that may have reached FIXED_LIMIT: its level is not to be trusted (values
     // that large take the integer path anyway), the other encoders write the block.
