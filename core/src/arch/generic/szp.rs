@@ -216,8 +216,10 @@ pub(crate) fn encode_f32_onepass_top<T: SzpFloat, const EXACT_TOP: bool>(
         let &v = (x as &dyn core::any::Any).downcast_ref::<f32>()?;
         let s = qz.fixed(v);
         let l = qz.level_fixed(v, s)?;
+        // EXACT_TOP: the bits of |x| shifted left by one (the sign drops out; shifted back
+        // after the loop), a shifted compare and a conditional shift on Thumb-2.
         top = top.max(if EXACT_TOP {
-            v.to_bits() & 0x7fff_ffff
+            v.to_bits() << 1
         } else {
             (s ^ (s >> 31)) as u32
         });
@@ -238,6 +240,9 @@ pub(crate) fn encode_f32_onepass_top<T: SzpFloat, const EXACT_TOP: bool>(
     }
     for (x, slot) in xt.iter().zip(wt.iter_mut()) {
         step(x, slot)?;
+    }
+    if EXACT_TOP {
+        top >>= 1;
     }
     // A fixed point that may have reached FIXED_LIMIT: its level is not to be trusted (values
     // that large take the integer path anyway), the other encoders write the block.
@@ -598,11 +603,14 @@ pub(crate) fn f32_stats<T: SzpFloat>(x: &[T]) -> Option<Stats> {
 /// order keys and two.
 #[inline(always)]
 pub(crate) fn f32_magnitude<T: SzpFloat>(x: &[T]) -> Option<Stats> {
-    let mut top = 0u32;
+    // The bits of |x| shifted left by one (the sign bit drops out): a compare with a shifted
+    // operand and a conditional shift a value on Thumb-2.
+    let mut top2 = 0u32;
     for v in x {
         let &f = (v as &dyn core::any::Any).downcast_ref::<f32>()?;
-        top = top.max(f.to_bits() & 0x7fff_ffff);
+        top2 = top2.max(f.to_bits() << 1);
     }
+    let top = top2 >> 1;
     if x.is_empty() {
         return Some(Stats::EMPTY);
     }
