@@ -169,7 +169,8 @@ pub(crate) const FIXED_LIMIT: u32 = 0x7f00_0000;
 ///   `2^-31` away from it, and inside `(n − 1/2, n + 3/2)`; the f64 rule's decision points lie
 ///   within `(n + 1/2)·2^-53 < 2^-36` below the half-integers (RN64 rounds `t` up to `n + 1/2`
 ///   from half an f64 ulp below it), so the level is `n + [f > 1/2]`.
-/// * Otherwise (about `y·2^-20` of the values near a tie, and every value with `y >= 2^16`):
+/// * Otherwise (about `y·2^-20` of the values near a tie, and every value with `y >= 65024`,
+///   whose fixed point reaches [`FIXED_LIMIT`]):
 ///   the f64 division itself in integers. `Q = floor(X·2^83/E)` (in `[2^53, 2^55)`) and its
 ///   remainder by long division; `RN64(t)` is `Q` rounded to 53 bits (ties to even, the
 ///   remainder as sticky bit) times `2^(ax − ae − 83 + shift)`, and `rha` of that is read off its
