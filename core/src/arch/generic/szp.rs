@@ -1126,6 +1126,12 @@ mod tests {
     #[test]
     fn f32_onepass_encoder_writes_the_reference_bytes() {
         let mut declined = 0;
+        // Two seeds under Miri (safe code; the native run covers the three).
+        let seeds: &[i64] = if cfg!(miri) {
+            &[-3, 1 << 20]
+        } else {
+            &[0, -3, 1 << 20]
+        };
         for (eb, bound, strict) in [
             (0.000_999_999_940_395_355_2, 1e-3, true),
             (1e-3, 1e-3, false),
@@ -1141,13 +1147,13 @@ mod tests {
                 below: 0, // every block checked
             };
             for blk in blocks() {
-                for seed in [0i64, -3, 1 << 20] {
+                for &seed in seeds {
                     declined += usize::from(onepass_equals_the_reference(&q, &blk, seed));
                 }
             }
         }
         // The huge-level blocks (levels of 2^30 and more) are among them.
-        assert!(declined >= 15, "{declined} declined");
+        assert!(declined >= 5 * seeds.len(), "{declined} declined");
     }
 
     /// The strict check's skipping: a bound just above the quantizer's `eb`, whose
@@ -1174,7 +1180,8 @@ mod tests {
                 below,
             };
             let mut s = 0x0bad_5eed_1234_5678u64;
-            for k in 0..60 {
+            // Fewer blocks under Miri (safe code; the native run covers the 60).
+            for k in 0..if cfg!(miri) { 10 } else { 60 } {
                 // Magnitudes up to below `b` (no check), just past it, and far past it, both
                 // signs.
                 let top = [0.5 * b, 0.999 * b, 1.5 * b, 20.0 * eb, 300.0 * eb][k % 5];
@@ -1199,8 +1206,9 @@ mod tests {
             }
         }
         // Both outcomes occur, so the test can tell a skipped check from a needed one.
+        let least = if cfg!(miri) { 2 } else { 10 };
         assert!(
-            violations > 10 && passed > 10,
+            violations > least && passed > least,
             "{violations} violations, {passed} passed"
         );
     }
