@@ -1486,9 +1486,10 @@ mod tests {
         1.5e308,
     ];
 
-    /// Every f32, both signs (see [`sweep`]), for the instrument's bound and a dyadic one. Ignored in the default run (minutes: the integer path is a 55-step
-    /// division); scripts/firmware.sh runs it in release. One thread: the core stays `no_std`
-    /// even in its tests.
+    /// Every f32, both signs (see [`sweep`]), for the instrument's bound and a dyadic one.
+    /// Ignored in the default run (minutes: the integer path is a 55-step division);
+    /// scripts/firmware.sh runs it in release. One thread: the core stays `no_std` even in its
+    /// tests.
     #[test]
     #[ignore = "exhaustive over all 2^32 f32 per bound (minutes): run by scripts/firmware.sh in release"]
     fn quant32_equals_the_f64_rule_for_every_f32() {
