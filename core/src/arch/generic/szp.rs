@@ -605,12 +605,22 @@ pub(crate) fn f32_stats<T: SzpFloat>(x: &[T]) -> Option<Stats> {
 pub(crate) fn f32_magnitude<T: SzpFloat>(x: &[T]) -> Option<Stats> {
     // The bits of |x| shifted left by one (the sign bit drops out): a compare with a shifted
     // operand and a conditional shift a value on Thumb-2.
-    let mut top2 = 0u32;
-    for v in x {
-        let &f = (v as &dyn core::any::Any).downcast_ref::<f32>()?;
-        top2 = top2.max(f.to_bits() << 1);
+    let bits2 = |v: &T| {
+        (v as &dyn core::any::Any)
+            .downcast_ref::<f32>()
+            .map(|f| f.to_bits() << 1)
+    };
+    // Two values a loop step, each into its own maximum.
+    let (pairs, tail) = x.as_chunks::<2>();
+    let (mut t0, mut t1) = (0u32, 0u32);
+    for [a, b] in pairs {
+        t0 = t0.max(bits2(a)?);
+        t1 = t1.max(bits2(b)?);
     }
-    let top = top2 >> 1;
+    for v in tail {
+        t0 = t0.max(bits2(v)?);
+    }
+    let top = t0.max(t1) >> 1;
     if x.is_empty() {
         return Some(Stats::EMPTY);
     }
