@@ -62,6 +62,15 @@ impl Quantizer {
         }
     }
 
+    /// [`Quantizer::level_fixed`] for any `x` (the fast path's range checked).
+    #[inline(always)]
+    pub(crate) fn level_checked(&self, x: f32) -> Option<i32> {
+        match self.q32.fast(x) {
+            Some(l) => Some(l),
+            None => self.q32.small_slow(x),
+        }
+    }
+
     /// The bits of an f32 magnitude up to which every `x` has `|self.fixed(x)|` below
     /// [`FIXED_LIMIT`] (0 when the fast path is off).
     #[inline(always)]

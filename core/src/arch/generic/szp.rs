@@ -179,9 +179,10 @@ fn ref_encode_onepass<T: SzpFloat>(
 /// skipped below [`bits::accept_below`]'s magnitude, deltas and zigzag in 32 bits, the
 /// zigzagged values parked as u32 in `rest` and packed in place ([`pack32_in_place`]). `None`
 /// (the other encoders then write the block) when `T` is not f32, `rest` is shorter than
-/// `4·block.len()`, a level or the seed is `2^30` or more in magnitude (then a delta might
-/// not fit in 32 bits), or a value's fixed point reaches [`bits::FIXED_LIMIT`]. The same
-/// bytes and the same first violation as [`ref_encode`].
+/// `4·block.len()`, or a level or the seed is `2^30` or more in magnitude (then a delta might
+/// not fit in 32 bits). A block whose largest magnitude lets a value's fixed point reach
+/// [`bits::FIXED_LIMIT`] is quantized again with the checked quantizer. The same bytes and
+/// the same first violation as [`ref_encode`].
 #[inline(always)]
 pub(crate) fn encode_f32_onepass<T: SzpFloat>(
     q: &Quant,
@@ -257,7 +258,13 @@ pub(crate) fn encode_f32_onepass_top<T: SzpFloat, const EXACT_TOP: bool>(
         (bits::FIXED_LIMIT - 2, b.saturating_sub(1))
     };
     if top > limit {
-        return None;
+        // Levels of about 65024 and more: the block again with the checked quantizer (exact
+        // for every value), so that it pays the integer path once; `top` bounds the same
+        // values as before.
+        if EXACT_TOP {
+            return None;
+        }
+        any = requantize_f32(&qz, block, seed, words)?;
     }
     // The strict check, where some magnitude is above the one that needs none: the first
     // value whose reconstruction misses (as the reference finds it: values in order).
@@ -275,6 +282,30 @@ pub(crate) fn encode_f32_onepass_top<T: SzpFloat, const EXACT_TOP: bool>(
         pack32_in_place(words, len, u32::from(w));
     }
     Some((Ok(w), top))
+}
+
+/// The loop of [`encode_f32_onepass_top`] with the checked quantizer, for blocks whose
+/// fixed point may have reached [`bits::FIXED_LIMIT`]: parks the zigzagged deltas from `seed`
+/// in `words` and returns their OR (`None` for a level of `2^30` or more, or `T` not f32).
+/// Out of line: rare, and inline it took registers from the loop it stands behind.
+#[inline(never)]
+fn requantize_f32<T: SzpFloat>(
+    qz: &bits::Quantizer,
+    block: &[T],
+    seed: i64,
+    words: &mut [[u8; 4]],
+) -> Option<u32> {
+    let (mut prev, mut any) = (i32::try_from(seed).ok()?, 0u32);
+    for (x, slot) in block.iter().zip(words.iter_mut()) {
+        let &v = (x as &dyn core::any::Any).downcast_ref::<f32>()?;
+        let l = qz.level_checked(v)?;
+        let d = l - prev;
+        let z = ((d << 1) ^ (d >> 31)) as u32;
+        prev = l;
+        any |= z;
+        *slot = z.to_le_bytes();
+    }
+    Some(any)
 }
 
 /// The two-pass block encoder (width, then payload) into `dst`: the fallback of the one-pass
@@ -1079,7 +1110,8 @@ mod tests {
 
     /// Both variants of the one-pass encoder (the stream's, which returns the block's
     /// largest `|x|` bits, and the one-shot's) against the reference encoder; a block is
-    /// declined only where its levels reach the fixed point's limit (about 65024) or more.
+    /// declined only where its levels reach `2^30` (blocks past the fixed point's limit,
+    /// levels of about 65024, are quantized again, not declined).
     fn onepass_equals_the_reference(q: &Quant, blk: &[f32], seed: i64) -> bool {
         let (eb, cost_room) = (q.eb, blk.len() * 8);
         let w = ref_width(eb, blk, seed);
@@ -1116,9 +1148,10 @@ mod tests {
                 }
                 Some(Err(e)) => assert_eq!(Err(e), want_r, "eb {eb:e} exact {exact}"),
                 None => {
+                    let least = if exact { 65_000 } else { 1 << 30 };
                     assert!(
-                        top_level >= 65_000,
-                        "eb {eb:e}: declined at level {top_level}"
+                        top_level >= least,
+                        "eb {eb:e} exact {exact}: declined at level {top_level}"
                     );
                     declined = true;
                 }
