@@ -175,8 +175,9 @@ fi
 
 # Core checks for MCU builds, with the workspace's toolchain: the f32 quantizer against the
 # f64 rule on every f32 for two bounds (release: about a minute of CPU), the f32
-# reconstruction on every level in [-2^25, 2^25] for 24 bounds (about 20 s), and the core's
-# unit tests without default features (no block-head layout).
+# reconstruction on every level in [-2^25, 2^25] for 24 bounds (about 20 s), the core's
+# unit tests without default features (no block-head layout), and the stream's with the
+# block-head layout alone.
 if ! (cd "$root" && env -u RUSTC -u RUSTDOC -u RUSTC_BOOTSTRAP -u RUSTFLAGS cargo test -q \
       --release -p fzpack-core --lib quant32 -- --include-ignored) > "$target_dir/quant32.log" 2>&1; then
   cat "$target_dir/quant32.log"; echo "FAIL: the exhaustive f32 quantizer test"; fail=1
@@ -194,6 +195,15 @@ if ! (cd "$root" && env -u RUSTC -u RUSTDOC -u RUSTC_BOOTSTRAP -u RUSTFLAGS carg
   cat "$target_dir/no-default.log"; echo "FAIL: core tests without default features"; fail=1
 else
   echo "core tests without default features (no layout-heads): passed"
+fi
+# The stream's tests with the block-head layout and without missing values, as firmware
+# builds it: the fused one-pass path, seeded with the blocks' heads.
+if ! (cd "$root" && env -u RUSTC -u RUSTDOC -u RUSTC_BOOTSTRAP -u RUSTFLAGS cargo test -q \
+      -p fzpack-core --lib --no-default-features --features layout-heads szp::stream) \
+      > "$target_dir/heads-stream.log" 2>&1; then
+  cat "$target_dir/heads-stream.log"; echo "FAIL: the stream's tests with layout-heads only"; fail=1
+else
+  echo "stream tests with layout-heads and without missing values: passed"
 fi
 
 peak() { # TARGET ENTRY: painted peak from the QEMU log, or "n/a"

@@ -248,10 +248,12 @@ impl Quant32 {
     /// k·2^15 + f`; then `S + 2^14 = −k·2^15 + (2^15 − f)`, whose arithmetic shift by 15 is
     /// `−k`, the level, whenever `f != 0`. The tie window is `y·2^-6` units of `2^-15`, at most
     /// `(Y >> 21) + 1` of them after the truncation. With `A = S ^ (S >> 31)` (`Y`, or `Y − 1`
-    /// when `x < 0`) and `W = (A >> 21) + 4`, a `t` whose residue mod `2^15` lies in `[−W, W)`
-    /// (`x >= 0`; the residue is `f`) or, for `x < 0`, whose `f` lies in `(−W, W]`, goes to
-    /// the integer path: either window holds `±((Y >> 21) + 2)`, so it covers the tie window
-    /// with room, and `f = 0` is inside it. `A >= FIXED_LIMIT` (`y >= 65024`, infinite `y`,
+    /// when `x < 0`), `W = (A >> 21) + 4` and `β` bit 20 of `A` (the window's upper end is
+    /// compared with `(A + 2^23) >> 20 = 2W + β`, which needs no register for a constant),
+    /// a `t` whose residue mod `2^15` lies in `[−W, W + β)` (`x >= 0`; the residue is `f`)
+    /// or, for `x < 0`, whose `f` lies in `(−W − β, W]`, goes to the integer path: either
+    /// window holds `±((Y >> 21) + 2)`, so it covers the tie window with room, and `f = 0`
+    /// is inside it. `A >= FIXED_LIMIT` (`y >= 65024`, infinite `y`,
     /// or the fast path off: `r` is then +inf and only `|x| = 0` or NaN, whose level is 0 by
     /// both rules, give `S = 0`) goes there too; below it `W < 1024` and `t` cannot wrap.
     /// `|y| < 1/4` gives `t >> 15 = 0`.
@@ -283,9 +285,12 @@ impl Quant32 {
     /// `S + 2^14 + W` does not wrap); `None`: the integer path decides.
     #[inline(always)]
     fn fast_within(s: i32) -> Option<i32> {
-        let w = ((s ^ (s >> 31)) as u32 >> 21) + 4;
+        // `b >> 21 = W` and `b >> 20 = 2W + β` (β: bit 20 of `A`): shifted operands on
+        // Thumb-2 and no register for a constant (measured on Cortex-M4F: LLVM otherwise
+        // rebuilt the constant 4 for every value, one instruction).
+        let b = ((s ^ (s >> 31)) as u32).wrapping_add(4 << 21);
         let t = (s as u32).wrapping_add(1 << 14);
-        ((t.wrapping_add(w) & 0x7fff) >= 2 * w).then_some((t as i32) >> 15)
+        ((t.wrapping_add(b >> 21) & 0x7fff) >= b >> 20).then_some((t as i32) >> 15)
     }
 
     /// The integer path of [`Quant32::level`] as an i32 when its magnitude is below `2^30`,
@@ -308,10 +313,12 @@ impl Quant32 {
     }
 
     /// The values the fast path of [`Quant32::level`] leaves, by their magnitude `a = |x|`:
-    /// near a tie (`Y` again, one product, and a window of `(Y >> 21) + 5` units either side
-    /// of the tie, which holds both of the fast path's) [`Quant32::near`], else
+    /// near a tie (`Y` again, one product, and a window `[−W', W')` with `W' = (Y >> 21) + 5`
+    /// about the tie, which holds both of the fast path's: `W + β <= W'` and `W − 1 + β <
+    /// W'`, as `A <= Y`) [`Quant32::near`], else
     /// [`Quant32::divide`]. One out-of-line call for both, so that the encoders' loops keep a
     /// single rare branch.
+    #[cold]
     #[inline(never)]
     fn slow(self, a: f32) -> i64 {
         let big = (a * self.r15) as u32;

@@ -224,6 +224,51 @@ mod tests {
         assert!(run(&x, &mut buf).is_ok());
     }
 
+    /// A stream writes the one-shot encoder's bytes at every range of levels: below the f32
+    /// quantizer's fixed-point limit (levels of about 65024) and past it (blocks quantized
+    /// again with the checked quantizer). Without missing values
+    /// (as firmware builds the core; `scripts/firmware.sh` runs this with the block-head
+    /// layout too) the core's tests take the stream's fused one-pass path on every target.
+    #[test]
+    fn stream_writes_the_one_shot_bytes_at_every_level_range() {
+        let (n, bs) = (700usize, 64usize);
+        let mut s = 0x9e37_79b9_7f4a_7c15u64;
+        let x: [f32; 700] = core::array::from_fn(|i| {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            let r = (s % 2001) as f32 / 1000.0 - 1.0;
+            // Block by block: small, mid-range and full-scale swings.
+            let a = [0.01f32, 3.0, 1000.0][(i / bs) % 3];
+            a * (i as f32 * 0.11).sin() + a * 0.01 * r
+        });
+        let mut one = [0u8; 8192];
+        let mut streamed = [0u8; 8192];
+        // Levels up to about 5e2, 5e5 and 5e6 (finer bounds are below f32's precision at
+        // these magnitudes).
+        let layouts: &[Layout] = if cfg!(feature = "layout-heads") {
+            &[Layout::Fzgm, Layout::Heads]
+        } else {
+            &[Layout::Fzgm]
+        };
+        for (eb, &layout) in [1.0, 1e-3, 1e-4]
+            .into_iter()
+            .flat_map(|e| layouts.iter().map(move |l| (e, l)))
+        {
+            let cfg = Config::abs(eb)
+                .with_max_abs(1100.0)
+                .with_block_size(bs as u32)
+                .with_layout(layout);
+            let want = crate::szp::compress(&x, &cfg, &mut one).unwrap();
+            let mut enc = StreamEncoder::<f32>::new(&mut streamed, n, &cfg).unwrap();
+            for b in x.chunks(bs) {
+                enc.push_block(b).unwrap();
+            }
+            let len = enc.finish().unwrap();
+            assert_eq!(streamed[..len], one[..want], "eb {eb:e} {layout:?}");
+        }
+    }
+
     #[test]
     fn new_requires_abs_and_max_abs() {
         let mut buf = [0u8; 256];
