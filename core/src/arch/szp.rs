@@ -83,12 +83,12 @@ pub(crate) trait SzpKernel: Copy + Send + Sync {
     type Enc: Copy + Send + Sync;
     /// Per-task working memory (block buffers on the stack; `()` for the reference).
     type Scratch;
-    /// Whether the plan must come from the exact one-pass reference (`szp::blocks::plan`)
-    /// instead of [`SzpKernel::stats`].
     /// Whether a block holding missing values is encoded by this kernel from a stack copy of
     /// its stand-ins (up to 256 values); `false` (the reference kernel, on targets with small
     /// stacks) encodes it from the stand-ins directly, with no copy.
     const FILL_COPY: bool = true;
+    /// Whether the plan must come from the exact one-pass reference (`szp::blocks::plan`)
+    /// instead of [`SzpKernel::stats`].
     const EXACT_PLAN: bool = false;
 
     /// Fresh working memory.
