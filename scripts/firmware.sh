@@ -10,6 +10,8 @@
 #    Cortex-M4F (`insn-per-value M4F <entry>: <n>`), and a negative control;
 #  * the same M4F entry points without feature layout-heads (what that layout costs);
 #  * examples/cortex-m4f (cortex-m-rt), run under QEMU against the host's report line;
+#  * the instrument again with the codec compiled as a stable rustc compiles it (its
+#    instruction counts must equal the first build's);
 #  * the exhaustive f32-quantizer test and the core's tests without default features.
 # Writes the table to target/firmware.sizes.md.
 set -euo pipefail
@@ -171,6 +173,32 @@ if [ -z "$ex_host" ] || [ "$ex_host" != "$ex_m4f" ] || [[ "$ex_host" == *FAIL* ]
   echo "FAIL: examples/cortex-m4f: the QEMU report differs from the host's"; fail=1
 else
   echo "    equal; image .text $(arm-none-eabi-size -A "$ex_dir/thumbv7em-none-eabihf/release/capture" | awk '$1==".text"{print $2}') bytes"
+fi
+
+# What a stable toolchain builds (rustup's prebuilt thumbv7em-none-eabihf): the codec crates
+# compiled without RUSTC_BOOTSTRAP (scripts/stable-rustc.sh), where rustc sets no
+# cfg(target_feature) for the FPU. The core's build script names the f32-only FPU from the
+# target instead; the instrument must execute exactly the instructions of the build above in
+# every stage (before the build script, the one-shot encoder took 55 times as many: soft f64).
+st_dir="$target_dir-stable"
+if ! (cd "$root/firmware" && RUSTC=/usr/bin/rustc RUSTDOC=/usr/bin/rustdoc RUSTC_BOOTSTRAP=1 \
+      RUSTC_WRAPPER="$root/scripts/stable-rustc.sh" /usr/bin/cargo build -q -Zbuild-std=core \
+      --target thumbv7em-none-eabihf --release --bin instrument --target-dir "$st_dir"); then
+  echo "FAIL: the instrument does not build as a stable rustc compiles the codec"; fail=1
+else
+  bash "$root/firmware/profile.sh" "$st_dir/thumbv7em-none-eabihf/release/instrument" 1 \
+    > "$st_dir/profile.txt" 2>&1 || true
+  st_bad=0
+  for s in szp_encode szp_stream_encode szp_decode szp_decode_f32_step; do
+    a=$(awk -v s="$s" '$1 == s {print $2}' "$target_dir/insn-m4f.txt" 2>/dev/null | head -1)
+    b=$(awk -v s="== $s:" 'index($0, s) == 1 {print $3}' "$st_dir/profile.txt" | head -1)
+    echo "M4F $s: ${a:-n/a} instructions (bootstrapped rustc), ${b:-n/a} (stable rustc)"
+    if [ -z "$a" ] || [ "$a" != "$b" ]; then st_bad=1; fi
+  done
+  if [ $st_bad = 1 ]; then
+    grep "^==" "$st_dir/profile.txt" || tail -5 "$st_dir/profile.txt"
+    echo "FAIL: a stable rustc builds a different codec for Cortex-M4F (above)"; fail=1
+  fi
 fi
 
 # Core checks for MCU builds, with the workspace's toolchain: the f32 quantizer against the

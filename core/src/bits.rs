@@ -449,7 +449,11 @@ pub fn reconstruct<T: SzpFloat>(q: i64, eb: f64) -> T {
 
 /// Whether this target has no f64 FPU but an f32 one (Cortex-M4F, RV32 with F but not D): there
 /// f32 reconstruction goes through [`Recon32`] and f32 quantization through [`Quant32`].
+/// `fzpack_f32_fpu` comes from the build script, which reads the target's name (a stable rustc
+/// hides these FPU features from `cfg(target_feature)`); the feature test covers custom
+/// targets on a nightly rustc.
 pub(crate) const F32_ONLY_FPU: bool = cfg!(any(
+    fzpack_f32_fpu,
     all(
         target_arch = "arm",
         target_feature = "fpregs",

@@ -38,4 +38,6 @@ mod bits;
 mod crc;
 pub mod pernix;
 pub mod szp;
+#[cfg(test)]
+mod target_fpu;
 pub mod types;
