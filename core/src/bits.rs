@@ -916,6 +916,19 @@ pub fn unzigzag(u: u64) -> i64 {
     ((u >> 1) as i64) ^ -((u & 1) as i64)
 }
 
+/// [`zigzag`] in 32 bits, for the f32 paths' deltas: for `|d| < 2^31` (the levels below `2^30`
+/// in magnitude that those paths take) the value equals `zigzag(d)`.
+#[inline(always)]
+pub(crate) fn zigzag32(d: i32) -> u32 {
+    ((d << 1) ^ (d >> 31)) as u32
+}
+
+/// The inverse of [`zigzag32`] (wrapping, as the decoder's prefix sums are).
+#[inline(always)]
+pub(crate) fn unzigzag32(u: u32) -> i32 {
+    ((u >> 1) as i32) ^ -((u & 1) as i32)
+}
+
 /// The width byte of a block whose zigzagged deltas OR to `any` (spec §1.5): the bit length of
 /// the largest value, 0 when all are 0.
 #[inline(always)]

@@ -210,16 +210,6 @@ pub(crate) fn levels_run<T: SzpFloat>(
     None
 }
 
-#[inline(always)]
-fn zz(d: i64) -> u64 {
-    ((d << 1) ^ (d >> 63)) as u64
-}
-
-#[inline(always)]
-fn unzz(u: u64) -> i64 {
-    ((u >> 1) as i64) ^ -((u & 1) as i64)
-}
-
 /// The symbol of residual `u` and its count of extra bits (branch-free: small and large
 /// residuals mix unpredictably).
 #[inline(always)]
@@ -258,7 +248,7 @@ const BASES: [(u64, u32); ALPHABET] = {
     t
 };
 
-use crate::bits::{Leb, leb_len, leb_put as put_leb};
+use crate::bits::{Leb, leb_len, leb_put as put_leb, unzigzag, zigzag};
 
 fn get_leb(inp: &[u8], pos: usize) -> Result<(u64, usize), Error> {
     crate::bits::leb_get(inp, pos).map_err(|e| match e {
@@ -525,17 +515,17 @@ fn lag(levels: &[i64], lo: usize, back: usize, len: usize) -> &[i64] {
         .unwrap_or(&[])
 }
 
-/// Order-1 residuals `zz(qᵢ − qᵢ₋₁)` for `i` in `lo..lo + u.len()`.
+/// Order-1 residuals `zigzag(qᵢ − qᵢ₋₁)` for `i` in `lo..lo + u.len()`.
 #[inline(always)]
 fn fill_order1(levels: &[i64], lo: usize, u: &mut [u64]) {
     let len = u.len();
     let (q, w) = (lag(levels, lo, 0, len), lag(levels, lo, 1, len));
     for ((o, &q), &w) in u.iter_mut().zip(q).zip(w) {
-        *o = zz(q.wrapping_sub(w));
+        *o = zigzag(q.wrapping_sub(w));
     }
 }
 
-/// No prediction: `uᵢ = zz(qᵢ)`.
+/// No prediction: `uᵢ = zigzag(qᵢ)`.
 #[derive(Clone, Copy)]
 struct Order0;
 
@@ -545,7 +535,7 @@ impl Predict for Order0 {
     fn fill(self, levels: &[i64], lo: usize, u: &mut [u64]) {
         let q = lag(levels, lo, 0, u.len());
         for (o, &q) in u.iter_mut().zip(q) {
-            *o = zz(q);
+            *o = zigzag(q);
         }
     }
 }
@@ -560,7 +550,7 @@ impl Predict for Order1 {
 
 impl Predict for Order2 {
     const BITS: u8 = PRED_ORDER2;
-    /// `zz(qᵢ − 2qᵢ₋₁ + qᵢ₋₂)`, with `q₋₁ = q₀` (so `u₁` is order 1's).
+    /// `zigzag(qᵢ − 2qᵢ₋₁ + qᵢ₋₂)`, with `q₋₁ = q₀` (so `u₁` is order 1's).
     #[inline(always)]
     fn fill(self, levels: &[i64], lo: usize, u: &mut [u64]) {
         let (u, lo) = if lo == 1 {
@@ -579,7 +569,7 @@ impl Predict for Order2 {
             lag(levels, lo, 2, len),
         );
         for (((o, &q), &w), &ww) in u.iter_mut().zip(q).zip(w).zip(ww) {
-            *o = zz(q.wrapping_sub(w).wrapping_sub(w.wrapping_sub(ww)));
+            *o = zigzag(q.wrapping_sub(w).wrapping_sub(w.wrapping_sub(ww)));
         }
     }
 }
@@ -601,7 +591,7 @@ impl Predict for Plane {
             lag(levels, lo, r + 1, len),
         );
         for ((((o, &q), &w), &up), &nw) in u.iter_mut().zip(q).zip(w).zip(up).zip(nw) {
-            *o = zz(q.wrapping_sub(w).wrapping_sub(up).wrapping_add(nw));
+            *o = zigzag(q.wrapping_sub(w).wrapping_sub(up).wrapping_add(nw));
         }
     }
     fn param(self) -> Option<u64> {
@@ -612,7 +602,7 @@ impl Predict for Plane {
 /// Writes the mode byte's placeholder, the first level and the predictor's parameter; the
 /// position after them.
 fn put_head<P: Predict>(out: &mut [u8], first: i64, p: P) -> Option<usize> {
-    let pos = put_leb(out, 1, zz(first))?;
+    let pos = put_leb(out, 1, zigzag(first))?;
     match p.param() {
         Some(v) => put_leb(out, pos, v),
         None => Some(pos),
@@ -676,10 +666,10 @@ fn encode_values_body(values: &[i64], out: &mut [u8]) -> Result<usize, Error> {
     let mut m = 0u64;
     for w in values.windows(2).step_by(step) {
         if let [a, b] = *w {
-            if let Some(c) = c0.get_mut(symbol(zz(b)).0) {
+            if let Some(c) = c0.get_mut(symbol(zigzag(b)).0) {
                 *c += 1;
             }
-            if let Some(c) = c1.get_mut(symbol(zz(b.wrapping_sub(a))).0) {
+            if let Some(c) = c1.get_mut(symbol(zigzag(b.wrapping_sub(a))).0) {
                 *c += 1;
             }
             m += 1;
@@ -724,8 +714,8 @@ pub(crate) fn encode_rows_body(levels: &[i64], row: usize, out: &mut [u8]) -> Re
     for w in levels.windows(3).step_by(step) {
         if let [a, b, c] = *w {
             let d = c.wrapping_sub(b);
-            let u1 = zz(d);
-            let u2 = zz(d.wrapping_sub(b.wrapping_sub(a)));
+            let u1 = zigzag(d);
+            let u2 = zigzag(d.wrapping_sub(b.wrapping_sub(a)));
             if let Some(c) = c1.get_mut(symbol(u1).0) {
                 *c += 1;
             }
@@ -744,7 +734,7 @@ pub(crate) fn encode_rows_body(levels: &[i64], row: usize, out: &mut [u8]) -> Re
             if let (Some(&nw), Some(&up), Some(&wv), Some(&q)) =
                 (w.first(), w.get(1), w.get(row), w.get(row + 1))
             {
-                let u = zz(q.wrapping_sub(wv).wrapping_sub(up).wrapping_add(nw));
+                let u = zigzag(q.wrapping_sub(wv).wrapping_sub(up).wrapping_add(nw));
                 if let Some(c) = c3.get_mut(symbol(u).0) {
                     *c += 1;
                 }
@@ -871,7 +861,7 @@ fn encode_with<P: Predict>(levels: &[i64], p: P, out: &mut [u8]) -> Result<usize
     };
     let n = levels.len();
     let m = n - 1;
-    let head = 1 + leb_len(zz(first)) + p.param().map_or(0, leb_len);
+    let head = 1 + leb_len(zigzag(first)) + p.param().map_or(0, leb_len);
     // First pass, a block of residuals at a time: the symbols (kept for the second pass),
     // their histogram (one per state, so that runs of one symbol do not wait on the last
     // increment), the OR of all residuals, and the extra bits, staged per block and copied
@@ -1165,7 +1155,7 @@ fn decode_into<O: Copy>(coded: &[u8], out: &mut [O], conv: impl Fn(i64) -> O) ->
     };
     let (&mode, _) = coded.split_first().ok_or(Error::Truncated)?;
     let (zf, pos) = get_leb(coded, 1)?;
-    let first = unzz(zf);
+    let first = unzigzag(zf);
     *o0 = conv(first);
     match (mode & 0x0f, mode & 0xf0) {
         (c, PRED_ORDER1) => decode_coded(c, coded, pos, &mut Int1 { q: first }, orest, conv),
@@ -1187,7 +1177,7 @@ struct Int0;
 impl Integrate for Int0 {
     #[inline(always)]
     fn push(&mut self, u: u64) -> i64 {
-        unzz(u)
+        unzigzag(u)
     }
 }
 
@@ -1213,7 +1203,7 @@ struct IntPlane {
 impl Integrate for Int1 {
     #[inline(always)]
     fn push(&mut self, u: u64) -> i64 {
-        self.q = self.q.wrapping_add(unzz(u));
+        self.q = self.q.wrapping_add(unzigzag(u));
         self.q
     }
 }
@@ -1221,7 +1211,7 @@ impl Integrate for Int1 {
 impl Integrate for Int2 {
     #[inline(always)]
     fn push(&mut self, u: u64) -> i64 {
-        self.d = self.d.wrapping_add(unzz(u));
+        self.d = self.d.wrapping_add(unzigzag(u));
         self.q = self.q.wrapping_add(self.d);
         self.q
     }
@@ -1241,7 +1231,7 @@ impl Integrate for IntPlane {
         } else {
             0
         };
-        self.q = self.q.wrapping_add(grad).wrapping_add(unzz(u));
+        self.q = self.q.wrapping_add(grad).wrapping_add(unzigzag(u));
         if let Some(r) = self.ring.get_mut(j & MASK) {
             *r = self.q;
         }
@@ -1894,7 +1884,7 @@ mod tests {
         let mut coded = [0u8; CAP];
         let len = encode_chunk(&q, &mut coded).unwrap();
         assert_eq!(coded[0] & 0x0f, MODE_FIXED);
-        assert_eq!(len, 1 + leb_len(zz(q[0])) + 1 + (N - 1) * 8);
+        assert_eq!(len, 1 + leb_len(zigzag(q[0])) + 1 + (N - 1) * 8);
         round_trip(&q);
     }
 
@@ -2149,7 +2139,7 @@ mod tests {
         assert_eq!(coded[0], MODE_RANS | PRED_ORDER2);
         // one symbol: its count byte is 1 + its index, no table bits follow
         let s = symbol(80).0;
-        let syms_at = 1 + leb_len(zz(7));
+        let syms_at = 1 + leb_len(zigzag(7));
         assert_eq!(usize::from(coded[syms_at]), s + 1);
         let mut back = [0i64; 1000];
         decode_chunk(&coded[..len], &mut back).unwrap();

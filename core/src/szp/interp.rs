@@ -823,7 +823,7 @@ fn choose_by_trial<T: SzpFloat>(
             .unwrap_or_default()
             .iter()
             .map(|&q| {
-                let z = ((q << 1) ^ (q >> 31)) as u32;
+                let z = crate::bits::zigzag32(q);
                 if z == 0 {
                     0
                 } else {

@@ -320,8 +320,7 @@ fn first_miss_f32<T: SzpFloat>(
 /// The delta that [`park32`] parked in `w`.
 #[inline(always)]
 fn parked_delta(w: &[u8; 4]) -> i32 {
-    let z = u32::from_le_bytes(*w);
-    (z >> 1) as i32 ^ (z & 1).wrapping_neg() as i32
+    bits::unzigzag32(u32::from_le_bytes(*w))
 }
 
 /// Parks the zigzagged delta of level `l` from `prev` (both below `2^30` in magnitude, so the
@@ -330,7 +329,7 @@ fn parked_delta(w: &[u8; 4]) -> i32 {
 #[inline(always)]
 fn park32(l: i32, prev: &mut i32, any: &mut u32, slot: &mut [u8; 4]) {
     let d = l - *prev;
-    let z = ((d << 1) ^ (d >> 31)) as u32;
+    let z = bits::zigzag32(d);
     *prev = l;
     *any |= z;
     *slot = z.to_le_bytes();
@@ -622,7 +621,7 @@ fn small_loop<R: Fn(i32) -> f32>(
     rec: &R,
 ) -> (usize, i32) {
     let (wz, m32) = (w as usize, bits::mask(w) as u32);
-    let unzig = |u: u32| ((u >> 1) as i32) ^ -((u & 1) as i32);
+    let unzig = bits::unzigzag32;
     let window = |bit: usize| {
         let src = payload.get(bit / 8..bit / 8 + 4)?;
         let mut b = [0u8; 4];
