@@ -466,6 +466,124 @@ pub(crate) const F32_ONLY_FPU: bool = cfg!(any(
     )
 ));
 
+/// Whether f32 decoding reconstructs with an f32 fused multiply-add ([`Fused32`]): Arm
+/// targets with an f32-only FPU (`VFMA.F32`, through `arch::arm::fused_run`).
+pub(crate) const FMA32: bool = cfg!(all(fzpack_f32_fpu, target_arch = "arm"));
+
+/// `κ = 2^-KAPPA·hi`, [`Fused32`]'s margin (a smaller one is only for the tests).
+const KAPPA: i32 = 40;
+
+/// The f64 rule's reconstruction of an f32 level with f32 arithmetic and a fused multiply-add,
+/// where it can tell that its answer is the rule's: two FMAs bracket the exact product, and
+/// where both round to the same f32, that f32 is the rule's.
+///
+/// Constants, from `s = 2·eb = man·2^(exp+1)` (`man` its 53-bit mantissa): `hi` is `s` with
+/// the mantissa truncated to its top 24 bits, `ℓ = s − hi` (in `[0, 2^-23·hi)`) the rest,
+/// `lo = RN32(man mod 2^29)·2^(exp+1)` (so `|lo − ℓ| <= 2^-24·ℓ < 2^-47·hi`),
+/// `κ = 2^-40·hi`, `a = RN32(lo − κ)` and `b = RN32(lo + κ)`. Each of `a`, `b` lies within
+/// `2^-24·(2^-23 + 2^-40)·hi < 2^-46.9·hi` of its exact value, so `ℓ − a` and `b − ℓ` both
+/// exceed `κ − 2^-47·hi − 2^-46.9·hi > 0.96·κ`. `hi`, `lo` and `κ` are normal f32 (or 0) for
+/// `s` in `[2^-60, 2^60)`, the method's range.
+///
+/// For a level `q` with `|q| <= 2^24` (`x = q as f32` is `q` exactly), `y1 = fma(x, hi,
+/// RN32(x·a))` and `y2 = fma(x, hi, RN32(x·b))`. Take `q > 0`: `RN32(x·a)` is within
+/// `2^-24·q·|a| < 2^-46.9·q·hi` of `q·a`, so the exact sum `L = q·hi + RN32(q·a)` is at most
+/// `q·(hi + ℓ) − 0.96·q·κ + 2^-46.9·q·hi < q·s − 2^-40.1·q·hi`; since `s < 2·hi`, that is
+/// below both `q·s` and `RN64(q·s) >= q·s·(1 − 2^-53)`. Likewise `U = q·hi + RN32(q·b)` is
+/// above both. The FMA rounds each sum once (`y1 = RN32(L)`, `y2 = RN32(U)`), and `RN32`, the
+/// f64 rule's conversion included, is monotone, so `y1 <= RN32(RN64(q·s)) <= y2`: where
+/// `y1 == y2`, that is the rule's value. For `q < 0` the roles of `L` and `U` swap. Rounding
+/// near f32's subnormal range, or a flush-to-zero mode, changes nothing: there an absolute
+/// error of at most `2^-126` is far below the margin `0.96·q·κ >= 2^-101`, and `q·s` itself is
+/// at least `2^-60`. For `q = 0` both are `+0` (`0·a` may be `-0`, and `+0 + -0 = +0`), as the
+/// rule's `0·s` is. The two differ only where `q·s` lies within about `2^-40` (relative) of an
+/// f32 rounding boundary, about one level in `2^16`; the caller then takes the integer path.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Fused32 {
+    /// `[hi, a, b]`. Read by the FMA (Arm) and by the tests; elsewhere no `Fused32` is made.
+    #[cfg_attr(
+        not(any(test, all(fzpack_f32_fpu, target_arch = "arm"))),
+        allow(dead_code)
+    )]
+    k: [f32; 3],
+}
+
+impl Fused32 {
+    /// The constants for bound `eb`, or `None` where `2·eb` is not in `[2^-60, 2^60)` (or `eb`
+    /// is not positive and finite). In integers and f32 only: no f64 arithmetic.
+    #[inline(always)]
+    pub(crate) fn new(eb: f64) -> Option<Fused32> {
+        Fused32::with_margin::<KAPPA>(eb)
+    }
+
+    /// [`Fused32::new`] with `κ = 2^-M·hi`.
+    #[inline(always)]
+    fn with_margin<const M: i32>(eb: f64) -> Option<Fused32> {
+        let (man, exp) = f64_parts(eb);
+        // 2·eb = man·2^(exp+1) lies in [2^(exp+53), 2^(exp+54)).
+        if man == 0 || !(-60..60).contains(&(exp + 53)) {
+            return None;
+        }
+        // 2^k for k in [-126, 127]: exp + 30 is in [-83, 36], exp + 1 in [-112, 7], and
+        // M <= 64 keeps κ above 2^-126.
+        let pow2 = |k: i32| f32::from_bits(((k + 127) as u32) << 23);
+        let hi = (man >> 29) as u32 as f32 * pow2(exp + 30);
+        let lo = (man & ((1 << 29) - 1)) as u32 as f32 * pow2(exp + 1);
+        let kappa = hi * pow2(-M);
+        Some(Fused32 {
+            k: [hi, lo - kappa, lo + kappa],
+        })
+    }
+
+    /// `reconstruct::<f32>(q, eb)` where the two FMAs agree, `None` where they do not; `fma`
+    /// is `RN32(a·b + c)` with one rounding, and `|q| <= 2^24`.
+    #[cfg(test)]
+    fn get_with(&self, q: i32, fma: impl Fn(f32, f32, f32) -> f32) -> Option<f32> {
+        let [hi, a, b] = self.k;
+        let x = q as f32;
+        let y1 = fma(x, hi, x * a);
+        let y2 = fma(x, hi, x * b);
+        (y1 == y2).then_some(y1)
+    }
+
+    /// Replaces the levels in `out` (each an `i32` level's bits, `|level| <= 2^24`) by their
+    /// reconstructions from the first on, up to the first that the method leaves undecided;
+    /// returns how many it replaced. Only where the target has the FMA ([`FMA32`]); elsewhere
+    /// it decides none (no `Fused32` is made there).
+    #[inline(always)]
+    pub(crate) fn run(&self, out: &mut [f32]) -> usize {
+        #[cfg(all(fzpack_f32_fpu, target_arch = "arm"))]
+        {
+            // SAFETY: `out` is valid for reads and writes of `out.len()` aligned 4-byte
+            // values, and `self.k` for reading three f32s; `fused_run` touches nothing else
+            // (its `# Safety`).
+            unsafe { crate::arch::arm::fused_run(out.as_mut_ptr().cast(), out.len(), &self.k) }
+        }
+        #[cfg(not(all(fzpack_f32_fpu, target_arch = "arm")))]
+        {
+            let _ = out;
+            0
+        }
+    }
+
+    /// [`Fused32::run`] in Rust with the FMA `fma`: what `arch::arm::fused_run` does, for the
+    /// tests on machines without it.
+    #[cfg(test)]
+    pub(crate) fn run_with(
+        &self,
+        out: &mut [f32],
+        fma: impl Fn(f32, f32, f32) -> f32 + Copy,
+    ) -> usize {
+        for (i, o) in out.iter_mut().enumerate() {
+            match self.get_with(o.to_bits() as i32, fma) {
+                Some(v) => *o = v,
+                None => return i,
+            }
+        }
+        out.len()
+    }
+}
+
 /// `2·eb` as an f32 when it is exactly one and normal (`eb` a positive f64 with at most 24
 /// significant bits, `2·eb` in `[2^-126, 2^128)`), else 0. In integers: no f64 arithmetic.
 ///
@@ -514,6 +632,9 @@ pub(crate) struct Recon {
     r32: Recon32,
     /// `2·eb` where that is a normal f32 (see [`Recon::step32`]), else 0.
     step: f32,
+    /// [`Fused32`]'s constants where the target has an f32 FMA ([`FMA32`]) and the bound is
+    /// in that method's range.
+    fused: Option<Fused32>,
 }
 
 impl Recon {
@@ -524,7 +645,15 @@ impl Recon {
             eb,
             r32: Recon32::new(if F32_ONLY_FPU { eb } else { 0.0 }),
             step: f32_step(eb),
+            fused: if FMA32 { Fused32::new(eb) } else { None },
         }
+    }
+
+    /// [`Fused32`] for this bound where the target has an f32 FMA ([`FMA32`]) and the bound
+    /// is in the method's range; `None` otherwise.
+    #[inline(always)]
+    pub(crate) fn fused(&self) -> Option<Fused32> {
+        self.fused
     }
 
     /// The step `2·eb` as an f32, where it is one and normal (`None` otherwise): then
@@ -1866,6 +1995,156 @@ mod tests {
 
     /// The quick path's guard is needed in full: with fewer than 4 values of `t & 0xff` sent
     /// to the exact path, the double-rounding cases find wrong values.
+    /// A correctly rounded f32 FMA (the host's: Cortex-M's `VFMA.F32` is what `Fused32::run`
+    /// uses on the target).
+    fn fma(a: f32, b: f32, c: f32) -> f32 {
+        extern crate std;
+        a.mul_add(b, c)
+    }
+
+    /// [`Fused32`] at bound `eb` on level `q`: where it decides, the f64 rule's bits (else a
+    /// failure); `None` where it does not.
+    fn fused_check(f: &Fused32, q: i32, eb: f64) -> Option<()> {
+        let v = f.get_with(q, fma)?;
+        assert_eq!(
+            v.to_bits(),
+            recon_rule(i64::from(q), eb),
+            "eb {eb:e}: q = {q}"
+        );
+        Some(())
+    }
+
+    /// The bounds of [`recon_bounds`] in [`Fused32`]'s range, and one that puts every odd
+    /// level near 7·10^6 on an f32 tie (`2·eb = 1.5·(1 + 2^-45)`: `1.5·q` is a midpoint, and
+    /// the product lies `2^-21` above it, inside the method's margin).
+    fn fused_bounds() -> impl Iterator<Item = (f64, Fused32)> {
+        recon_bounds()
+            .into_iter()
+            .chain([0.75 * (1.0 + 2f64.powi(-45))])
+            .filter_map(|eb| Some((eb, Fused32::new(eb)?)))
+    }
+
+    #[test]
+    #[cfg_attr(miri, ignore = "millions of reconstructions: too slow for Miri")]
+    fn recon32_fused_equals_the_f64_rule_where_it_decides() {
+        let mut s = 0x853c_49e6_748f_ea9bu64;
+        // The bounds of the range's ends are in; the ends' neighbours are out.
+        assert!(Fused32::new(2f64.powi(-61)).is_some() && Fused32::new(2f64.powi(58)).is_some());
+        assert!(Fused32::new(2f64.powi(-62)).is_none() && Fused32::new(2f64.powi(59)).is_none());
+        assert!(
+            fused_bounds().count() >= 15,
+            "only {} bounds in range",
+            fused_bounds().count()
+        );
+        // Several of these bounds put products on f32 ties, where the method rightly leaves
+        // many levels undecided.
+        for (eb, f) in fused_bounds() {
+            for k in 0..=24 {
+                let c = 1i32 << k;
+                for q in (c - 20).max(-(1 << 24))..=(c + 20).min(1 << 24) {
+                    fused_check(&f, q, eb);
+                    fused_check(&f, -q, eb);
+                }
+            }
+            for _ in 0..20_000 {
+                let v = xorshift(&mut s);
+                let q = ((v >> 8) as i32) >> (v % 25 + 7); // |q| <= 2^24
+                fused_check(&f, q, eb);
+            }
+        }
+        // Random bounds in range (exponents of 2·eb in [-60, 59]), random levels: about one
+        // level in 2^16 undecided.
+        let (mut decided, mut undecided) = (0u64, 0u64);
+        for _ in 0..200_000 {
+            let e = (xorshift(&mut s) % 120) as i64 - 60 - 1;
+            let eb = f64::from_bits((((e + 1023) as u64) << 52) | (xorshift(&mut s) >> 12));
+            let v = xorshift(&mut s);
+            let q = ((v >> 8) as i32) >> (v % 25 + 7);
+            let f = Fused32::new(eb).unwrap_or_else(|| panic!("eb {eb:e} out of range"));
+            match fused_check(&f, q, eb) {
+                Some(()) => decided += 1,
+                None => undecided += 1,
+            }
+        }
+        assert!(
+            undecided * 4096 < decided,
+            "{undecided} undecided of {}",
+            decided + undecided
+        );
+        // The double-rounding corners: decided ones equal the rule, and the cases that a
+        // single rounding of the exact product gets wrong (the product within 2^-53 of an f32
+        // tie) are all left undecided, to the integer path.
+        let mut differ = 0u64;
+        double_rounding_cases(200_000, |q, eb| {
+            if let (Ok(q), Some(f)) = (i32::try_from(q), Fused32::new(eb))
+                && q.unsigned_abs() <= 1 << 24
+            {
+                let d = fused_check(&f, q, eb).is_some();
+                if let Some(single) = Recon32::new(eb).fast_with::<ROUND_SINGLE>(i64::from(q))
+                    && single.to_bits() != recon_rule(i64::from(q), eb)
+                {
+                    assert!(
+                        !d,
+                        "eb {eb:e}: q = {q} decided where double rounding matters"
+                    );
+                    differ += 1;
+                }
+            }
+        });
+        assert!(
+            differ > 1000,
+            "only {differ} cases where double rounding matters"
+        );
+        // The tie bound: every odd level of the range is undecided, every even one decided.
+        let eb = 0.75 * (1.0 + 2f64.powi(-45));
+        let f = Fused32::new(eb).unwrap_or_else(|| panic!("tie bound"));
+        for q in 7_000_000..7_000_100 {
+            assert_eq!(fused_check(&f, q, eb).is_none(), q % 2 == 1, "q = {q}");
+        }
+    }
+
+    /// The margin is needed: with `κ = 2^-60·hi` (below the constants' own error) some decided
+    /// values differ from the rule on the double-rounding corners, none with the real margin.
+    #[test]
+    #[cfg_attr(miri, ignore = "millions of reconstructions: too slow for Miri")]
+    fn recon32_fused_margin_is_needed() {
+        let mut wrong = [0u64; 2];
+        double_rounding_cases(200_000, |q, eb| {
+            let Ok(q) = i32::try_from(q) else { return };
+            if q.unsigned_abs() > 1 << 24 {
+                return;
+            }
+            let want = recon_rule(i64::from(q), eb);
+            let got = [
+                Fused32::with_margin::<KAPPA>(eb).and_then(|f| f.get_with(q, fma)),
+                Fused32::with_margin::<60>(eb).and_then(|f| f.get_with(q, fma)),
+            ];
+            count_wrong(&mut wrong, want, got);
+        });
+        assert_eq!(wrong[0], 0, "the real margin decided wrongly");
+        assert!(wrong[1] > 0, "a margin of 2^-60 went unnoticed");
+    }
+
+    /// Every level in `[-2^24, 2^24]` for every bound of [`fused_bounds`]: decided ones equal
+    /// the rule, and the undecided are rare (the tie bound's half of its levels near 1.5·2^23
+    /// aside). Ignored in the default run: run in release (`recon32` tests, scripts/firmware.sh).
+    #[test]
+    #[ignore = "exhaustive over 2^25 levels per bound: run in release"]
+    fn recon32_fused_equals_the_f64_rule_for_every_level_to_2_24() {
+        for (eb, f) in fused_bounds() {
+            let mut undecided = 0u64;
+            for q in -(1 << 24)..=(1 << 24) {
+                undecided += u64::from(fused_check(&f, q, eb).is_none());
+            }
+            let most = if eb == 0.75 * (1.0 + 2f64.powi(-45)) {
+                1 << 23
+            } else {
+                1 << 12
+            };
+            assert!(undecided < most, "eb {eb:e}: {undecided} undecided");
+        }
+    }
+
     #[test]
     #[cfg_attr(miri, ignore = "millions of reconstructions: too slow for Miri")]
     fn recon32_quick_guard_is_needed() {

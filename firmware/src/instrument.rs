@@ -37,6 +37,14 @@ pub const PERNIX_EPB: usize = 42;
 pub const PERNIX_BLOCKS: usize = N.div_ceil(PERNIX_EPB);
 /// PERNIX bytes for the signal.
 pub const PERNIX_BYTES: usize = PERNIX_BLOCKS * 64;
+/// Values of the tie signal (see [`TIES_EB`]).
+pub const TIES: usize = 256;
+/// The tie signal's bound: `2·eb = 1.5·(1 + 2^-45)`, which puts the product of every odd level
+/// near 7·10^6 within `2^-21` of an f32 tie (`1.5·q` a midpoint). A decoder that rounds the
+/// product with too little precision goes wrong there; Cortex-M4F's FMA path leaves every such
+/// level to its integer path, so the decode exercises both (the signal is `1.5·q`, rounded up
+/// to an integer for odd `q`: exactly the reconstructions, error 0).
+pub const TIES_EB: f64 = 0.75 * (1.0 + 1.0 / 35_184_372_088_832.0);
 /// SZp archive capacity: `szp::max_compressed_len(N, 128, F32)`.
 pub const SZP_CAP: usize = szp::HEADER_LEN + N.div_ceil(SZP_BLOCK) + 8 * N;
 
@@ -193,6 +201,10 @@ pub struct Summary {
     pub step_dec_fnv: u64,
     /// Largest PERNIX error, in units of 2^-40.
     pub pernix_max_err: u64,
+    /// FNV-1a of the tie signal's archive.
+    pub ties_fnv: u64,
+    /// FNV-1a of its reconstruction's bits (equal to the signal's).
+    pub ties_dec_fnv: u64,
 }
 
 /// 64-bit FNV-1a.
@@ -324,6 +336,9 @@ pub fn run<M: Meter>(m: &mut M, b: &mut Buffers) -> Result<Summary, Failure> {
     step_fnv.bytes(step);
     step_dec_fnv.floats(&b.decoded);
 
+    // The tie signal (`TIES_EB`): levels 7·10^6 + i, one-shot, decoded exactly.
+    let (ties_fnv, ties_dec_fnv) = ties(b)?;
+
     // PERNIX: fixed 64-byte blocks of 42 values; the last block is zero-padded.
     let bits = BitWidth::new(PERNIX_BITS).map_err(|_| Failure::Pernix)?;
     if elements_per_block(bits, PERNIX_BS) != PERNIX_EPB {
@@ -375,7 +390,44 @@ pub fn run<M: Meter>(m: &mut M, b: &mut Buffers) -> Result<Summary, Failure> {
         step_fnv: step_fnv.0,
         step_dec_fnv: step_dec_fnv.0,
         pernix_max_err,
+        ties_fnv,
+        ties_dec_fnv,
     })
+}
+
+/// The tie signal ([`TIES_EB`]) in the first `TIES` values of `b.decoded`, compressed into
+/// `b.szp_oneshot`, decoded into the next `TIES`, which must equal it bit for bit; returns the
+/// hashes of the archive and of the reconstruction.
+fn ties(b: &mut Buffers) -> Result<(u64, u64), Failure> {
+    let (signal, rest) = b.decoded.split_at_mut(TIES);
+    let back = rest.get_mut(..TIES).ok_or(Failure::SzpDecode)?;
+    for (i, x) in signal.iter_mut().enumerate() {
+        let q = 7_000_000 + i as u32;
+        *x = ((3 * q + (q & 1)) / 2) as f32; // 1.5·q, rounded up for odd q: exact
+    }
+    // The stage-compatible quantizer: the archive keeps the bound itself (no tightening). The
+    // block-head layout: its blocks start from their head, so the levels' deltas are small
+    // and the decoder's FMA path takes them (a stage-layout block starts from 0, and its first
+    // delta of about 7·10^6 sends the block to the integer path).
+    let cfg = Config::abs(TIES_EB)
+        .stage_compatible()
+        .with_layout(Layout::Heads);
+    let len = szp_compress(signal, &cfg, &mut b.szp_oneshot).map_err(|_| Failure::SzpEncode)?;
+    let archive = b.szp_oneshot.get(..len).ok_or(Failure::SzpEncode)?;
+    if szp_decompress(archive, back) != Ok(TIES) {
+        return Err(Failure::SzpDecode);
+    }
+    if signal
+        .iter()
+        .zip(back.iter())
+        .any(|(x, y)| x.to_bits() != y.to_bits())
+    {
+        return Err(Failure::SzpBound);
+    }
+    let (mut fnv, mut dec) = (Fnv::new(), Fnv::new());
+    fnv.bytes(archive);
+    dec.floats(back);
+    Ok((fnv.0, dec.0))
 }
 
 /// `szp::compress`, from one call site for both of the instrument's one-shot archives (so
@@ -502,5 +554,9 @@ pub fn report(s: &Summary, line: &mut Line) {
         .str(" step_fnv=")
         .hex(s.step_fnv)
         .str(" step_dec_fnv=")
-        .hex(s.step_dec_fnv);
+        .hex(s.step_dec_fnv)
+        .str(" ties_fnv=")
+        .hex(s.ties_fnv)
+        .str(" ties_dec_fnv=")
+        .hex(s.ties_dec_fnv);
 }

@@ -23,6 +23,9 @@ pub mod x86_64;
 #[cfg(target_arch = "aarch64")]
 pub mod aarch64;
 
+#[cfg(all(fzpack_f32_fpu, target_arch = "arm"))]
+pub(crate) mod arm;
+
 /// A hint for streaming loops outside the kernels (the `fzpack` crate's `.pnx` frame
 /// scaling): starts loading the cache line a fixed distance (2 KiB) past `p` into the cache.
 /// Any address is fine: a prefetch never faults and reads nothing the program sees. A no-op

@@ -572,12 +572,18 @@ fn decode_small<T: SzpFloat>(
     let step = rc.step32().filter(|_| reach <= 1 << 24);
     // The closures own their constants (a copy of `rc`): behind the loop's `&R`, which
     // nothing in the loop can write, they stay in registers.
+    // Where the target has an f32 FMA (`bits::FMA32`, a constant: other targets compile no
+    // such path), the loop stores the levels' bits and `fused_levels` reconstructs them.
+    let fused = rc
+        .fused()
+        .filter(|_| bits::FMA32 && step.is_none() && reach <= 1 << 24);
     let (rc, by_step) = (*rc, step.unwrap_or(0.0));
     let (mul, exact) = (move |q: i32| q as f32 * by_step, move |q: i32| rc.fast32(q));
-    let run = |q32: i32, payload: &[u8], out: &mut [T]| match (T::floats_mut(out), step) {
-        (FloatsMut::F32(out), Some(_)) => small_loop(w, q32, payload, out, &mul),
-        (FloatsMut::F32(out), None) => small_loop(w, q32, payload, out, &exact),
-        (FloatsMut::F64(_), _) => (0, q32),
+    let run = |q32: i32, payload: &[u8], out: &mut [T]| match (T::floats_mut(out), step, fused) {
+        (FloatsMut::F32(out), Some(_), _) => small_loop(w, q32, payload, out, &mul),
+        (FloatsMut::F32(out), None, Some(f)) => small_fused(w, q32, payload, out, &f, &rc),
+        (FloatsMut::F32(out), None, None) => small_loop(w, q32, payload, out, &exact),
+        (FloatsMut::F64(_), _, _) => (0, q32),
     };
     // The values whose field's 4-byte window lies inside the payload.
     let wz = w as usize;
@@ -601,6 +607,54 @@ fn decode_small<T: SzpFloat>(
     let last = (u64::from_le_bytes(last) >> (bit % 8)).to_le_bytes();
     let (m, q32) = run(q32, &last, tail);
     (n + m, q32)
+}
+
+/// [`small_loop`] with the FMA reconstruction: the loop stores the levels' bits, and
+/// [`fused_levels`] reconstructs them (out of line, so that the caller's block loop stays as
+/// small as it is on targets without it).
+#[inline(never)]
+fn small_fused(
+    w: u32,
+    q32: i32,
+    payload: &[u8],
+    out: &mut [f32],
+    f: &bits::Fused32,
+    rc: &bits::Recon,
+) -> (usize, i32) {
+    let (n, q32) = small_loop(w, q32, payload, out, &|q: i32| f32::from_bits(q as u32));
+    fused_levels(f, rc, out.get_mut(..n).unwrap_or_default(), |f, o| f.run(o));
+    (n, q32)
+}
+
+/// Replaces the levels in `out` (each an `i32` level's bits, `|level| <= 2^24`) by their f32
+/// reconstructions: `run` (`bits::Fused32::run`, or its emulation in the tests) for every
+/// level it decides, the integer path for each it leaves undecided (about one in 2^16).
+fn fused_levels(
+    f: &bits::Fused32,
+    rc: &bits::Recon,
+    out: &mut [f32],
+    run: impl Fn(&bits::Fused32, &mut [f32]) -> usize,
+) {
+    let mut rest = out;
+    while !rest.is_empty() {
+        let done = run(f, rest);
+        let Some((o, tail)) = core::mem::take(&mut rest)
+            .get_mut(done..)
+            .and_then(|r| r.split_first_mut())
+        else {
+            return;
+        };
+        *o = recon_cold(rc, o.to_bits() as i32);
+        rest = tail;
+    }
+}
+
+/// The integer reconstruction of a level that the FMA path leaves undecided (rare: out of
+/// line).
+#[cold]
+#[inline(never)]
+fn recon_cold(rc: &bits::Recon, q: i32) -> f32 {
+    rc.fast32(q)
 }
 
 /// The 32-bit loop: fields of `w` bits from the start of `payload` (each from the 4 bytes at
@@ -1674,5 +1728,47 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// `fused_levels` reconstructs every level, the ones the FMA run leaves undecided by the
+    /// integer path: a block of levels at a bound that puts every odd level near 7·10^6 on
+    /// an f32 tie (undecided), mixed with ordinary ones, in runs of every length.
+    #[test]
+    #[cfg_attr(miri, ignore = "the host FMA is a libm call Miri does not run")]
+    fn fused_levels_reconstruct_every_level() {
+        extern crate std;
+        let fma = |a: f32, b: f32, c: f32| a.mul_add(b, c);
+        let eb = 0.75 * (1.0 + 2f64.powi(-45));
+        let (rc, f) = (bits::Recon::new(eb), bits::Fused32::new(eb));
+        let f = f.unwrap_or_else(|| panic!("bound out of range"));
+        let levels: [i32; 40] = core::array::from_fn(|i| match i % 5 {
+            0 => 7_000_001 + 2 * i as i32, // odd: undecided
+            1 => -7_000_003,               // odd: undecided
+            2 => 7_000_000 + 2 * i as i32, // even: decided
+            3 => 0,
+            _ => -(i as i32) * 1001,
+        });
+        let (mut undecided, mut buf) = (0, [0f32; 40]);
+        for len in 0..=levels.len() {
+            for start in [0, 1, 3] {
+                let Some(lv) = levels.get(start..len.max(start)) else {
+                    continue;
+                };
+                let out = &mut buf[..lv.len()];
+                for (o, &q) in out.iter_mut().zip(lv) {
+                    *o = f32::from_bits(q as u32);
+                }
+                let mut probe = [0f32; 40];
+                let probe = &mut probe[..lv.len()];
+                probe.copy_from_slice(out);
+                undecided += usize::from(f.run_with(probe, fma) < lv.len());
+                fused_levels(&f, &rc, out, |f, o| f.run_with(o, fma));
+                for (o, &q) in out.iter().zip(lv) {
+                    let want = reconstruct::<f32>(i64::from(q), eb);
+                    assert_eq!(o.to_bits(), want.to_bits(), "q = {q}, run {start}..{len}");
+                }
+            }
+        }
+        assert!(undecided > 0, "no run stopped at an undecided level");
     }
 }
