@@ -11,7 +11,8 @@
 #  * the same M4F entry points without feature layout-heads (what that layout costs);
 #  * examples/cortex-m4f (cortex-m-rt), run under QEMU against the host's report line;
 #  * the instrument again with the codec compiled as a stable rustc compiles it (its
-#    instruction counts must equal the first build's);
+#    instruction counts must equal the first build's), and so for RV32IMAC with F
+#    (riscv32imafc, run under QEMU against the host's report line);
 #  * the exhaustive f32-quantizer test and the core's tests without default features.
 # Writes the table to target/firmware.sizes.md.
 set -euo pipefail
@@ -198,6 +199,32 @@ else
   if [ $st_bad = 1 ]; then
     grep "^==" "$st_dir/profile.txt" || tail -5 "$st_dir/profile.txt"
     echo "FAIL: a stable rustc builds a different codec for Cortex-M4F (above)"; fail=1
+  fi
+fi
+
+# RV32 with F (riscv32imafc: an f32-only FPU, like Cortex-M4F's): the instrument with the codec
+# compiled as a stable rustc compiles it, so that only the core's build script can turn the
+# f32 paths on. It must link them (the f32 quantizer's loop), and its QEMU report must equal
+# the host's.
+rvf_dir="$target_dir-rv32f"
+rvf="$rvf_dir/riscv32imafc-unknown-none-elf/release/instrument"
+if ! (cd "$root/firmware" && RUSTC=/usr/bin/rustc RUSTDOC=/usr/bin/rustdoc RUSTC_BOOTSTRAP=1 \
+      RUSTC_WRAPPER="$root/scripts/stable-rustc.sh" /usr/bin/cargo build -q -Zbuild-std=core \
+      --target riscv32imafc-unknown-none-elf --release --bin instrument --target-dir "$rvf_dir"); then
+  echo "FAIL: the instrument does not build for riscv32imafc-unknown-none-elf"; fail=1
+else
+  rvf_host=$(grep -o 'instrument: n=.*' "$target_dir/host-report.log" 2>/dev/null | head -1 || true)
+  rvf_line=$(LD_LIBRARY_PATH="$qroot/usr/lib/x86_64-linux-gnu:$qroot/lib/x86_64-linux-gnu" \
+    timeout 60 "$qroot/usr/bin/qemu-system-riscv32" -M virt -bios none -nographic -monitor none \
+    -serial none -semihosting-config enable=on,target=native -kernel "$rvf" 2>&1 \
+    | grep -o 'instrument: n=.*' | head -1 || true)
+  echo "RV32IMAFC (virt):     ${rvf_line:-<no report line>}"
+  if ! riscv64-unknown-elf-nm -C "$rvf" | grep -q 'quantize_f32_block'; then
+    echo "FAIL: RV32IMAFC: the f32 paths are not linked (the build script did not name the FPU)"; fail=1
+  elif [ -z "$rvf_host" ] || [ "$rvf_line" != "$rvf_host" ]; then
+    echo "FAIL: RV32IMAFC: the QEMU report differs from the host's"; fail=1
+  else
+    echo "    equal to the host's; the f32 quantizer linked; .text $(riscv64-unknown-elf-size -A "$rvf" | awk '$1==".text"{print $2}') bytes"
   fi
 fi
 

@@ -122,6 +122,10 @@ _start:
     la sp, _stack_top
     la t0, fw_trap
     csrw mtvec, t0
+    # Turn the FPU on (mstatus.FS = Initial) for the images built with F; on a core without
+    # F the field is read-only zero and the write does nothing.
+    li t0, 0x2000
+    csrs mstatus, t0
     la t0, __sbss
     la t1, __ebss
 1:  bgeu t0, t1, 2f
@@ -319,10 +323,8 @@ pub extern "C" fn fw_main() -> ! {
         peak: [0; Stage::ALL.len()],
         overflow: false,
     };
-    #[cfg(target_arch = "arm")]
-    print(b"instrument: target thumbv7em-none-eabihf");
-    #[cfg(target_arch = "riscv32")]
-    print(b"instrument: target riscv32imac-unknown-none-elf");
+    // The target Cargo built for (build.rs passes it on).
+    print(concat!("instrument: target ", env!("FW_TARGET")).as_bytes());
     match instrument::run(&mut meter, bufs) {
         Ok(summary) => {
             let mut line = Line::new();
