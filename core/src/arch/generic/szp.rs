@@ -570,13 +570,13 @@ fn decode_small<T: SzpFloat>(
     // Each delta is at most 2^(w−1) in magnitude (zigzag values below 2^w).
     let reach = u64::from(q32.unsigned_abs()) + ((out.len() as u64) << (w - 1).min(31));
     let step = rc.step32().filter(|_| reach <= 1 << 24);
-    // The closures own their constants (a copy of `rc`): behind the loop's `&R`, which
-    // nothing in the loop can write, they stay in registers.
     // Where the target has an f32 FMA (`bits::FMA32`, a constant: other targets compile no
     // such path), the loop stores the levels' bits and `fused_levels` reconstructs them.
     let fused = rc
         .fused()
         .filter(|_| bits::FMA32 && step.is_none() && reach <= 1 << 24);
+    // The closures own their constants (a copy of `rc`): behind the loop's `&R`, which
+    // nothing in the loop can write, they stay in registers.
     let (rc, by_step) = (*rc, step.unwrap_or(0.0));
     let (mul, exact) = (move |q: i32| q as f32 * by_step, move |q: i32| rc.fast32(q));
     let run = |q32: i32, payload: &[u8], out: &mut [T]| match (T::floats_mut(out), step, fused) {
@@ -621,6 +621,8 @@ fn small_fused(
     f: &bits::Fused32,
     rc: &bits::Recon,
 ) -> (usize, i32) {
+    // The levels travel as f32 bit patterns (some are NaN patterns): only stored and loaded,
+    // never operated on, until `fused_run` converts them as integers.
     let (n, q32) = small_loop(w, q32, payload, out, &|q: i32| f32::from_bits(q as u32));
     fused_levels(f, rc, out.get_mut(..n).unwrap_or_default(), |f, o| f.run(o));
     (n, q32)
