@@ -7,6 +7,42 @@
 //! (its `sreg` class requires the `vfp2` feature, which FPv4-SP lacks). A naked function
 //! takes its operands through the ABI instead, and works on a whole run of values.
 
+/// The method on one value: `x` (exact: `|q| <= 2^24`) in `$x`, `y1 = RN32(x·hi + RN32(x·a))`
+/// into `$y1`, `y2 = RN32(x·hi + RN32(x·b))` into `$y2` (`hi`, `a`, `b` in `s1`–`s3`), then
+/// the flags of `y1 == y2` (`Z` set where the value is decided).
+macro_rules! bracket {
+    ($x:literal, $y1:literal, $y2:literal) => {
+        concat!(
+            "vmul.f32 ",
+            $y1,
+            ", ",
+            $x,
+            ", s2\n",
+            "vmul.f32 ",
+            $y2,
+            ", ",
+            $x,
+            ", s3\n",
+            "vfma.f32 ",
+            $y1,
+            ", ",
+            $x,
+            ", s1\n",
+            "vfma.f32 ",
+            $y2,
+            ", ",
+            $x,
+            ", s1\n",
+            "vcmp.f32 ",
+            $y1,
+            ", ",
+            $y2,
+            "\n",
+            "vmrs APSR_nzcv, fpscr"
+        )
+    };
+}
+
 /// [`crate::bits::Fused32`]'s method on `n` levels in place: each `p[i]` holds a level's `i32`
 /// bits (`|level| <= 2^24`) and is replaced by its reconstruction's `f32` bits, from the
 /// first on, until one is undecided (the two FMAs differ); returns how many were replaced (`n`
@@ -25,26 +61,15 @@ pub(crate) unsafe extern "C" fn fused_run(p: *mut u32, n: usize, k: *const [f32;
         "vldmia r2, {{s1-s3}}", // s1 = hi, s2 = a, s3 = b
         "lsrs r2, r1, #1",      // pairs
         "beq 3f",
-        // Two values a step: x (s6, s7) exact (|q| <= 2^24); y1 = RN32(x·hi + RN32(x·a)),
-        // y2 = RN32(x·hi + RN32(x·b)); stop before the first value whose two differ.
+        // Two values a step (s6, s7); stop before the first undecided one.
         "1:",
         "vldmia r0, {{s6-s7}}",
         "vcvt.f32.s32 s6, s6",
         "vcvt.f32.s32 s7, s7",
-        "vmul.f32 s8, s6, s2",
-        "vmul.f32 s9, s6, s3",
-        "vfma.f32 s8, s6, s1",
-        "vfma.f32 s9, s6, s1",
-        "vcmp.f32 s8, s9",
-        "vmrs APSR_nzcv, fpscr",
+        bracket!("s6", "s8", "s9"),
         "bne 5f",
         "vstr s8, [r0]",
-        "vmul.f32 s10, s7, s2",
-        "vmul.f32 s11, s7, s3",
-        "vfma.f32 s10, s7, s1",
-        "vfma.f32 s11, s7, s1",
-        "vcmp.f32 s10, s11",
-        "vmrs APSR_nzcv, fpscr",
+        bracket!("s7", "s10", "s11"),
         "bne 4f",
         "vstr s10, [r0, #4]",
         "adds r0, #8",
@@ -56,12 +81,7 @@ pub(crate) unsafe extern "C" fn fused_run(p: *mut u32, n: usize, k: *const [f32;
         "beq 5f",
         "vldr s6, [r0]",
         "vcvt.f32.s32 s6, s6",
-        "vmul.f32 s8, s6, s2",
-        "vmul.f32 s9, s6, s3",
-        "vfma.f32 s8, s6, s1",
-        "vfma.f32 s9, s6, s1",
-        "vcmp.f32 s8, s9",
-        "vmrs APSR_nzcv, fpscr",
+        bracket!("s6", "s8", "s9"),
         "bne 5f",
         "vstr s8, [r0]",
         "4:",
