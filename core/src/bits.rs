@@ -554,10 +554,9 @@ impl Fused32 {
     pub(crate) fn run(&self, out: &mut [f32]) -> usize {
         #[cfg(all(fzpack_f32_fpu, target_arch = "arm"))]
         {
-            // SAFETY: `out` is valid for reads and writes of `out.len()` aligned 4-byte
-            // values, and `self.k` for reading three f32s; `fused_run` touches nothing else
-            // (its `# Safety`).
-            unsafe { crate::arch::arm::fused_run(out.as_mut_ptr().cast(), out.len(), &self.k) }
+            let (p, n) = (out.as_mut_ptr().cast(), out.len());
+            // SAFETY: `p` is valid for `n` aligned u32 reads and writes, `&self.k` for three f32s.
+            unsafe { crate::arch::arm::fused_run(p, n, &self.k) }
         }
         #[cfg(not(all(fzpack_f32_fpu, target_arch = "arm")))]
         {
@@ -1592,7 +1591,7 @@ pub(crate) const fn leb_len(v: u64) -> usize {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     #[test]
@@ -1995,11 +1994,39 @@ mod tests {
 
     /// The quick path's guard is needed in full: with fewer than 4 values of `t & 0xff` sent
     /// to the exact path, the double-rounding cases find wrong values.
-    /// A correctly rounded f32 FMA (the host's: Cortex-M's `VFMA.F32` is what `Fused32::run`
-    /// uses on the target).
-    fn fma(a: f32, b: f32, c: f32) -> f32 {
-        extern crate std;
-        a.mul_add(b, c)
+    /// `RN32(a·b + c)` with one rounding, in f64 (Cortex-M's `VFMA.F32` is what
+    /// `Fused32::run` uses on the target): the product is exact in f64 (24 + 24 bits), the
+    /// sum's error exact by TwoSum, and the sum rounded to odd (the neighbour with an odd last
+    /// bit where inexact) keeps enough bits (53 >= 24 + 2) for the f32 rounding to be the
+    /// single rounding of the exact sum.
+    pub(crate) fn fma(a: f32, b: f32, c: f32) -> f32 {
+        let (p, c) = (f64::from(a) * f64::from(b), f64::from(c));
+        let s = p + c;
+        let bb = s - p;
+        let e = (p - (s - bb)) + (c - bb);
+        let odd = if e == 0.0 || s.to_bits() & 1 == 1 || !s.is_finite() {
+            s
+        } else if (e > 0.0) == (s > 0.0) {
+            f64::from_bits(s.to_bits() + 1) // away from zero, toward the exact sum
+        } else {
+            f64::from_bits(s.to_bits() - 1)
+        };
+        odd as f32
+    }
+
+    /// [`fma`] rounds once: products on an f32 tie with an addend an f64 sum would lose.
+    #[test]
+    fn test_fma_rounds_once() {
+        // (1 + 2^-12)^2 = 1 + 2^-11 + 2^-24: a tie between 1 + 2^-11 (even) and the next f32.
+        let (a, lo) = (1.0f32 + 2f32.powi(-12), 1.0f32 + 2f32.powi(-11));
+        let hi = f32::from_bits(lo.to_bits() + 1);
+        let tiny = 2f32.powi(-80);
+        assert_eq!(fma(a, a, 0.0), lo); // the tie itself: to even
+        assert_eq!(fma(a, a, tiny), hi); // above it (1 + 2^-11 + 2^-24 + 2^-80 in f64 is the tie)
+        assert_eq!(fma(a, a, -tiny), lo);
+        assert_eq!(fma(-a, a, -tiny), -hi);
+        assert_eq!(fma(2.0, 3.0, 1.0), 7.0);
+        assert_eq!(fma(0.0, 3.0, -0.0), 0.0);
     }
 
     /// [`Fused32`] at bound `eb` on level `q`: where it decides, the f64 rule's bits (else a

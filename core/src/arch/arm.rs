@@ -2,7 +2,7 @@
 //!
 //! The f32 fused multiply-add (`VFMA.F32`) is in every FPU of the targets the build script
 //! names on Arm (`fzpack_f32_fpu`: FPv4-SP of Cortex-M4F/M7, FPv5 of Cortex-M33/M35P), but
-//! `f32::mul_add` needs `std`, LLVM fuses no `a * b + c`, and a stable rustc of this
+//! `f32::mul_add` is not in `core`, LLVM fuses no `a * b + c`, and a stable rustc of this
 //! project's versions refuses `asm!` operands in single-precision registers on these targets
 //! (its `sreg` class requires the `vfp2` feature, which FPv4-SP lacks). A naked function
 //! takes its operands through the ABI instead, and works on a whole run of values.

@@ -1736,10 +1736,8 @@ mod tests {
     /// integer path: a block of levels at a bound that puts every odd level near 7·10^6 on
     /// an f32 tie (undecided), mixed with ordinary ones, in runs of every length.
     #[test]
-    #[cfg_attr(miri, ignore = "the host FMA is a libm call Miri does not run")]
     fn fused_levels_reconstruct_every_level() {
-        extern crate std;
-        let fma = |a: f32, b: f32, c: f32| a.mul_add(b, c);
+        let fma = bits::tests::fma;
         let eb = 0.75 * (1.0 + 2f64.powi(-45));
         let (rc, f) = (bits::Recon::new(eb), bits::Fused32::new(eb));
         let f = f.unwrap_or_else(|| panic!("bound out of range"));
