@@ -265,10 +265,22 @@ fn quantize_f32_block<T: SzpFloat, const EXACT_TOP: bool>(
 ) -> Option<(u32, u32)> {
     let qz = *qz;
     let (mut any, mut top) = (0u32, 0u32);
-    let mut step = |x: &T, slot: &mut [u8; 4]| -> Option<()> {
-        let &v = (x as &dyn core::any::Any).downcast_ref::<f32>()?;
+    // A level of 2^30 or more: noted, and the block declined after the loop (an exit from
+    // inside the loop cost the loop its rotation: a second branch and indexed addressing).
+    let mut big = false;
+    if T::DTYPE != crate::types::DType::F32 {
+        return None;
+    }
+    let mut step = |x: &T, slot: &mut [u8; 4]| {
+        let v = (x as &dyn core::any::Any)
+            .downcast_ref::<f32>()
+            .copied()
+            .unwrap_or_default();
         let s = qz.fixed(v);
-        let l = qz.level_fixed(v, s)?;
+        let l = qz.level_fixed(v, s).unwrap_or_else(|| {
+            big = true;
+            0
+        });
         // EXACT_TOP: the bits of |x| shifted left by one (the sign drops out; shifted back
         // after the loop), a shifted compare and a conditional shift on Thumb-2.
         top = top.max(if EXACT_TOP {
@@ -277,19 +289,18 @@ fn quantize_f32_block<T: SzpFloat, const EXACT_TOP: bool>(
             (s ^ (s >> 31)) as u32
         });
         park32(l, &mut prev, &mut any, slot);
-        Some(())
     };
     // Two values a step (one loop test, and the previous level stays in a register).
     let (xs, xt) = block.as_chunks::<2>();
     let (ws, wt) = words.as_chunks_mut::<2>();
     for ([x0, x1], [w0, w1]) in xs.iter().zip(ws.iter_mut()) {
-        step(x0, w0)?;
-        step(x1, w1)?;
+        step(x0, w0);
+        step(x1, w1);
     }
     for (x, slot) in xt.iter().zip(wt.iter_mut()) {
-        step(x, slot)?;
+        step(x, slot);
     }
-    Some((any, top))
+    (!big).then_some((any, top))
 }
 
 /// The strict check of an f32 block whose levels are parked in `words` as the zigzagged
