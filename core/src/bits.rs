@@ -143,11 +143,11 @@ impl AbsLimit {
         x.to_f64().abs() > self.m
     }
 
-    /// Whether an f32 block whose largest `|x|` has the bits `top` is finite throughout and
-    /// within the limit (no value missing, none exceeding it).
-    #[inline(always)]
-    pub(crate) fn covers_bits(&self, top: u32) -> bool {
-        top <= self.below && top < 0x7f80_0000
+    /// The bits of the largest f32 at most the limit (at most `0x7f7f_ffff`): an f32 `x` is
+    /// finite and within the limit exactly when `x.to_bits() & 0x7fff_ffff` is at most them.
+    #[inline]
+    pub(crate) fn below_bits(&self) -> u32 {
+        self.below
     }
 
     /// The f32 comparison of [`AbsLimit::exceeds`] (on every target, for the tests).

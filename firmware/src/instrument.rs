@@ -160,6 +160,8 @@ pub enum Failure {
     Pernix,
     /// A PERNIX reconstruction misses its bound.
     PernixBound,
+    /// The one-shot encoder did not name a value not finite or above `max_abs`.
+    SzpIrregular,
 }
 
 impl Failure {
@@ -174,6 +176,7 @@ impl Failure {
             Failure::SzpBound => "szp bound missed",
             Failure::Pernix => "pernix error",
             Failure::PernixBound => "pernix bound missed",
+            Failure::SzpIrregular => "szp irregular input not named",
         }
     }
 }
@@ -338,6 +341,7 @@ pub fn run<M: Meter>(m: &mut M, b: &mut Buffers) -> Result<Summary, Failure> {
 
     // The tie signal (`TIES_EB`): levels 7·10^6 + i, one-shot, decoded exactly.
     let (ties_fnv, ties_dec_fnv) = ties(b)?;
+    irregular(b, &cfg)?;
 
     // PERNIX: fixed 64-byte blocks of 42 values; the last block is zero-padded.
     let bits = BitWidth::new(PERNIX_BITS).map_err(|_| Failure::Pernix)?;
@@ -428,6 +432,48 @@ fn ties(b: &mut Buffers) -> Result<(u64, u64), Failure> {
     fnv.bytes(archive);
     dec.floats(back);
     Ok((fnv.0, dec.0))
+}
+
+/// The one-shot encoder on the signal with one value not finite or above `max_abs` (the
+/// next f32 past it) at block edges and inside blocks, and with two such values: the error
+/// must name the first one. With a declared `max_abs` on an f32-only FPU no pass validates
+/// the input: the encoder's blocks check themselves, and this is where the image shows it.
+/// (Played on the host, the core has its default features: there a value that is not finite
+/// is a missing value, stored, and the error names the next value above `max_abs`.)
+// The host test includes this file from a crate without the firmware's features.
+#[allow(unexpected_cfgs)]
+fn irregular(b: &mut Buffers, cfg: &Config) -> Result<(), Failure> {
+    let missing_stored = !cfg!(target_os = "none") || cfg!(feature = "missing-and-shape");
+    let over = f32::from_bits(FULL_SCALE.to_bits() + 1);
+    let x = b.decoded.get_mut(..N).ok_or(Failure::SzpIrregular)?;
+    for bad in [f32::NAN, f32::INFINITY, -f32::INFINITY, over, -over] {
+        for at in [0, SZP_BLOCK - 1, SZP_BLOCK, N / 2 + 3, N - 1] {
+            x.copy_from_slice(&b.signal);
+            if let Some(v) = x.get_mut(at) {
+                *v = bad;
+            }
+            // A second one later (where there is room): the first is still the one named.
+            let second = at + 2 * SZP_BLOCK + 1;
+            if let Some(v) = x.get_mut(second) {
+                *v = -over;
+            }
+            let got = compress_once(x, cfg, &mut b.szp_oneshot);
+            let named = if bad.is_finite() {
+                got == Err(szp::Error::ValueOutOfRange { index: at })
+            } else if missing_stored {
+                match got {
+                    Ok(_) => second >= N,
+                    Err(e) => second < N && e == szp::Error::ValueOutOfRange { index: second },
+                }
+            } else {
+                got == Err(szp::Error::NonFinite { index: at })
+            };
+            if !named {
+                return Err(Failure::SzpIrregular);
+            }
+        }
+    }
+    Ok(())
 }
 
 /// `szp::compress`, from one call site for both of the instrument's one-shot archives (so

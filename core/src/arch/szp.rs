@@ -33,6 +33,11 @@ pub(crate) struct Quant {
     /// encoders skip the strict check of blocks at most this magnitude), else 0: taken once
     /// per plan, not per block (it is soft-float arithmetic there).
     pub below: u32,
+    /// `Some(b)`: the input was not validated (the one-shot encoder of an f32 input with a
+    /// declared `max_abs`, see `szp::ranges::plan_declared`), and the encoder checks each block
+    /// instead: every value finite, with `|x|` at most the f32 whose bits are `b`, else
+    /// [`BlockError::Irregular`]. Only the reference kernel honours it.
+    pub unchecked: Option<u32>,
 }
 
 /// Why a block could not be encoded.
@@ -42,6 +47,9 @@ pub(crate) enum BlockError {
     Violation(usize),
     /// `dst` is shorter than the block's payload, this many bytes.
     Short(usize),
+    /// The value at this index of the block is not finite or above the limit of an
+    /// unvalidated input ([`Quant::unchecked`]).
+    Irregular(usize),
 }
 
 /// Statistics of a run of values: min, max (as f64) and whether some value is NaN or
@@ -90,6 +98,9 @@ pub(crate) trait SzpKernel: Copy + Send + Sync {
     /// Whether the plan must come from the exact one-pass reference (`szp::blocks::plan`)
     /// instead of [`SzpKernel::stats`].
     const EXACT_PLAN: bool = false;
+    /// Whether the encoder honours [`Quant::unchecked`] (checks each block of an input that
+    /// no pass validated).
+    const CHECKS_BLOCKS: bool = false;
 
     /// Fresh working memory.
     fn scratch(self) -> Self::Scratch;

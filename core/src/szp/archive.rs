@@ -34,7 +34,7 @@ use super::missing::{self, Patch, StreamRuns};
 use super::ranges::{self, Join, Sums, on_path};
 use super::{Config, Error, FORMAT_VERSION_V1, HEADER_LEN, Kernel, Mode, SzpFloat, Verify};
 use crate::arch::generic::Reference;
-use crate::arch::generic::szp::{encode_f32_onepass_top, encode_filled, encode_two_pass};
+use crate::arch::generic::szp::{encode_f32_onepass, encode_filled, encode_two_pass};
 use crate::arch::szp::{BlockError, Quant, Run, SzpKernel, seed_of};
 use crate::bits::{self, HEAD_GROUP_MAX};
 
@@ -299,6 +299,15 @@ impl ArchiveWriter {
     /// to the `_on` methods (the writer's own kernel is then unused).
     pub(crate) fn for_token(plan: &Plan, max_abs: f64) -> ArchiveWriter {
         ArchiveWriter::begin(Kernel::Scalar, plan, max_abs)
+    }
+
+    /// [`ArchiveWriter::for_token`] with the quantizer `q` (that of `plan` and `q.max_abs`, and
+    /// perhaps an unvalidated input's block check: `szp::ranges::plan_declared`).
+    pub(crate) fn with_quant(plan: &Plan, q: Quant) -> ArchiveWriter {
+        ArchiveWriter {
+            quant: q,
+            ..ArchiveWriter::for_token(plan, q.max_abs)
+        }
     }
 
     /// A writer of an archive whose value count is not known up front (read from a pipe):
@@ -714,12 +723,17 @@ impl ArchiveWriter {
         let r = if MISSING_VALUES && missing {
             encode_filled(&e, block, group > 0, rest)
         } else if FUSED {
+            // The one-shot's block check of an unvalidated input (a value not finite or
+            // above the limit is `BlockError::Irregular`, named below). Declined: the pass
+            // checks the block, and the two-pass encoder writes it, as the kernel would.
             let seed = seed_of(group > 0, block, self.plan.quant_eb);
-            match encode_f32_onepass_top::<_, true>(&e, block, seed, rest) {
-                Some((r, top)) if limit.covers_bits(top) => r.map(|w| (w, seed)),
-                // A magnitude that fails the limit: the pass names the value. Declined (it
-                // fails too): the two-pass encoder, as the kernel would fall back to.
-                _ => {
+            let e = Quant {
+                unchecked: Some(limit.below_bits()),
+                ..e
+            };
+            match encode_f32_onepass(&e, block, seed, rest) {
+                Some(r) => r.map(|w| (w, seed)),
+                None => {
                     validate(block, first, &limit)?;
                     encode_two_pass(&e, block, seed, rest).map(|w| (w, seed))
                 }
@@ -729,6 +743,10 @@ impl ArchiveWriter {
         };
         let (w, seed) = r.map_err(|err| match err {
             BlockError::Violation(i) => Error::BoundViolated { index: first + i },
+            BlockError::Irregular(i) => match block.get(i) {
+                Some(x) if !x.is_missing() => Error::ValueOutOfRange { index: first + i },
+                _ => Error::NonFinite { index: first + i },
+            },
             BlockError::Short(c) => needed(c),
         })?;
         if let Some(s) = width.first_mut() {

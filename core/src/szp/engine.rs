@@ -5,8 +5,8 @@
 
 use super::archive::{self, ArchiveReader, ArchiveWriter};
 use super::blocks::Plan;
+use super::ranges::{self, on_path, plan};
 pub use super::ranges::{Join, Serial};
-use super::ranges::{on_path, plan};
 use super::{Config, Error, Kernel, Verify};
 use crate::arch::szp::SzpKernel;
 use crate::types::SzpFloat;
@@ -40,6 +40,15 @@ pub(crate) fn compress<K: SzpKernel, T: SzpFloat, J: Join>(
     cfg: &Config,
     out: &mut [u8],
 ) -> Result<usize, Error> {
+    // A declared `max_abs` on the reference kernel of a target without an f64 FPU: no pass
+    // over the data, the blocks check themselves as they are encoded.
+    if K::CHECKS_BLOCKS
+        && let Some((plan, q)) = ranges::plan_declared(input, cfg)
+    {
+        return ArchiveWriter::with_quant(&plan, q)
+            .write_all_on(k, j, input, out)
+            .map_err(|e| ranges::declared_error(input, cfg, e));
+    }
     let (plan, max_abs) = plan(k, j, input, cfg)?;
     ArchiveWriter::for_token(&plan, max_abs).write_all_on(k, j, input, out)
 }

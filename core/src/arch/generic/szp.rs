@@ -183,6 +183,10 @@ fn ref_encode_onepass<T: SzpFloat>(
 /// not fit in 32 bits). A block whose largest magnitude lets a value's fixed point reach
 /// [`bits::FIXED_LIMIT`] is quantized again with the checked quantizer. The same bytes and
 /// the same first violation as [`ref_encode`].
+///
+/// With [`Quant::unchecked`] (an input no pass validated) the loop tracks the exact largest
+/// `|x|` instead ([`encode_f32_onepass_top`]'s `EXACT_TOP`), and a block above the limit or
+/// with a value not finite is [`BlockError::Irregular`], before anything else is decided.
 #[inline(always)]
 pub(crate) fn encode_f32_onepass<T: SzpFloat>(
     q: &Quant,
@@ -190,7 +194,23 @@ pub(crate) fn encode_f32_onepass<T: SzpFloat>(
     seed: i64,
     rest: &mut [u8],
 ) -> Option<Result<u8, BlockError>> {
+    if q.unchecked.is_some() {
+        return encode_f32_onepass_top::<T, true>(q, block, seed, rest).map(|(r, _)| r);
+    }
     encode_f32_onepass_top::<T, false>(q, block, seed, rest).map(|(r, _)| r)
+}
+
+/// The first value of `block` (f32, else `None`) that is not finite or whose `|x|` is above
+/// the f32 with the bits `below` (at most `0x7f7f_ffff`): the block check of an unvalidated
+/// input ([`Quant::unchecked`]).
+#[inline(never)]
+#[cold]
+pub(crate) fn first_beyond<T: SzpFloat>(block: &[T], below: u32) -> Option<usize> {
+    block.iter().position(|x| {
+        (x as &dyn core::any::Any)
+            .downcast_ref::<f32>()
+            .is_some_and(|v| v.to_bits() & 0x7fff_ffff > below)
+    })
 }
 
 /// [`encode_f32_onepass`], and with `EXACT_TOP` the largest bits of `|x|` over the block
@@ -215,6 +235,14 @@ pub(crate) fn encode_f32_onepass_top<T: SzpFloat, const EXACT_TOP: bool>(
     let (mut any, mut top) = quantize_f32_block::<T, EXACT_TOP>(&qz, block, seed, words)?;
     if EXACT_TOP {
         top >>= 1;
+        // An unvalidated input's block above its limit (or with a value not finite): the
+        // first such value, before the checks below read the levels.
+        if let Some(b) = q.unchecked
+            && top > b
+        {
+            let i = first_beyond(block, b)?;
+            return Some((Err(BlockError::Irregular(i)), top));
+        }
     }
     // A fixed point that may have reached FIXED_LIMIT: its level is not to be trusted (values
     // that large take the integer path anyway), the checked encoder writes the block.
@@ -799,6 +827,7 @@ impl SzpKernel for Reference {
     /// an irregular input still goes to the plan pass, which names the index).
     const EXACT_PLAN: bool = !bits::F32_ONLY_FPU;
     const FILL_COPY: bool = false;
+    const CHECKS_BLOCKS: bool = true;
 
     #[inline(always)]
     fn scratch(self) {}
@@ -839,6 +868,13 @@ impl SzpKernel for Reference {
                 && let Some(r) = encode_f32_onepass(e, block, seed, dst)
             {
                 return r;
+            }
+            // A block of an unvalidated input that the f32 encoder did not take (declined, or
+            // a target with an f64 FPU: the core's tests): checked here.
+            if let Some(b) = e.unchecked
+                && let Some(i) = first_beyond(block, b)
+            {
+                return Err(BlockError::Irregular(i));
             }
             if ONE_PASS && let Some(r) = ref_encode_onepass(e, block, seed, dst) {
                 return r;
@@ -1257,7 +1293,13 @@ mod tests {
             .max()
             .unwrap_or(0);
         let mut declined = false;
-        for exact in [false, true] {
+        // The one-shot's variant of an unvalidated input (every value finite here, and
+        // within the largest limit) writes the same.
+        let unchecked = Quant {
+            unchecked: Some(0x7f7f_ffff),
+            ..*q
+        };
+        for (exact, q) in [(false, q), (true, q), (false, &unchecked)] {
             let mut got = [0xa5u8; 97 * 4];
             let room = &mut got[..blk.len() * 4];
             let r = if exact {
@@ -1315,6 +1357,7 @@ mod tests {
                 strict,
                 max_abs: 1e9,
                 below: 0, // every block checked
+                unchecked: None,
             };
             for blk in blocks() {
                 for &seed in seeds {
@@ -1324,6 +1367,67 @@ mod tests {
         }
         // The huge-level blocks (levels of 2^30 and more) are among them.
         assert!(declined >= 5 * seeds.len(), "{declined} declined");
+    }
+
+    /// The one-shot encoder of an unvalidated input ([`Quant::unchecked`]): a block with a
+    /// value not finite or above the limit is [`BlockError::Irregular`] naming the first one,
+    /// or declined (the kernel then checks it before any other encoder runs), never encoded
+    /// and never another error; the same block within the limit is encoded as without it.
+    #[test]
+    fn f32_onepass_encoder_of_an_unchecked_input_stops_at_the_first_irregular_value() {
+        let limit = 6.5f32;
+        let over = f32::from_bits(limit.to_bits() + 1);
+        let (mut irregular, mut declined) = (0, 0);
+        for eb in [1e-3, 1e-7] {
+            let q = Quant {
+                eb,
+                bound: eb,
+                strict: true,
+                max_abs: f64::from(limit),
+                below: 0,
+                unchecked: Some(limit.to_bits()),
+            };
+            for blk in blocks().iter().filter(|b| b.len() >= 3).take(5) {
+                let n = blk.len();
+                // Within the limit (the blocks' values scaled into it, the limit itself in).
+                let top = blk.iter().fold(0f32, |m, x| m.max(x.abs()));
+                let mut fine = [0f32; 97];
+                for (d, x) in fine.iter_mut().zip(blk.iter()) {
+                    *d = x / top * limit;
+                }
+                let fine = &fine[..n];
+                let mut a = [0u8; 97 * 4];
+                let mut b = [0u8; 97 * 4];
+                let plain = Quant {
+                    unchecked: None,
+                    ..q
+                };
+                let ra = encode_f32_onepass(&q, fine, 0, &mut a[..n * 4]);
+                let rb = encode_f32_onepass(&plain, fine, 0, &mut b[..n * 4]);
+                assert_eq!(ra, rb, "eb {eb:e}");
+                assert!(a == b, "eb {eb:e}");
+                for bad in [f32::NAN, f32::INFINITY, -f32::INFINITY, over, -over, 1e30] {
+                    for (i, j) in [(0, n - 1), (n / 2, n - 1), (n - 1, n - 1), (1, 2)] {
+                        let mut x = [0f32; 97];
+                        x[..n].copy_from_slice(fine);
+                        (x[i], x[j]) = (bad, if j == i { bad } else { -over });
+                        let mut room = [0u8; 97 * 4];
+                        match encode_f32_onepass(&q, &x[..n], 0, &mut room[..n * 4]) {
+                            Some(Err(BlockError::Irregular(k))) => {
+                                assert_eq!(k, i, "eb {eb:e} bad {bad:e}");
+                                irregular += 1;
+                            }
+                            None => declined += 1,
+                            r => panic!("eb {eb:e} bad {bad:e} at {i}: {r:?}"),
+                        }
+                    }
+                }
+            }
+        }
+        // 2 bounds × 5 blocks × 6 values × 4 placements, all named (none declined, as it
+        // happens: an infinite value's level does not stop the f32 loop).
+        assert_eq!(irregular + declined, 240);
+        assert!(irregular > 0, "{irregular} irregular, {declined} declined");
     }
 
     /// The strict check's skipping: a bound just above the quantizer's `eb`, whose
@@ -1348,6 +1452,7 @@ mod tests {
                 strict: true,
                 max_abs: 1e9,
                 below,
+                unchecked: None,
             };
             let mut s = 0x0bad_5eed_1234_5678u64;
             // Fewer blocks under Miri (safe code; the native run covers the 60).
@@ -1436,6 +1541,7 @@ mod tests {
             strict: true,
             max_abs: 10.0,
             below: 0, // hosts: every block checked
+            unchecked: None,
         };
         let blk = [0.0f32, 0.5, 0.0013, 0.7, 0.25];
         let mut buf = [0u8; 20];
@@ -1548,6 +1654,7 @@ mod tests {
                 strict: false,
                 max_abs: 1e9,
                 below: 0, // hosts: every block checked
+                unchecked: None,
             };
             // Levels from just below 2^24 to above it, which only the general loop decodes
             // exactly (above 2^24 not every level is an f32).
@@ -1673,6 +1780,7 @@ mod tests {
             strict: true,
             max_abs: 1e4,
             below: 0, // hosts: every block checked
+            unchecked: None,
         };
         // Missing values only where the build stores them (feature `missing-and-shape`).
         let with_gaps = crate::szp::blocks::MISSING_VALUES;
