@@ -50,15 +50,26 @@ impl Quantizer {
 
     /// `quantize(x, eb)` for f32 `x` through the f32 quantizer (every target: the tests run
     /// the f32-only-FPU encoder on hosts too), as an i32 when its magnitude is below `2^30`,
-    /// else `None`, from its fixed point `s = self.fixed(x)`: exact when
-    /// `|s| < FIXED_LIMIT` (and otherwise unspecified: the callers check their block's
-    /// largest magnitude against [`Quantizer::fixed_limit_bits`] or [`FIXED_LIMIT`] and
-    /// discard the block's levels beyond it).
+    /// else `None`, from its fixed point `s = self.fixed(x)` and the tie window `win` of a
+    /// block ([`Quantizer::window`]): exact when `A = s ^ (s >> 31)` is at most the window's
+    /// `a_max` and below [`FIXED_LIMIT`] (and otherwise unspecified: the callers check their
+    /// block's largest magnitude against both and discard the block's levels beyond them).
     #[inline(always)]
-    pub(crate) fn level_fixed(&self, x: f32, s: i32) -> Option<i32> {
-        match Quant32::fast_within(s) {
+    pub(crate) fn level_window(&self, x: f32, s: i32, win: Window) -> Option<i32> {
+        match Quant32::fast_window(s, win) {
             Some(l) => Some(l),
-            None => self.q32.small_slow(x),
+            None => self.q32.window_miss(x, s),
+        }
+    }
+
+    /// The tie window of a block whose values all have `A = |S|` (`|S| − 1` for `x < 0`) at
+    /// most `a_max`, where `S = self.fixed(x)` ([`Quant32::fast_window`]).
+    #[inline(always)]
+    pub(crate) fn window(&self, a_max: u32) -> Window {
+        let w = (a_max.min(FIXED_LIMIT) >> 21) + 4;
+        Window {
+            bias: (1 << 14) + w,
+            span: (2 * w + 1) << 17,
         }
     }
 
@@ -155,6 +166,30 @@ impl AbsLimit {
     fn bits_exceed(v: f32, below: u32) -> bool {
         v.to_bits() & 0x7fff_ffff > below
     }
+}
+
+/// The bits of the least f32 at least `m` (finite, `>= 0`; +inf's where `m` is above every
+/// finite f32): a magnitude bound in f32 for an input whose values are at most `m`.
+#[inline]
+pub(crate) fn f32_at_least(m: f64) -> u32 {
+    let b = AbsLimit::new(m).below;
+    if f64::from(f32::from_bits(b)) < m {
+        b + 1
+    } else {
+        b
+    }
+}
+
+/// The tie window of the f32 quantizer's fast path for a block ([`Quantizer::window`],
+/// [`Quant32::fast_window`]): a residue of `S + 2^14` within `[−w, w + 1)` of a multiple of
+/// `2^15` goes to the integer path.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Window {
+    /// `2^14 + w`.
+    bias: u32,
+    /// `(2w + 1)·2^17` (compared with the residue shifted to the top: one compare with a
+    /// shifted operand on Thumb-2, no mask).
+    span: u32,
 }
 
 /// The bound on `|S|` (the fixed point of [`Quant32::level`]'s fast path) below which that
@@ -291,6 +326,36 @@ impl Quant32 {
         let b = ((s ^ (s >> 31)) as u32).wrapping_add(4 << 21);
         let t = (s as u32).wrapping_add(1 << 14);
         ((t.wrapping_add(b >> 21) & 0x7fff) >= b >> 20).then_some((t as i32) >> 15)
+    }
+
+    /// [`Quant32::fast_within`] with one window for a block: `w = (a_max >> 21) + 4` (`a_max`
+    /// capped at [`FIXED_LIMIT`]) for values whose `A = S ^ (S >> 31)` is at most `a_max` and
+    /// below [`FIXED_LIMIT`]. Such a value's own window (`W = (A >> 21) + 4 <= w`: `[−W, W + β)`
+    /// for `x >= 0`, `(−W − β, W]` for `x < 0`, `β <= 1`) lies inside `[−w, w + 1)`, the residues
+    /// this sends to the integer path; so whatever `fast_within` leaves, this leaves too, and
+    /// where this decides it decides as `fast_within` does: with `u = t + w` (`t = S + 2^14`)
+    /// and `u mod 2^15 >= 2w + 1 > w`, `t = u − w` lies in `u`'s multiple of `2^15`, so
+    /// `t >> 15 = u >> 15`. Three instructions a value fewer than `fast_within` on Thumb-2
+    /// (no `A`, no offset, no second sum) for a window as wide as the block's largest
+    /// value's; a value it leaves takes `fast_within` first ([`Quant32::window_miss`]), so
+    /// only those the per-value window leaves take the integer path.
+    #[inline(always)]
+    fn fast_window(s: i32, win: Window) -> Option<i32> {
+        let u = (s as u32).wrapping_add(win.bias);
+        ((u << 17) >= win.span).then_some((u as i32) >> 15)
+    }
+
+    /// A value [`Quant32::fast_window`] leaves: [`Quant32::fast_within`] (its own window), else
+    /// the integer path. Out of line and cold: the loops keep one rare branch.
+    #[cold]
+    #[inline(never)]
+    fn window_miss(&self, x: f32, s: i32) -> Option<i32> {
+        if ((s ^ (s >> 31)) as u32) < FIXED_LIMIT
+            && let Some(l) = Self::fast_within(s)
+        {
+            return Some(l);
+        }
+        self.small_slow(x)
     }
 
     /// The integer path of [`Quant32::level`] as an i32 when its magnitude is below `2^30`,
@@ -1623,13 +1688,31 @@ pub(crate) mod tests {
     /// of its own for negative values).
     fn sweep(eb: f64, lo: u32, hi: u32) -> u64 {
         let q = Quant32::new(eb);
+        let qz = Quantizer::for_f32(eb);
         let mut n = 0u64;
         for b in lo..=hi {
             let x = f32::from_bits(b);
             let (got, want) = (q.level(x), f64_rule(x, eb));
             assert_eq!(got, want, "eb {eb:e}: x = {x:e} ({b:#010x})");
-            let (got, want) = (q.level(-x), f64_rule(-x, eb));
-            assert_eq!(got, want, "eb {eb:e}: x = {:e} ({:#010x})", -x, b | 1 << 31);
+            let (got, want_neg) = (q.level(-x), f64_rule(-x, eb));
+            assert_eq!(
+                got,
+                want_neg,
+                "eb {eb:e}: x = {:e} ({:#010x})",
+                -x,
+                b | 1 << 31
+            );
+            // The block window of the tightest block holding the value (a wider one leaves
+            // more to the integer path and decides the rest the same way).
+            for (v, want) in [(x, want), (-x, want_neg)] {
+                let s = q.fixed(v);
+                let a = (s ^ (s >> 31)) as u32;
+                if a < FIXED_LIMIT
+                    && let Some(l) = Quant32::fast_window(s, qz.window(a))
+                {
+                    assert_eq!(i64::from(l), want, "window, eb {eb:e}: x = {v:e}");
+                }
+            }
             n += 1;
         }
         n
@@ -2397,8 +2480,10 @@ pub(crate) mod tests {
                 assert_eq!(q.level(x), f64_rule(x, eb), "eb {eb:e}: x = {x:e}");
             }
         }
+        let mut decided = 0u64;
         for eb in [1e-3, 1.0 / 4096.0, 0.3, 7.7e-6, 2.5e-2, 1.0 / 3.0] {
             let q = Quant32::new(eb);
+            let qz = Quantizer::for_f32(eb);
             for m in (0..70_000i64)
                 .step_by(7)
                 .chain((1..40).map(|k| (1i64 << k) + 3))
@@ -2407,11 +2492,28 @@ pub(crate) mod tests {
                 let c = (mid as f32).to_bits();
                 for b in c.saturating_sub(40)..=c.saturating_add(40) {
                     let x = f32::from_bits(b);
-                    assert_eq!(q.level(x), f64_rule(x, eb), "eb {eb:e}: x = {x:e}");
-                    assert_eq!(q.level(-x), f64_rule(-x, eb), "eb {eb:e}: x = {:e}", -x);
+                    for v in [x, -x] {
+                        let want = f64_rule(v, eb);
+                        assert_eq!(q.level(v), want, "eb {eb:e}: x = {v:e}");
+                        // The block windows: the tightest holding the value, and the widest.
+                        let s = q.fixed(v);
+                        let a = (s ^ (s >> 31)) as u32;
+                        if a < FIXED_LIMIT {
+                            for w in [qz.window(a), qz.window(FIXED_LIMIT)] {
+                                if let Some(l) = Quant32::fast_window(s, w) {
+                                    assert_eq!(i64::from(l), want, "window, eb {eb:e}: {v:e}");
+                                    decided += 1;
+                                }
+                                let l = qz.level_window(v, s, w).map(i64::from);
+                                let fits = want.unsigned_abs() < 1 << 30;
+                                assert_eq!(l, fits.then_some(want), "eb {eb:e}: {v:e}");
+                            }
+                        }
+                    }
                 }
             }
         }
+        assert!(decided > 1_000_000, "{decided} decided by a block window");
     }
 
     /// Near ties at the f64 rounding boundary: bounds built so that `|x|/e` lies just above

@@ -29,6 +29,9 @@ pub(crate) struct Quant {
     pub strict: bool,
     /// A bound on `|x|` over the input (the data's maximum or the configured `max_abs`).
     pub max_abs: f64,
+    /// [`crate::bits::f32_at_least`]`(max_abs)`: the f32 one-pass encoders' tie window is
+    /// that of this magnitude (a block past it is quantized again), taken once per plan.
+    pub max32: u32,
     /// [`crate::bits::accept_below`]`(eb, bound)` on targets without an f64 FPU (their f32
     /// encoders skip the strict check of blocks at most this magnitude), else 0: taken once
     /// per plan, not per block (it is soft-float arithmetic there).

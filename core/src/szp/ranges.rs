@@ -116,6 +116,7 @@ pub(crate) fn quant(plan: &Plan, max_abs: f64) -> Quant {
         bound: plan.bound,
         strict: plan.strict,
         max_abs,
+        max32: bits::f32_at_least(max_abs),
         below: if bits::F32_ONLY_FPU {
             bits::accept_below(plan.quant_eb, plan.bound)
         } else {

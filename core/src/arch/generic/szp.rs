@@ -231,8 +231,11 @@ pub(crate) fn encode_f32_onepass_top<T: SzpFloat, const EXACT_TOP: bool>(
         .ok()
         .filter(|s| s.unsigned_abs() < 1 << 30)?;
     let qz = bits::Quantizer::for_f32(q.eb);
+    // The tie window of the plan's largest magnitude (a block past it is quantized again).
+    let a_max = qz.fixed_abs(f32::from_bits(q.max32));
+    let win = qz.window(a_max);
     let (words, _) = buf.as_chunks_mut::<4>();
-    let (mut any, mut top) = quantize_f32_block::<T, EXACT_TOP>(&qz, block, seed, words)?;
+    let (mut any, mut top) = quantize_f32_block::<T, EXACT_TOP>(&qz, win, block, seed, words)?;
     if EXACT_TOP {
         top >>= 1;
         // An unvalidated input's block above its limit (or with a value not finite): the
@@ -250,11 +253,13 @@ pub(crate) fn encode_f32_onepass_top<T: SzpFloat, const EXACT_TOP: bool>(
     // `top <= FIXED_LIMIT − 2`. A value with |x| > below has |S| >= fixed_abs(below) (the
     // fixed point is monotone in |x|), so `top >= fixed_abs(below) − 1`.
     let below = bits::Check::skip_below(q.below);
+    // The window holds for values up to the plan's magnitude: `top` past it (an input above
+    // the plan's `max_abs`) is quantized again too.
     let (limit, check_from) = if EXACT_TOP {
-        (qz.fixed_limit_bits(), below + 1)
+        (qz.fixed_limit_bits().min(q.max32), below + 1)
     } else {
         let b = qz.fixed_abs(f32::from_bits(below));
-        (bits::FIXED_LIMIT - 2, b.saturating_sub(1))
+        ((bits::FIXED_LIMIT - 2).min(a_max), b.saturating_sub(1))
     };
     // The strict check, where some magnitude is above the one that needs none.
     let check = q.strict && top >= check_from;
@@ -287,6 +292,7 @@ pub(crate) fn encode_f32_onepass_top<T: SzpFloat, const EXACT_TOP: bool>(
 #[inline(never)]
 fn quantize_f32_block<T: SzpFloat, const EXACT_TOP: bool>(
     qz: &bits::Quantizer,
+    win: bits::Window,
     block: &[T],
     mut prev: i32,
     words: &mut [[u8; 4]],
@@ -305,7 +311,7 @@ fn quantize_f32_block<T: SzpFloat, const EXACT_TOP: bool>(
             .copied()
             .unwrap_or_default();
         let s = qz.fixed(v);
-        let l = qz.level_fixed(v, s).unwrap_or_else(|| {
+        let l = qz.level_window(v, s, win).unwrap_or_else(|| {
             big = true;
             0
         });
@@ -1299,7 +1305,26 @@ mod tests {
             unchecked: Some(0x7f7f_ffff),
             ..*q
         };
-        for (exact, q) in [(false, q), (true, q), (false, &unchecked)] {
+        // The tie window of the block's own largest magnitude (the tightest that holds), and
+        // of one below it (a plan's `max_abs` the block exceeds: quantized again).
+        let tight = Quant {
+            max32: top_bits,
+            ..*q
+        };
+        let under = Quant {
+            max32: top_bits / 2,
+            ..*q
+        };
+        let variants = [
+            (false, q),
+            (true, q),
+            (false, &unchecked),
+            (false, &tight),
+            (true, &tight),
+            (false, &under),
+            (true, &under),
+        ];
+        for (exact, q) in variants {
             let mut got = [0xa5u8; 97 * 4];
             let room = &mut got[..blk.len() * 4];
             let r = if exact {
@@ -1356,6 +1381,7 @@ mod tests {
                 bound,
                 strict,
                 max_abs: 1e9,
+                max32: bits::f32_at_least(1e9),
                 below: 0, // every block checked
                 unchecked: None,
             };
@@ -1384,6 +1410,7 @@ mod tests {
                 bound: eb,
                 strict: true,
                 max_abs: f64::from(limit),
+                max32: bits::f32_at_least(f64::from(limit)),
                 below: 0,
                 unchecked: Some(limit.to_bits()),
             };
@@ -1451,6 +1478,7 @@ mod tests {
                 bound,
                 strict: true,
                 max_abs: 1e9,
+                max32: bits::f32_at_least(1e9),
                 below,
                 unchecked: None,
             };
@@ -1540,6 +1568,7 @@ mod tests {
             bound: 1e-4,
             strict: true,
             max_abs: 10.0,
+            max32: bits::f32_at_least(10.0),
             below: 0, // hosts: every block checked
             unchecked: None,
         };
@@ -1653,6 +1682,7 @@ mod tests {
                 bound: eb,
                 strict: false,
                 max_abs: 1e9,
+                max32: bits::f32_at_least(1e9),
                 below: 0, // hosts: every block checked
                 unchecked: None,
             };
@@ -1779,6 +1809,7 @@ mod tests {
             bound: 1e-3,
             strict: true,
             max_abs: 1e4,
+            max32: bits::f32_at_least(1e4),
             below: 0, // hosts: every block checked
             unchecked: None,
         };
