@@ -275,11 +275,17 @@ impl ArchiveWriter {
     /// A writer of the archive `plan` describes (`|x| <= max_abs`: from
     /// [`super::engine::plan_on`]), encoding on `kernel`.
     pub fn begin(kernel: Kernel, plan: &Plan, max_abs: f64) -> ArchiveWriter {
+        ArchiveWriter::with_quant_on(kernel, plan, ranges::quant(plan, max_abs))
+    }
+
+    /// [`ArchiveWriter::begin`] with the quantizer `q` (that of `plan` and `q.max_abs`).
+    #[inline(always)]
+    fn with_quant_on(kernel: Kernel, plan: &Plan, q: Quant) -> ArchiveWriter {
         ArchiveWriter {
             kernel,
             plan: *plan,
-            quant: ranges::quant(plan, max_abs),
-            limit: bits::AbsLimit::new(max_abs),
+            quant: q,
+            limit: bits::AbsLimit::new(q.max_abs),
             open: false,
             block: 0,
             values: 0,
@@ -304,10 +310,7 @@ impl ArchiveWriter {
     /// [`ArchiveWriter::for_token`] with the quantizer `q` (that of `plan` and `q.max_abs`, and
     /// perhaps an unvalidated input's block check: `szp::ranges::plan_declared`).
     pub(crate) fn with_quant(plan: &Plan, q: Quant) -> ArchiveWriter {
-        ArchiveWriter {
-            quant: q,
-            ..ArchiveWriter::for_token(plan, q.max_abs)
-        }
+        ArchiveWriter::with_quant_on(Kernel::Scalar, plan, q)
     }
 
     /// A writer of an archive whose value count is not known up front (read from a pipe):

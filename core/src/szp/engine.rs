@@ -40,17 +40,23 @@ pub(crate) fn compress<K: SzpKernel, T: SzpFloat, J: Join>(
     cfg: &Config,
     out: &mut [u8],
 ) -> Result<usize, Error> {
-    // A declared `max_abs` on the reference kernel of a target without an f64 FPU: no pass
-    // over the data, the blocks check themselves as they are encoded.
-    if K::CHECKS_BLOCKS
-        && let Some((plan, q)) = ranges::plan_declared(input, cfg)
-    {
-        return ArchiveWriter::with_quant(&plan, q)
-            .write_all_on(k, j, input, out)
-            .map_err(|e| ranges::declared_error(input, cfg, e));
+    // On the reference kernel of a target without an f64 FPU, a declared `max_abs` may take no
+    // pass over the data ([`ranges::plan_declaring`]): the blocks then check themselves as
+    // they are encoded, and an error is put in the validated path's order.
+    let (plan, max_abs, unchecked) = ranges::plan_declaring(k, j, input, cfg)?;
+    let mut q = ranges::quant(&plan, max_abs);
+    if unchecked {
+        q.unchecked = Some(crate::bits::AbsLimit::new(max_abs).below_bits());
     }
-    let (plan, max_abs) = plan(k, j, input, cfg)?;
-    ArchiveWriter::for_token(&plan, max_abs).write_all_on(k, j, input, out)
+    ArchiveWriter::with_quant(&plan, q)
+        .write_all_on(k, j, input, out)
+        .map_err(|e| {
+            if unchecked {
+                ranges::declared_error(input, cfg, e)
+            } else {
+                e
+            }
+        })
 }
 
 /// Decompresses an archive with kernel `k`, ranges run by `j`, checksums as `verify` says:

@@ -101,7 +101,7 @@ fn write_on<K: SzpKernel, T: SzpFloat>(
     out: &mut [u8],
 ) -> Result<usize, Error> {
     // The version 1 grid rule (tightening for the data's max|x|): `.fzm` output is unchanged.
-    let (mut plan, max_abs) = ranges::plan_grid(k, &Serial, input, cfg, Grid::Data)?;
+    let (mut plan, max_abs, _) = ranges::plan_grid(k, &Serial, input, cfg, Grid::Data, false)?;
     if plan.missing {
         // The stage format has no place for missing values.
         let index = input.iter().position(|x| x.is_missing()).unwrap_or(0);

@@ -196,30 +196,54 @@ pub(crate) fn plan<K: SzpKernel, T: SzpFloat, J: Join>(
     input: &[T],
     cfg: &Config,
 ) -> Result<(Plan, f64), Error> {
-    plan_grid(k, j, input, cfg, Grid::Stated)
+    plan_grid(k, j, input, cfg, Grid::Stated, false).map(|(plan, max_abs, _)| (plan, max_abs))
 }
 
-/// [`plan`] under the grid rule `grid` (`.fzm` output keeps [`Grid::Data`]).
+/// [`plan`] for the one-shot encoder, which on a kernel that checks its blocks
+/// ([`SzpKernel::CHECKS_BLOCKS`]) may plan a declared `max_abs` without a pass over the data
+/// ([`declared_max_abs`]); the flag says it did (the input is then not validated: its quantizer
+/// gets the block check, [`Quant::unchecked`], and its errors [`declared_error`]).
+pub(crate) fn plan_declaring<K: SzpKernel, T: SzpFloat, J: Join>(
+    k: K,
+    j: &J,
+    input: &[T],
+    cfg: &Config,
+) -> Result<(Plan, f64, bool), Error> {
+    plan_grid(k, j, input, cfg, Grid::Stated, K::CHECKS_BLOCKS)
+}
+
+/// [`plan`] under the grid rule `grid` (`.fzm` output keeps [`Grid::Data`]); with `declare`,
+/// as [`plan_declaring`] (the flag: no pass validated the input).
 pub(crate) fn plan_grid<K: SzpKernel, T: SzpFloat, J: Join>(
     k: K,
     j: &J,
     input: &[T],
     cfg: &Config,
     grid: Grid,
-) -> Result<(Plan, f64), Error> {
+    declare: bool,
+) -> Result<(Plan, f64, bool), Error> {
+    // The declared path ([`declared_max_abs`]); where the plan or the level range would fail,
+    // the validating path below names what the data makes of it.
+    if declare
+        && let Some(m) = declared_max_abs(input, cfg)
+        && let Ok(plan) = blocks::resolve_grid(T::DTYPE, cfg, input.len(), 0.0, m, grid)
+        && m / (2.0 * plan.quant_eb) < LEVEL_LIMIT
+    {
+        return Ok((plan, m, true));
+    }
     // Without missing values (feature `missing-and-shape` off), an irregular input needs no
     // exact pass: the first irregular value is found by a scan ([`first_irregular`]), and the
     // plan of an empty input is the exact pass's (range and magnitude 0), so firmware links no
     // second, f64 pass over the data.
     const LEAN: bool = !blocks::MISSING_VALUES;
     if K::EXACT_PLAN || (input.is_empty() && !LEAN) {
-        return blocks::plan_mag(input, cfg, grid);
+        return no_flag(blocks::plan_mag(input, cfg, grid));
     }
     blocks::check_config(cfg)?;
     if input.is_empty() {
         let bound = cfg.max_abs.unwrap_or(0.0);
         let plan = blocks::resolve_grid(T::DTYPE, cfg, 0, 0.0, bound, grid)?;
-        return Ok((plan, bound));
+        return Ok((plan, bound, false));
     }
     // An ABS plan reads the largest magnitude alone (the range is NOA's).
     let mut st = stats_range(k, j, input, cfg.mode == Mode::Abs);
@@ -230,11 +254,11 @@ pub(crate) fn plan_grid<K: SzpKernel, T: SzpFloat, J: Join>(
         st = finite_stats_range(j, input);
     }
     let irregular = |input: &[T]| {
-        if LEAN {
+        no_flag(if LEAN {
             first_irregular(input, cfg)
         } else {
             blocks::plan_mag(input, cfg, grid)
-        }
+        })
     };
     if st.bad || st.lo > st.hi {
         return irregular(input);
@@ -259,48 +283,44 @@ pub(crate) fn plan_grid<K: SzpKernel, T: SzpFloat, J: Join>(
                 .unwrap_or(0);
             return Err(Error::LevelOverflow { index });
         }
-        return blocks::plan_mag(input, cfg, grid);
+        return no_flag(blocks::plan_mag(input, cfg, grid));
     }
     plan.missing = missing;
-    Ok((plan, bound))
+    Ok((plan, bound, false))
+}
+
+/// A validating plan's result with its flag (no pass skipped).
+fn no_flag(r: Result<(Plan, f64), Error>) -> Result<(Plan, f64, bool), Error> {
+    r.map(|(plan, max_abs)| (plan, max_abs, false))
 }
 
 /// Whether the one-shot encoder of the reference kernel may leave the validation to its blocks
-/// ([`plan_declared`]): on targets without an f64 FPU (and in the core's tests, on every
+/// ([`declared_max_abs`]): on targets without an f64 FPU (and in the core's tests, on every
 /// target), where no value can be a missing one (feature `missing-and-shape` off: its plan
 /// depends on whether one is).
 pub(crate) const DECLARED: bool = (bits::F32_ONLY_FPU || cfg!(test)) && !blocks::MISSING_VALUES;
 
-/// The plan of an f32 `input` with an ABS bound and a declared `max_abs`, made without a pass
-/// over the data, and its quantizer with the block check that stands in for that pass
-/// ([`Quant::unchecked`]: a block's exact largest `|x|` comes out of the f32 encoder's loop
-/// at no cost, where the pass costs about 5 instructions a value on Cortex-M4F). The plan is
-/// [`plan`]'s for any input that passes the check: an ABS plan reads only `max_abs` once the
-/// data is known to be within it. `None` where this does not apply ([`DECLARED`] off, not f32,
-/// not ABS, no `max_abs`, an empty input) or where the plan or the level range would fail:
-/// [`plan`] then runs, and its error names what the data makes of it.
+/// The declared `max_abs` of an f32 `input` with an ABS bound, where its plan may be made
+/// without a pass over the data ([`plan_declaring`]): the encoder's block check
+/// ([`Quant::unchecked`]) then stands in for the pass (a block's exact largest `|x|` comes out
+/// of the f32 encoder's loop at no cost, where the pass costs about 5 instructions a value on
+/// Cortex-M4F). The plan is [`plan`]'s for any input that passes the check: an ABS plan reads
+/// only `max_abs` once the data is known to be within it. `None` where this does not apply
+/// ([`DECLARED`] off, not f32, not ABS, no `max_abs`, an empty input, a config the plan
+/// rejects).
 ///
 /// The encoder's errors are not in [`plan`]'s order (a block can fail for its bound or for
 /// the buffer before a later block's value is seen): the caller puts them in it with
 /// [`declared_error`].
-pub(crate) fn plan_declared<T: SzpFloat>(input: &[T], cfg: &Config) -> Option<(Plan, Quant)> {
+fn declared_max_abs<T: SzpFloat>(input: &[T], cfg: &Config) -> Option<f64> {
     let m = cfg.max_abs?;
     if !DECLARED || T::DTYPE != DType::F32 || cfg.mode != Mode::Abs || input.is_empty() {
         return None;
     }
-    blocks::check_config(cfg).ok()?;
-    let plan = blocks::resolve_grid(T::DTYPE, cfg, input.len(), 0.0, m, Grid::Stated).ok()?;
-    if m / (2.0 * plan.quant_eb) >= LEVEL_LIMIT {
-        return None;
-    }
-    let q = Quant {
-        unchecked: Some(bits::AbsLimit::new(m).below_bits()),
-        ..quant(&plan, m)
-    };
-    Some((plan, q))
+    blocks::check_config(cfg).ok().map(|()| m)
 }
 
-/// The error of a one-shot compression whose input was not validated ([`plan_declared`]):
+/// The error of a one-shot compression whose input was not validated ([`declared_max_abs`]):
 /// the first value that is not finite or above `max_abs`, as [`plan`] names it, where there is
 /// one; else the encoder's own error `e`.
 #[inline(never)]
@@ -741,7 +761,7 @@ mod tests {
     }
 
     /// The one-shot encoder of an input with a declared `max_abs`, which validates block by
-    /// block ([`super::plan_declared`], taken where [`super::DECLARED`]: builds without
+    /// block ([`super::plan_declaring`], taken where [`super::DECLARED`]: builds without
     /// `missing-and-shape`), writes what the validated path writes (plan pass, then the
     /// writer) and fails as it fails: the same bytes, or the same error naming the same index,
     /// for regular inputs and for values not finite or above `max_abs` (at the first value, at
@@ -750,7 +770,7 @@ mod tests {
     /// outrank), in both layouts, with and without the strict bound.
     #[test]
     fn declared_one_shot_equals_the_validated_path() {
-        use super::{DECLARED, plan, plan_declared};
+        use super::{DECLARED, plan, plan_declaring};
         use crate::arch::generic::Reference;
         use crate::szp::archive::ArchiveWriter;
         use crate::szp::{Config, Layout, engine};
@@ -788,7 +808,8 @@ mod tests {
                     for input in &inputs {
                         for len in [1usize, 150, 300] {
                             let x = &input[..len];
-                            declared += usize::from(plan_declared(x, &cfg).is_some());
+                            let d = plan_declaring(Reference::new(), &Serial, x, &cfg);
+                            declared += usize::from(d.is_ok_and(|(_, _, d)| d));
                             for cap in [4096usize, 60, 600] {
                                 let (mut got, mut want) = ([0u8; 4096], [0u8; 4096]);
                                 let k = Reference::new();
