@@ -175,18 +175,18 @@ fn ref_encode_onepass<T: SzpFloat>(
 }
 
 /// The one-pass encoder of f32 blocks for targets without an f64 FPU (on hosts its tests):
-/// one f32 quantization per value ([`bits::Quantizer::level_fixed`]), the strict check
-/// skipped below [`bits::accept_below`]'s magnitude, deltas and zigzag in 32 bits, the
-/// zigzagged values parked as u32 in `rest` and packed in place ([`pack32_in_place`]). `None`
-/// (the other encoders then write the block) when `T` is not f32, `rest` is shorter than
-/// `4·block.len()`, or a level or the seed is `2^30` or more in magnitude (then a delta might
-/// not fit in 32 bits). A block whose largest magnitude lets a value's fixed point reach
-/// [`bits::FIXED_LIMIT`] is quantized again with the checked quantizer. The same bytes and
-/// the same first violation as [`ref_encode`].
+/// one f32 quantization per value ([`bits::Quantizer::level_window`], the tie window of the
+/// plan's magnitude), the strict check skipped below [`bits::accept_below`]'s magnitude,
+/// deltas and zigzag in 32 bits, the zigzagged values parked as u32 in `rest` and packed in
+/// place ([`pack32_in_place`]). `None` (the other encoders then write the block) when `T` is
+/// not f32, `rest` is shorter than `4·block.len()`, a level or the seed is `2^30` or more in
+/// magnitude (then a delta might not fit in 32 bits), or a value is not finite. A block
+/// whose largest magnitude lets a value's fixed point reach [`bits::FIXED_LIMIT`], or exceeds
+/// the plan's (where the window does not hold), is quantized again with the checked
+/// quantizer. The same bytes and the same first violation as [`ref_encode`].
 ///
-/// With [`Quant::unchecked`] (an input no pass validated) the loop tracks the exact largest
-/// `|x|` instead ([`encode_f32_onepass_top`]'s `EXACT_TOP`), and a block above the limit or
-/// with a value not finite is [`BlockError::Irregular`], before anything else is decided.
+/// With [`Quant::unchecked`] (an input no pass validated) a block above the limit or with a
+/// value not finite is [`BlockError::Irregular`], before anything else is decided.
 #[inline(always)]
 pub(crate) fn encode_f32_onepass<T: SzpFloat>(
     q: &Quant,
@@ -194,10 +194,7 @@ pub(crate) fn encode_f32_onepass<T: SzpFloat>(
     seed: i64,
     rest: &mut [u8],
 ) -> Option<Result<u8, BlockError>> {
-    if q.unchecked.is_some() {
-        return encode_f32_onepass_top::<T, true>(q, block, seed, rest).map(|(r, _)| r);
-    }
-    encode_f32_onepass_top::<T, false>(q, block, seed, rest).map(|(r, _)| r)
+    encode_f32_onepass_top(q, block, seed, rest).map(|(r, _)| r)
 }
 
 /// The first value of `block` (f32, else `None`) that is not finite or whose `|x|` is above
@@ -213,13 +210,13 @@ pub(crate) fn first_beyond<T: SzpFloat>(block: &[T], below: u32) -> Option<usize
     })
 }
 
-/// [`encode_f32_onepass`], and with `EXACT_TOP` the largest bits of `|x|` over the block
-/// (above `0x7f7f_ffff` where a value is not finite): the stream encoder's validation.
-/// Without it the loop tracks the largest magnitude of the quantizer's fixed point instead
-/// (monotone in `|x|`, and already at hand), which decides the strict check and the fixed
-/// point's range as well, for inputs known to be finite (the one-shot encoder's, validated).
+/// [`encode_f32_onepass`], and the largest bits of `|x|` over the block (above
+/// `0x7f7f_ffff` where a value is not finite), which the loop tracks at no cost in a
+/// register: they decide the strict check, the fixed point's range, the window's and an
+/// unvalidated input's limit. (A loop tracking the fixed point's magnitude instead ran as
+/// fast, but needed `|x|` checked by a pass of its own.)
 #[inline(always)]
-pub(crate) fn encode_f32_onepass_top<T: SzpFloat, const EXACT_TOP: bool>(
+pub(crate) fn encode_f32_onepass_top<T: SzpFloat>(
     q: &Quant,
     block: &[T],
     seed: i64,
@@ -232,48 +229,35 @@ pub(crate) fn encode_f32_onepass_top<T: SzpFloat, const EXACT_TOP: bool>(
         .filter(|s| s.unsigned_abs() < 1 << 30)?;
     let qz = bits::Quantizer::for_f32(q.eb);
     // The tie window of the plan's largest magnitude (a block past it is quantized again).
-    let a_max = qz.fixed_abs(f32::from_bits(q.max32));
-    let win = qz.window(a_max);
+    let win = qz.window(qz.fixed_abs(f32::from_bits(q.max32)));
     let (words, _) = buf.as_chunks_mut::<4>();
-    let (mut any, mut top) = quantize_f32_block::<T, EXACT_TOP>(&qz, win, block, seed, words)?;
-    if EXACT_TOP {
-        top >>= 1;
-        // An unvalidated input's block above its limit (or with a value not finite): the
-        // first such value, before the checks below read the levels.
-        if let Some(b) = q.unchecked
-            && top > b
-        {
-            let i = first_beyond(block, b)?;
-            return Some((Err(BlockError::Irregular(i)), top));
-        }
+    let (mut any, top) = quantize_f32_block(&qz, win, block, seed, words)?;
+    let top = top >> 1;
+    // An unvalidated input's block above its limit (or with a value not finite): the first
+    // such value, before the checks below read the levels.
+    if let Some(b) = q.unchecked
+        && top > b
+    {
+        let i = first_beyond(block, b)?;
+        return Some((Err(BlockError::Irregular(i)), top));
     }
-    // A fixed point that may have reached FIXED_LIMIT: its level is not to be trusted (values
-    // that large take the integer path anyway), the checked encoder writes the block.
-    // `top` of the fixed point holds |S| or |S| − 1 (S negative): |S| < FIXED_LIMIT when
-    // `top <= FIXED_LIMIT − 2`. A value with |x| > below has |S| >= fixed_abs(below) (the
-    // fixed point is monotone in |x|), so `top >= fixed_abs(below) − 1`.
-    let below = bits::Check::skip_below(q.below);
-    // The window holds for values up to the plan's magnitude: `top` past it (an input above
-    // the plan's `max_abs`) is quantized again too.
-    let (limit, check_from) = if EXACT_TOP {
-        (qz.fixed_limit_bits().min(q.max32), below + 1)
-    } else {
-        let b = qz.fixed_abs(f32::from_bits(below));
-        ((bits::FIXED_LIMIT - 2).min(a_max), b.saturating_sub(1))
-    };
-    // The strict check, where some magnitude is above the one that needs none.
-    let check = q.strict && top >= check_from;
-    if top > limit {
-        // Levels of about 65024 and more: the block again with the checked quantizer (exact
-        // for every value), so that it pays the integer path once. A value that is not
-        // finite (the stream's; it validates declined blocks and those whose `top` exceeds
-        // its limit) is declined.
-        if EXACT_TOP && top >= 0x7f80_0000 {
+    // Magnitudes whose fixed point may reach FIXED_LIMIT (levels of about 65024 and more:
+    // those levels are not to be trusted, and such values take the integer path anyway), or
+    // past the plan's (the window does not hold for them): the block again with the checked
+    // quantizer (exact for every value), so that it pays the integer path once. A value that
+    // is not finite (a stream's or an unvalidated input's, which check declined blocks
+    // themselves) is declined.
+    if top > qz.fixed_limit_bits().min(q.max32) {
+        if top >= 0x7f80_0000 {
             return None;
         }
         any = requantize_f32(&qz, block, seed, words)?;
     }
-    if check && let Err(e) = first_miss_f32(q, block, seed, words)? {
+    // The strict check, where some magnitude is above the one that needs none.
+    if q.strict
+        && top > bits::Check::skip_below(q.below)
+        && let Err(e) = first_miss_f32(q, block, seed, words)?
+    {
         return Some((Err(e), top));
     }
     let w = bits::width(u64::from(any));
@@ -283,14 +267,14 @@ pub(crate) fn encode_f32_onepass_top<T: SzpFloat, const EXACT_TOP: bool>(
     Some((Ok(w), top))
 }
 
-/// The loop of [`encode_f32_onepass_top`]: quantizes `block` with the fast path, parks the
-/// zigzagged deltas from `prev` in `words` ([`park32`]) and returns their OR and the block's
-/// largest magnitude (as that function's `EXACT_TOP` chooses, not yet shifted back); `None`
-/// where a level reaches `2^30` or `T` is not f32. Out of line, so that its registers are its
-/// own: inlined into the encoders' drivers, it spilled under their register pressure, by
-/// amounts that changed with every edit of the code around it.
+/// The loop of [`encode_f32_onepass_top`]: quantizes `block` with the fast path and the tie
+/// window `win`, parks the zigzagged deltas from `prev` in `words` ([`park32`]) and returns
+/// their OR and the largest bits of `|x|` shifted left by one; `None` where a level reaches
+/// `2^30` or `T` is not f32. Out of line, so that its registers are its own: inlined into the
+/// encoders' drivers, it spilled under their register pressure, by amounts that changed with
+/// every edit of the code around it.
 #[inline(never)]
-fn quantize_f32_block<T: SzpFloat, const EXACT_TOP: bool>(
+fn quantize_f32_block<T: SzpFloat>(
     qz: &bits::Quantizer,
     win: bits::Window,
     block: &[T],
@@ -315,13 +299,9 @@ fn quantize_f32_block<T: SzpFloat, const EXACT_TOP: bool>(
             big = true;
             0
         });
-        // EXACT_TOP: the bits of |x| shifted left by one (the sign drops out; shifted back
-        // after the loop), a shifted compare and a conditional shift on Thumb-2.
-        top = top.max(if EXACT_TOP {
-            v.to_bits() << 1
-        } else {
-            (s ^ (s >> 31)) as u32
-        });
+        // The bits of |x| shifted left by one (the sign drops out; shifted back after the
+        // loop): a shifted compare and a conditional shift on Thumb-2.
+        top = top.max(v.to_bits() << 1);
         park32(l, &mut prev, &mut any, slot);
     };
     // Two values a step (one loop test, and the previous level stays in a register).
@@ -1278,10 +1258,11 @@ mod tests {
         b
     }
 
-    /// Both variants of the one-pass encoder (the stream's, which returns the block's
-    /// largest `|x|` bits, and the one-shot's) against the reference encoder; a block is
-    /// declined only where its levels reach `2^30` (blocks past the fixed point's limit,
-    /// levels of about 65024, are quantized again, not declined).
+    /// The one-pass encoder (with the block's largest `|x|` bits it returns) against the
+    /// reference encoder, for the plan's quantizer, an unvalidated input's, and tie windows
+    /// tight and too narrow for the block; a block is declined only where its levels reach
+    /// `2^30` (blocks past the fixed point's limit, levels of about 65024, or past the plan's
+    /// magnitude are quantized again, not declined).
     fn onepass_equals_the_reference(q: &Quant, blk: &[f32], seed: i64) -> bool {
         let (eb, cost_room) = (q.eb, blk.len() * 8);
         let w = ref_width(eb, blk, seed);
@@ -1315,37 +1296,24 @@ mod tests {
             max32: top_bits / 2,
             ..*q
         };
-        let variants = [
-            (false, q),
-            (true, q),
-            (false, &unchecked),
-            (false, &tight),
-            (true, &tight),
-            (false, &under),
-            (true, &under),
-        ];
-        for (exact, q) in variants {
+        for (k, q) in [q, &unchecked, &tight, &under].into_iter().enumerate() {
             let mut got = [0xa5u8; 97 * 4];
             let room = &mut got[..blk.len() * 4];
-            let r = if exact {
-                encode_f32_onepass_top::<f32, true>(q, blk, seed, room).map(|(r, top)| {
-                    assert_eq!(top, top_bits, "eb {eb:e}");
-                    r
-                })
-            } else {
-                encode_f32_onepass(q, blk, seed, room)
-            };
+            let r = encode_f32_onepass_top(q, blk, seed, room).map(|(r, top)| {
+                assert_eq!(top, top_bits, "eb {eb:e}");
+                r
+            });
             match r {
                 Some(Ok(gw)) => {
                     assert_eq!(want_r, Ok(()), "eb {eb:e}");
                     assert_eq!(gw, w, "eb {eb:e} seed {seed}");
                     assert_eq!(got[..cost], want[..cost], "eb {eb:e} seed {seed}");
                 }
-                Some(Err(e)) => assert_eq!(Err(e), want_r, "eb {eb:e} exact {exact}"),
+                Some(Err(e)) => assert_eq!(Err(e), want_r, "eb {eb:e} quantizer {k}"),
                 None => {
                     assert!(
                         top_level >= 1 << 30,
-                        "eb {eb:e} exact {exact}: declined at level {top_level}"
+                        "eb {eb:e} quantizer {k}: declined at level {top_level}"
                     );
                     declined = true;
                 }
@@ -1353,7 +1321,7 @@ mod tests {
             // Too little room for the parked values: declined, nothing decided.
             let short = &mut got[..(blk.len() * 4).saturating_sub(1)];
             if !blk.is_empty() {
-                assert!(encode_f32_onepass_top::<f32, true>(q, blk, seed, short).is_none());
+                assert!(encode_f32_onepass_top(q, blk, seed, short).is_none());
                 assert!(encode_f32_onepass(q, blk, seed, short).is_none());
             }
         }
@@ -1460,8 +1428,7 @@ mod tests {
     /// The strict check's skipping: a bound just above the quantizer's `eb`, whose
     /// [`bits::accept_below`] magnitude lies inside the blocks' range, so that values above it
     /// miss the bound and values below it need no check; the first violation (or the bytes)
-    /// as the reference encoder's, in both variants (the stream's decides by the bits of
-    /// `|x|`, the one-shot's by the quantizer's fixed point).
+    /// as the reference encoder's.
     #[test]
     fn f32_onepass_encoder_skips_the_check_only_below_the_accepted_magnitude() {
         let (mut violations, mut passed) = (0, 0);
