@@ -769,6 +769,7 @@ mod tests {
     /// enough and too small (the sizing pass, whose error the irregular value must still
     /// outrank), in both layouts, with and without the strict bound.
     #[test]
+    #[cfg_attr(miri, ignore = "1,080 compressions of safe code: too slow for Miri")]
     fn declared_one_shot_equals_the_validated_path() {
         use super::{DECLARED, plan, plan_declaring};
         use crate::arch::generic::Reference;
