@@ -73,7 +73,8 @@ impl Quantizer {
         }
     }
 
-    /// [`Quantizer::level_fixed`] for any `x` (the fast path's range checked).
+    /// [`Quantizer::level_window`] for any `x`, with each value's own window (the fast
+    /// path's range checked).
     #[inline(always)]
     pub(crate) fn level_checked(&self, x: f32) -> Option<i32> {
         match self.q32.fast(x) {

@@ -37,7 +37,7 @@ pub(crate) struct Quant {
     /// per plan, not per block (it is soft-float arithmetic there).
     pub below: u32,
     /// `Some(b)`: the input was not validated (the one-shot encoder of an f32 input with a
-    /// declared `max_abs`, see `szp::ranges::plan_declared`), and the encoder checks each block
+    /// declared `max_abs`, see `szp::ranges::plan_declaring`), and the encoder checks each block
     /// instead: every value finite, with `|x|` at most the f32 whose bits are `b`, else
     /// [`BlockError::Irregular`]. Only the reference kernel honours it.
     pub unchecked: Option<u32>,

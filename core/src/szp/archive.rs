@@ -308,7 +308,7 @@ impl ArchiveWriter {
     }
 
     /// [`ArchiveWriter::for_token`] with the quantizer `q` (that of `plan` and `q.max_abs`, and
-    /// perhaps an unvalidated input's block check: `szp::ranges::plan_declared`).
+    /// perhaps an unvalidated input's block check: `szp::ranges::plan_declaring`).
     pub(crate) fn with_quant(plan: &Plan, q: Quant) -> ArchiveWriter {
         ArchiveWriter::with_quant_on(Kernel::Scalar, plan, q)
     }
