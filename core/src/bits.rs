@@ -162,9 +162,10 @@ impl AbsLimit {
         self.below
     }
 
-    /// The f32 comparison of [`AbsLimit::exceeds`] (on every target, for the tests).
+    /// The f32 comparison of [`AbsLimit::exceeds`] (on every target): `|v|` above the f32
+    /// with the bits `below`, or `v` not finite (`below` is at most `0x7f7f_ffff`).
     #[inline(always)]
-    fn bits_exceed(v: f32, below: u32) -> bool {
+    pub(crate) fn bits_exceed(v: f32, below: u32) -> bool {
         v.to_bits() & 0x7fff_ffff > below
     }
 }

@@ -746,10 +746,7 @@ impl ArchiveWriter {
         };
         let (w, seed) = r.map_err(|err| match err {
             BlockError::Violation(i) => Error::BoundViolated { index: first + i },
-            BlockError::Irregular(i) => match block.get(i) {
-                Some(x) if !x.is_missing() => Error::ValueOutOfRange { index: first + i },
-                _ => Error::NonFinite { index: first + i },
-            },
+            BlockError::Irregular(i) => ranges::irregular_error(block.get(i), first + i),
             BlockError::Short(c) => needed(c),
         })?;
         if let Some(s) = width.first_mut() {

@@ -326,16 +326,7 @@ fn declared_max_abs<T: SzpFloat>(input: &[T], cfg: &Config) -> Option<f64> {
 #[inline(never)]
 #[cold]
 pub(crate) fn declared_error<T: SzpFloat>(input: &[T], cfg: &Config, e: Error) -> Error {
-    let limit = bits::AbsLimit::new(cfg.max_abs.unwrap_or(f64::INFINITY));
-    for (index, x) in input.iter().enumerate() {
-        if x.is_missing() {
-            return Error::NonFinite { index };
-        }
-        if limit.exceeds(*x) {
-            return Error::ValueOutOfRange { index };
-        }
-    }
-    e
+    first_irregular_value(input, cfg).unwrap_or(e)
 }
 
 /// The error of the exact pass (`blocks::plan_mag`, without missing values) on an input whose
@@ -344,18 +335,26 @@ pub(crate) fn declared_error<T: SzpFloat>(input: &[T], cfg: &Config, e: Error) -
 #[inline(never)]
 #[cold]
 fn first_irregular<T: SzpFloat>(input: &[T], cfg: &Config) -> Result<(Plan, f64), Error> {
-    for (index, x) in input.iter().enumerate() {
-        let v = x.to_f64();
-        if !v.is_finite() {
-            return Err(Error::NonFinite { index });
-        }
-        if let Some(m) = cfg.max_abs
-            && v.abs() > m
-        {
-            return Err(Error::ValueOutOfRange { index });
-        }
+    Err(first_irregular_value(input, cfg).unwrap_or(Error::NonFinite { index: 0 }))
+}
+
+/// The error naming the first value of `input` that is not finite or above `cfg.max_abs`, if
+/// any ([`irregular_error`]).
+fn first_irregular_value<T: SzpFloat>(input: &[T], cfg: &Config) -> Option<Error> {
+    let limit = cfg.max_abs.map(bits::AbsLimit::new);
+    let index = input
+        .iter()
+        .position(|x| x.is_missing() || limit.is_some_and(|l| l.exceeds(*x)))?;
+    Some(irregular_error(input.get(index), index))
+}
+
+/// The error for `x`, the value at `index`, known to be not finite or above `max_abs`:
+/// [`Error::ValueOutOfRange`] for a finite one, else [`Error::NonFinite`].
+pub(crate) fn irregular_error<T: SzpFloat>(x: Option<&T>, index: usize) -> Error {
+    match x {
+        Some(x) if !x.is_missing() => Error::ValueOutOfRange { index },
+        _ => Error::NonFinite { index },
     }
-    Err(Error::NonFinite { index: 0 })
 }
 
 /// Payload bytes of `input`'s blocks (the sizing pass; writes nothing).
@@ -464,11 +463,7 @@ pub(crate) fn encode_range<K: SzpKernel, T: SzpFloat, J: Join>(
             },
             BlockError::Irregular(i) => {
                 let at = (b0 + r.block) * bs + i;
-                let index = first + at;
-                match input.get(at) {
-                    Some(x) if !x.is_missing() => Error::ValueOutOfRange { index },
-                    _ => Error::NonFinite { index },
-                }
+                irregular_error(input.get(at), first + at)
             }
             BlockError::Short(c) => Error::OutputTooSmall {
                 needed: base + pos + r.pos + c,

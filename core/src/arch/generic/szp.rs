@@ -206,7 +206,7 @@ pub(crate) fn first_beyond<T: SzpFloat>(block: &[T], below: u32) -> Option<usize
     block.iter().position(|x| {
         (x as &dyn core::any::Any)
             .downcast_ref::<f32>()
-            .is_some_and(|v| v.to_bits() & 0x7fff_ffff > below)
+            .is_some_and(|&v| bits::AbsLimit::bits_exceed(v, below))
     })
 }
 
