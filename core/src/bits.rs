@@ -565,6 +565,16 @@ const KAPPA: i32 = 40;
 /// at least `2^-60`. For `q = 0` both are `+0` (`0·a` may be `-0`, and `+0 + -0 = +0`), as the
 /// rule's `0·s` is. The two differ only where `q·s` lies within about `2^-40` (relative) of an
 /// f32 rounding boundary, about one level in `2^16`; the caller then takes the integer path.
+///
+/// Several values with one test: the term `(y2 − y1)·x` is 0 where `y1 == y2`, and otherwise a
+/// positive normal f32. The sign: `y1 <= y2` for `q > 0` and `y1 >= y2` for `q < 0`, as
+/// above. Where they differ, `q != 0`, and both are f32 roundings of sums within `2^-40`
+/// (relative) of `q·s` (`|q·s| >= 2^-60`), so they have its sign and `|y| >= 2^-61`: `y2 − y1` is exact (Sterbenz) and at least one ulp of such an
+/// f32, `2^-84`, and with `|x| >= 1` the term is at least `2^-84`; it is at most
+/// `2^86·2^24`, finite. A sum of such terms, each addition rounded once (`RN` is monotone and
+/// maps a positive sum of at least `2^-84` to at least that), is `±0` exactly when every term
+/// is 0, and otherwise positive and finite. No operand or result is subnormal, so a
+/// flush-to-zero mode changes nothing. `arch::arm::fused_run` takes four values a step this way.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Fused32 {
     /// `[hi, a, b]`. Read by the FMA (Arm) and by the tests; elsewhere no `Fused32` is made.
@@ -606,11 +616,20 @@ impl Fused32 {
     /// is `RN32(a·b + c)` with one rounding, and `|q| <= 2^24`.
     #[cfg(test)]
     fn get_with(&self, q: i32, fma: impl Fn(f32, f32, f32) -> f32) -> Option<f32> {
+        let (_, y1, y2) = self.bracket_with(q, fma);
+        (y1 == y2).then_some(y1)
+    }
+
+    /// `(x, y1, y2)` for level `q`: the level as f32 and the two FMAs' results.
+    #[cfg(test)]
+    pub(crate) fn bracket_with(
+        &self,
+        q: i32,
+        fma: impl Fn(f32, f32, f32) -> f32,
+    ) -> (f32, f32, f32) {
         let [hi, a, b] = self.k;
         let x = q as f32;
-        let y1 = fma(x, hi, x * a);
-        let y2 = fma(x, hi, x * b);
-        (y1 == y2).then_some(y1)
+        (x, fma(x, hi, x * a), fma(x, hi, x * b))
     }
 
     /// Replaces the levels in `out` (each an `i32` level's bits, `|level| <= 2^24`) by their
@@ -632,18 +651,38 @@ impl Fused32 {
         }
     }
 
-    /// [`Fused32::run`] in Rust with the FMA `fma`: what `arch::arm::fused_run` does, for the
-    /// tests on machines without it.
+    /// [`Fused32::run`] in Rust with the FMA `fma`: what `arch::arm::fused_run` does, step for
+    /// step, for the tests on machines without it. Four values a step, decided together where
+    /// `t = Σ (y2 − y1)·x` (a multiply, then three FMAs) is 0; a step whose `t` is not, and the
+    /// values after the last whole step, one at a time up to the first undecided.
     #[cfg(test)]
     pub(crate) fn run_with(
         &self,
         out: &mut [f32],
         fma: impl Fn(f32, f32, f32) -> f32 + Copy,
     ) -> usize {
-        for (i, o) in out.iter_mut().enumerate() {
+        let mut done = 0;
+        for four in out.as_chunks_mut::<4>().0 {
+            let (mut t, mut y) = (None, [0f32; 4]);
+            for (o, y) in four.iter().zip(&mut y) {
+                let (x, y1, y2) = self.bracket_with(o.to_bits() as i32, fma);
+                *y = y1;
+                let d = y2 - y1;
+                t = Some(t.map_or(d * x, |t| fma(d, x, t)));
+            }
+            if t != Some(0.0) {
+                break;
+            }
+            *four = y;
+            done += 4;
+        }
+        let Some(rest) = out.get_mut(done..) else {
+            return done;
+        };
+        for (i, o) in rest.iter_mut().enumerate() {
             match self.get_with(o.to_bits() as i32, fma) {
                 Some(v) => *o = v,
-                None => return i,
+                None => return done + i,
             }
         }
         out.len()
@@ -2117,6 +2156,20 @@ pub(crate) mod tests {
     /// [`Fused32`] at bound `eb` on level `q`: where it decides, the f64 rule's bits (else a
     /// failure); `None` where it does not.
     fn fused_check(f: &Fused32, q: i32, eb: f64) -> Option<()> {
+        // What lets `fused_run` test four values at once: `(y2 − y1)·x` is 0 where the value
+        // is decided, else a positive normal f32, so that a sum of such terms (each rounding
+        // of a sum of non-negative terms is monotone) is 0 exactly when all four are decided.
+        let (x, y1, y2) = f.bracket_with(q, fma);
+        let d = y2 - y1;
+        let t = f64::from(d) * f64::from(x); // exact: 24 + 24 bits
+        if y1 == y2 {
+            assert!(d == 0.0 && t == 0.0, "eb {eb:e}: q = {q}");
+        } else {
+            assert!(
+                t >= f64::from(f32::MIN_POSITIVE) && (d * x).is_normal(),
+                "eb {eb:e}: q = {q}: y1 {y1:e}, y2 {y2:e}"
+            );
+        }
         let v = f.get_with(q, fma)?;
         assert_eq!(
             v.to_bits(),

@@ -46,7 +46,12 @@ macro_rules! bracket {
 /// [`crate::bits::Fused32`]'s method on `n` levels in place: each `p[i]` holds a level's `i32`
 /// bits (`|level| <= 2^24`) and is replaced by its reconstruction's `f32` bits, from the
 /// first on, until one is undecided (the two FMAs differ); returns how many were replaced (`n`
-/// if all were). `k` is `[hi, a, b]`. Uses `r0`–`r3` and `s1`–`s11` (caller-saved) only.
+/// if all were). `k` is `[hi, a, b]`. Uses `r0`–`r3` and `s0`–`s15` (caller-saved) only.
+///
+/// Four values a step, with one test for the four: `t = Σ (y2 − y1)·x` is 0 exactly when
+/// every `y1 == y2` ([`crate::bits::Fused32`]: each term is 0 or a positive normal f32, so the
+/// sum is 0 or positive). A step whose sum is not 0 is redone one value at a time, which stops
+/// at its undecided value. The values after the last whole step go one at a time too.
 ///
 /// # Safety
 /// `p` must be valid for reads and writes of `n` 4-byte-aligned `u32`s, and `k` for reading
@@ -59,36 +64,65 @@ pub(crate) unsafe extern "C" fn fused_run(p: *mut u32, n: usize, k: *const [f32;
         ".fpu fpv4-sp-d16",
         "mov r3, r0",
         "vldmia r2, {{s1-s3}}", // s1 = hi, s2 = a, s3 = b
-        "lsrs r2, r1, #1",      // pairs
+        "lsrs r2, r1, #2",      // steps of four
         "beq 3f",
-        // Two values a step (s6, s7); stop before the first undecided one.
+        // Four values a step: x in s4–s7, y1 in s8–s11, y2 (then y2 − y1) in s12–s15.
         "1:",
-        "vldmia r0, {{s6-s7}}",
+        "vldmia r0, {{s4-s7}}",
+        "vcvt.f32.s32 s4, s4",
+        "vcvt.f32.s32 s5, s5",
         "vcvt.f32.s32 s6, s6",
         "vcvt.f32.s32 s7, s7",
-        bracket!("s6", "s8", "s9"),
-        "bne 5f",
-        "vstr s8, [r0]",
-        bracket!("s7", "s10", "s11"),
-        "bne 4f",
-        "vstr s10, [r0, #4]",
-        "adds r0, #8",
+        "vmul.f32 s8, s4, s2",
+        "vmul.f32 s12, s4, s3",
+        "vmul.f32 s9, s5, s2",
+        "vmul.f32 s13, s5, s3",
+        "vmul.f32 s10, s6, s2",
+        "vmul.f32 s14, s6, s3",
+        "vmul.f32 s11, s7, s2",
+        "vmul.f32 s15, s7, s3",
+        "vfma.f32 s8, s4, s1",
+        "vfma.f32 s12, s4, s1",
+        "vfma.f32 s9, s5, s1",
+        "vfma.f32 s13, s5, s1",
+        "vfma.f32 s10, s6, s1",
+        "vfma.f32 s14, s6, s1",
+        "vfma.f32 s11, s7, s1",
+        "vfma.f32 s15, s7, s1",
+        "vsub.f32 s12, s12, s8",
+        "vsub.f32 s13, s13, s9",
+        "vsub.f32 s14, s14, s10",
+        "vsub.f32 s15, s15, s11",
+        "vmul.f32 s0, s12, s4",
+        "vfma.f32 s0, s13, s5",
+        "vfma.f32 s0, s14, s6",
+        "vfma.f32 s0, s15, s7",
+        "vcmp.f32 s0, #0",
+        "vmrs APSR_nzcv, fpscr",
+        "bne 2f",
+        "vstmia r0!, {{s8-s11}}",
         "subs r2, #1",
         "bne 1b",
-        // The last value of an odd count.
+        // The last `n mod 4` values, one at a time.
         "3:",
-        "tst r1, #1",
+        "ands r2, r1, #3",
         "beq 5f",
-        "vldr s6, [r0]",
-        "vcvt.f32.s32 s6, s6",
-        bracket!("s6", "s8", "s9"),
+        "4:",
+        "vldr s4, [r0]",
+        "vcvt.f32.s32 s4, s4",
+        bracket!("s4", "s8", "s9"),
         "bne 5f",
         "vstr s8, [r0]",
-        "4:",
         "adds r0, #4",
+        "subs r2, #1",
+        "bne 4b",
         "5:",
         "subs r0, r0, r3",
         "lsrs r0, r0, #2",
         "bx lr",
+        // A step with an undecided value: its four one at a time, up to that value.
+        "2:",
+        "movs r2, #4",
+        "b 4b",
     )
 }

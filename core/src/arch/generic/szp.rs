@@ -1864,7 +1864,8 @@ mod tests {
 
     /// `fused_levels` reconstructs every level, the ones the FMA run leaves undecided by the
     /// integer path: a block of levels at a bound that puts every odd level near 7·10^6 on
-    /// an f32 tie (undecided), mixed with ordinary ones, in runs of every length.
+    /// an f32 tie (undecided), mixed with ordinary ones, in runs of every length (the run's
+    /// steps of four start at every offset of the pattern).
     #[test]
     fn fused_levels_reconstruct_every_level() {
         let fma = bits::tests::fma;
@@ -1891,7 +1892,17 @@ mod tests {
                 let mut probe = [0f32; 40];
                 let probe = &mut probe[..lv.len()];
                 probe.copy_from_slice(out);
-                undecided += usize::from(f.run_with(probe, fma) < lv.len());
+                // The run stops at the first level the method leaves undecided, four at a
+                // time or one by one.
+                let first = lv
+                    .iter()
+                    .position(|&q| {
+                        let (_, y1, y2) = f.bracket_with(q, fma);
+                        y1 != y2
+                    })
+                    .unwrap_or(lv.len());
+                assert_eq!(f.run_with(probe, fma), first, "run {start}..{len}");
+                undecided += usize::from(first < lv.len());
                 fused_levels(&f, &rc, out, |f, o| f.run_with(o, fma));
                 for (o, &q) in out.iter().zip(lv) {
                     let want = reconstruct::<f32>(i64::from(q), eb);
