@@ -305,7 +305,12 @@ impl Quant32 {
     /// The fast path of [`Quant32::level`] (`None`: the integer path decides).
     #[inline(always)]
     fn fast(&self, x: f32) -> Option<i32> {
-        let s = self.fixed(x);
+        Self::fast_fixed(self.fixed(x))
+    }
+
+    /// The fast path's decision from `S` (`None`: the integer path decides).
+    #[inline(always)]
+    fn fast_fixed(s: i32) -> Option<i32> {
         if (s ^ (s >> 31)) as u32 >= FIXED_LIMIT {
             return None;
         }
@@ -347,17 +352,15 @@ impl Quant32 {
         ((u << 17) >= win.span).then_some((u as i32) >> 15)
     }
 
-    /// A value [`Quant32::fast_window`] leaves: [`Quant32::fast_within`] (its own window), else
+    /// A value [`Quant32::fast_window`] leaves: [`Quant32::fast_fixed`] (its own window), else
     /// the integer path. Out of line and cold: the loops keep one rare branch.
     #[cold]
     #[inline(never)]
     fn window_miss(&self, x: f32, s: i32) -> Option<i32> {
-        if ((s ^ (s >> 31)) as u32) < FIXED_LIMIT
-            && let Some(l) = Self::fast_within(s)
-        {
-            return Some(l);
+        match Self::fast_fixed(s) {
+            Some(l) => Some(l),
+            None => self.small_slow(x),
         }
-        self.small_slow(x)
     }
 
     /// The integer path of [`Quant32::level`] as an i32 when its magnitude is below `2^30`,
