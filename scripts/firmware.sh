@@ -228,6 +228,30 @@ else
     echo "FAIL: RV32IMAFC: the QEMU report differs from the host's"; fail=1
   else
     echo "    equal to the host's; the f32 quantizer linked; .text $(riscv64-unknown-elf-size -A "$rvf" | awk '$1==".text"{print $2}') bytes"
+    # Instructions per value of the SZp stages, counted as for Cortex-M4F (one trace line
+    # per executed instruction between a stage's marker and `fw_mark_end`).
+    rvf_trace=$(mktemp -d)
+    mkfifo "$rvf_trace/fifo"
+    awk '$1 == "Trace" {
+           s = $NF
+           if (s == "fw_mark_end") { cur = ""; next }
+           if (substr(s, 1, 8) == "fw_mark_") { cur = substr(s, 9); next }
+           if (cur != "") n[cur]++
+         }
+         END { for (k in n) print k, n[k] }' < "$rvf_trace/fifo" > "$rvf_trace/counts" &
+    rvf_awk=$!
+    LD_LIBRARY_PATH="$qroot/usr/lib/x86_64-linux-gnu:$qroot/lib/x86_64-linux-gnu" \
+      timeout 600 "$qroot/usr/bin/qemu-system-riscv32" -M virt -bios none -nographic \
+      -monitor none -serial none -semihosting-config enable=on,target=native -singlestep \
+      -d exec,nochain -D "$rvf_trace/fifo" -kernel "$rvf" > "$rvf_trace/log" 2>&1 || true
+    wait "$rvf_awk" || true
+    if ! grep -q '^instrument: ok' "$rvf_trace/log"; then
+      cat "$rvf_trace/log"; echo "FAIL: RV32IMAFC: the traced run"; fail=1
+    fi
+    for s in szp_encode szp_stream_encode szp_decode szp_decode_f32_step; do
+      awk -v s="$s" '$1 == s {printf "insn-per-value RV32IMAFC %s: %.1f\n", s, $2 / 4096}' "$rvf_trace/counts"
+    done
+    rm -rf "$rvf_trace"
   fi
 fi
 

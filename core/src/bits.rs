@@ -536,9 +536,13 @@ pub(crate) const F32_ONLY_FPU: bool = cfg!(any(
     )
 ));
 
-/// Whether f32 decoding reconstructs with an f32 fused multiply-add ([`Fused32`]): Arm
-/// targets with an f32-only FPU (`VFMA.F32`, through `arch::arm::fused_run`).
-pub(crate) const FMA32: bool = cfg!(all(fzpack_f32_fpu, target_arch = "arm"));
+/// Whether f32 decoding reconstructs with an f32 fused multiply-add ([`Fused32`]): targets
+/// with an f32-only FPU on Arm (`VFMA.F32`, through `arch::arm::fused_run`) and on RV32
+/// (`fmadd.s`, through `arch::riscv::fma32` in `Fused32::run_with`).
+pub(crate) const FMA32: bool = cfg!(all(
+    fzpack_f32_fpu,
+    any(target_arch = "arm", target_arch = "riscv32")
+));
 
 /// `κ = 2^-KAPPA·hi`, [`Fused32`]'s margin (a smaller one is only for the tests).
 const KAPPA: i32 = 40;
@@ -577,12 +581,17 @@ const KAPPA: i32 = 40;
 /// `2^86·2^24`, finite. A sum of such terms, each addition rounded once (`RN` is monotone and
 /// maps a positive sum of at least `2^-84` to at least that), is `±0` exactly when every term
 /// is 0, and otherwise positive and finite. No operand or result is subnormal, so a
-/// flush-to-zero mode changes nothing. `arch::arm::fused_run` takes four values a step this way.
+/// flush-to-zero mode changes nothing. `arch::arm::fused_run` and `Fused32::run_with` take
+/// four values a step this way.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Fused32 {
-    /// `[hi, a, b]`. Read by the FMA (Arm) and by the tests; elsewhere no `Fused32` is made.
+    /// `[hi, a, b]`. Read by the FMA ([`FMA32`]) and by the tests; elsewhere no `Fused32` is
+    /// made.
     #[cfg_attr(
-        not(any(test, all(fzpack_f32_fpu, target_arch = "arm"))),
+        not(any(
+            test,
+            all(fzpack_f32_fpu, any(target_arch = "arm", target_arch = "riscv32"))
+        )),
         allow(dead_code)
     )]
     k: [f32; 3],
@@ -624,7 +633,8 @@ impl Fused32 {
     }
 
     /// `(x, y1, y2)` for level `q`: the level as f32 and the two FMAs' results.
-    #[cfg(test)]
+    #[cfg(any(test, all(fzpack_f32_fpu, target_arch = "riscv32")))]
+    #[inline(always)]
     pub(crate) fn bracket_with(
         &self,
         q: i32,
@@ -647,48 +657,51 @@ impl Fused32 {
             // SAFETY: `p` is valid for `n` aligned u32 reads and writes, `&self.k` for three f32s.
             unsafe { crate::arch::arm::fused_run(p, n, &self.k) }
         }
-        #[cfg(not(all(fzpack_f32_fpu, target_arch = "arm")))]
+        #[cfg(all(fzpack_f32_fpu, target_arch = "riscv32"))]
+        {
+            self.run_with(out, crate::arch::riscv::fma32)
+        }
+        #[cfg(not(all(fzpack_f32_fpu, any(target_arch = "arm", target_arch = "riscv32"))))]
         {
             let _ = out;
             0
         }
     }
 
-    /// [`Fused32::run`] in Rust with the FMA `fma`: what `arch::arm::fused_run` does, step for
-    /// step, for the tests on machines without it. Four values a step, decided together where
-    /// `t = Σ (y2 − y1)·x` (a multiply, then three FMAs) is 0; a step whose `t` is not, and the
-    /// values after the last whole step, one at a time up to the first undecided.
-    #[cfg(test)]
+    /// [`Fused32::run`] in Rust with the FMA `fma`: RV32's (`arch::riscv::fma32`), and what
+    /// `arch::arm::fused_run` does, step for step, for the tests on machines without it. Four
+    /// values a step, decided together where `t = Σ (y2 − y1)·x` (a multiply, then three FMAs)
+    /// is 0; a step whose `t` is not, and the values after the last whole step, one at a time
+    /// up to the first undecided.
+    #[cfg(any(test, all(fzpack_f32_fpu, target_arch = "riscv32")))]
+    #[inline(always)]
     pub(crate) fn run_with(
         &self,
         out: &mut [f32],
         fma: impl Fn(f32, f32, f32) -> f32 + Copy,
     ) -> usize {
+        let bracket = |o: f32| self.bracket_with(o.to_bits() as i32, fma);
+        let term = |(x, y1, y2): (f32, f32, f32), t: f32| fma(y2 - y1, x, t);
         let mut done = 0;
         for four in out.as_chunks_mut::<4>().0 {
-            let (mut t, mut y) = (None, [0f32; 4]);
-            for (o, y) in four.iter().zip(&mut y) {
-                let (x, y1, y2) = self.bracket_with(o.to_bits() as i32, fma);
-                *y = y1;
-                let d = y2 - y1;
-                t = Some(t.map_or(d * x, |t| fma(d, x, t)));
-            }
-            if t != Some(0.0) {
+            // Four calls, not `map`: at opt-level "s" a `map` stays a loop through the stack.
+            let [v0, v1, v2, v3] = *four;
+            let (p0, p1, p2, p3) = (bracket(v0), bracket(v1), bracket(v2), bracket(v3));
+            if term(p3, term(p2, term(p1, (p0.2 - p0.1) * p0.0))) != 0.0 {
                 break;
             }
-            *four = y;
+            *four = [p0.1, p1.1, p2.1, p3.1];
             done += 4;
         }
-        let Some(rest) = out.get_mut(done..) else {
-            return done;
-        };
-        for (i, o) in rest.iter_mut().enumerate() {
-            match self.get_with(o.to_bits() as i32, fma) {
-                Some(v) => *o = v,
-                None => return done + i,
+        for o in out.get_mut(done..).unwrap_or_default() {
+            let (_, y1, y2) = bracket(*o);
+            if y1 != y2 {
+                break;
             }
+            *o = y1;
+            done += 1;
         }
-        out.len()
+        done
     }
 }
 

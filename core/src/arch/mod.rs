@@ -25,6 +25,8 @@ pub mod aarch64;
 
 #[cfg(all(fzpack_f32_fpu, target_arch = "arm"))]
 pub(crate) mod arm;
+#[cfg(all(fzpack_f32_fpu, target_arch = "riscv32"))]
+pub(crate) mod riscv;
 
 /// A hint for streaming loops outside the kernels (the `fzpack` crate's `.pnx` frame
 /// scaling): starts loading the cache line a fixed distance (2 KiB) past `p` into the cache.
