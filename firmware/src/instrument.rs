@@ -41,9 +41,9 @@ pub const PERNIX_BYTES: usize = PERNIX_BLOCKS * 64;
 pub const TIES: usize = 256;
 /// The tie signal's bound: `2·eb = 1.5·(1 + 2^-45)`, which puts the product of every odd level
 /// near 7·10^6 within `2^-21` of an f32 tie (`1.5·q` a midpoint). A decoder that rounds the
-/// product with too little precision goes wrong there; Cortex-M4F's FMA path leaves every such
-/// level to its integer path, so the decode exercises both (the signal is `1.5·q`, rounded up
-/// to an integer for odd `q`: exactly the reconstructions, error 0).
+/// product with too little precision goes wrong there; the FMA path (Cortex-M4F, RV32 with F)
+/// leaves every such level to its integer path, so the decode exercises both (the signal is
+/// `1.5·q`, rounded up to an integer for odd `q`: exactly the reconstructions, error 0).
 pub const TIES_EB: f64 = 0.75 * (1.0 + 1.0 / 35_184_372_088_832.0);
 /// SZp archive capacity: `szp::max_compressed_len(N, 128, F32)`.
 pub const SZP_CAP: usize = szp::HEADER_LEN + N.div_ceil(SZP_BLOCK) + 8 * N;
@@ -339,7 +339,7 @@ pub fn run<M: Meter>(m: &mut M, b: &mut Buffers) -> Result<Summary, Failure> {
     step_fnv.bytes(step);
     step_dec_fnv.floats(&b.decoded);
 
-    // The tie signal (`TIES_EB`): levels 7·10^6 + i, one-shot, decoded exactly.
+    // The tie signal (`TIES_EB`): levels from 7·10^6, one-shot, decoded exactly.
     let (ties_fnv, ties_dec_fnv) = ties(b)?;
     irregular(b, &cfg)?;
 
@@ -405,8 +405,11 @@ pub fn run<M: Meter>(m: &mut M, b: &mut Buffers) -> Result<Summary, Failure> {
 fn ties(b: &mut Buffers) -> Result<(u64, u64), Failure> {
     let (signal, rest) = b.decoded.split_at_mut(TIES);
     let back = rest.get_mut(..TIES).ok_or(Failure::SzpDecode)?;
+    // Odd (undecided) levels where `i % 7 == 0` or `i % 5 == 2`: at every position of the
+    // FMA decoder's steps of four, alone and two in a step, between runs of even ones.
     for (i, x) in signal.iter_mut().enumerate() {
-        let q = 7_000_000 + i as u32;
+        let odd = u32::from(i % 7 == 0 || i % 5 == 2);
+        let q = 7_000_000 + 2 * i as u32 + odd;
         *x = ((3 * q + (q & 1)) / 2) as f32; // 1.5·q, rounded up for odd q: exact
     }
     // The stage-compatible quantizer: the archive keeps the bound itself (no tightening). The

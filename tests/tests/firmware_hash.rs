@@ -17,7 +17,7 @@ const RECORDED: &str = "instrument: n=4096 szp_len=6040 szp_fnv=d4ab45a9c85be2f4
     szp_dec_fnv=f389c17f1001bede pernix_len=6272 pernix_fnv=0ccba8c4fc306095 \
     pernix_dec_fnv=190a5795d909cb82 szp_max_err_2^-40=1098907648 \
     pernix_max_err_2^-40=2148270080 step_len=6040 step_fnv=3e22c65ba65cfbf2 \
-    step_dec_fnv=b823e3e81fcd4cc1 ties_fnv=ba65cdc2e0204085 ties_dec_fnv=77f7de74306e5b02";
+    step_dec_fnv=b823e3e81fcd4cc1 ties_fnv=83558b9fd49881e9 ties_dec_fnv=b9b3730d476207ea";
 
 fn play() -> (Summary, String) {
     let mut bufs = Box::new(Buffers::new());
