@@ -228,17 +228,10 @@ else
     echo "FAIL: RV32IMAFC: the QEMU report differs from the host's"; fail=1
   else
     echo "    equal to the host's; the f32 quantizer linked; .text $(riscv64-unknown-elf-size -A "$rvf" | awk '$1==".text"{print $2}') bytes"
-    # Instructions per value of the SZp stages, counted as for Cortex-M4F (one trace line
-    # per executed instruction between a stage's marker and `fw_mark_end`).
+    # Instructions per value of the SZp stages, counted as for Cortex-M4F.
     rvf_trace=$(mktemp -d)
     mkfifo "$rvf_trace/fifo"
-    awk '$1 == "Trace" {
-           s = $NF
-           if (s == "fw_mark_end") { cur = ""; next }
-           if (substr(s, 1, 8) == "fw_mark_") { cur = substr(s, 9); next }
-           if (cur != "") n[cur]++
-         }
-         END { for (k in n) print k, n[k] }' < "$rvf_trace/fifo" > "$rvf_trace/counts" &
+    awk -f "$root/scripts/stage-counts.awk" < "$rvf_trace/fifo" > "$rvf_trace/counts" &
     rvf_awk=$!
     LD_LIBRARY_PATH="$qroot/usr/lib/x86_64-linux-gnu:$qroot/lib/x86_64-linux-gnu" \
       timeout 600 "$qroot/usr/bin/qemu-system-riscv32" -M virt -bios none -nographic \

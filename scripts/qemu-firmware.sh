@@ -91,18 +91,12 @@ run m4f "$qbin/qemu-system-arm" -M mps2-an386 "${common[@]}" -kernel "$m4"
 check m4f "Cortex-M4F (an386)"
 # Instructions per stage (Cortex-M4F): QEMU logs every executed instruction (-singlestep: one
 # instruction per translation block; -d exec,nochain: a line per block executed) into a fifo,
-# and awk counts the lines between a stage's marker (`fw_mark_<stage>`) and `fw_mark_end`, the
-# markers' own instructions excluded. Writes "<stage> <instructions>" lines to
-# $fw/insn-m4f.txt; the run must pass as the one above.
+# and scripts/stage-counts.awk counts the lines between a stage's marker (`fw_mark_<stage>`)
+# and `fw_mark_end`, the markers' own instructions excluded. Writes "<stage> <instructions>"
+# lines to $fw/insn-m4f.txt; the run must pass as the one above.
 fifo=$fw/qemu-m4f-trace.fifo
 rm -f "$fifo" && mkfifo "$fifo"
-awk '$1 == "Trace" {
-       s = $NF
-       if (s == "fw_mark_end") { cur = ""; next }
-       if (substr(s, 1, 8) == "fw_mark_") { cur = substr(s, 9); next }
-       if (cur != "") n[cur]++
-     }
-     END { for (k in n) print k, n[k] }' < "$fifo" > "$fw/insn-m4f.txt" &
+awk -f "$root/scripts/stage-counts.awk" < "$fifo" > "$fw/insn-m4f.txt" &
 awk_pid=$!
 secs_saved=$secs; secs=${QEMU_TRACE_TIMEOUT:-600}
 run m4f-insn "$qbin/qemu-system-arm" -M mps2-an386 "${common[@]}" -singlestep -d exec,nochain \
