@@ -11,8 +11,8 @@
 #[inline(always)]
 pub(crate) fn fma32(a: f32, b: f32, c: f32) -> f32 {
     let r: f32;
-    // SAFETY: one F instruction on registers (the build script names F on this target): it
-    // touches no memory and no stack, and its rounding mode is static.
+    // One F instruction on registers (the build script names F on this target).
+    // SAFETY: it touches no memory and no stack, and its rounding mode is static.
     unsafe {
         core::arch::asm!(
             "fmadd.s {r}, {a}, {b}, {c}, rne",
