@@ -1465,14 +1465,19 @@ pub(crate) fn field(payload: &[u8], i: usize, w: u32) -> u64 {
     }
     // A field of up to 64 bits from bit `sh <= 7` spans at most 9 bytes: the low 8 as a word,
     // the ninth's bits above it (no 128-bit shifts: a library routine on 32-bit targets).
-    let mut b = [0u8; 9];
-    let take = payload.len().saturating_sub(from).min(9);
-    if let (Some(dst), Some(src)) = (b.get_mut(..take), payload.get(from..from + take)) {
-        dst.copy_from_slice(src);
+    // Byte by byte into the word, not copied into a buffer: a variable-length copy is a
+    // `memcpy` call, which firmware decoders would link for this cold path alone.
+    let (mut lo, mut l8) = (0u64, 0u8);
+    let rest = payload.get(from..).unwrap_or(&[]);
+    for (k, &byte) in rest.iter().take(9).enumerate() {
+        if k < 8 {
+            lo |= u64::from(byte) << (8 * k);
+        } else {
+            l8 = byte;
+        }
     }
-    let [l0, l1, l2, l3, l4, l5, l6, l7, l8] = b;
     let sh = (bit % 8) as u32;
-    let lo = u64::from_le_bytes([l0, l1, l2, l3, l4, l5, l6, l7]) >> sh;
+    let lo = lo >> sh;
     // `l8 << (64 − sh)`, which is 0 for `sh = 0`.
     (lo | ((u64::from(l8) << 1) << (63 - sh))) & mask(w)
 }

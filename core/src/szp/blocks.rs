@@ -652,11 +652,14 @@ impl Header {
     }
 
     /// [`Header::read`], checking the version 2 header CRC only under [`Verify::Checksums`].
-    #[allow(clippy::indexing_slicing)] // constant offsets into a local [u8; HEADER_LEN_V1]
+    #[allow(clippy::indexing_slicing)] // constant offsets into a [u8; HEADER_LEN_V1]
     pub fn read_with(archive: &[u8], verify: Verify) -> Result<Header, Error> {
-        let h = archive.get(..HEADER_LEN_V1).ok_or(Error::Truncated)?;
-        let mut a = [0u8; HEADER_LEN_V1];
-        a.copy_from_slice(h);
+        // Borrowed, not copied: a copy is a `memcpy` call that firmware decoders would link
+        // for it alone.
+        let a: &[u8; HEADER_LEN_V1] = archive
+            .get(..HEADER_LEN_V1)
+            .and_then(|h| h.try_into().ok())
+            .ok_or(Error::Truncated)?;
         if a[0..4] != MAGIC {
             return Err(Error::BadMagic);
         }
@@ -693,7 +696,7 @@ impl Header {
                 .get(HEADER_LEN_V1..HEADER_LEN)
                 .ok_or(Error::Truncated)?;
             let stored = u32::from_le_bytes([sum[0], sum[1], sum[2], sum[3]]);
-            if verify == Verify::Checksums && crate::crc::hash(&a) != stored {
+            if verify == Verify::Checksums && crate::crc::hash(a) != stored {
                 return Err(Error::ChecksumMismatch {
                     what: "header",
                     chunk: 0,
