@@ -8,8 +8,90 @@
 
 use crate::types::SzpFloat;
 
-/// Quantized levels must stay below this magnitude (so deltas fit in i64 without wrapping).
-pub(crate) const LEVEL_LIMIT: f64 = 4_611_686_018_427_387_904.0; // 2^62
+/// How the f64 quotient `mag / (2.0 * eb)` compares with `2^62`, the magnitude quantized
+/// levels must stay below (so that deltas fit in i64 without wrapping): `Some(true)` at or
+/// above it, `Some(false)` below, `None` where it is NaN. The encoders' level-range checks.
+#[inline]
+pub(crate) fn level_vs_limit(mag: f64, eb: f64) -> Option<bool> {
+    if F32_ONLY_FPU {
+        level_vs_limit_int(mag, eb)
+    } else {
+        let q = mag / (2.0 * eb);
+        (!q.is_nan()).then_some(q >= 4_611_686_018_427_387_904.0) // 2^62
+    }
+}
+
+/// [`level_vs_limit`] in integers, exactly as the f64 division and comparison decide it and
+/// without the division, for targets without an f64 FPU (which then link no soft-float
+/// division for it).
+///
+/// For positive finite `mag = A·2^a` and `2·eb = D·2^d` (finite; `A`, `D` in `[2^52, 2^53)`),
+/// the quotient rounds to `2^62` or more exactly when `mag/(2·eb) >= 2^62 − 2^8`, the
+/// midpoint below `2^62` (which a tie rounds up to: `2^62` is even). That is
+/// `A·2^s >= D·(2^54 − 1)` with `s = a − d − 8`: always for `s >= 55`, never for `s <= 53`
+/// (for 53 it would take `D >= 2^53·(2·D − A) >= 2^53`), and for `s = 54` exactly when
+/// `A >= D`.
+fn level_vs_limit_int(mag: f64, eb: f64) -> Option<bool> {
+    const MAG: u64 = !(1 << 63);
+    const INF: u64 = 0x7ff0_0000_0000_0000;
+    const POW1023: u64 = 0x7fe0_0000_0000_0000;
+    let (a, e) = (mag.to_bits(), eb.to_bits());
+    let (am, em) = (a & MAG, e & MAG);
+    // `2.0 * eb` is infinite from `eb = 2^1023` up.
+    let d_inf = em >= POW1023;
+    if am > INF || em > INF || (am == 0 && em == 0) || (am == INF && d_inf) {
+        return None; // NaN, 0/0, ∞/∞
+    }
+    if (a ^ e) >> 63 != 0 || am == 0 || d_inf {
+        return Some(false); // below zero, zero, or finite/∞
+    }
+    if am == INF || em == 0 {
+        return Some(true); // ∞
+    }
+    let (ma, ea) = f64_parts_cold(f64::from_bits(am));
+    let (me, ee) = f64_parts_cold(f64::from_bits(em));
+    let s = ea - (ee + 1) - 8;
+    Some(s >= 55 || (s == 54 && ma >= me))
+}
+
+/// `mag / (2.0 * eb)`: the encoders' worst-case width. Computed in integers on targets
+/// without an f64 FPU ([`half_quotient_int`]), which then link no soft-float division.
+#[inline]
+pub(crate) fn half_quotient(mag: f64, eb: f64) -> f64 {
+    if F32_ONLY_FPU {
+        half_quotient_int(mag, eb)
+    } else {
+        mag / (2.0 * eb)
+    }
+}
+
+/// `mag / (2.0 * eb)` in f64, every case as IEEE 754 has it (NaN, infinities, signed zeros),
+/// computed in integers.
+fn half_quotient_int(mag: f64, eb: f64) -> f64 {
+    const MAG: u64 = !(1 << 63);
+    const INF: u64 = 0x7ff0_0000_0000_0000;
+    let (a, e) = (mag.to_bits(), eb.to_bits());
+    let (am, em) = (a & MAG, e & MAG);
+    // `2·eb`, exact: a subnormal's bits doubled, else the exponent raised (to infinity's
+    // bits from 2^1023 up, which is the rounded product).
+    let dm = if em >= INF {
+        em
+    } else if em >> 52 == 0 {
+        em << 1
+    } else {
+        (em + (1 << 52)).min(INF)
+    };
+    let q = if am > INF || dm > INF || (am == 0 && dm == 0) || (am == INF && dm == INF) {
+        return f64::NAN;
+    } else if am == 0 || dm == INF {
+        0
+    } else if am == INF || dm == 0 {
+        INF
+    } else {
+        div_f64_bits(f64::from_bits(am), f64::from_bits(dm)).unwrap_or(0)
+    };
+    f64::from_bits(q | ((a ^ e) & !MAG))
+}
 
 /// The quantized level of `x` (spec §1.2: f64 division, round half away from zero).
 ///
@@ -937,6 +1019,74 @@ fn mul53(a: u64, b: u64) -> (u64, bool) {
         (hi << 13) + (mid >> 19),
         mid & ((1 << 19) - 1) != 0 || lo as u32 != 0,
     )
+}
+
+/// The bits of `RN(a·b)`, the f64 product rounded to nearest, ties to even (`+∞`'s bits where
+/// it overflows), for `a` and `b` positive and finite; `None` otherwise. In integers, so that a
+/// target without an f64 FPU that checks an archive's header links no soft-float multiply.
+pub(crate) fn mul_f64_bits(a: f64, b: f64) -> Option<u64> {
+    let ((ma, ea), (mb, eb)) = (f64_parts_cold(a), f64_parts_cold(b));
+    if ma == 0 || mb == 0 {
+        return None;
+    }
+    // a·b = top·2^(ea + eb + 51), with `sticky` for the bits below `top`.
+    let (top, sticky) = mul53(ma, mb);
+    // top in [2^53, 2^55): its leading bit is 2^t.
+    let t = 63 - top.leading_zeros() as i32;
+    Some(round_f64_bits(top, sticky, t, t + ea + eb + 51))
+}
+
+/// The bits of `RN(a/b)` (`+∞`'s where it overflows) for `a` and `b` positive and finite;
+/// `None` otherwise. In integers, one quotient bit a step (a cold path: the encoders' plan).
+pub(crate) fn div_f64_bits(a: f64, b: f64) -> Option<u64> {
+    let ((ma, ea), (mb, eb)) = (f64_parts_cold(a), f64_parts_cold(b));
+    if ma == 0 || mb == 0 {
+        return None;
+    }
+    // q = floor(ma·2^55 / mb), in [2^54, 2^56) (ma/mb is in (1/2, 2)); the remainder stays
+    // below 2·mb < 2^54.
+    let (mut q, mut rem) = (0u64, ma);
+    for _ in 0..56 {
+        q <<= 1;
+        if rem >= mb {
+            rem -= mb;
+            q |= 1;
+        }
+        rem <<= 1;
+    }
+    let t = 63 - q.leading_zeros() as i32;
+    Some(round_f64_bits(q, rem != 0, t, t + ea - eb - 55))
+}
+
+/// [`f64_parts`] out of line, for the cold integer f64 arithmetic.
+#[inline(never)]
+fn f64_parts_cold(x: f64) -> (u64, i32) {
+    f64_parts(x)
+}
+
+/// The bits of the f64 nearest (ties to even) to `top·2^(x − t)`, where `2^t` (`t` in
+/// `53..=62`) is `top`'s leading bit and `sticky` says whether anything below `top` is set:
+/// `+∞`'s bits from `2^1024` up, subnormals and zero below `2^-1022`.
+#[inline(never)]
+fn round_f64_bits(top: u64, sticky: bool, t: i32, x: i32) -> u64 {
+    if x > 1023 {
+        return 0x7ff0_0000_0000_0000;
+    }
+    // Keep 53 bits, fewer where the result is subnormal (its unit is 2^-1074).
+    let d = t - 52 + (-1022 - x).max(0);
+    if d > t + 1 {
+        // Below half the least subnormal: rounds to zero (and `rne` takes `d <= 63`).
+        return 0;
+    }
+    // A normal result's rounded significand is in [2^52, 2^53]: 2^53 carries into the
+    // exponent, and from 2^1023 into infinity's bits. A subnormal one's is the bits
+    // themselves (2^52 is the least normal).
+    let base = if x >= -1022 {
+        ((x + 1022) as u64) << 52
+    } else {
+        0
+    };
+    base + rne(top, sticky, d as u32)
 }
 
 impl Recon32 {
@@ -1898,8 +2048,11 @@ pub(crate) mod tests {
         }
     }
 
+    /// The level limit of [`level_vs_limit`]: `2^62`.
+    const LEVEL_LIMIT: f64 = 4_611_686_018_427_387_904.0; // 2^62
+
     /// A small xorshift generator (the core has no `rand`).
-    fn xorshift(s: &mut u64) -> u64 {
+    pub(crate) fn xorshift(s: &mut u64) -> u64 {
         *s ^= *s << 13;
         *s ^= *s >> 7;
         *s ^= *s << 17;
@@ -2826,5 +2979,157 @@ pub(crate) mod tests {
         }
         let sub = f64::from_bits(12345);
         assert_eq!(f32_step_below(sub).to_bits(), sub.to_bits());
+    }
+    /// A random positive finite f64 for [`mul_f64_bits`]: any exponent, or one near `center`
+    /// (so that products land near overflow and in the subnormals); a mantissa of random
+    /// length (short ones make exact products, and ties, common).
+    pub(crate) fn spread_f64(s: &mut u64, center: i64) -> f64 {
+        let r = xorshift(s);
+        let be = if r & 1 == 0 {
+            (r >> 1) % 0x7ff
+        } else {
+            (center + ((r >> 1) % 64) as i64 - 32).clamp(0, 0x7fe) as u64
+        };
+        let keep = xorshift(s) % 53;
+        let frac = (xorshift(s) & ((1 << 52) - 1)) >> (52 - keep) << (52 - keep);
+        let b = (be << 52) | frac;
+        f64::from_bits(if b == 0 { 1 } else { b })
+    }
+
+    /// `mul_f64_bits` is the f64 product, rounded as IEEE 754 rounds it (the host's multiply):
+    /// across every exponent, near overflow, through the subnormals and at exact ties.
+    #[test]
+    fn mul_f64_bits_is_the_f64_product() {
+        let mut s = 0x9e37_79b9_7f4a_7c15u64;
+        let n = if cfg!(miri) { 100 } else { 400_000 };
+        let (mut ties, mut subnormal, mut inf) = (0u32, 0u32, 0u32);
+        for i in 0..n {
+            // Centres whose sum is 1023 + 1023 (overflow), 1023 − 1075 (the subnormals), or
+            // the middle of the range.
+            let (ca, cb) = [(1023 + 511, 1023 + 512), (511, 512 - 52), (1023, 1023)][i % 3];
+            let (a, b) = (spread_f64(&mut s, ca), spread_f64(&mut s, cb));
+            let want = (a * b).to_bits();
+            assert_eq!(mul_f64_bits(a, b), Some(want), "{a:e} * {b:e}");
+            assert_eq!(mul_f64_bits(b, a), Some(want), "{b:e} * {a:e}");
+            // A tie: a normal result whose exact product has 54 significant bits.
+            let p = u128::from(f64_parts(a).0) * u128::from(f64_parts(b).0);
+            let span = 128 - p.leading_zeros() - p.trailing_zeros();
+            ties += u32::from(span == 54 && f64::from_bits(want).is_normal());
+            subnormal += u32::from(f64::from_bits(want).is_subnormal());
+            inf += u32::from(want == f64::INFINITY.to_bits());
+        }
+        for (a, b) in [
+            (f64::MIN_POSITIVE, 0.5),
+            (f64::from_bits(1), 0.5),
+            (f64::from_bits(3), 0.5),
+            (f64::from_bits(1), 1.5),
+            (f64::MAX, 1.0),
+            (f64::MAX, 1.0 + f64::EPSILON),
+            (2f64.powi(-537), 3.0 * 2f64.powi(-538)),
+            (1.0 - f64::EPSILON / 2.0, f64::MIN_POSITIVE),
+        ] {
+            assert_eq!(mul_f64_bits(a, b), Some((a * b).to_bits()), "{a:e} * {b:e}");
+        }
+        for bad in [0.0, -0.0, -1.0, f64::INFINITY, f64::NAN, -f64::MIN_POSITIVE] {
+            assert_eq!(mul_f64_bits(bad, 1.0), None);
+            assert_eq!(mul_f64_bits(1.0, bad), None);
+        }
+        if !cfg!(miri) {
+            assert!(
+                ties > 1_000 && subnormal > 10_000 && inf > 10_000,
+                "{ties} ties, {subnormal} subnormal, {inf} infinite"
+            );
+        }
+    }
+
+    /// `half_quotient_int` is `mag / (2.0 * eb)` as the host's f64 division has it, and
+    /// `level_vs_limit_int` its comparison with the level limit: for quotients within a few ulps
+    /// of the limit (where the rounding decides), across all exponents (overflow, subnormals),
+    /// and for zeros, infinities, NaN and signs; `div_f64_bits` through `half_quotient`.
+    #[test]
+    fn half_quotient_is_the_f64_division() {
+        let same = |m: f64, e: f64| {
+            let (got, want) = (half_quotient_int(m, e), m / (2.0 * e));
+            assert!(
+                got.to_bits() == want.to_bits() || (got.is_nan() && want.is_nan()),
+                "{m:e} / (2·{e:e}): {got:e}, not {want:e}"
+            );
+            got
+        };
+        let mut s = 0x51_7cc1_b727_220au64;
+        let n = if cfg!(miri) { 100 } else { 300_000 };
+        let (mut at, mut beyond, mut subnormal, mut inf) = (0u32, 0u32, 0u32, 0u32);
+        for i in 0..n {
+            let eb = spread_f64(&mut s, [1023 - 62, 1023 + 700, 1023 - 600][i % 3]);
+            let r = xorshift(&mut s);
+            let mag = match i % 4 {
+                // Near `eb·2^63` (the limit), a few ulps either way.
+                0 => f64::from_bits(
+                    (eb * 2f64.powi(63))
+                        .to_bits()
+                        .wrapping_add(r % 9)
+                        .wrapping_sub(4),
+                ),
+                // Near `eb·2^63·(1 − 2^-53)` and `eb·2^62`.
+                1 => f64::from_bits(
+                    (eb * 2f64.powi(63 - (r & 1) as i32) * (1.0 - f64::EPSILON / 2.0))
+                        .to_bits()
+                        .wrapping_add((r >> 1) % 5)
+                        .wrapping_sub(2),
+                ),
+                // Quotients that overflow or are subnormal.
+                2 => spread_f64(
+                    &mut s,
+                    [1023 + 62, 1023 + 700 - 1050, 1023 - 600 + 1050][i % 3],
+                ),
+                _ => spread_f64(&mut s, 1023),
+            };
+            let q = same(mag, eb);
+            same(-mag, -eb);
+            same(-mag, eb);
+            for (m, e) in [(mag, eb), (-mag, -eb), (-mag, eb)] {
+                let q = m / (2.0 * e);
+                let want = (!q.is_nan()).then_some(q >= LEVEL_LIMIT);
+                assert_eq!(level_vs_limit_int(m, e), want);
+                assert_eq!(level_vs_limit(m, e), want);
+            }
+            at += u32::from(q == LEVEL_LIMIT);
+            beyond += u32::from(q >= LEVEL_LIMIT);
+            subnormal += u32::from(q.is_subnormal());
+            inf += u32::from(q.is_infinite());
+        }
+        let special = [
+            0.0,
+            -0.0,
+            f64::INFINITY,
+            -f64::INFINITY,
+            f64::NAN,
+            f64::from_bits(1),
+            f64::from_bits((1 << 52) - 1),
+            f64::MAX,
+            2f64.powi(1023),
+            2f64.powi(1023) - 2f64.powi(970),
+            1.0,
+            LEVEL_LIMIT,
+        ];
+        for m in special {
+            for e in special {
+                for m in [m, -m] {
+                    let q = same(m, e);
+                    let want = (!q.is_nan()).then_some(q >= LEVEL_LIMIT);
+                    assert_eq!(level_vs_limit_int(m, e), want);
+                    assert_eq!(level_vs_limit(m, e), want);
+                }
+            }
+        }
+        assert!(
+            cfg!(miri)
+                || (at > 10_000
+                    && beyond > 50_000
+                    && beyond < n as u32 - 50_000
+                    && subnormal > 2_000
+                    && inf > 5_000),
+            "{at} quotients at the limit, {beyond} at or beyond it, {subnormal} subnormal, {inf} infinite"
+        );
     }
 }

@@ -111,7 +111,7 @@ pub(crate) fn run_of(plan: &Plan) -> Run {
 /// The largest width any block of a plan can have: levels satisfy `|q| <= L` with
 /// `L = trunc(max_abs/(2·eb)) + 2`, deltas `|d| <= 2L`, zigzag `<= 4L`.
 fn worst_width(plan: &Plan, max_abs: f64) -> u8 {
-    let l = max_abs / (2.0 * plan.quant_eb);
+    let l = bits::half_quotient(max_abs, plan.quant_eb); // max_abs / (2·eb)
     if !(0.0..1.0e17).contains(&l) {
         return 64;
     }
@@ -929,7 +929,7 @@ pub(crate) fn fixed_plan<T: SzpFloat>(n: usize, cfg: &Config) -> Result<(Plan, f
     };
     blocks::check_config(cfg)?;
     let plan = blocks::resolve_grid(T::DTYPE, cfg, n, 0.0, max_abs, Grid::Stated)?;
-    if max_abs / (2.0 * plan.quant_eb) >= bits::LEVEL_LIMIT {
+    if bits::level_vs_limit(max_abs, plan.quant_eb) == Some(true) {
         return Err(Error::LevelOverflow { index: 0 });
     }
     Ok((plan, max_abs))

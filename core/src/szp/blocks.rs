@@ -14,7 +14,7 @@ use super::{DType, Error, FORMAT_VERSION, HEADER_LEN, MAGIC, MAX_BLOCK_SIZE, Mod
 use super::{
     FLAG_MISSING, FLAG_SHAPE, FORMAT_VERSION_V3, LAYOUT_HEADS, LAYOUT_INTERP, Layout, Shape,
 };
-use crate::bits::{self, LEVEL_LIMIT};
+use crate::bits;
 
 pub use crate::bits::{quantize, reconstruct};
 
@@ -561,10 +561,10 @@ pub(crate) fn plan_mag<T: SzpFloat>(
         cfg.max_abs.unwrap_or(mag),
         grid,
     )?;
-    if mag / (2.0 * plan.quant_eb) >= LEVEL_LIMIT {
+    if bits::level_vs_limit(mag, plan.quant_eb) == Some(true) {
         let index = input
             .iter()
-            .position(|x| x.to_f64().abs() / (2.0 * plan.quant_eb) >= LEVEL_LIMIT)
+            .position(|x| bits::level_vs_limit(x.to_f64().abs(), plan.quant_eb) == Some(true))
             .unwrap_or(0);
         return Err(Error::LevelOverflow { index });
     }
@@ -770,6 +770,15 @@ impl Header {
     /// bound (the tightened bound never exceeds the requested one). Errors are
     /// [`Error::Implausible`].
     pub fn check_numbers(&self) -> Result<(), Error> {
+        if bits::F32_ONLY_FPU {
+            self.numbers_in_integers()
+        } else {
+            self.numbers_in_f64()
+        }
+    }
+
+    /// [`Header::check_numbers`] in f64 arithmetic, as the rule reads.
+    fn numbers_in_f64(&self) -> Result<(), Error> {
         let implausible = |what| Err(Error::Implausible { what });
         if self.requested.is_nan() || self.requested < 0.0 {
             return implausible("negative requested error bound");
@@ -787,6 +796,48 @@ impl Header {
             return implausible("error bound (requested x value range) is not finite");
         }
         if bound > 0.0 && self.quant_eb > bound {
+            return implausible("quantizer bound above the requested error bound");
+        }
+        Ok(())
+    }
+
+    /// [`Header::check_numbers`] in integers, with the same outcome on every input: a
+    /// non-negative f64 orders as its bits do. Targets without an f64 FPU (the decoders of
+    /// such firmware) so link no soft-float f64 for it.
+    fn numbers_in_integers(&self) -> Result<(), Error> {
+        const MAG: u64 = !(1 << 63);
+        const INF: u64 = 0x7ff0_0000_0000_0000;
+        let implausible = |what| Err(Error::Implausible { what });
+        let (r, v) = (self.requested.to_bits(), self.value_base.to_bits());
+        // NaN, or below zero (-0.0 is not).
+        let negative = |b: u64| b & MAG > INF || (b >> 63 != 0 && b & MAG != 0);
+        if negative(r) {
+            return implausible("negative requested error bound");
+        }
+        if negative(v) {
+            return implausible("negative value range");
+        }
+        let noa = self.mode == Mode::Noa;
+        if noa && (r & MAG == 0 || (self.n > 0 && v & MAG == 0)) {
+            return implausible("relative error bound or value range of 0");
+        }
+        // The bits of `Header::bound`: `requested`, or for NOA `requested · value_base`
+        // (`requested` is positive; a zero `value_base` gives a signed zero, or NaN with an
+        // infinite `requested`; an infinite factor otherwise gives infinity).
+        let bound = if !noa {
+            r
+        } else if v & MAG == 0 {
+            if r >= INF { INF + 1 } else { v }
+        } else {
+            bits::mul_f64_bits(self.requested, self.value_base).unwrap_or(INF)
+        };
+        if bound & MAG >= INF {
+            return implausible("error bound (requested x value range) is not finite");
+        }
+        // `bound > 0.0 && quant_eb > bound`: a positive `bound` has its sign clear and is not
+        // zero; a larger `quant_eb` has its sign clear and is not NaN.
+        let q = self.quant_eb.to_bits();
+        if (1..INF).contains(&bound) && q > bound && q <= INF {
             return implausible("quantizer bound above the requested error bound");
         }
         Ok(())
@@ -1186,5 +1237,79 @@ mod tests {
             );
             assert!(chunk_walk(9, widths, bs, n, group, body).is_err());
         }
+    }
+
+    /// The header checks decide in integers as in f64 arithmetic, on every kind of number
+    /// (zeros of both signs, subnormals, infinities, NaN, negatives) and on quantizer bounds
+    /// at, just above and just below the bound, where the NOA product's rounding decides.
+    #[test]
+    fn check_numbers_match_the_f64_checks() {
+        use crate::bits::tests::{spread_f64, xorshift};
+        let mut s = 0x2545_f491_4f6c_dd1du64;
+        let special = [
+            0.0,
+            -0.0,
+            f64::INFINITY,
+            -f64::INFINITY,
+            f64::NAN,
+            -f64::NAN,
+            -1e-300,
+            f64::from_bits(1),
+            f64::MAX,
+            1.0,
+        ];
+        let pick = |s: &mut u64, center: i64| {
+            let r = xorshift(s);
+            if r.is_multiple_of(4) {
+                special[(r >> 8) as usize % special.len()]
+            } else {
+                spread_f64(s, center)
+            }
+        };
+        let (mut refused, mut above) = (0u32, 0u32);
+        let n = if cfg!(miri) { 100 } else { 200_000 };
+        for i in 0..n {
+            let (cr, cv) = [(1023 - 20, 1023 + 30), (511, 512 - 52), (1535, 1535)][i % 3];
+            let (requested, value_base) = (pick(&mut s, cr), pick(&mut s, cv));
+            let mode = if i % 4 == 0 { Mode::Abs } else { Mode::Noa };
+            let mut h = Header {
+                version: FORMAT_VERSION,
+                layout: 0,
+                chunk_shift: 0,
+                dtype: DType::F32,
+                mode,
+                block_size: 128,
+                n: (i % 5 != 0) as u64,
+                quant_eb: 0.0,
+                value_base,
+                requested,
+                strict: true,
+                ext: 0,
+                missing: false,
+                missing_count: 0,
+                rank: 0,
+            };
+            let b = h.bound().to_bits();
+            let r = xorshift(&mut s);
+            h.quant_eb = match r % 6 {
+                0 => f64::from_bits(b),
+                1 => f64::from_bits(b.wrapping_add(1)),
+                2 => f64::from_bits(b.wrapping_sub(1)),
+                3 => -f64::from_bits(b),
+                4 => special[(r >> 8) as usize % special.len()],
+                _ => pick(&mut s, 1023),
+            };
+            let want = h.numbers_in_f64();
+            assert_eq!(h.numbers_in_integers(), want, "{h:?}");
+            refused += u32::from(want.is_err());
+            above += u32::from(matches!(
+                want,
+                Err(Error::Implausible { what }) if what.starts_with("quantizer")
+            ));
+        }
+        assert!(
+            cfg!(miri) || (refused > 20_000 && above > 10_000 && refused < n as u32 - 20_000),
+            "{refused} refused, {above} with the quantizer bound above"
+        );
     }
 }

@@ -19,7 +19,7 @@
 use super::blocks::{self, Grid, Plan, body_len, chunk_walk, le32, pieces};
 use super::{Config, DType, Error, Mode};
 use crate::arch::szp::{BlockError, DecodeError, Quant, Run, RunError, Stats, SzpKernel};
-use crate::bits::{self, LEVEL_LIMIT};
+use crate::bits;
 use crate::types::SzpFloat;
 
 /// How the driver runs independent block ranges: one after the other ([`Serial`]) or in
@@ -227,7 +227,7 @@ pub(crate) fn plan_grid<K: SzpKernel, T: SzpFloat, J: Join>(
     if declare
         && let Some(m) = declared_max_abs(input, cfg)
         && let Ok(plan) = blocks::resolve_grid(T::DTYPE, cfg, input.len(), 0.0, m, grid)
-        && m / (2.0 * plan.quant_eb) < LEVEL_LIMIT
+        && bits::level_vs_limit(m, plan.quant_eb) == Some(false)
     {
         return Ok((plan, m, true));
     }
@@ -272,14 +272,13 @@ pub(crate) fn plan_grid<K: SzpKernel, T: SzpFloat, J: Join>(
     }
     let bound = cfg.max_abs.unwrap_or(mag);
     let mut plan = blocks::resolve_grid(T::DTYPE, cfg, input.len(), st.hi - st.lo, bound, grid)?;
-    if mag / (2.0 * plan.quant_eb) >= LEVEL_LIMIT {
+    if bits::level_vs_limit(mag, plan.quant_eb) == Some(true) {
         if LEAN {
             // The exact pass's plan is this one (the statistics are exact): its error names
             // the first value whose level overflows.
-            let eb2 = 2.0 * plan.quant_eb;
             let index = input
                 .iter()
-                .position(|x| x.to_f64().abs() / eb2 >= LEVEL_LIMIT)
+                .position(|x| bits::level_vs_limit(x.to_f64().abs(), plan.quant_eb) == Some(true))
                 .unwrap_or(0);
             return Err(Error::LevelOverflow { index });
         }
