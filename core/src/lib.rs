@@ -13,10 +13,12 @@
 //! byte for byte.
 //!
 //! ```
-//! use fzpack_core::szp::{self, Config, DType, Layout};
+//! use fzpack_core::szp::{self, Config, DType};
 //!
 //! let data: [f32; 1000] = core::array::from_fn(|i| (i as f32 * 0.01).sin() * 40.0);
-//! let cfg = Config::abs(1e-3).with_layout(Layout::Heads); // |x - x'| <= 1e-3, every element
+//! // |x - x'| <= 1e-3, every element; the block-head layout (`Layout::DEFAULT`), or the stage
+//! // layout in builds without the feature `layout-heads`.
+//! let cfg = Config::abs(1e-3);
 //! let mut archive = [0u8; 8192];
 //! assert!(szp::max_compressed_len(data.len(), cfg.block_size, DType::F32).unwrap() <= 8192);
 //! let len = szp::compress(&data, &cfg, &mut archive)?;
