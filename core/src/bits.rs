@@ -2051,6 +2051,27 @@ pub(crate) mod tests {
     /// The level limit of [`level_vs_limit`]: `2^62`.
     const LEVEL_LIMIT: f64 = 4_611_686_018_427_387_904.0; // 2^62
 
+    /// Every kind of f64 the integer forms of f64 arithmetic must treat as f64 does: zeros of
+    /// both signs, infinities, NaN of both signs, a negative, the least subnormal, the largest
+    /// subnormal, the largest finite value and the points where doubling overflows, 1 and
+    /// the level limit.
+    pub(crate) const SPECIAL_F64: [f64; 14] = [
+        0.0,
+        -0.0,
+        f64::INFINITY,
+        f64::NEG_INFINITY,
+        f64::NAN,
+        -f64::NAN,
+        -1e-300,
+        f64::from_bits(1),
+        f64::from_bits((1 << 52) - 1),
+        f64::MAX,
+        f64::from_bits(0x7fe0_0000_0000_0000), // 2^1023
+        f64::from_bits(0x7fdf_ffff_ffff_ffff), // 2^1023 − 2^970
+        1.0,
+        LEVEL_LIMIT,
+    ];
+
     /// A small xorshift generator (the core has no `rand`).
     pub(crate) fn xorshift(s: &mut u64) -> u64 {
         *s ^= *s << 13;
@@ -3098,20 +3119,7 @@ pub(crate) mod tests {
             subnormal += u32::from(q.is_subnormal());
             inf += u32::from(q.is_infinite());
         }
-        let special = [
-            0.0,
-            -0.0,
-            f64::INFINITY,
-            -f64::INFINITY,
-            f64::NAN,
-            f64::from_bits(1),
-            f64::from_bits((1 << 52) - 1),
-            f64::MAX,
-            2f64.powi(1023),
-            2f64.powi(1023) - 2f64.powi(970),
-            1.0,
-            LEVEL_LIMIT,
-        ];
+        let special = SPECIAL_F64;
         for m in special {
             for e in special {
                 for m in [m, -m] {

@@ -1244,20 +1244,9 @@ mod tests {
     /// at, just above and just below the bound, where the NOA product's rounding decides.
     #[test]
     fn check_numbers_match_the_f64_checks() {
-        use crate::bits::tests::{spread_f64, xorshift};
+        use crate::bits::tests::{SPECIAL_F64, spread_f64, xorshift};
         let mut s = 0x2545_f491_4f6c_dd1du64;
-        let special = [
-            0.0,
-            -0.0,
-            f64::INFINITY,
-            -f64::INFINITY,
-            f64::NAN,
-            -f64::NAN,
-            -1e-300,
-            f64::from_bits(1),
-            f64::MAX,
-            1.0,
-        ];
+        let special = SPECIAL_F64;
         let pick = |s: &mut u64, center: i64| {
             let r = xorshift(s);
             if r.is_multiple_of(4) {
