@@ -805,8 +805,8 @@ impl Header {
     /// non-negative f64 orders as its bits do. Targets without an f64 FPU (the decoders of
     /// such firmware) so link no soft-float f64 for it.
     fn numbers_in_integers(&self) -> Result<(), Error> {
-        const MAG: u64 = !(1 << 63);
-        const INF: u64 = 0x7ff0_0000_0000_0000;
+        const MAG: u64 = bits::F64_MAG;
+        const INF: u64 = bits::F64_INF;
         let implausible = |what| Err(Error::Implausible { what });
         let (r, v) = (self.requested.to_bits(), self.value_base.to_bits());
         // NaN, or below zero (-0.0 is not).
